@@ -1,0 +1,55 @@
+"""The shipped conformance suite, run for every built-in backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fsspec.implementations.dirfs import DirFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
+
+from fsseam.backends import Backend, GenericBackend, LocalBackend, MemoryBackend, open_backend
+from fsseam.testing import BackendConformance, ProcessConformance
+
+
+class TestMemory(BackendConformance):
+    @pytest.fixture
+    def backend(self) -> Backend:
+        b = open_backend("memory://conformance")
+        assert isinstance(b, MemoryBackend)
+        return b
+
+
+class TestLocal(BackendConformance, ProcessConformance):
+    @pytest.fixture
+    def backend_spec(self, root: Path) -> tuple[str, dict[str, Any]]:
+        return (str(root), {})
+
+    @pytest.fixture
+    def backend(self, backend_spec: tuple[str, dict[str, Any]]) -> Backend:
+        b = open_backend(*backend_spec)
+        assert isinstance(b, LocalBackend)
+        return b
+
+
+class TestLocalFileUrl(BackendConformance):
+    @pytest.fixture
+    def backend(self, root: Path) -> Backend:
+        b = open_backend(f"file://{root}")
+        assert isinstance(b, LocalBackend)
+        return b
+
+
+class TestGenericOverDirFs(BackendConformance):
+    """The generic backend over a protocol with no adapter: a DirFileSystem on memory."""
+
+    @pytest.fixture
+    def backend(self) -> Backend:
+        mem = MemoryFileSystem(global_store=False, skip_instance_cache=True)
+        mem.mkdir("/base")
+        dirfs = DirFileSystem(path="/base", fs=mem)
+        b = open_backend("dir://data", fs=dirfs)
+        assert isinstance(b, GenericBackend)
+        assert b.capabilities.if_match_atomic is False
+        return b
