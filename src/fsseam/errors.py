@@ -11,13 +11,13 @@ this tree in one function each; nothing above the backend sees a storage excepti
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 __all__ = ["Conflict", "ConflictReason", "ErrorCode", "FsError"]
 
 
-class ErrorCode(str, Enum):
+class ErrorCode(StrEnum):
     """Stable codes a caller (or a model) can branch on."""
 
     FS_NOT_FOUND = "FS_NOT_FOUND"
@@ -35,9 +35,6 @@ class ErrorCode(str, Enum):
     FS_READ_ONLY = "FS_READ_ONLY"
     FS_UNSUPPORTED = "FS_UNSUPPORTED"
     FS_BACKEND = "FS_BACKEND"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class FsError(Exception):

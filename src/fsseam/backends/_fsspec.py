@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import threading
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from fsspec import AbstractFileSystem
 
@@ -135,7 +135,9 @@ class FsspecDigestBackend:
             info = self.fs.info(path)
         except Exception as e:
             raise map_os_error(e, key, "stat") from e
-        kind = "directory" if info.get("type") == "directory" else "file"
+        kind: Literal["file", "directory"] = (
+            "directory" if info.get("type") == "directory" else "file"
+        )
         return Stat(key=key, kind=kind, size=info.get("size") if kind == "file" else None)
 
     def list(self, key: str) -> list[Entry]:
@@ -159,7 +161,9 @@ class FsspecDigestBackend:
             rel = full[len(base) :].lstrip("/") if full.startswith(base) else full
             if not rel or rel == key:
                 continue
-            kind = "directory" if info.get("type") == "directory" else "file"
+            kind: Literal["file", "directory"] = (
+                "directory" if info.get("type") == "directory" else "file"
+            )
             entries.append(
                 Entry(
                     key=rel,

@@ -15,6 +15,7 @@ any point leaves the old or the new bytes at the path, never a mix.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -36,7 +37,7 @@ from .base import Blob, Entry, Stat
 
 # Files modified this recently before they were hashed are not trusted from the cache:
 # coarse clocks and FAT/NFS stamp several writes within one tick with one mtime.
-RACY_WINDOW_NS = 2_000_000_000
+RACY_WINDOW_NS = 2_000_000_000  # module default; tests may lower it
 TEMP_MARK = ".fsseam-"
 
 _Sig = tuple[int, int, int, int, int]
@@ -129,6 +130,7 @@ class LocalBackend:
                 f"the workspace root {root} is not an existing directory; create it first.",
             )
         self.root = real
+        self._given = os.path.abspath(root)
         self._cache = _StatCache()
 
     @classmethod
@@ -141,6 +143,16 @@ class LocalBackend:
     # -- paths -------------------------------------------------------------
     def path(self, key: str) -> str:
         return os.path.join(self.root, key) if key else self.root
+
+    def native_key(self, path: str) -> str | None:
+        """The part below the root of a real absolute path under it (None otherwise), so a
+        model may use the paths it sees elsewhere on this machine."""
+        for base in (self.root, self._given):
+            if path == base:
+                return ""
+            if path.startswith(base + os.sep):
+                return path[len(base) + 1 :]
+        return None
 
     def resolve(self, key: str) -> str:
         real = os.path.realpath(self.path(key))
@@ -309,10 +321,8 @@ class LocalBackend:
                 raise map_os_error(e, key, "write") from e
             self._fsync_dir(parent)
         finally:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-            except FileNotFoundError:
-                pass
 
     def _link_create(self, key: str, tmp: str, path: str) -> None:
         try:

@@ -1,0 +1,9 @@
+"""fsseam-gcs: the Google Cloud Storage backend of fsseam.
+
+Registered for ``gs://`` and ``gcs://`` in the ``fsseam.backends`` entry-point group, so
+``fsseam.open_backend("gs://bucket/prefix", storage_options)`` (and ``Workspace``) find it.
+"""
+
+from .backend import RESUMABLE_THRESHOLD, GCSBackend
+
+__all__ = ["RESUMABLE_THRESHOLD", "GCSBackend"]

@@ -1,0 +1,228 @@
+"""The raw GCS JSON-API requests the backend needs, sent through gcsfs's ``_call``.
+
+Why not gcsfs's own methods: ``cat_file`` drops the response headers (so the generation
+would cost a second request), ``pipe_file`` cannot send ``ifGenerationMatch=G``, and
+``info``/``ls`` answer from a listings cache that can be stale. ``_call`` still gives us
+gcsfs's auth, session, endpoint handling and retries of transient failures.
+
+Every function here raises gcsfs's exceptions unchanged (404 -> FileNotFoundError,
+412 -> FileExistsError, 403 -> OSError, others HttpError); ``_errors.map_error`` is the one
+place that turns them into FsError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from fsspec.asyn import sync
+
+# Import the base class, never gcsfs's default export: since gcsfs 2026.3 the default may be
+# ExtendedGcsFileSystem, which probes every bucket over gRPC (a 60 s wait per bucket against
+# an emulator). Only the plain JSON API is used here, so the base class is all we need.
+from gcsfs.core import GCSFileSystem
+
+__all__ = [
+    "GcsClient",
+    "Media",
+    "make_filesystem",
+]
+
+# Resumable upload chunks must be multiples of 256 KiB (GCS rule).
+RESUMABLE_CHUNK = 8 * (1 << 20)
+
+
+def make_filesystem(storage_options: dict[str, Any]) -> GCSFileSystem:
+    """A GCSFileSystem of our own: no instance cache (tests and users pass different
+    endpoints/credentials in one process) and no listings cache (versions must be fresh)."""
+    options: dict[str, Any] = {"skip_instance_cache": True, "use_listings_cache": False}
+    options.update(storage_options)
+    return GCSFileSystem(**options)
+
+
+@dataclass(frozen=True)
+class Media:
+    """Bytes of one GET and the facts the same response carried about them."""
+
+    data: bytes
+    generation: str | None
+    total_size: int | None
+    """The object's full size (from Content-Range, or the body when not ranged)."""
+
+
+def _header(headers: Any, name: str) -> str | None:
+    value = headers.get(name)
+    return None if value is None else str(value)
+
+
+class GcsClient:
+    """Synchronous wrappers around ``fs._call`` for one bucket.
+
+    Request bodies go in as BytesIO: aiohttp warns (ResourceWarning) that a large raw
+    ``bytes`` body may block its event loop, and gcsfs rewinds a seekable body before each
+    retry, so a retried upload resends the same bytes.
+    """
+
+    def __init__(self, fs: Any, bucket: str) -> None:
+        self.fs = fs
+        self.bucket = bucket
+
+    def _call(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        # gcsfs runs its own event loop in a daemon thread; sync() is thread-safe, so many
+        # threads may share one backend.
+        return sync(self.fs.loop, self.fs._call, method, path, *args, **kwargs)
+
+    @property
+    def _location(self) -> str:
+        return str(self.fs._location)
+
+    # -- reads -----------------------------------------------------------------
+    def get_media(
+        self, name: str, *, start: int | None = None, end: int | None = None,
+        generation: str | None = None,
+    ) -> Media:
+        """One media GET. ``end`` is exclusive. ``generation`` pins the object state: GCS
+        answers 404 if that generation is no longer live."""
+        headers = {} if start is None else {"Range": f"bytes={start}-{(end or 0) - 1}"}
+        resp_headers, body = self._call(
+            "GET",
+            f"{self._location}/download/storage/v1/b/{{}}/o/{{}}",
+            self.bucket,
+            name,
+            alt="media",
+            generation=generation,
+            headers=headers,
+        )
+        data = bytes(body)
+        total: int | None = len(data)
+        content_range = _header(resp_headers, "Content-Range")
+        if content_range is not None:
+            # "bytes 0-2/5"; "*" when the server does not know the size.
+            tail = content_range.rsplit("/", 1)[-1]
+            total = int(tail) if tail.isdigit() else None
+        return Media(data, _header(resp_headers, "X-Goog-Generation"), total)
+
+    def get_metadata(self, name: str) -> dict[str, Any]:
+        meta: dict[str, Any] = self._call(
+            "GET", "b/{}/o/{}", self.bucket, name, json_out=True
+        )
+        return meta
+
+    def list_page(
+        self, prefix: str, *, delimiter: str | None = "/", max_results: int | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        page: dict[str, Any] = self._call(
+            "GET",
+            "b/{}/o",
+            self.bucket,
+            prefix=prefix or None,
+            delimiter=delimiter,
+            maxResults=max_results,
+            pageToken=page_token,
+            json_out=True,
+        )
+        return page
+
+    # -- writes ----------------------------------------------------------------
+    def upload_multipart(
+        self, name: str, data: bytes, if_generation_match: str | None
+    ) -> dict[str, Any]:
+        """One ``uploadType=multipart`` POST: metadata and bytes in a single request, the
+        precondition checked by the storage with the write."""
+        boundary = _boundary(data)
+        meta = json.dumps({"name": name})
+        head = (
+            f"--{boundary}\r\n"
+            "Content-Type: application/json; charset=UTF-8\r\n\r\n"
+            f"{meta}\r\n"
+            f"--{boundary}\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        body = head + data + f"\r\n--{boundary}--\r\n".encode()
+        result: dict[str, Any] = self._call(
+            "POST",
+            f"{self._location}/upload/storage/v1/b/{{}}/o",
+            self.bucket,
+            uploadType="multipart",
+            ifGenerationMatch=if_generation_match,
+            headers={"Content-Type": f'multipart/related; boundary="{boundary}"'},
+            data=io.BytesIO(body),
+            json_out=True,
+        )
+        return result
+
+    def upload_resumable(
+        self, name: str, data: bytes, if_generation_match: str | None
+    ) -> dict[str, Any]:
+        """A resumable upload for objects too large for one request. The precondition goes
+        on the initiation request; GCS checks it again when the upload is finalized."""
+        headers, _ = self._call(
+            "POST",
+            f"{self._location}/upload/storage/v1/b/{{}}/o",
+            self.bucket,
+            uploadType="resumable",
+            ifGenerationMatch=if_generation_match,
+            json={"name": name},
+            headers={"X-Upload-Content-Type": "application/octet-stream"},
+        )
+        location = _header(headers, "Location")
+        if not location:
+            raise OSError("the resumable upload initiation returned no Location")
+        try:
+            return self._send_chunks(location, data)
+        except BaseException:
+            self._cancel(location)
+            raise
+
+    def _send_chunks(self, location: str, data: bytes) -> dict[str, Any]:
+        size = len(data)
+        view = memoryview(data)
+        offset = 0
+        stalls = 0
+        while True:
+            end = min(offset + RESUMABLE_CHUNK, size)
+            headers, body = self._call(
+                "PUT",
+                location,
+                headers={
+                    "Content-Range": f"bytes {offset}-{end - 1}/{size}",
+                    "Content-Length": str(end - offset),
+                    "Content-Type": "application/octet-stream",
+                },
+                data=io.BytesIO(view[offset:end]),
+            )
+            if end == size and body:
+                final: dict[str, Any] = json.loads(body)
+                if "generation" in final:
+                    return final
+            # Intermediate answer (real GCS: 308): "Range: bytes=0-N" says what persisted;
+            # no Range means nothing did. Resume from there.
+            persisted = _header(headers, "Range")
+            next_offset = int(persisted.rsplit("-", 1)[1]) + 1 if persisted else 0
+            stalls = stalls + 1 if next_offset <= offset else 0
+            if stalls >= 3:
+                raise OSError(f"resumable upload made no progress at byte {offset}")
+            offset = next_offset
+
+    def _cancel(self, location: str) -> None:
+        # Best effort: an abandoned session expires on its own after a week anyway.
+        with contextlib.suppress(Exception):
+            self._call("DELETE", location)
+
+    def delete(self, name: str) -> None:
+        self._call("DELETE", "b/{}/o/{}", self.bucket, name)
+
+
+def _boundary(data: bytes) -> str:
+    # gcsfs uses a fixed boundary; content containing it would be cut short. A random one
+    # that provably does not occur in the data cannot be.
+    while True:
+        boundary = "fsseam-" + uuid.UUID(bytes=os.urandom(16)).hex
+        if boundary.encode() not in data:
+            return boundary

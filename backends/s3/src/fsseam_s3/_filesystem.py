@@ -1,0 +1,46 @@
+"""Building the s3fs filesystem from fsseam's storage_options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BACKEND_OPTIONS", "make_filesystem", "split_options"]
+
+# Options read by S3Backend itself; everything else goes to s3fs.S3FileSystem.
+BACKEND_OPTIONS = ("multipart_threshold", "multipart_part_size", "conflict_retries")
+
+
+def split_options(storage_options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(options for S3FileSystem, options for S3Backend)."""
+    fs_options = dict(storage_options)
+    backend_options = {k: fs_options.pop(k) for k in BACKEND_OPTIONS if k in fs_options}
+    return fs_options, backend_options
+
+
+def make_filesystem(fs_options: dict[str, Any]) -> Any:
+    """An ``s3fs.S3FileSystem`` of its own, with no listings cache.
+
+    ``endpoint_url`` and ``region_name`` at the top level are conveniences (DESIGN.md's
+    ``{"endpoint_url", "key", "secret"}``); s3fs wants them in ``client_kwargs``. A custom
+    endpoint (MinIO, moto) gets region us-east-1 unless one is given, because botocore
+    refuses to sign without a region and those servers accept any.
+    """
+    import s3fs  # imported here so that the registry can list the entry point cheaply
+
+    options = dict(fs_options)
+    client_kwargs = dict(options.pop("client_kwargs", None) or {})
+    endpoint = options.pop("endpoint_url", None)
+    if endpoint is not None:
+        client_kwargs["endpoint_url"] = endpoint
+    region = options.pop("region_name", None) or options.pop("region", None)
+    if region is not None:
+        client_kwargs["region_name"] = region
+    if client_kwargs.get("endpoint_url") and not client_kwargs.get("region_name"):
+        client_kwargs["region_name"] = "us-east-1"
+    if client_kwargs:
+        options["client_kwargs"] = client_kwargs
+    # An instance of its own: the instance cache would share one client (and its settings)
+    # between workspaces; the listings cache would serve stale ETags and sizes.
+    options["skip_instance_cache"] = True
+    options["use_listings_cache"] = False
+    return s3fs.S3FileSystem(**options)

@@ -1,0 +1,47 @@
+"""Unified diffs for presentation surfaces (diff cards), cheap on large files."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+__all__ = ["unified_diff"]
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+CONTEXT = 3
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """A unified diff of two texts (``\\n`` lines), ``a/PATH`` -> ``b/PATH``.
+
+    Common leading and trailing lines are trimmed before difflib runs, so an edit of one
+    line in a large file costs a diff of a few lines, not of the whole file.
+    """
+    if old == new:
+        return ""
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    start = max(0, head - CONTEXT)
+    a_mid = a[start : len(a) - max(0, tail - CONTEXT)]
+    b_mid = b[start : len(b) - max(0, tail - CONTEXT)]
+    out: list[str] = []
+    for line in difflib.unified_diff(
+        a_mid, b_mid, fromfile=f"a{path}", tofile=f"b{path}", n=CONTEXT
+    ):
+        m = _HUNK.match(line)
+        if m:
+            line = (
+                f"@@ -{int(m.group(1)) + start}{m.group(2) or ''} "
+                f"+{int(m.group(3)) + start}{m.group(4) or ''} @@\n"
+            )
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        out.append(line)
+    return "".join(out)

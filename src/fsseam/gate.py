@@ -1,0 +1,77 @@
+"""The fs/* event gate: pluggy hookspecs, one hook per event name.
+
+    fs/read          -> fs_read(event: ReadEvent)
+    fs/missing       -> fs_missing(event: MissingEvent)
+    fs/write-intent  -> fs_write_intent(event: WriteIntent)
+    fs/edit-intent   -> fs_edit_intent(event: EditIntent)
+    fs/written       -> fs_written(event: WrittenEvent)
+
+Plugins are objects with ``@hookimpl`` methods, passed to the Workspace or loaded from the
+entry-point group ``fsseam.plugins``. pluggy validates each implementation against the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pluggy
+
+from .events import EditIntent, FsEvent, MissingEvent, ReadEvent, WriteIntent, WrittenEvent
+
+__all__ = ["EVENT_HOOKS", "PLUGIN_ENTRY_POINT_GROUP", "Gate", "hookimpl", "hookspec"]
+
+PROJECT = "fsseam"
+PLUGIN_ENTRY_POINT_GROUP = "fsseam.plugins"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+EVENT_HOOKS: dict[str, str] = {
+    "fs/read": "fs_read",
+    "fs/missing": "fs_missing",
+    "fs/write-intent": "fs_write_intent",
+    "fs/edit-intent": "fs_edit_intent",
+    "fs/written": "fs_written",
+}
+
+
+class FsHookSpecs:
+    @hookspec
+    def fs_read(self, event: ReadEvent) -> None:
+        """A read succeeded (a window counts)."""
+
+    @hookspec
+    def fs_missing(self, event: MissingEvent) -> None:
+        """A read, view or edit found no file at the path."""
+
+    @hookspec
+    def fs_write_intent(self, event: WriteIntent) -> None:
+        """A whole-file write or create is about to happen: set ``event.precondition``, or
+        raise FsError to veto."""
+
+    @hookspec
+    def fs_edit_intent(self, event: EditIntent) -> None:
+        """An edit of the file at ``event.current`` is about to be written: set
+        ``event.precondition``, or raise FsError to veto."""
+
+    @hookspec
+    def fs_written(self, event: WrittenEvent) -> None:
+        """A write landed; ``event.diff`` has the change for presentation surfaces."""
+
+
+class Gate:
+    def __init__(self, plugins: Iterable[Any] = (), *, load_entry_points: bool = True) -> None:
+        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm.add_hookspecs(FsHookSpecs)
+        if load_entry_points:
+            self.pm.load_setuptools_entrypoints(PLUGIN_ENTRY_POINT_GROUP)
+        for plugin in plugins:
+            self.register(plugin)
+
+    def register(self, plugin: Any) -> None:
+        self.pm.register(plugin)
+        self.pm.check_pending()
+
+    def dispatch(self, event: FsEvent) -> None:
+        hook = getattr(self.pm.hook, EVENT_HOOKS[event.name])
+        hook(event=event)

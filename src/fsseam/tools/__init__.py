@@ -1,0 +1,20 @@
+"""Model-facing tools: read, write, edit, str_replace_editor."""
+
+from .base import Tool
+from .editor import StrReplaceEditor
+from .file_tools import EditTool, ReadTool, WriteTool
+from .registry import ToolRegistry, UnknownToolError, default_tools
+from .result import ToolError, ToolResult
+
+__all__ = [
+    "EditTool",
+    "ReadTool",
+    "StrReplaceEditor",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
+    "ToolResult",
+    "UnknownToolError",
+    "WriteTool",
+    "default_tools",
+]

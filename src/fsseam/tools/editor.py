@@ -1,0 +1,254 @@
+"""str_replace_editor: view / create / str_replace / insert, the shape Anthropic's models
+are trained on, over ctx.fs and its observation policy."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
+
+from ..backends.base import Entry
+from ..errors import ErrorCode, FsError
+from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
+from ..seam import Seam
+from .base import Tool
+from .render import fit, numbered
+
+__all__ = ["EditorArgs", "StrReplaceEditor"]
+
+DEFAULT_MAX_OUTPUT_CHARS = 16_000
+SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "site-packages", "__pycache__"})
+
+
+class _Cmd(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="Absolute path in the workspace, e.g. /src/app.py.")
+
+
+class ViewCmd(_Cmd):
+    command: Literal["view"]
+    view_range: tuple[int, int] | None = None
+
+
+class CreateCmd(_Cmd):
+    command: Literal["create"]
+    file_text: str
+
+
+class StrReplaceCmd(_Cmd):
+    command: Literal["str_replace"]
+    old_str: str
+    new_str: str = ""
+
+
+class InsertCmd(_Cmd):
+    command: Literal["insert"]
+    insert_line: int
+    new_str: str | None = None
+    insert_text: str | None = None
+
+    @model_validator(mode="after")
+    def _one_text(self) -> InsertCmd:
+        if self.new_str is None and self.insert_text is None:
+            raise ValueError("insert needs the text to insert, in new_str (or insert_text)")
+        if (
+            self.new_str is not None
+            and self.insert_text is not None
+            and self.new_str != self.insert_text
+        ):
+            raise ValueError("give the text to insert once: new_str or insert_text, not both")
+        return self
+
+    @property
+    def text(self) -> str:
+        return self.new_str if self.new_str is not None else (self.insert_text or "")
+
+
+class EditorArgs(RootModel[Any]):
+    root: Annotated[
+        ViewCmd | CreateCmd | StrReplaceCmd | InsertCmd, Field(discriminator="command")
+    ]
+
+
+class _Flat(BaseModel):
+    """The flat schema the model sees (one object; `command` selects the fields)."""
+
+    command: Literal["view", "create", "str_replace", "insert"] = Field(
+        description="The command to run: view, create, str_replace or insert."
+    )
+    path: str = Field(description="Absolute path in the workspace, e.g. /src/app.py.")
+    file_text: str | None = Field(
+        default=None, description="create: the content of the new file."
+    )
+    old_str: str | None = Field(
+        default=None,
+        description="str_replace: the exact text to replace, copied from a view without the "
+        "line-number prefix (tabs and indentation included). Must occur exactly once.",
+    )
+    new_str: str | None = Field(
+        default=None,
+        description="str_replace: the replacement text (empty to delete). insert: the text "
+        "to insert.",
+    )
+    insert_line: int | None = Field(
+        default=None,
+        description="insert: the line after which to insert (0 inserts before the first "
+        "line).",
+    )
+    insert_text: str | None = Field(
+        default=None, description="insert: the text to insert (same as new_str)."
+    )
+    view_range: list[int] | None = Field(
+        default=None,
+        description="view: [start, end] 1-based line numbers to show; end -1 means the end of "
+        "the file.",
+    )
+
+
+EDITOR_DESCRIPTION = (
+    "View, create and edit files.\n"
+    "* view: a file is shown in `cat -n` format (line number, tab, the line exactly as in the "
+    "file, tabs kept), so shown text can be copied into old_str; a directory lists files two "
+    "levels deep, without hidden, dependency and cache entries. Long output is clipped with a "
+    "notice saying how to see the rest (view_range).\n"
+    "* create: makes a new file; it never replaces an existing one (view it and use "
+    "str_replace instead). A path that does not exist needs no view first.\n"
+    "* str_replace: replaces old_str, which must occur exactly once, with new_str. No fuzzy "
+    "matching; whitespace counts.\n"
+    "* insert: inserts new_str after line insert_line (0 = before the first line).\n"
+    "Observation rules: str_replace and insert need a view of the file first, and the file "
+    "must not have changed since your view (or your own last edit); otherwise they are "
+    "refused (FS_NOT_OBSERVED or FS_STALE) and nothing is changed: view it again and retry. "
+    "Newline style, BOM and every byte outside your change are kept."
+)
+
+
+def _skip(entry: Entry) -> bool:
+    name = entry.name
+    return name.startswith(".") or name in SKIP_DIRS or name.endswith(".pyc")
+
+
+class StrReplaceEditor(Tool):
+    name = "str_replace_editor"
+    args_model = EditorArgs
+
+    def __init__(
+        self,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        description: str = EDITOR_DESCRIPTION,
+    ) -> None:
+        self.max_output_chars = max_output_chars
+        self.description = description
+
+    def parameters(self) -> dict[str, Any]:
+        from .schema import clean_schema
+
+        schema = clean_schema(_Flat.model_json_schema())
+        return {
+            "type": "object",
+            "properties": schema["properties"],
+            "required": ["command", "path"],
+            "additionalProperties": False,
+        }
+
+    def prepare(self, args: dict[str, Any]) -> dict[str, Any]:
+        # Models often send every field, with null for those a command does not use.
+        cleaned = {k: v for k, v in args.items() if v is not None}
+        if cleaned.get("command") == "undo_edit":
+            raise FsError(
+                ErrorCode.FS_UNSUPPORTED,
+                "undo_edit is not supported; use str_replace to change the text back.",
+            )
+        return cleaned
+
+    def run(self, fs: Seam, args: Any) -> Any:
+        cmd = args.root
+        if isinstance(cmd, ViewCmd):
+            return self._view(fs, cmd)
+        if isinstance(cmd, CreateCmd):
+            return fs.create(cmd.path, cmd.file_text)
+        if isinstance(cmd, StrReplaceCmd):
+            return fs.replace(cmd.path, cmd.old_str, cmd.new_str, old_name="old_str",
+                              new_name="new_str")
+        return fs.insert(cmd.path, cmd.insert_line, cmd.text)
+
+    def _view(self, fs: Seam, cmd: ViewCmd) -> ReadOutcome | ListOutcome:
+        try:
+            if cmd.view_range is None:
+                return fs.read(cmd.path)
+            start, end = cmd.view_range
+            if start < 1 or (end != -1 and end < start):
+                raise FsError(
+                    ErrorCode.FS_INVALID_ARGUMENT,
+                    f"view_range [{start}, {end}] is invalid: use [start, end] with 1 <= start "
+                    "<= end, or end = -1 for the end of the file.",
+                )
+            limit = None if end == -1 else end - start + 1
+            if end == -1:
+                limit = 1 << 30
+            return fs.read(cmd.path, start, limit)
+        except FsError as e:
+            if e.code is not ErrorCode.FS_IS_DIRECTORY:
+                raise
+            if cmd.view_range is not None:
+                raise FsError(
+                    ErrorCode.FS_INVALID_ARGUMENT,
+                    f"{cmd.path} is a directory; view_range applies to files only.",
+                ) from None
+            return fs.list(cmd.path, depth=2, skip=_skip)
+
+    # -- rendering -------------------------------------------------------
+    def render(self, outcome: Any) -> str:
+        if isinstance(outcome, ReadOutcome):
+            return self._render_view(outcome)
+        if isinstance(outcome, ListOutcome):
+            return self._render_listing(outcome)
+        if isinstance(outcome, WriteOutcome):
+            return f"File created successfully at: {outcome.path}"
+        assert isinstance(outcome, EditOutcome)
+        what = (
+            f"Text inserted at line {outcome.first_line} of {outcome.path}."
+            if outcome.operation == "insert"
+            else f"The file {outcome.path} has been edited."
+        )
+        snippet = "\n".join(numbered(outcome.snippet, outcome.snippet_start))
+        return (
+            f"{what} Here's the result of running `cat -n` on a snippet of {outcome.path}:\n"
+            f"{snippet}\nReview the changes and make sure they are as expected. Edit the file "
+            "again if necessary."
+        )
+
+    def _render_view(self, o: ReadOutcome) -> str:
+        head = f"Here's the result of running `cat -n` on {o.path}:\n"
+        if o.total == 0:
+            return head + "(the file is empty)"
+        rows = numbered(o.lines, o.offset)
+        shown = fit(rows, self.max_output_chars - len(head))
+        last = o.offset + shown - 1
+        body = head + "\n".join(rows[:shown]) + "\n"
+        more = shown < len(rows) or o.total is None or last < o.total
+        if not more:
+            return body
+        of = f" of {o.total}" if o.total is not None else ""
+        end = f", {o.total}" if o.total is not None else ", -1"
+        return (
+            f"{body}<response clipped: showing lines {o.offset}-{last}{of}. To see more, "
+            f"view with view_range [{last + 1}{end}].>"
+        )
+
+    def _render_listing(self, o: ListOutcome) -> str:
+        rows = [
+            f"{e.path}{'/' if e.type == 'directory' else ''}" for e in o.entries
+        ]
+        head = (
+            f"Here's the files and directories up to 2 levels deep in {o.path}, excluding "
+            "hidden items:\n"
+        )
+        shown = fit(rows, self.max_output_chars - len(head))
+        text = head + "\n".join(rows[:shown])
+        if shown < len(rows):
+            text += f"\n<response clipped: {len(rows) - shown} more entries not shown; view a " \
+                    "subdirectory to see them.>"
+        if o.omitted:
+            text += f"\n({o.omitted} hidden, dependency or cache entries omitted)"
+        return text

@@ -1,0 +1,117 @@
+"""read, write and edit: the three file tools of the seed (snake_case arguments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..outcomes import EditOutcome, ReadOutcome, WriteOutcome
+from ..seam import Seam
+from .base import Tool
+from .render import render_edit, render_read, render_write
+
+__all__ = ["EditArgs", "EditTool", "ReadArgs", "ReadTool", "WriteArgs", "WriteTool"]
+
+_PATH = (
+    "Path of the file. `/` is the workspace root; relative paths resolve against it."
+)
+
+
+class ReadArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file_path: str = Field(description=_PATH)
+    offset: int | None = Field(
+        default=None, ge=1, description="1-based line number to start reading from (default 1)."
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="Maximum number of lines to return (default 2000)."
+    )
+
+
+class WriteArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file_path: str = Field(description=_PATH)
+    content: str = Field(description="The complete new content of the file.")
+
+
+class EditArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file_path: str = Field(description=_PATH)
+    old_string: str = Field(
+        min_length=1,
+        description="The exact text to replace, copied from the file without the line-number "
+        "prefix (tabs and indentation included). Must be unique unless replace_all is true.",
+    )
+    new_string: str = Field(description="The text to replace it with (must differ).")
+    replace_all: bool = Field(
+        default=False, description="Replace every occurrence of old_string (default false)."
+    )
+
+
+READ_DESCRIPTION = (
+    "Read a text file. Returns lines in `cat -n` format: the line number, a tab, then the line "
+    "exactly as in the file (tabs kept). Reads up to 2000 lines from `offset`; the footer says "
+    "how to continue (offset=N). Reading a file (even a window of it) is what allows you to "
+    "modify it afterwards: write and edit refuse an existing file you have not read, and a "
+    "file that changed since you read it must be read again."
+)
+
+WRITE_DESCRIPTION = (
+    "Write a whole file, creating it (and its directories) if it does not exist. A new file "
+    "needs no read. To replace an existing file you must have read it first, and it must not "
+    "have changed since: otherwise the write is refused (FS_NOT_OBSERVED or FS_STALE) and "
+    "nothing is changed; read it again and retry. An existing file keeps its BOM and newline "
+    "style. Prefer edit for changing part of a file."
+)
+
+EDIT_DESCRIPTION = (
+    "Replace exact text in a file. old_string must match the file exactly (copy it from read "
+    "output without the line-number prefix; tabs and indentation count) and be unique, unless "
+    "replace_all is true. No fuzzy matching. You must have read the file first, and it must "
+    "not have changed since your read (or your own last edit); otherwise the edit is refused "
+    "(FS_NOT_OBSERVED or FS_STALE) and nothing is changed: read it again and retry. Bytes "
+    "outside the replaced text, newline style and BOM are kept."
+)
+
+
+class ReadTool(Tool):
+    name = "read"
+    args_model = ReadArgs
+
+    def __init__(self, description: str = READ_DESCRIPTION) -> None:
+        self.description = description
+
+    def run(self, fs: Seam, args: Any) -> ReadOutcome:
+        return fs.read(args.file_path, args.offset or 1, args.limit)
+
+    def render(self, outcome: Any) -> str:
+        return render_read(outcome)
+
+
+class WriteTool(Tool):
+    name = "write"
+    args_model = WriteArgs
+
+    def __init__(self, description: str = WRITE_DESCRIPTION) -> None:
+        self.description = description
+
+    def run(self, fs: Seam, args: Any) -> WriteOutcome:
+        return fs.write(args.file_path, args.content)
+
+    def render(self, outcome: Any) -> str:
+        return render_write(outcome)
+
+
+class EditTool(Tool):
+    name = "edit"
+    args_model = EditArgs
+
+    def __init__(self, description: str = EDIT_DESCRIPTION) -> None:
+        self.description = description
+
+    def run(self, fs: Seam, args: Any) -> EditOutcome:
+        return fs.replace(args.file_path, args.old_string, args.new_string, args.replace_all)
+
+    def render(self, outcome: Any) -> str:
+        return render_edit(outcome)

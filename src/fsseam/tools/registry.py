@@ -1,0 +1,124 @@
+"""ctx.tools: the tool registry of one context."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..errors import ErrorCode, FsError
+from .base import Tool
+from .editor import StrReplaceEditor
+from .file_tools import EditTool, ReadTool, WriteTool
+from .render import render_error
+from .result import ToolError, ToolResult
+from .schema import Dialect, tool_schema
+
+if TYPE_CHECKING:
+    from ..workspace import Context
+
+__all__ = ["ToolRegistry", "UnknownToolError", "default_tools"]
+
+
+class UnknownToolError(LookupError):
+    """A programmer error: no tool of that name is registered."""
+
+
+def default_tools() -> list[Tool]:
+    return [ReadTool(), WriteTool(), EditTool(), StrReplaceEditor()]
+
+
+def _describe(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = [str(x) for x in e["loc"] if not isinstance(x, int)]
+        # Drop the union tag pydantic puts in front of a discriminated member's fields.
+        if len(loc) > 1 and loc[0] in ("view", "create", "str_replace", "insert"):
+            loc = loc[1:]
+        field = ".".join(loc) or "arguments"
+        if e["type"] == "extra_forbidden":
+            parts.append(f"unexpected argument '{field}'")
+        elif e["type"] == "missing":
+            parts.append(f"missing required argument '{field}'")
+        elif e["type"] == "string_too_short" and field in ("old_string", "old_str"):
+            parts.append(f"{field} is empty; give the exact text to replace")
+        elif e["type"] == "union_tag_invalid":
+            parts.append(
+                "command must be one of 'view', 'create', 'str_replace', 'insert'"
+            )
+        elif e["type"] == "union_tag_not_found":
+            parts.append("missing required argument 'command'")
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            parts.append(f"{field}: {msg}")
+    return "; ".join(parts)
+
+
+class ToolRegistry:
+    def __init__(self, ctx: Context, tools: list[Tool] | None = None) -> None:
+        self._ctx = ctx
+        self._tools: dict[str, Tool] = {}
+        for tool in tools if tools is not None else default_tools():
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool, or replace the one of the same name (e.g. a configured editor)."""
+        self._tools[tool.name] = tool
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise UnknownToolError(
+                f"no tool named {name!r}; registered: {', '.join(self._tools)}"
+            ) from None
+
+    def schemas(self, dialect: Dialect = "openai") -> list[dict[str, Any]]:
+        return [
+            tool_schema(t.name, t.description, t.parameters(), dialect)
+            for t in self._tools.values()
+        ]
+
+    def execute(self, name: str, args: Mapping[str, Any] | str | None = None) -> ToolResult:
+        """Run one tool call. Never raises for model mistakes or storage conflicts."""
+        tool = self.get(name)
+        try:
+            raw = self._raw(args)
+            try:
+                parsed = tool.validate(raw)
+            except ValidationError as e:
+                raise FsError(
+                    ErrorCode.FS_INVALID_ARGUMENT, f"invalid arguments for {name}: {_describe(e)}."
+                ) from None
+            outcome = tool.run(self._ctx.fs, parsed)
+        except FsError as e:
+            return ToolResult(
+                tool=name,
+                ok=False,
+                text=render_error(e.code, e.message),
+                error=ToolError(code=e.code, message=e.message),
+            )
+        return ToolResult(tool=name, ok=True, text=tool.render(outcome), value=outcome)
+
+    @staticmethod
+    def _raw(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
+        if args is None:
+            return {}
+        if isinstance(args, str):
+            try:
+                loaded = json.loads(args)
+            except json.JSONDecodeError as e:
+                raise FsError(
+                    ErrorCode.FS_INVALID_ARGUMENT, f"arguments are not valid JSON ({e})."
+                ) from None
+            args = loaded
+        if not isinstance(args, Mapping):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT, "arguments must be a JSON object."
+            )
+        return dict(args)

@@ -1,0 +1,102 @@
+"""Pure functions from outcomes to the text the model sees.
+
+Truncation lives here, not in the outcomes: the facts stay whole, the text is bounded.
+"""
+
+from __future__ import annotations
+
+from ..errors import ErrorCode
+from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
+
+__all__ = [
+    "MAX_LINE_CHARS",
+    "MAX_READ_CHARS",
+    "numbered",
+    "render_edit",
+    "render_error",
+    "render_listing",
+    "render_read",
+    "render_write",
+]
+
+MAX_LINE_CHARS = 2000
+MAX_READ_CHARS = 100_000
+
+
+def _cut(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    more = len(line) - MAX_LINE_CHARS
+    return f"{line[:MAX_LINE_CHARS]}... [line truncated: {more} more characters]"
+
+
+def numbered(lines: list[str], start: int) -> list[str]:
+    """``cat -n`` style: ``{n:>6}\\t{line}``, tabs kept, long lines cut."""
+    return [f"{n:>6}\t{_cut(line)}" for n, line in enumerate(lines, start)]
+
+
+def fit(rows: list[str], max_chars: int) -> int:
+    """How many leading rows fit in ``max_chars`` (at least one, so progress is made)."""
+    used = 0
+    for i, row in enumerate(rows):
+        used += len(row) + 1
+        if used > max_chars and i > 0:
+            return i
+    return len(rows)
+
+
+def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
+    if o.total == 0:
+        return f"(The file {o.path} is empty.)"
+    rows = numbered(o.lines, o.offset)
+    shown = fit(rows, max_chars)
+    last = o.offset + shown - 1
+    out = "\n".join(rows[:shown])
+    if shown < len(rows):
+        tail = f" of {o.total}" if o.total is not None else ""
+        return (
+            f"{out}\n\n(Output capped at {max_chars} characters: showing lines {o.offset}-"
+            f"{last}{tail}. Use offset={last + 1} to continue.)"
+        )
+    if o.total is None:
+        return (
+            f"{out}\n\n(Showing lines {o.offset}-{last}; more lines follow. Use "
+            f"offset={last + 1} to continue.)"
+        )
+    if last < o.total:
+        return (
+            f"{out}\n\n(Showing lines {o.offset}-{last} of {o.total}. Use offset={last + 1} "
+            "to continue.)"
+        )
+    if o.offset > 1:
+        return f"{out}\n\n(End of file: lines {o.offset}-{last} of {o.total}.)"
+    return out
+
+
+def render_write(o: WriteOutcome) -> str:
+    verb = "Created" if o.created else "Wrote"
+    unit = "line" if o.lines == 1 else "lines"
+    return f"{verb} {o.path} ({o.lines} {unit})."
+
+
+def render_edit(o: EditOutcome) -> str:
+    if o.operation == "insert":
+        head = f"Inserted into {o.path} at line {o.first_line}."
+    elif o.replacements == 1:
+        head = f"Edited {o.path}: replaced 1 occurrence at line {o.first_line}."
+    else:
+        head = f"Edited {o.path}: replaced {o.replacements} occurrences."
+    return head + "\n" + "\n".join(numbered(o.snippet, o.snippet_start))
+
+
+def render_listing(o: ListOutcome) -> str:
+    rows = [o.path]
+    for e in o.entries:
+        rows.append(f"{'  ' * e.depth}{e.path}{'/' if e.type == 'directory' else ''}")
+    if o.omitted:
+        rows.append(f"({o.omitted} hidden, dependency or cache entries omitted)")
+    return "\n".join(rows)
+
+
+def render_error(code: ErrorCode, message: str) -> str:
+    return f"Error [{code.value}]: {message}"

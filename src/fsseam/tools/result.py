@@ -1,0 +1,33 @@
+"""What a tool call returns: structured facts beside the text the model sees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import ErrorCode
+
+__all__ = ["ToolError", "ToolResult"]
+
+
+class ToolError(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    code: ErrorCode
+    message: str
+
+
+class ToolResult(BaseModel):
+    """``text`` is exactly what the model sees; ``value`` the structured outcome."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    tool: str
+    ok: bool
+    text: str
+    value: Any = None
+    error: ToolError | None = None
+
+    def _repr_markdown_(self) -> str:
+        from .display import result_markdown
+
+        return result_markdown(self)

@@ -1,0 +1,68 @@
+"""JSON schemas of tool arguments, in the shapes model APIs accept.
+
+pydantic's schema is cleaned to what OpenAI and Anthropic take: optional fields are the
+plain type (not ``anyOf [T, null]``), no titles, no ``default: null``. The output is a plain
+dict built in a fixed order, so it is byte-for-byte stable across calls and processes (a
+provider's prompt cache keys on it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+__all__ = ["Dialect", "clean_schema", "parameters_schema", "tool_schema"]
+
+Dialect = Literal["openai", "anthropic", "json"]
+
+
+def clean_schema(node: Any) -> Any:
+    if isinstance(node, list):
+        return [clean_schema(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list):
+        non_null = [s for s in any_of if s != {"type": "null"}]
+        if len(non_null) == 1 and len(non_null) < len(any_of):
+            merged = {k: v for k, v in node.items() if k != "anyOf"}
+            merged = {**non_null[0], **merged}
+            node = merged
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k == "title":
+            continue
+        if k == "default" and v is None:
+            continue
+        if k == "properties" and isinstance(v, dict):
+            out[k] = {name: clean_schema(p) for name, p in v.items()}
+            continue
+        out[k] = clean_schema(v)
+    return out
+
+
+def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = clean_schema(model.model_json_schema())
+    result: dict[str, Any] = {
+        "type": "object",
+        "properties": schema.get("properties", {}),
+        "required": schema.get("required", []),
+        "additionalProperties": False,
+    }
+    return result
+
+
+def tool_schema(
+    name: str, description: str, parameters: dict[str, Any], dialect: Dialect
+) -> dict[str, Any]:
+    if dialect == "openai":
+        return {
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": parameters},
+        }
+    if dialect == "anthropic":
+        return {"name": name, "description": description, "input_schema": parameters}
+    if dialect == "json":
+        return {"name": name, "description": description, "parameters": parameters}
+    raise ValueError(f"unknown schema dialect {dialect!r}: use 'openai', 'anthropic' or 'json'")

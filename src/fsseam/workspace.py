@@ -1,0 +1,65 @@
+"""Workspace (one storage root) and Context (one owner's ctx.fs and ctx.tools)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .backends.base import Backend
+from .backends.registry import open_backend
+from .gate import Gate
+from .policy import Ledger, ObservationPolicy
+from .seam import Limits, Seam, _DocCache
+
+__all__ = ["Context", "Workspace"]
+
+
+class Workspace:
+    """A root on some storage, with its gate and observation policy.
+
+    ``url``: ``/abs/dir``, ``file:///abs/dir``, ``memory://name``, ``s3://bucket/prefix``,
+    ``gs://bucket/prefix`` or any fsspec URL. Raises FsError for a misconfigured workspace
+    (unknown protocol, adapter package missing, local root that does not exist).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        storage_options: dict[str, Any] | None = None,
+        read_only: bool = False,
+        policy: bool = True,
+        plugins: Iterable[Any] = (),
+        *,
+        fs: Any | None = None,
+        limits: Limits | None = None,
+        ledger: Ledger | None = None,
+        load_entry_points: bool = True,
+    ) -> None:
+        self.url = url
+        self.read_only = read_only
+        self.backend: Backend = open_backend(url, storage_options, fs)
+        self.limits = limits or Limits()
+        self.policy: ObservationPolicy | None = ObservationPolicy(ledger) if policy else None
+        first = [self.policy] if self.policy is not None else []
+        self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
+        self._docs = _DocCache(self.limits.doc_cache_bytes)
+
+    def context(self, owner: str = "agent") -> Context:
+        """One execution context: the owner the observation policy keeps a ledger for."""
+        return Context(self, owner)
+
+    def __repr__(self) -> str:
+        return f"Workspace({self.url!r}, read_only={self.read_only}, policy={bool(self.policy)})"
+
+
+class Context:
+    def __init__(self, workspace: Workspace, owner: str) -> None:
+        from .tools.registry import ToolRegistry
+
+        self.workspace = workspace
+        self.owner = owner
+        self.fs = Seam(workspace, owner)
+        self.tools = ToolRegistry(self)
+
+    def __repr__(self) -> str:
+        return f"Context(owner={self.owner!r}, workspace={self.workspace!r})"
