@@ -41,7 +41,7 @@ class Limits(BaseModel):
     max_edit_bytes: int = 64 * MiB
     """Edits and whole-file writes hold the file in memory: above this, FS_TOO_LARGE."""
     read_chunk_bytes: int = 1 * MiB
-    count_budget_bytes: int = 16 * MiB
+    count_budget_bytes: int = 1 * MiB
     """A windowed read keeps reading past its window to count the file's lines up to this
     many bytes (local files are read to the end anyway, to digest them)."""
     doc_cache_bytes: int = 32 * MiB
@@ -347,7 +347,7 @@ class Seam:
             owner=self.owner,
             key=key,
             path=shown,
-            operation="replace" if operation == "replace" else "insert",
+            operation="insert" if operation == "insert" else "replace",
             current=current,
             precondition=IfMatch(current),
             conflict_code=ErrorCode.FS_STALE,
@@ -427,7 +427,7 @@ class Seam:
                 )
             new_doc = doc.splice([(s, s + len(old_n), new_n) for s in starts])
             first = doc.line_of(starts[0])
-            last = first + new_n.count("\n")
+            last = first + max(0, len(split_lines(new_n)) - 1)
             return new_doc, len(starts), first, last
 
         return self._edit(key, "replace_all" if replace_all else "replace", build)

@@ -1,0 +1,166 @@
+"""The tool schemas are public API: pinned by snapshots, stable across processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from fsseam import Workspace
+
+from .snapshot import check
+
+DIALECTS = ["openai", "anthropic", "json"]
+
+
+def schemas(dialect: str) -> list[dict[str, Any]]:
+    return Workspace("memory://s").context("a").tools.schemas(dialect=dialect)  # type: ignore[arg-type]
+
+
+def params(dialect: str, name: str) -> dict[str, Any]:
+    for s in schemas(dialect):
+        if dialect == "openai":
+            if s["function"]["name"] == name:
+                return s["function"]["parameters"]  # type: ignore[no-any-return]
+        elif s["name"] == name:
+            key = "input_schema" if dialect == "anthropic" else "parameters"
+            return s[key]  # type: ignore[no-any-return]
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_schema_snapshot(dialect: str) -> None:
+    check(f"schemas-{dialect}.json", json.dumps(schemas(dialect), indent=2) + "\n")
+
+
+def test_names_registered_and_snake_case() -> None:
+    names = Workspace("memory://s").context("a").tools.names()
+    assert names == ["read", "write", "edit", "str_replace_editor"]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(
+    ("tool", "required", "optional"),
+    [
+        ("read", {"file_path"}, {"offset", "limit"}),
+        ("write", {"file_path", "content"}, set()),
+        ("edit", {"file_path", "old_string", "new_string"}, {"replace_all"}),
+        (
+            "str_replace_editor",
+            {"command", "path"},
+            {"file_text", "old_str", "new_str", "insert_line", "insert_text", "view_range"},
+        ),
+    ],
+)
+def test_required_and_optional_arguments(
+    dialect: str, tool: str, required: set[str], optional: set[str]
+) -> None:
+    p = params(dialect, tool)
+    assert p["type"] == "object"
+    assert p["additionalProperties"] is False
+    assert set(p["required"]) == required
+    assert set(p["properties"]) == required | optional
+    for prop in p["properties"].values():
+        assert "anyOf" not in prop and "title" not in prop  # shapes every API accepts
+        assert prop.get("description")
+
+
+def test_argument_types() -> None:
+    p = params("json", "read")["properties"]
+    assert (p["file_path"]["type"], p["offset"]["type"], p["limit"]["type"]) == (
+        "string", "integer", "integer")
+    assert p["offset"]["minimum"] == 1 and p["limit"]["minimum"] == 1
+    e = params("json", "edit")["properties"]
+    assert e["old_string"]["minLength"] == 1
+    assert e["replace_all"] == {
+        "default": False,
+        "description": "Replace every occurrence of old_string (default false).",
+        "type": "boolean",
+    }
+    ed = params("json", "str_replace_editor")["properties"]
+    assert ed["command"]["enum"] == ["view", "create", "str_replace", "insert"]
+    assert ed["insert_line"]["type"] == "integer"
+    assert ed["view_range"] == {
+        "items": {"type": "integer"},
+        "type": "array",
+        "description": ed["view_range"]["description"],
+    }
+
+
+def test_dialect_shapes() -> None:
+    o = schemas("openai")[0]
+    assert set(o) == {"type", "function"} and o["type"] == "function"
+    assert set(o["function"]) == {"name", "description", "parameters"}
+    a = schemas("anthropic")[0]
+    assert set(a) == {"name", "description", "input_schema"}
+    with pytest.raises(ValueError, match="unknown schema dialect"):
+        Workspace("memory://s").context("a").tools.schemas(dialect="xml")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tool", ["read", "write", "edit", "str_replace_editor"])
+def test_descriptions_state_the_observation_policy(tool: str) -> None:
+    desc = next(s["description"] for s in schemas("json") if s["name"] == tool)
+    low = desc.lower()
+    if tool == "read":
+        assert "modify" in low and "read again" in low
+    else:
+        assert "fs_not_observed" in low and "fs_stale" in low
+    if tool in ("write", "str_replace_editor"):
+        assert "needs no" in low  # new files need no read
+
+
+def test_schemas_byte_stable_across_calls_and_processes() -> None:
+    here = json.dumps(schemas("anthropic"))
+    assert here == json.dumps(schemas("anthropic"))
+    code = (
+        "import json; from fsseam import Workspace; "
+        "print(json.dumps(Workspace('memory://z').context('q').tools.schemas('anthropic')))"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={"PYTHONHASHSEED": "123", "PATH": ""},
+    ).stdout.strip()
+    assert other == here
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ({"file_path": "/a", "old_string": "", "new_string": "x"}, "old_string is empty"),
+        ({"file_path": "/a", "new_string": "x"}, "missing required argument 'old_string'"),
+        ({"file_path": "/a", "old_string": "a", "new_string": "b", "bogus": 1},
+         "unexpected argument 'bogus'"),
+        ({"file_path": "/a", "old_string": "a", "new_string": "b", "replace_all": "maybe"},
+         "replace_all"),
+    ],
+)
+def test_invalid_arguments_name_the_field(args: dict[str, Any], needle: str) -> None:
+    res = Workspace("memory://s").context("a").tools.execute("edit", args)
+    assert not res.ok and res.error is not None
+    assert res.error.code.value == "FS_INVALID_ARGUMENT"
+    assert needle in res.text
+
+
+def test_replace_all_defaults_to_false() -> None:
+    ctx = Workspace("memory://s").context("a")
+    ctx.tools.execute("write", {"file_path": "/a", "content": "x x"})
+    res = ctx.tools.execute("edit", {"file_path": "/a", "old_string": "x", "new_string": "y"})
+    assert res.error is not None and res.error.code.value == "FS_MULTIPLE_MATCHES"
+
+
+def test_unknown_tool_is_a_programmer_error() -> None:
+    from fsseam import UnknownToolError
+
+    with pytest.raises(UnknownToolError):
+        Workspace("memory://s").context("a").tools.execute("delete", {})
+
+
+def test_arguments_as_json_string() -> None:
+    ctx = Workspace("memory://s").context("a")
+    res = ctx.tools.execute("write", '{"file_path": "/j.txt", "content": "j"}')
+    assert res.ok
+    bad = ctx.tools.execute("write", "{not json")
+    assert bad.error is not None and bad.error.code.value == "FS_INVALID_ARGUMENT"
