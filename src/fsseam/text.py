@@ -9,7 +9,6 @@ inserted text takes the file's dominant newline style.
 from __future__ import annotations
 
 import bisect
-import codecs
 from dataclasses import dataclass, field
 
 from .errors import ErrorCode, FsError
@@ -17,6 +16,7 @@ from .errors import ErrorCode, FsError
 __all__ = ["BOM", "LineWindow", "TextDoc", "TextFormat", "decode", "encode_new", "split_lines"]
 
 BOM = "\ufeff"
+BOM_BYTES = BOM.encode("utf-8")
 SNIFF_BYTES = 8192
 
 
@@ -158,71 +158,86 @@ def encode_new(content: str, like: TextFormat | None) -> bytes:
 class LineWindow:
     """Collects lines ``[first, first + limit)`` (1-based) from a stream of chunks.
 
-    Decodes incrementally and strictly; counts every line it passes. Memory holds only the
-    window and one partial line.
+    Works on bytes: a UTF-8 sequence never contains the byte ``\n``, so lines can be cut
+    before decoding, and only the window's lines are decoded (strictly). Chunks wholly
+    outside the window are only counted, in C. Memory holds the window and one partial line.
     """
 
     def __init__(self, path: str, first: int, limit: int) -> None:
         self.path = path
         self.first = first
-        self.limit = limit
+        self.last = first + limit - 1
         self.lines: list[str] = []
-        self.count = 0  # complete lines seen
-        self.crlf = 0
-        self.newlines = 0
-        self._last_cr = False
+        self.count = 0  # complete lines seen (a final unterminated line counts at the end)
         self.bytes_seen = 0
         self.bom = False
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        self._partial = ""
+        self.crlf = 0
+        self.newlines = 0
+        self._partial = b""
         self._midline = False
+        self._last_cr = False
+        self._head = b""
         self._started = False
 
     @property
     def window_full(self) -> bool:
-        return len(self.lines) >= self.limit
+        return self.count >= self.last
 
-    def feed(self, chunk: bytes, final: bool = False) -> None:
-        if self.bytes_seen < SNIFF_BYTES:
-            check_sniff(chunk[: SNIFF_BYTES - self.bytes_seen], self.path)
-        self.bytes_seen += len(chunk)
+    def _take(self, line: bytes, crlf: bool = True) -> None:
+        if crlf and line.endswith(b"\r"):
+            line = line[:-1]
         try:
-            text = self._decoder.decode(chunk, final)
+            self.lines.append(line.decode("utf-8"))
         except UnicodeDecodeError as e:
             raise not_text(self.path, "invalid UTF-8") from e
-        if not self._started and text:
-            self._started = True
-            if text.startswith(BOM):
-                self.bom = True
-                text = text[1:]
-        self.newlines += text.count("\n")
-        self.crlf += text.count("\r\n") + (1 if self._last_cr and text.startswith("\n") else 0)
-        if text:
-            self._last_cr = text.endswith("\r")
-        last = self.first + self.limit - 1
-        pos = 0
-        while True:
-            nl = text.find("\n", pos)
-            if nl < 0:
-                break
-            self.count += 1
-            if self.first <= self.count <= last:
-                line = self._partial + text[pos:nl]
-                self.lines.append(line[:-1] if line.endswith("\r") else line)
-            self._partial = ""
-            self._midline = False
-            pos = nl + 1
-        rest = text[pos:]
-        if rest:
-            self._midline = True
-        # Only the window's partial line is kept: lines outside it are counted, not held.
-        if self.first <= self.count + 1 <= last:
-            self._partial += rest
+
+    def feed(self, chunk: bytes, final: bool = False) -> None:
+        if not self._started:
+            # Hold back the first bytes until a BOM can be recognised whole.
+            self._head += chunk
+            if len(self._head) < len(BOM_BYTES) and not final:
+                return
+            chunk, self._head, self._started = self._head, b"", True
+        if self.bytes_seen < SNIFF_BYTES:
+            check_sniff(chunk[: SNIFF_BYTES - self.bytes_seen], self.path)
+        if self.bytes_seen == 0 and chunk.startswith(BOM_BYTES):
+            self.bom = True
+            self.bytes_seen += len(BOM_BYTES)
+            chunk = chunk[len(BOM_BYTES) :]
+        self.bytes_seen += len(chunk)
+        n = chunk.count(b"\n")
+        self.newlines += n
+        self.crlf += chunk.count(b"\r\n") + (1 if self._last_cr and chunk[:1] == b"\n" else 0)
+        if chunk:
+            self._last_cr = chunk.endswith(b"\r")
+        if self.count >= self.last or self.count + n < self.first - 1:
+            self.count += n  # wholly outside the window: count only
+        else:
+            pos = 0
+            while True:
+                nl = chunk.find(b"\n", pos)
+                if nl < 0:
+                    break
+                self.count += 1
+                if self.first <= self.count <= self.last:
+                    self._take(self._partial + chunk[pos:nl])
+                self._partial = b""
+                pos = nl + 1
+                if self.count >= self.last:
+                    rest_nl = chunk.count(b"\n", pos)
+                    if rest_nl:
+                        self.count += rest_nl
+                        pos = chunk.rfind(b"\n") + 1
+                    break
+            if self.first <= self.count + 1 <= self.last:
+                self._partial += chunk[pos:]
+        if chunk:
+            self._midline = not chunk.endswith(b"\n")
         if final and self._midline:
             self.count += 1
-            if self.first <= self.count <= last:
-                self.lines.append(self._partial)
-            self._partial = ""
+            if self.first <= self.count <= self.last:
+                self._take(self._partial, crlf=False)  # a lone final \r is content
+            self._partial = b""
             self._midline = False
 
     @property
