@@ -1,0 +1,43 @@
+"""The public surface is exactly what is documented (like httpx's test of its exports)."""
+
+from __future__ import annotations
+
+import fsseam
+
+DOCUMENTED = {
+    # DESIGN.md public API
+    "Workspace", "Context", "ErrorCode", "FsError", "ToolResult", "ToolError",
+    "UnknownToolError",
+    # versions and preconditions
+    "Version", "Overwrite", "CreateOnly", "IfMatch", "Precondition", "Capabilities", "Conflict",
+    # backends
+    "Backend", "open_backend",
+    # the seam and its outcomes
+    "Seam", "Limits", "ReadOutcome", "WriteOutcome", "EditOutcome", "StatOutcome",
+    "ListOutcome", "ListEntry",
+    # gate, events, policy
+    "hookimpl", "hookspec", "FsEvent", "ReadEvent", "MissingEvent", "WriteIntent",
+    "EditIntent", "WrittenEvent", "ObservationPolicy", "Ledger",
+    # tools
+    "Tool", "StrReplaceEditor",
+}
+
+
+def test_all_is_exactly_the_documented_surface() -> None:
+    assert set(fsseam.__all__) == DOCUMENTED
+    assert sorted(fsseam.__all__, key=str.lower) == sorted(DOCUMENTED, key=str.lower)
+
+
+def test_every_exported_name_exists() -> None:
+    for name in fsseam.__all__:
+        assert getattr(fsseam, name) is not None, name
+
+
+def test_error_codes_are_the_design_codes() -> None:
+    assert [c.value for c in fsseam.ErrorCode] == [
+        "FS_NOT_FOUND", "FS_NOT_OBSERVED", "FS_STALE", "FS_ALREADY_EXISTS", "FS_IS_DIRECTORY",
+        "FS_NOT_TEXT", "FS_TOO_LARGE", "FS_NO_MATCH", "FS_MULTIPLE_MATCHES",
+        "FS_INVALID_ARGUMENT", "FS_OUTSIDE_ROOT", "FS_PERMISSION_DENIED", "FS_READ_ONLY",
+        "FS_UNSUPPORTED", "FS_BACKEND",
+    ]
+    assert fsseam.ErrorCode.FS_STALE == "FS_STALE"  # a str enum
