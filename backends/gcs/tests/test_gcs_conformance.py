@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fsseam_gcs import RESUMABLE_THRESHOLD, GCSBackend
 
 from fsseam.backends import Backend, open_backend
 from fsseam.testing import BackendConformance, ProcessConformance
-from fsseam_gcs import RESUMABLE_THRESHOLD, GCSBackend
 
 
 class TestGCS(BackendConformance, ProcessConformance):
     @pytest.fixture
-    def backend_spec(self, gcs_bucket: str, gcs_options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def backend_spec(
+        self, gcs_bucket: str, gcs_options: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
         return (f"gs://{gcs_bucket}/work/space", dict(gcs_options))
 
     @pytest.fixture

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fsseam_gcs import GCSBackend
 
 from fsseam.errors import Conflict
 from fsseam.versions import CreateOnly, IfMatch, Overwrite
-from fsseam_gcs import GCSBackend
 
 UPLOAD = ("POST", "/upload/storage/v1/b/{bucket}/o")
 MEDIA = ("GET", "/download/storage/v1/b/{bucket}/o/{name}")

@@ -190,7 +190,9 @@ class GCSBackend:
 
     def list(self, key: str) -> list[Entry]:
         prefix = self._dir_prefix(key)
-        entries: list[Entry] = []
+        # Keyed by (key, kind): fake-gcs-server repeats a prefix on every page whose items
+        # fall under it; a directory must still be listed once.
+        entries: dict[tuple[str, str], Entry] = {}
         marker = False
         token: str | None = None
         try:
@@ -203,11 +205,13 @@ class GCSBackend:
                     if not rel:
                         marker = True  # a "folder" placeholder object named "dir/"
                         continue
-                    entries.append(self._entry(key, rel, "file", int(item.get("size", 0))))
+                    entry = self._entry(key, rel, "file", int(item.get("size", 0)))
+                    entries[(entry.key, entry.kind)] = entry
                 for sub in page.get("prefixes", []):
                     rel = str(sub)[len(prefix) :].rstrip("/")
                     if rel:
-                        entries.append(self._entry(key, rel, "directory", None))
+                        entry = self._entry(key, rel, "directory", None)
+                        entries[(entry.key, entry.kind)] = entry
                 token = page.get("nextPageToken")
                 if not token:
                     break
@@ -221,7 +225,7 @@ class GCSBackend:
                 raise FileNotFoundError(key)
         except Exception as e:
             raise self._error(e, key, "list") from e
-        return sorted(entries, key=lambda e: (e.name, e.kind))
+        return sorted(entries.values(), key=lambda e: (e.name, e.kind))
 
     @staticmethod
     def _entry(
