@@ -42,8 +42,9 @@ class Limits(BaseModel):
     """Edits and whole-file writes hold the file in memory: above this, FS_TOO_LARGE."""
     read_chunk_bytes: int = 1 * MiB
     count_budget_bytes: int = 1 * MiB
-    """A windowed read keeps reading past its window to count the file's lines up to this
-    many bytes (local files are read to the end anyway, to digest them)."""
+    """Once its window is full and the version is known, a read keeps counting the file's
+    lines only up to this many bytes; past it the total is reported unknown. (A local file
+    whose digest is not cached is read to the end anyway, to digest it.)"""
     doc_cache_bytes: int = 32 * MiB
     """Texts kept per version so a write after a read needs no second download."""
 
@@ -192,12 +193,14 @@ class Seam:
             partial=partial,
         )
 
-    def _load(self, key: str) -> tuple[TextDoc, Version]:
+    def _load(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
         """The whole file as text, for an edit (one round trip)."""
         shown = display(key)
         try:
             blob = self.backend.read(key)
         except FsError as e:
+            if not record_missing:
+                raise
             raise self._missing(key, e) from None
         if len(blob.data) > self.limits.max_edit_bytes:
             raise FsError(
@@ -297,7 +300,14 @@ class Seam:
             if cached is not None:
                 fmt, old_view = cached
             else:
-                doc, current = self._load(key)
+                try:
+                    doc, current = self._load(key, record_missing=False)
+                except FsError as e:
+                    if e.code is not ErrorCode.FS_NOT_FOUND:
+                        raise
+                    raise self._conflict(
+                        Conflict("missing", f"{shown} no longer exists.", path=shown), code, hint
+                    ) from None
                 if current != precondition.version:
                     raise self._conflict(
                         Conflict("mismatch", f"{shown} has changed.", path=shown), code, hint

@@ -3,6 +3,14 @@
 moto's in-process ``mock_aws`` cannot serve s3fs (aiobotocore awaits a bytes body), so the
 tests talk HTTP to a ``ThreadedMotoServer``. Its WSGI app is wrapped to record every
 request, so request counts are measured at the server, not inferred from client hooks.
+
+The wrapper also runs one request at a time. moto checks ``If-Match``/``If-None-Match`` and
+then stores the object in separate steps with no lock (moto 5.2.5, s3/responses.py), and a
+concurrent overwrite can close the buffer of a key whose response is still being built
+(500 ``I/O operation on closed file`` after the write landed; the client's retry then
+gets 412 for its own write). Real S3 decides a conditional write atomically; serializing
+requests gives the tests that S3 behaviour. It does not hide client-side races: a backend
+that checked with one request and wrote with another would still lose updates here.
 """
 
 from __future__ import annotations
@@ -27,12 +35,14 @@ class RequestLog:
 
     requests: list[tuple[str, str]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _serial: threading.Lock = field(default_factory=threading.Lock)
 
     def wrap(self, app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
         def counting(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
             with self._lock:
                 self.requests.append((environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")))
-            return app(environ, start_response)
+            with self._serial:
+                return list(app(environ, start_response))
 
         return counting
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fsseam_s3 import S3Backend
 
 from fsseam.backends import Backend, open_backend
 from fsseam.testing import BackendConformance, ProcessConformance
-from fsseam_s3 import S3Backend
 
 
 class TestS3Prefix(BackendConformance, ProcessConformance):

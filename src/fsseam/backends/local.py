@@ -6,6 +6,10 @@ spares re-hashing a file whose stat signature (which includes ctime, so ``os.uti
 hide a change) is unchanged and was already old when it was hashed, as git treats "racy"
 index entries.
 
+Every operation walks from the root to the parent directory one component at a time with
+``O_NOFOLLOW`` directory descriptors and acts relative to them, so a directory swapped for
+a symlink after the seam checked the path cannot lead a read or a write outside the root.
+
 A write takes an exclusive ``flock`` on the parent directory (no lock files left around),
 re-checks the precondition against the digest of what is on disk, writes a temp file in the
 same directory, fsyncs it, and publishes it with ``os.replace`` (update) or ``os.link``
@@ -102,6 +106,15 @@ class _LocalStream:
             self._fd = -1
 
 
+def _outside(key: str) -> FsError:
+    return FsError(
+        ErrorCode.FS_OUTSIDE_ROOT,
+        f"/{key} leads outside the workspace (through a symbolic link). Only paths inside "
+        "the workspace can be used.",
+        path=key,
+    )
+
+
 def _process_umask() -> int:
     try:
         with open("/proc/self/status") as f:
@@ -144,66 +157,118 @@ class LocalBackend:
     def path(self, key: str) -> str:
         return os.path.join(self.root, key) if key else self.root
 
+    @staticmethod
+    def _below(path: str, base: str) -> str | None:
+        """``path`` relative to ``base`` when it is ``base`` or below it."""
+        if path == base:
+            return ""
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        return path[len(prefix) :] if path.startswith(prefix) else None
+
     def native_key(self, path: str) -> str | None:
         """The part below the root of a real absolute path under it (None otherwise), so a
         model may use the paths it sees elsewhere on this machine."""
         for base in (self.root, self._given):
-            if path == base:
-                return ""
-            if path.startswith(base + os.sep):
-                return path[len(base) + 1 :]
+            below = self._below(path, base)
+            if below is not None:
+                return below
         return None
 
     def resolve(self, key: str) -> str:
-        real = os.path.realpath(self.path(key))
-        if real == self.root:
-            return ""
-        if not real.startswith(self.root + os.sep):
-            raise FsError(
-                ErrorCode.FS_OUTSIDE_ROOT,
-                f"/{key} leads outside the workspace (through a symbolic link). Only paths "
-                "inside the workspace can be used.",
-                path=key,
-            )
-        return real[len(self.root) + 1 :]
+        below = self._below(os.path.realpath(self.path(key)), self.root)
+        if below is None:
+            raise _outside(key)
+        return below
+
+    # -- descriptor walk ---------------------------------------------------
+    def _walk(self, key: str, action: str, create: bool = False) -> tuple[int, str]:
+        """An O_NOFOLLOW descriptor of the parent directory of ``key``, and the last name.
+
+        With ``create``, missing directories are made on the way. A symlink met on the way
+        (the key is canonical, so one can only appear by a swap after ``resolve``) is
+        FS_OUTSIDE_ROOT. The caller closes the descriptor.
+        """
+        parts = key.split("/") if key else []
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+        try:
+            fd = os.open(self.root, flags)
+        except OSError as e:
+            raise map_os_error(e, key, action) from e
+        try:
+            for i, part in enumerate(parts[:-1]):
+                while True:
+                    try:
+                        nfd = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+                        break
+                    except FileNotFoundError:
+                        if not create:
+                            raise
+                        with contextlib.suppress(FileExistsError):
+                            os.mkdir(part, 0o777, dir_fd=fd)
+                    except NotADirectoryError as e:
+                        st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                        if stat_mod.S_ISLNK(st.st_mode):
+                            raise _outside("/".join(parts[: i + 1])) from e
+                        raise
+                os.close(fd)
+                fd = nfd
+        except FsError:
+            os.close(fd)
+            raise
+        except OSError as e:
+            os.close(fd)
+            raise map_os_error(e, key, action) from e
+        return fd, parts[-1] if parts else ""
 
     # -- reads -------------------------------------------------------------
     def _open(self, key: str) -> tuple[int, os.stat_result]:
-        path = self.path(key)
+        if not key:
+            raise map_os_error(IsADirectoryError(key), key, "read")
+        dfd, name = self._walk(key, "read")
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=dfd)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _outside(key) from e
             raise map_os_error(e, key, "read") from e
+        finally:
+            os.close(dfd)
         st = os.fstat(fd)
         if stat_mod.S_ISDIR(st.st_mode):
             os.close(fd)
             raise map_os_error(IsADirectoryError(key), key, "read")
         return fd, st
 
+    def _read_fd(self, fd: int, st: os.stat_result, key: str) -> Blob | None:
+        """All bytes of an open file and their version; None if it changed while read."""
+        started = time.time_ns()
+        parts = []
+        while True:
+            chunk = os.read(fd, max(st.st_size, 1 << 16) + 1)
+            if not chunk:
+                break
+            parts.append(chunk)
+        if _sig(os.fstat(fd)) != _sig(st):
+            return None  # written in place while we read
+        data = b"".join(parts)
+        path = self.path(key)
+        version = self._cache.get(path, st)
+        if version is None:
+            version = digest_version(data)
+            self._cache.put(path, st, version, started)
+        return Blob(data=data, version=version)
+
     def read(self, key: str) -> Blob:
         for _ in range(5):
             fd, st = self._open(key)
             try:
-                started = time.time_ns()
-                parts = []
-                while True:
-                    chunk = os.read(fd, max(st.st_size, 1 << 16) + 1)
-                    if not chunk:
-                        break
-                    parts.append(chunk)
-                after = os.fstat(fd)
+                blob = self._read_fd(fd, st, key)
             except OSError as e:
                 raise map_os_error(e, key, "read") from e
             finally:
                 os.close(fd)
-            data = b"".join(parts)
-            if _sig(after) != _sig(st):
-                continue  # written in place while we read: read again
-            version = self._cache.get(self.path(key), st)
-            if version is None:
-                version = digest_version(data)
-                self._cache.put(self.path(key), st, version, started)
-            return Blob(data=data, version=version)
+            if blob is not None:
+                return blob
         raise FsError(
             ErrorCode.FS_BACKEND,
             f"/{key} kept changing while it was read; nothing was changed. Retry later.",
@@ -219,28 +284,44 @@ class LocalBackend:
 
         return _LocalStream(fd, st, self._cache.get(path, st), chunk_size, done)
 
-    def _current(self, key: str) -> Version | None:
-        try:
-            return self.read(key).version
-        except FsError as e:
-            if e.code is ErrorCode.FS_NOT_FOUND:
-                return None
-            raise
-
     def stat(self, key: str) -> Stat:
+        if not key:
+            return Stat(key=key, kind="directory")
+        dfd, name = self._walk(key, "stat")
         try:
-            st = os.stat(self.path(key))
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         except OSError as e:
             raise map_os_error(e, key, "stat") from e
+        finally:
+            os.close(dfd)
+        if stat_mod.S_ISLNK(st.st_mode):
+            raise _outside(key)
         if stat_mod.S_ISDIR(st.st_mode):
             return Stat(key=key, kind="directory")
         return Stat(key=key, kind="file", size=st.st_size)
 
     def list(self, key: str) -> list[Entry]:
-        path = self.path(key)
+        dfd, name = self._walk(key, "list")
         try:
-            with os.scandir(path) as it:
-                entries = []
+            if name:
+                try:
+                    fd = os.open(
+                        name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        dir_fd=dfd,
+                    )
+                except NotADirectoryError as e:
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    if stat_mod.S_ISLNK(st.st_mode):
+                        raise _outside(key) from e
+                    raise FsError(
+                        ErrorCode.FS_INVALID_ARGUMENT,
+                        f"/{key} is a file, not a directory. Read it instead.",
+                        path=key,
+                    ) from e
+            else:
+                fd = os.dup(dfd)
+            entries = []
+            with os.scandir(fd) as it:
                 for d in it:
                     try:
                         is_dir = d.is_dir()
@@ -252,51 +333,72 @@ class LocalBackend:
                         Entry(key=child, name=d.name, kind="directory" if is_dir else "file",
                               size=size)
                     )
-        except NotADirectoryError as e:
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                f"/{key} is a file, not a directory. Read it instead.",
-                path=key,
-            ) from e
+            os.close(fd)
+        except FsError:
+            raise
         except OSError as e:
             raise map_os_error(e, key, "list") from e
+        finally:
+            os.close(dfd)
         return sorted(entries, key=lambda e: e.name)
 
     # -- writes ------------------------------------------------------------
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
         if not key:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
-        path = self.path(key)
-        parent = os.path.dirname(path)
+        dfd, name = self._walk(key, "write", create=True)
         try:
-            os.makedirs(parent, exist_ok=True)
-        except (FileExistsError, NotADirectoryError) as e:
-            raise map_os_error(NotADirectoryError(key), key, "write") from e
-        except OSError as e:
-            raise map_os_error(e, key, "write") from e
-        with self._dir_lock(parent, key):
+            fcntl.flock(dfd, fcntl.LOCK_EX)
             try:
-                st: os.stat_result | None = os.stat(path)
+                st: os.stat_result | None = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             except FileNotFoundError:
                 st = None
             except OSError as e:
                 raise map_os_error(e, key, "write") from e
+            if st is not None and stat_mod.S_ISLNK(st.st_mode):
+                raise _outside(key)
             if st is not None and stat_mod.S_ISDIR(st.st_mode):
                 raise map_os_error(IsADirectoryError(key), key, "write")
             if not isinstance(precondition, Overwrite):
-                check_precondition(key, precondition, self._current(key))
+                current = self._current_at(dfd, name, key) if st is not None else None
+                check_precondition(key, precondition, current)
             mode = stat_mod.S_IMODE(st.st_mode) if st is not None else None
-            self._publish(key, path, parent, data, mode, isinstance(precondition, CreateOnly))
+            self._publish(dfd, key, name, data, mode, isinstance(precondition, CreateOnly))
+        finally:
+            os.close(dfd)  # closing the descriptor releases the flock
         return digest_version(data)
 
-    def _publish(self, key: str, path: str, parent: str, data: bytes, mode: int | None,
-                 create_only: bool) -> None:
-        tmp = os.path.join(
-            parent, f".{os.path.basename(path)}{TEMP_MARK}{secrets.token_hex(6)}.tmp"
+    def _current_at(self, dfd: int, name: str, key: str) -> Version | None:
+        """The version on disk now (we hold the directory lock)."""
+        for _ in range(5):
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=dfd)
+            except FileNotFoundError:
+                return None
+            except OSError as e:
+                raise map_os_error(e, key, "write") from e
+            try:
+                blob = self._read_fd(fd, os.fstat(fd), key)
+            except OSError as e:
+                raise map_os_error(e, key, "write") from e
+            finally:
+                os.close(fd)
+            if blob is not None:
+                return blob.version
+        raise FsError(
+            ErrorCode.FS_BACKEND,
+            f"/{key} kept changing while it was checked; nothing was changed. Retry later.",
+            path=key,
         )
+
+    def _publish(self, dfd: int, key: str, name: str, data: bytes, mode: int | None,
+                 create_only: bool) -> None:
+        tmp = f".{name}{TEMP_MARK}{secrets.token_hex(6)}.tmp"
         try:
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                fd = os.open(
+                    tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666, dir_fd=dfd
+                )
             except OSError as e:
                 raise map_os_error(e, key, "write") from e
             try:
@@ -312,21 +414,23 @@ class LocalBackend:
                 os.close(fd)
             try:
                 if create_only:
-                    self._link_create(key, tmp, path)
+                    self._link_create(dfd, key, tmp, name)
                 else:
-                    os.replace(tmp, path)
+                    os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             except FsError:
                 raise
             except OSError as e:
                 raise map_os_error(e, key, "write") from e
-            self._fsync_dir(parent)
+            with contextlib.suppress(OSError):
+                os.fsync(dfd)
         finally:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dfd)
 
-    def _link_create(self, key: str, tmp: str, path: str) -> None:
+    @staticmethod
+    def _link_create(dfd: int, key: str, tmp: str, name: str) -> None:
         try:
-            os.link(tmp, path)
+            os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
         except FileExistsError as e:
             raise Conflict("exists", f"/{key} already exists.", path=key) from e
         except OSError as e:
@@ -334,53 +438,26 @@ class LocalBackend:
                 raise
             # No hard links here (FAT, some network mounts): we hold the directory lock,
             # so check-then-rename excludes every fsseam writer.
-            if os.path.lexists(path):
-                raise Conflict("exists", f"/{key} already exists.", path=key) from e
-            os.replace(tmp, path)
-
-    @staticmethod
-    def _fsync_dir(parent: str) -> None:
-        try:
-            dfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
-            return
-        try:
-            os.fsync(dfd)
-        except OSError:
-            pass
-        finally:
-            os.close(dfd)
-
-    def _dir_lock(self, parent: str, key: str) -> _DirLock:
-        return _DirLock(parent, key)
+            try:
+                os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                return
+            raise Conflict("exists", f"/{key} already exists.", path=key) from e
 
     def delete(self, key: str) -> None:
-        path = self.path(key)
-        with self._dir_lock(os.path.dirname(path), key):
-            try:
-                if os.path.isdir(path):
-                    raise map_os_error(IsADirectoryError(key), key, "delete")
-                os.unlink(path)
-            except OSError as e:
-                raise map_os_error(e, key, "delete") from e
-
-
-class _DirLock:
-    """An exclusive flock on a directory: serialises fsseam writers across processes."""
-
-    def __init__(self, parent: str, key: str) -> None:
-        self._parent = parent
-        self._key = key
-        self._fd = -1
-
-    def __enter__(self) -> _DirLock:
+        if not key:
+            raise map_os_error(IsADirectoryError(key), key, "delete")
+        dfd, name = self._walk(key, "delete")
         try:
-            self._fd = os.open(self._parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            fcntl.flock(dfd, fcntl.LOCK_EX)
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if stat_mod.S_ISDIR(st.st_mode):
+                raise map_os_error(IsADirectoryError(key), key, "delete")
+            os.unlink(name, dir_fd=dfd)
+        except FsError:
+            raise
         except OSError as e:
-            raise map_os_error(e, self._key, "write") from e
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-        os.close(self._fd)
+            raise map_os_error(e, key, "delete") from e
+        finally:
+            os.close(dfd)

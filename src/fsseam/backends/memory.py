@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from fsspec.implementations.memory import MemoryFileSystem
 
 from ..versions import Capabilities
-from ._fsspec import FsspecDigestBackend
+from ._fsspec import FsspecDigestBackend, _FsspecStream
 
 
 class MemoryBackend(FsspecDigestBackend):
@@ -21,6 +22,12 @@ class MemoryBackend(FsspecDigestBackend):
         ranged_reads=True,
         note="atomic within this process (the store is in-process memory)",
     )
+
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> _FsspecStream:
+        # MemoryFileSystem hands every reader the same file object (one shared position):
+        # read from a private copy instead.
+        blob = self.read(key)
+        return _FsspecStream(io.BytesIO(blob.data), chunk_size, len(blob.data))
 
     def _lock_token(self) -> int:
         # Every MemoryFileSystem sharing one store must share one lock.

@@ -127,9 +127,7 @@ def map_s3_error(
             path=key,
         )
     if code == "EntityTooLarge":
-        return FsError(
-            ErrorCode.FS_TOO_LARGE, f"{shown} is too large for S3 to store.", path=key
-        )
+        return FsError(ErrorCode.FS_TOO_LARGE, f"{shown} is too large for S3 to store.", path=key)
     if code == CONDITIONAL_CONFLICT or status == 409:
         return FsError(
             ErrorCode.FS_BACKEND,

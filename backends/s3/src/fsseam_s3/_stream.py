@@ -71,4 +71,3 @@ class S3ReadStream:
     def close(self) -> None:
         # Every range is read whole when fetched: there is no open connection to release.
         self._closed = True
-

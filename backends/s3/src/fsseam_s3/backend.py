@@ -191,12 +191,7 @@ class S3Backend:
         return resp, data
 
     async def _has_children(self, key: str) -> bool:
-        try:
-            resp = await self._call(
-                "list_objects_v2", Prefix=self._dir_prefix(key), MaxKeys=1
-            )
-        except Exception:
-            return False
+        resp = await self._call("list_objects_v2", Prefix=self._dir_prefix(key), MaxKeys=1)
         return bool(resp.get("KeyCount") or resp.get("Contents"))
 
     def _map(
@@ -213,11 +208,15 @@ class S3Backend:
         this error path does it cost one LIST."""
         err = self._map(exc, key, action)
         info = client_error_info(exc)
-        if (
-            err.code is ErrorCode.FS_NOT_FOUND
-            and (info is None or info.code != "NoSuchBucket")
-            and self._run(self._has_children, key)
-        ):
+        if err.code is not ErrorCode.FS_NOT_FOUND or (info and info.code == "NoSuchBucket"):
+            return err
+        try:
+            is_dir = self._run(self._has_children, key)
+        except Exception as list_exc:
+            # A HEAD's 404 has no body, so only the LIST can tell that the bucket is missing.
+            list_err = self._map(list_exc, key, action)
+            return list_err if list_err.code is ErrorCode.FS_NOT_FOUND else err
+        if is_dir:
             return FsError(
                 ErrorCode.FS_IS_DIRECTORY,
                 f"/{key} is a directory, not a file. List it, or give a file path.",
@@ -273,9 +272,7 @@ class S3Backend:
             except Exception as e:
                 raise self._map(e, key, "read") from e
 
-        return S3ReadStream(
-            key, _version(resp, key), total_size(resp), data, chunk_size, get_range
-        )
+        return S3ReadStream(key, _version(resp, key), total_size(resp), data, chunk_size, get_range)
 
     def stat(self, key: str) -> Stat:
         key = _normalize(key)
@@ -300,9 +297,7 @@ class S3Backend:
         contents: list[dict[str, Any]] = []
         token: dict[str, str] = {}
         while True:
-            resp = await self._call(
-                "list_objects_v2", Prefix=prefix, Delimiter="/", **token
-            )
+            resp = await self._call("list_objects_v2", Prefix=prefix, Delimiter="/", **token)
             prefixes.extend(p["Prefix"] for p in resp.get("CommonPrefixes") or [])
             contents.extend(resp.get("Contents") or [])
             if not resp.get("IsTruncated") or not resp.get("NextContinuationToken"):
@@ -363,9 +358,7 @@ class S3Backend:
             raise self._map(e, key, "write", precondition) from e
         return _version(resp, key)
 
-    async def _multipart(
-        self, obj: str, data: bytes, condition: dict[str, str]
-    ) -> dict[str, Any]:
+    async def _multipart(self, obj: str, data: bytes, condition: dict[str, str]) -> dict[str, Any]:
         """Parts in parallel, then CompleteMultipartUpload with the condition: the object
         appears (or the 412 comes) only at that last request, so a conflict or a crash
         before it leaves the old bytes in place. The upload is aborted on any failure."""
