@@ -46,7 +46,7 @@ class Version(BaseModel):
     @property
     def short(self) -> str:
         """A short form for display."""
-        return f"{self.kind}:{self.value[:12]}"
+        return f"{self.kind}:{self.value.strip(chr(34))[:12]}"
 
 
 class Overwrite(BaseModel):

@@ -22,5 +22,5 @@ def result_markdown(result: ToolResult) -> str:
     parts = [f"**{result.tool}** ok", _fence(result.text)]
     diff = getattr(result.value, "diff", None)
     if diff:
-        parts.append(_fence(diff, "diff"))
+        parts.append(_fence(diff.rstrip("\n"), "diff"))
     return "\n\n".join(parts)

@@ -1,0 +1,296 @@
+"""The ``fsseam`` command line.
+
+    fsseam demo [URL] [--backend memory|s3]
+    fsseam mcp URL [--owner NAME] [--read-only] [-o key=value ...]
+    fsseam call URL TOOL JSON [--ledger FILE] [--owner NAME] [--read-only] [-o key=value ...]
+    fsseam schema [--dialect openai|anthropic|json]
+
+Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
+error (``call``), 2 a usage or configuration error (bad arguments, unreadable ledger,
+misconfigured workspace, missing optional package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import FsError
+from .policy import Ledger
+from .tools.registry import UnknownToolError
+from .workspace import Workspace
+
+__all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+
+LEDGER_FORMAT = Ledger().format
+
+
+class UsageError(Exception):
+    """A usage or configuration error: message to stderr, exit status 2."""
+
+
+class LedgerError(UsageError):
+    """The ledger file cannot be used (bad JSON, unknown format, unreadable)."""
+
+
+# -- storage options -----------------------------------------------------------------------
+
+
+def _storage_option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    try:
+        parsed: Any = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    return key, parsed
+
+
+def _options(pairs: list[tuple[str, Any]] | None) -> dict[str, Any]:
+    return dict(pairs or [])
+
+
+def _add_storage_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-o",
+        "--storage-option",
+        dest="storage_options",
+        metavar="KEY=VALUE",
+        action="append",
+        type=_storage_option,
+        help="an fsspec storage option, repeatable (e.g. -o endpoint_url=http://127.0.0.1:5000)."
+        " VALUE is read as JSON when it parses (true, 3, {...}), else as a string.",
+    )
+
+
+# -- the ledger file -----------------------------------------------------------------------
+
+
+def load_ledger(path: Path) -> Ledger:
+    """The ledger stored at ``path``, or a fresh one when the file does not exist.
+
+    Raises LedgerError for anything else that is not a ledger this version can read: it
+    never silently starts over, which would forget what the agent has observed.
+    """
+    if not path.exists():
+        return Ledger()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise LedgerError(f"cannot read ledger {path}: {e}") from e
+    except json.JSONDecodeError as e:
+        raise LedgerError(f"ledger {path} is not valid JSON ({e}); fix or remove it") from e
+    if not isinstance(data, dict) or "format" not in data:
+        raise LedgerError(f"{path} is not an fsseam ledger (no 'format' field)")
+    if type(data["format"]) is not int or data["format"] != LEDGER_FORMAT:
+        raise LedgerError(
+            f"ledger {path} has format {data['format']!r}; this fsseam reads format "
+            f"{LEDGER_FORMAT}"
+        )
+    try:
+        return Ledger.model_validate(data)
+    except ValidationError as e:
+        raise LedgerError(f"ledger {path} is malformed: {e}") from e
+
+
+def save_ledger(ledger: Ledger, path: Path) -> None:
+    """Write the ledger atomically: a temp file in the same directory, fsync, os.replace."""
+    text = ledger.model_dump_json(indent=2) + "\n"
+    directory = path.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+def _workspace(args: argparse.Namespace, ledger: Ledger | None = None) -> Workspace:
+    try:
+        return Workspace(
+            args.url,
+            storage_options=_options(args.storage_options),
+            read_only=args.read_only,
+            ledger=ledger,
+        )
+    except FsError as e:
+        raise UsageError(f"cannot open workspace {args.url}: {e.message}") from e
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import DemoError, run_demo, run_s3_demo
+
+    try:
+        if args.backend == "s3":
+            if args.url is not None:
+                raise UsageError("--backend s3 starts its own S3 server; give no URL")
+            run_s3_demo(sys.stdout, sys.stderr)
+        else:
+            run_demo(args.url, _options(args.storage_options), sys.stdout)
+    except DemoError as e:
+        raise UsageError(str(e)) from e
+    except FsError as e:
+        raise UsageError(f"the demo failed: {e.message}") from e
+    return EXIT_OK
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp import McpUnavailable, require_sdk, run_stdio
+
+    try:
+        require_sdk()
+    except McpUnavailable as e:
+        raise UsageError(str(e)) from e
+    ws = _workspace(args)
+    print(f"fsseam mcp: serving {ws.url} over stdio as owner {args.owner!r}", file=sys.stderr)
+    with contextlib.suppress(KeyboardInterrupt):
+        run_stdio(ws, args.owner)
+    return EXIT_OK
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    ledger_path: Path | None = args.ledger
+    ledger = None
+    if ledger_path is not None:
+        if not ledger_path.parent.is_dir():
+            raise LedgerError(f"the directory of ledger {ledger_path} does not exist")
+        ledger = load_ledger(ledger_path)
+    raw = sys.stdin.read() if args.json == "-" else args.json
+    ws = _workspace(args, ledger)
+    ctx = ws.context(args.owner)
+    try:
+        result = ctx.tools.execute(args.tool, raw)
+    except UnknownToolError as e:
+        raise UsageError(str(e.args[0] if e.args else e)) from e
+    print(result.text)
+    sys.stdout.flush()
+    if ledger_path is not None and ws.policy is not None:
+        try:
+            save_ledger(ws.policy.ledger, ledger_path)
+        except OSError as e:
+            raise LedgerError(f"cannot save ledger {ledger_path}: {e}") from e
+    return EXIT_OK if result.ok else EXIT_TOOL_ERROR
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    schemas = Workspace("memory://fsseam-schema").context().tools.schemas(args.dialect)
+    print(json.dumps(schemas, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+# -- the parser ----------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fsseam",
+        description="Safe file tools for AI agents over any fsspec filesystem.",
+        epilog="Exit status: 0 ok, 1 a tool error (call), 2 a usage or configuration error.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = sub.add_parser(
+        "demo",
+        help="a scripted two-agent session (reads, edits, a stale conflict, its recovery)",
+        description="Run a scripted two-agent session: agent-a and agent-b read and edit one "
+        "file, agent-a's stale edit is refused with FS_STALE and succeeds after a re-read, "
+        "and a write from an outdated view is refused by the storage's compare-and-swap. "
+        "Prints each tool call, the text the model sees and the diff of each change.",
+    )
+    demo.add_argument(
+        "url", nargs="?", metavar="URL",
+        help="where to run it (default memory://demo); the root must not hold notes.md",
+    )
+    demo.add_argument(
+        "--backend", choices=["memory", "s3"], default="memory",
+        help="s3: start a moto S3 server on 127.0.0.1, run the demo in a fresh bucket, "
+        "stop the server (needs: pip install fsseam-s3 'moto[server]')",
+    )
+    _add_storage_options(demo)
+    demo.set_defaults(func=cmd_demo)
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the tools over MCP (stdio)",
+        description="Serve the tools as an MCP server over stdio until stdin closes. Each "
+        "session is its own owner for the observation policy. Needs the MCP SDK: "
+        "pip install 'fsseam[mcp]'.",
+    )
+    mcp.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
+    mcp.add_argument(
+        "--owner", default="mcp", help="owner name of the session (default: mcp)"
+    )
+    mcp.add_argument("--read-only", action="store_true", help="refuse every modification")
+    _add_storage_options(mcp)
+    mcp.set_defaults(func=cmd_mcp)
+
+    call = sub.add_parser(
+        "call",
+        help="run one tool call and print the text the model sees",
+        description="Run one tool call and print the text the model sees. Exit status 0 "
+        "when the call succeeded, 1 on a tool error, 2 on a usage error. With --ledger, "
+        "what the owner has observed is loaded from FILE before the call and saved after "
+        "it, so a write or edit in one call can rely on a read in an earlier call.",
+    )
+    call.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
+    call.add_argument("tool", metavar="TOOL", help="read, write, edit, str_replace_editor")
+    call.add_argument(
+        "json", metavar="JSON", help="the arguments as a JSON object ('-' reads stdin)"
+    )
+    call.add_argument(
+        "--ledger", type=Path, metavar="FILE",
+        help="observation ledger file (versioned JSON, created if missing)",
+    )
+    call.add_argument("--owner", default="agent", help="owner name (default: agent)")
+    call.add_argument("--read-only", action="store_true", help="refuse every modification")
+    _add_storage_options(call)
+    call.set_defaults(func=cmd_call)
+
+    schema = sub.add_parser(
+        "schema",
+        help="print the tool schemas as JSON",
+        description="Print the tool schemas as JSON, in a model API's shape.",
+    )
+    schema.add_argument(
+        "--dialect", choices=["openai", "anthropic", "json"], default="openai",
+        help="the shape (default: openai)",
+    )
+    schema.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except UsageError as e:
+        print(f"fsseam {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

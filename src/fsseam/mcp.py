@@ -1,0 +1,217 @@
+"""The MCP surface: fsseam's tools served over the Model Context Protocol.
+
+    fsseam mcp /abs/dir                   # a stdio server, one session per process
+    fsseam mcp s3://bucket/prefix -o endpoint_url=http://127.0.0.1:5000
+
+The official ``mcp`` SDK is imported lazily, so ``import fsseam`` works without it; a
+surface that needs it raises :class:`McpUnavailable` with the install hint.
+
+What a client sees:
+
+- ``tools/list`` returns exactly ``ctx.tools.schemas("json")``: name, description and the
+  parameters schema as ``inputSchema`` (byte-for-byte the schemas the library pins).
+- ``tools/call`` runs ``ctx.tools.execute``. The text content is exactly the text the
+  model would see from the library. A tool error (a model mistake or a storage conflict)
+  is an error *result* (``isError: true``, text ``Error [FS_...]: ...``), never a protocol
+  error, so the model can read it and recover. ``structuredContent`` carries the facts
+  (``ok``, ``tool``, the error code, the outcome without the file's lines).
+- Each session (one ``Server.run``: a stdio connection) is its own owner for the
+  observation policy, over one shared Workspace: ``owner`` for the first session,
+  ``owner-2``, ``owner-3``... for later ones. Two processes on one directory or bucket are
+  two owners too; the storage-side compare-and-swap keeps them from losing updates.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from .tools.result import ToolResult
+
+if TYPE_CHECKING:
+    from .workspace import Context, Workspace
+
+__all__ = [
+    "INSTALL_HINT",
+    "McpUnavailable",
+    "ToolServer",
+    "build_server",
+    "require_sdk",
+    "run_stdio",
+    "serve_stdio",
+]
+
+INSTALL_HINT = "pip install 'fsseam[mcp]'"
+
+# Fields of an outcome left out of structuredContent: the file's text is already in the
+# text content, and a client should not get it twice.
+_BULKY_FIELDS = {"lines", "snippet"}
+
+
+class McpUnavailable(RuntimeError):
+    """The ``mcp`` SDK is not installed (or too old)."""
+
+
+def require_sdk() -> None:
+    """Raise McpUnavailable with the install hint unless the MCP SDK can be imported."""
+    try:
+        import mcp.server.lowlevel
+        import mcp.server.stdio  # noqa: F401
+    except ImportError as e:
+        raise McpUnavailable(
+            f"the MCP server needs the official MCP SDK ({e}): {INSTALL_HINT}"
+        ) from e
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fsseam")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
+class _Session:
+    """One MCP session: its own Context (owner) and a lock serializing its calls."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.lock = threading.Lock()
+
+    def execute(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        with self.lock:
+            return self.ctx.tools.execute(name, arguments or {})
+
+
+class ToolServer:
+    """The SDK-independent part: one Workspace, per-session owners, results as MCP dicts."""
+
+    def __init__(self, workspace: Workspace, owner: str = "mcp") -> None:
+        self.workspace = workspace
+        self.owner = owner
+        self._counter = itertools.count(1)
+        self._counter_lock = threading.Lock()
+        # Schemas are the same for every context; compute them once (they are pinned).
+        self._tools = workspace.context(owner).tools.schemas(dialect="json")
+
+    def open_session(self) -> _Session:
+        with self._counter_lock:
+            n = next(self._counter)
+        owner = self.owner if n == 1 else f"{self.owner}-{n}"
+        return _Session(self.workspace.context(owner))
+
+    def tool_dicts(self) -> list[dict[str, Any]]:
+        """The MCP ``Tool`` objects (wire shape) of ``ctx.tools.schemas("json")``."""
+        return [
+            {"name": s["name"], "description": s["description"], "inputSchema": s["parameters"]}
+            for s in self._tools
+        ]
+
+    def has_tool(self, name: str) -> bool:
+        return any(s["name"] == name for s in self._tools)
+
+    @staticmethod
+    def result_dict(result: ToolResult) -> dict[str, Any]:
+        """The MCP ``CallToolResult`` (wire shape) of one ToolResult."""
+        structured: dict[str, Any] = {"ok": result.ok, "tool": result.tool}
+        if result.error is not None:
+            structured["error"] = {
+                "code": result.error.code.value,
+                "message": result.error.message,
+            }
+        dump = getattr(result.value, "model_dump", None)
+        if callable(dump):
+            structured["value"] = dump(mode="json", exclude=_BULKY_FIELDS)
+        return {
+            "content": [{"type": "text", "text": result.text}],
+            "structuredContent": structured,
+            "isError": not result.ok,
+        }
+
+
+def _new_style_sdk(server_cls: type) -> bool:
+    """mcp >= 2: handlers are constructor arguments (``on_call_tool``)."""
+    return "on_call_tool" in inspect.signature(server_cls).parameters
+
+
+def build_server(tool_server: ToolServer) -> Any:
+    """A low-level ``mcp.server.lowlevel.Server`` exposing the tools.
+
+    Every ``Server.run`` (one connection) opens a new session, so a new owner.
+    """
+    require_sdk()
+    import anyio.to_thread
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+
+    @asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[dict[str, Any]]:
+        yield {"session": tool_server.open_session()}
+
+    tools = [types.Tool.model_validate(t) for t in tool_server.tool_dicts()]
+
+    async def call(session: _Session, name: str, arguments: dict[str, Any] | None) -> Any:
+        result = await anyio.to_thread.run_sync(session.execute, name, arguments)
+        return types.CallToolResult.model_validate(tool_server.result_dict(result))
+
+    def unknown(name: str) -> str:
+        return f"unknown tool {name!r}; the tools are: " + ", ".join(t.name for t in tools)
+
+    if _new_style_sdk(Server):
+        from mcp.shared.exceptions import MCPError
+
+        async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=tools)
+
+        async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+            if not tool_server.has_tool(params.name):
+                raise MCPError(types.INVALID_PARAMS, unknown(params.name))
+            session: _Session = ctx.lifespan_context["session"]
+            return await call(session, params.name, params.arguments)
+
+        return Server(
+            "fsseam",
+            version=_version(),
+            lifespan=lifespan,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+        )
+
+    # mcp 1.x: decorator registration; the lifespan context is on server.request_context.
+    legacy: Any = Server("fsseam", version=_version(), lifespan=lifespan)
+
+    async def list_tools() -> list[Any]:
+        return tools
+
+    async def call_tool(name: str, arguments: dict[str, Any] | None) -> Any:
+        if not tool_server.has_tool(name):
+            raise ValueError(unknown(name))
+        session: _Session = legacy.request_context.lifespan_context["session"]
+        return await call(session, name, arguments)
+
+    legacy.list_tools()(list_tools)
+    legacy.call_tool(validate_input=False)(call_tool)
+
+    return legacy
+
+
+async def serve_stdio(workspace: Workspace, owner: str = "mcp") -> None:
+    """Serve one MCP session over this process's stdin/stdout until stdin closes."""
+    require_sdk()
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(ToolServer(workspace, owner))
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_stdio(workspace: Workspace, owner: str = "mcp") -> None:
+    """Blocking :func:`serve_stdio`; returns when the client closes stdin."""
+    import anyio
+
+    anyio.run(serve_stdio, workspace, owner)

@@ -1,0 +1,216 @@
+"""The ``fsseam`` command line, run as subprocesses (``python -m fsseam.cli``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fsseam import Ledger, Workspace
+
+COMMANDS = ["demo", "mcp", "call", "schema"]
+
+
+def fsseam(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fsseam.cli", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        input=stdin,
+        timeout=120,
+    )
+
+
+def call(root: Path, tool: str, args: dict[str, object], *extra: str) -> (
+    subprocess.CompletedProcess[str]
+):
+    return fsseam("call", str(root), tool, json.dumps(args), *extra)
+
+
+# -- call and the ledger -------------------------------------------------------------------
+
+
+def test_a_read_in_one_call_authorizes_a_write_in_the_next(root: Path, tmp_path: Path) -> None:
+    (root / "notes.md").write_bytes(b"old\n")
+    ledger = tmp_path / "ledger.json"
+
+    read = call(root, "read", {"file_path": "/notes.md"}, "--ledger", str(ledger))
+    assert read.returncode == 0, read.stderr
+    assert read.stdout == "     1\told\n"
+
+    write = call(
+        root, "write", {"file_path": "/notes.md", "content": "new\n"}, "--ledger", str(ledger)
+    )
+    assert write.returncode == 0, write.stdout + write.stderr
+    assert (root / "notes.md").read_bytes() == b"new\n"
+
+    data = json.loads(ledger.read_text(encoding="utf-8"))
+    assert data["format"] == Ledger().format
+    stored = Ledger.model_validate(data)
+    assert set(stored.owners) == {"agent"}
+    assert list(stored.owners["agent"]) == ["notes.md"]
+    assert not list(tmp_path.glob(".ledger.json.*")), "the temp file was left behind"
+
+
+def test_a_write_without_a_read_is_refused(root: Path, tmp_path: Path) -> None:
+    (root / "notes.md").write_bytes(b"keep me\r\n")
+    ledger = tmp_path / "ledger.json"
+
+    res = call(
+        root, "write", {"file_path": "/notes.md", "content": "lost\n"}, "--ledger", str(ledger)
+    )
+    assert res.returncode == 1
+    assert res.stdout.startswith("Error [FS_NOT_OBSERVED]: ")
+    assert (root / "notes.md").read_bytes() == b"keep me\r\n"
+    assert Ledger.model_validate_json(ledger.read_text(encoding="utf-8")).format == 1
+
+
+def test_owners_have_separate_observations(root: Path, tmp_path: Path) -> None:
+    (root / "notes.md").write_bytes(b"x\n")
+    ledger = str(tmp_path / "ledger.json")
+    assert call(root, "read", {"file_path": "/notes.md"}, "--ledger", ledger).returncode == 0
+    other = call(
+        root, "edit", {"file_path": "/notes.md", "old_string": "x", "new_string": "y"},
+        "--ledger", ledger, "--owner", "someone-else",
+    )
+    assert other.returncode == 1
+    assert other.stdout.startswith("Error [FS_NOT_OBSERVED]: ")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"",
+        b"[]",
+        b'{"owners": {}}',
+        b'{"format": 99, "owners": {}}',
+        b'{"format": true, "owners": {}}',
+        b'{"format": 1, "owners": {"agent": {"notes.md": 3}}}',
+    ],
+)
+def test_an_unusable_ledger_is_a_usage_error_and_left_alone(
+    root: Path, tmp_path: Path, content: bytes
+) -> None:
+    (root / "notes.md").write_bytes(b"data\n")
+    ledger = tmp_path / "ledger.json"
+    ledger.write_bytes(content)
+
+    res = call(root, "read", {"file_path": "/notes.md"}, "--ledger", str(ledger))
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert "ledger" in res.stderr
+    assert ledger.read_bytes() == content
+    assert (root / "notes.md").read_bytes() == b"data\n"
+
+
+def test_call_without_a_ledger_and_from_stdin(root: Path) -> None:
+    res = fsseam(
+        "call", str(root), "write", "-", stdin='{"file_path": "/a.txt", "content": "hi"}'
+    )
+    assert res.returncode == 0, res.stderr
+    assert (root / "a.txt").read_bytes() == b"hi"
+
+
+def test_call_usage_errors(root: Path) -> None:
+    unknown = fsseam("call", str(root), "no_such_tool", "{}")
+    assert unknown.returncode == 2
+    assert "no_such_tool" in unknown.stderr
+
+    missing_root = fsseam("call", str(root / "missing"), "read", '{"file_path": "/a"}')
+    assert missing_root.returncode == 2
+    assert missing_root.stdout == ""
+
+    bad_option = fsseam("call", str(root), "read", "{}", "-o", "no-equals-sign")
+    assert bad_option.returncode == 2
+
+    not_json = fsseam("call", str(root), "read", "{oops")
+    assert not_json.returncode == 1
+    assert not_json.stdout.startswith("Error [FS_INVALID_ARGUMENT]: ")
+
+
+def test_read_only_call_refuses_writes(root: Path) -> None:
+    res = fsseam(
+        "call", str(root), "write", '{"file_path": "/a.txt", "content": "x"}', "--read-only"
+    )
+    assert res.returncode == 1
+    assert res.stdout.startswith("Error [FS_READ_ONLY]: ")
+    assert not (root / "a.txt").exists()
+
+
+# -- demo, schema, help --------------------------------------------------------------------
+
+
+def test_demo_on_memory() -> None:
+    res = fsseam("demo")
+    assert res.returncode == 0, res.stderr
+    assert "Error [FS_STALE]" in res.stdout
+    lines = res.stdout.splitlines()
+    assert any(line.startswith("@@ ") for line in lines)
+    assert any(line.startswith("+- tag the release (v1.0)") for line in lines)
+
+
+def test_demo_on_a_local_directory(root: Path) -> None:
+    res = fsseam("demo", str(root))
+    assert res.returncode == 0, res.stderr
+    assert (root / "notes.md").read_text(encoding="utf-8").splitlines() == [
+        "# Launch checklist",
+        "",
+        "- write the release notes (done)",
+        "- tag the release (v1.0)",
+        "- announce it on the blog",
+    ]
+    again = fsseam("demo", str(root))
+    assert again.returncode == 2
+    assert "already has /notes.md" in again.stderr
+
+
+def test_demo_on_s3_against_moto() -> None:
+    res = fsseam("demo", "--backend", "s3")
+    assert res.returncode == 0, res.stderr
+    assert "versions are etag" in res.stdout
+    assert res.stdout.count("Error [FS_STALE]") == 2
+    assert any(line.startswith("@@ ") for line in res.stdout.splitlines())
+    assert "moto S3 server stopped" in res.stderr
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "json"])
+def test_schema_prints_the_library_schemas(dialect: str) -> None:
+    res = fsseam("schema", "--dialect", dialect)
+    assert res.returncode == 0, res.stderr
+    expected = Workspace("memory://test-cli-schema").context("x").tools.schemas(dialect)  # type: ignore[arg-type]
+    assert json.loads(res.stdout) == expected
+
+
+@pytest.mark.parametrize("command", [[], *[[c] for c in COMMANDS]])
+def test_help(command: list[str]) -> None:
+    res = fsseam(*command, "--help")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("usage: fsseam")
+    for flag in {"call": ["--ledger", "--owner", "-o"], "mcp": ["--owner", "--read-only"],
+                 "schema": ["--dialect"], "demo": ["--backend"]}.get("".join(command), []):
+        assert flag in res.stdout
+
+
+def test_no_command_is_a_usage_error() -> None:
+    res = fsseam()
+    assert res.returncode == 2
+    assert "usage: fsseam" in res.stderr
+
+
+def test_mcp_without_the_sdk_names_the_install_command(root: Path) -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "import fsseam, fsseam.mcp, fsseam.cli\n"
+        f"sys.exit(fsseam.cli.main(['mcp', {str(root)!r}]))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 2
+    assert "pip install 'fsseam[mcp]'" in res.stderr
+    assert res.stdout == ""

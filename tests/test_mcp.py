@@ -1,0 +1,152 @@
+"""The MCP surface, end to end: real MCP clients talking to spawned ``fsseam mcp`` servers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from fsseam import Workspace
+
+ORIGINAL = b"alpha\r\nbeta\r\ngamma\r\n"
+
+
+def _server(root: Path, owner: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "fsseam.cli", "mcp", str(root), "--owner", owner],
+    )
+
+
+def _text(result: Any) -> str:
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert block.type == "text"
+    text: str = block.text
+    return text
+
+
+async def _session_flow(root: Path) -> None:
+    with anyio.fail_after(60):
+        await _flow(root)
+
+
+async def _flow(root: Path) -> None:
+    expected = Workspace(str(root)).context("x").tools.schemas("json")
+    async with (
+        stdio_client(_server(root, "agent-a")) as (read_a, write_a),
+        ClientSession(read_a, write_a) as a,
+    ):
+        await a.initialize()
+
+        listed = await a.list_tools()
+        assert [t.name for t in listed.tools] == [s["name"] for s in expected]
+        for tool, schema in zip(listed.tools, expected, strict=True):
+            assert tool.description == schema["description"]
+            assert tool.input_schema == schema["parameters"]
+
+        read = await a.call_tool("read", {"file_path": "/notes.txt"})
+        assert not read.is_error
+        assert _text(read) == "     1\talpha\n     2\tbeta\n     3\tgamma"
+        assert read.structured_content["ok"] is True
+        assert "lines" not in read.structured_content["value"]
+
+        edit = await a.call_tool(
+            "edit", {"file_path": "/notes.txt", "old_string": "beta", "new_string": "BETA"}
+        )
+        assert not edit.is_error, _text(edit)
+        assert _text(edit).startswith("Edited /notes.txt")
+        assert (root / "notes.txt").read_bytes() == b"alpha\r\nBETA\r\ngamma\r\n"
+
+        # A second client, a second server process on the same directory, another owner.
+        async with (
+            stdio_client(_server(root, "agent-b")) as (read_b, write_b),
+            ClientSession(read_b, write_b) as b,
+        ):
+            await b.initialize()
+            assert not (await b.call_tool("read", {"file_path": "/notes.txt"})).is_error
+            other = await b.call_tool(
+                "edit", {"file_path": "/notes.txt", "old_string": "gamma", "new_string": "G"}
+            )
+            assert not other.is_error, _text(other)
+        theirs = (root / "notes.txt").read_bytes()
+        assert theirs == b"alpha\r\nBETA\r\nG\r\n"
+
+        # The first session's view is stale: an error result, not a protocol error.
+        stale = await a.call_tool(
+            "edit", {"file_path": "/notes.txt", "old_string": "alpha", "new_string": "A"}
+        )
+        assert stale.is_error
+        assert _text(stale).startswith("Error [FS_STALE]")
+        assert stale.structured_content["error"]["code"] == "FS_STALE"
+        assert (root / "notes.txt").read_bytes() == theirs
+
+        # Model mistakes are error results too.
+        bad = await a.call_tool("edit", {"file_path": "/notes.txt"})
+        assert bad.is_error
+        assert _text(bad).startswith("Error [FS_INVALID_ARGUMENT]")
+
+        # After a re-read the edit lands on top of the other session's change.
+        assert not (await a.call_tool("read", {"file_path": "/notes.txt"})).is_error
+        again = await a.call_tool(
+            "edit", {"file_path": "/notes.txt", "old_string": "alpha", "new_string": "A"}
+        )
+        assert not again.is_error, _text(again)
+        assert (root / "notes.txt").read_bytes() == b"A\r\nBETA\r\nG\r\n"
+
+
+def test_two_mcp_sessions_on_one_directory(root: Path) -> None:
+    (root / "notes.txt").write_bytes(ORIGINAL)
+    anyio.run(_session_flow, root)
+
+
+def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def test_server_exits_cleanly_when_stdin_closes(root: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fsseam.cli", "mcp", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"},
+                },
+            },
+        )
+        assert proc.stdout is not None
+        reply = json.loads(proc.stdout.readline())
+        assert reply["id"] == 1
+        assert reply["result"]["serverInfo"]["name"] == "fsseam"
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
