@@ -300,3 +300,25 @@ def test_rendered_texts_snapshot() -> None:
         res = ws.context("a").tools.execute(tool, args)
         out.append(f"=== {tool} {args}\n{res.text}\n")
     check("rendered.txt", "".join(out))
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_too_large_for_edit_and_write_changes_nothing(kind: str, root: Path) -> None:
+    from fsseam import Limits
+
+    url = "memory://big" if kind == "memory" else str(root)
+    ws = Workspace(url, limits=Limits(max_edit_bytes=1000, read_chunk_bytes=64))
+    data = b"0123456789\n" * 100  # 1100 bytes
+    put(ws, "/big.txt", data)
+    first = ok(run(ws, "read", file_path="/big.txt", limit=3))  # windows still work
+    assert first.value.lines == ["0123456789"] * 3
+    res = fails(run(ws, "edit", file_path="/big.txt", old_string="0123", new_string="x",
+                    replace_all=True), ErrorCode.FS_TOO_LARGE)
+    assert "1100 bytes or more" in res.text and "offset/limit" in res.text
+    fails(run(ws, "write", file_path="/big.txt", content="z" * 1001), ErrorCode.FS_TOO_LARGE)
+    fails(run(ws, "write", file_path="/new.txt", content="y" * 1001), ErrorCode.FS_TOO_LARGE)
+    assert raw(ws, "/big.txt") == data
+    assert raw(ws, "/new.txt") is None
+    # Replacing the big file with small content needs no load of the old one: allowed.
+    ok(run(ws, "write", file_path="/big.txt", content="small\n"))
+    assert raw(ws, "/big.txt") == b"small\n"

@@ -194,22 +194,41 @@ class Seam:
         )
 
     def _load(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
-        """The whole file as text, for an edit (one round trip)."""
+        """The whole file as text, for an edit: one round trip, and never more than the
+        edit limit fetched (a huge object is refused, not downloaded)."""
         shown = display(key)
+        cap = self.limits.max_edit_bytes
         try:
-            blob = self.backend.read(key)
+            stream = self.backend.open_read(key, cap + 1)
         except FsError as e:
             if not record_missing:
                 raise
             raise self._missing(key, e) from None
-        if len(blob.data) > self.limits.max_edit_bytes:
+        parts: list[bytes] = []
+        size = stream.size or 0
+        try:
+            if size <= cap:
+                total = 0
+                for chunk in stream.chunks():
+                    parts.append(chunk)
+                    total += len(chunk)
+                    if total > cap:
+                        break
+                size = max(size, total)
+        finally:
+            stream.close()
+        if size > cap:
             raise FsError(
                 ErrorCode.FS_TOO_LARGE,
-                f"{shown} is {len(blob.data)} bytes, more than the {self.limits.max_edit_bytes}"
-                " bytes an edit can hold; it was left unchanged.",
+                f"{shown} is {size} bytes or more, over the {cap} bytes an edit or a "
+                "whole-file write can hold; it was left unchanged. Read it in windows "
+                "(offset/limit) instead.",
                 path=shown,
             )
-        return decode(blob.data, shown), blob.version
+        version = stream.version
+        if version is None:  # pragma: no cover - a backend bug
+            raise FsError(ErrorCode.FS_BACKEND, f"{shown}: the storage returned no version.")
+        return decode(b"".join(parts), shown), version
 
     def stat(self, path: str) -> StatOutcome:
         key = self.key(path)
@@ -315,7 +334,7 @@ class Seam:
                 fmt, old_view = doc.format, doc.view
         elif isinstance(precondition, Overwrite):
             try:
-                doc, _ = self._load(key)
+                doc, _ = self._load(key, record_missing=False)
                 fmt, old_view = doc.format, doc.view
             except FsError as e:
                 if e.code is not ErrorCode.FS_NOT_FOUND:

@@ -24,6 +24,7 @@ from fsspec.asyn import sync
 
 from fsseam.backends.base import Blob, Entry, Stat
 from fsseam.errors import Conflict, ErrorCode, FsError
+from fsseam.paths import to_key
 from fsseam.versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 
 from ._errors import Action, client_error_info, is_conditional_conflict, map_s3_error
@@ -45,28 +46,9 @@ DEFAULT_PART_SIZE = 16 * MiB
 _PART_CONCURRENCY = 4
 
 T = TypeVar("T")
-_SEGMENT_OK = re.compile(r"^[^\x00]*$")
-
-
 def _normalize(key: str) -> str:
     """``a//b/./c/`` -> ``a/b/c``; a key escaping the root is FS_OUTSIDE_ROOT."""
-    parts: list[str] = []
-    for part in key.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                raise FsError(
-                    ErrorCode.FS_OUTSIDE_ROOT,
-                    f"/{key} resolves outside the workspace root.",
-                    path=key,
-                )
-            parts.pop()
-            continue
-        if not _SEGMENT_OK.match(part):
-            raise FsError(ErrorCode.FS_OUTSIDE_ROOT, "a path may not contain NUL bytes.")
-        parts.append(part)
-    return "/".join(parts)
+    return to_key(key) if key.strip() else ""
 
 
 def _condition(key: str, precondition: Precondition) -> dict[str, str]:
