@@ -38,6 +38,20 @@ def map_os_error(exc: BaseException, key: str, action: str) -> FsError:
             f"permission denied to {action} {shown}. Choose another path or ask the user.",
             path=key,
         )
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return FsError(
+            ErrorCode.FS_TOO_LARGE,
+            f"{shown} would be larger than this storage allows for one file "
+            f"({exc.strerror}); nothing was written.",
+            path=key,
+        )
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return FsError(
+            ErrorCode.FS_BACKEND,
+            f"no space left on the device (or the disk quota is reached) to {action} "
+            f"{shown}; nothing was changed. Free some space or ask the user.",
+            path=key,
+        )
     if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
         return FsError(ErrorCode.FS_INVALID_ARGUMENT, f"the path {shown} is too long.", path=key)
     return FsError(

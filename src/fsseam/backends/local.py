@@ -145,6 +145,7 @@ class LocalBackend:
         self.root = real
         self._given = os.path.abspath(root)
         self._cache = _StatCache()
+        self._swept: set[str] = set()
 
     @classmethod
     def from_url(
@@ -391,8 +392,25 @@ class LocalBackend:
             path=key,
         )
 
+    def _sweep_orphans(self, dfd: int, parent: str) -> None:
+        """Remove temp files of writers killed mid-write, once per directory per backend.
+
+        Called under the exclusive directory lock, so no live fsseam writer owns a temp file
+        here; any found was left by a crash (and can be large, or a second hard link).
+        """
+        if parent in self._swept:
+            return
+        self._swept.add(parent)
+        with contextlib.suppress(OSError), os.scandir(dfd) as it:
+            for entry in it:
+                if entry.name.startswith(".") and TEMP_MARK in entry.name and \
+                        entry.name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.name, dir_fd=dfd)
+
     def _publish(self, dfd: int, key: str, name: str, data: bytes, mode: int | None,
                  create_only: bool) -> None:
+        self._sweep_orphans(dfd, os.path.dirname(key))
         tmp = f".{name}{TEMP_MARK}{secrets.token_hex(6)}.tmp"
         try:
             try:

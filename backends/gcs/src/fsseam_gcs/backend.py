@@ -14,6 +14,8 @@ directory from a missing key, a vanished object from a moved-on one).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import posixpath
 from typing import Any, ClassVar, Literal
 
@@ -47,6 +49,10 @@ def _version(generation: object, key: str) -> Version:
             path=key,
         )
     return Version(kind=VERSION_KIND, value=str(generation))
+
+
+def _md5_b64(data: bytes) -> str:
+    return base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
 
 
 class GCSBackend:
@@ -253,8 +259,39 @@ class GCSBackend:
             else:
                 result = self._client.upload_multipart(name, data, if_generation_match)
         except Exception as e:
-            raise self._error(e, key, "write", precondition) from e
+            landed, err = self._after_failed_upload(e, key, name, data, precondition)
+            if landed is not None:
+                return landed
+            raise err from e
         return _version(result.get("generation"), key)
+
+    def _after_failed_upload(
+        self, exc: BaseException, key: str, name: str, data: bytes, precondition: Precondition
+    ) -> tuple[Version | None, FsError]:
+        """Map a failed upload, after one metadata GET (this error path only).
+
+        gcsfs retries an upload whose answer was lost; the retry meets our own write (412)
+        or the outcome is unknown (connection dropped). If the object now holds exactly our
+        bytes (same MD5), the write landed and its version is returned with the error.
+        The same GET tells a changed object from a deleted one.
+        """
+        try:
+            meta: dict[str, Any] | None = self._client.get_metadata(name)
+        except FileNotFoundError:
+            meta = None
+        except Exception:
+            return None, self._error(exc, key, "write", precondition)
+        err = map_error(
+            exc,
+            key,
+            "write",
+            precondition=precondition,
+            object_exists=lambda: meta is not None,
+            is_directory=lambda: self._is_directory(key),
+        )
+        if meta is not None and meta.get("md5Hash") == _md5_b64(data):
+            return _version(meta.get("generation"), key), err
+        return None, err
 
     def delete(self, key: str) -> None:
         self._root_is_directory(key, "delete")

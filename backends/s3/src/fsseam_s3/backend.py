@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import random
 import re
 from collections.abc import Awaitable, Callable
@@ -337,7 +338,46 @@ class S3Backend:
         try:
             resp = self._run(self._retrying_conflicts, upload)
         except Exception as e:
-            raise self._map(e, key, "write", precondition) from e
+            err = self._map(e, key, "write", precondition)
+            if isinstance(err, Conflict) or err.code is ErrorCode.FS_BACKEND:
+                landed = self._own_write_landed(obj, key, data)
+                if landed is not None:
+                    return landed
+            raise err from e
+        return _version(resp, key)
+
+    def _expected_etag(self, data: bytes) -> str:
+        """The ETag S3 gives ``data`` as this backend uploads it (MD5, or MD5 of the part
+        MD5s with the part count for multipart)."""
+        if len(data) <= self.multipart_threshold:
+            return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
+        size = max(self.multipart_part_size, -(-len(data) // MAX_PART_COUNT))
+        digests = [
+            hashlib.md5(data[o : o + size], usedforsecurity=False).digest()
+            for o in range(0, len(data), size)
+        ]
+        whole = hashlib.md5(b"".join(digests), usedforsecurity=False).hexdigest()
+        return f'"{whole}-{len(digests)}"'
+
+    def _own_write_landed(self, obj: str, key: str, data: bytes) -> Version | None:
+        """After a failed write: does the object hold exactly our bytes now?
+
+        A conditional PUT whose answer was lost is retried by the client and meets its own
+        write (412), and a dropped connection leaves the outcome unknown. One HEAD, on this
+        error path only, tells: the same ETag means the same content state, so reporting
+        success loses nothing even if someone else wrote identical bytes. (With SSE-KMS
+        ETags are not MD5s: then this finds no match and the error stands.)
+        """
+
+        async def head() -> dict[str, Any]:
+            return await self._call("head_object", Key=obj)
+
+        try:
+            resp = self._run(head)
+        except Exception:
+            return None
+        if resp.get("ETag") != self._expected_etag(data):
+            return None
         return _version(resp, key)
 
     async def _multipart(self, obj: str, data: bytes, condition: dict[str, str]) -> dict[str, Any]:
