@@ -50,35 +50,50 @@ class Limits(BaseModel):
 
 
 class _DocCache:
-    """(key, version) -> TextFormat and, for small files, the text: bounded LRU."""
+    """(key, version) -> TextFormat and, for small files, the text: a bounded LRU.
+
+    A read stores the raw bytes (decoding them costs as much as the read itself, and only a
+    later whole-file write needs the text, for its diff); writes store the text they made.
+    """
 
     def __init__(self, budget: int) -> None:
         self._budget = budget
         self._used = 0
-        self._items: OrderedDict[tuple[str, Version], tuple[TextFormat, str | None]] = (
+        self._items: OrderedDict[tuple[str, Version], tuple[TextFormat, str | bytes | None]] = (
             OrderedDict()
         )
         self._lock = threading.Lock()
 
-    def put(self, key: str, version: Version, fmt: TextFormat, view: str | None) -> None:
-        if view is not None and len(view) > self._budget // 4:
-            view = None
+    def put(
+        self, key: str, version: Version, fmt: TextFormat, text: str | bytes | None
+    ) -> None:
+        if text is not None and len(text) > self._budget // 4:
+            text = None
         with self._lock:
             old = self._items.pop((key, version), None)
             if old is not None and old[1] is not None:
                 self._used -= len(old[1])
-            self._items[(key, version)] = (fmt, view)
-            self._used += len(view) if view is not None else 0
+            self._items[(key, version)] = (fmt, text)
+            self._used += len(text) if text is not None else 0
             while self._items and (self._used > self._budget or len(self._items) > 4096):
-                _, (_, v) = self._items.popitem(last=False)
-                self._used -= len(v) if v is not None else 0
+                _, (_, t) = self._items.popitem(last=False)
+                self._used -= len(t) if t is not None else 0
 
     def get(self, key: str, version: Version) -> tuple[TextFormat, str | None] | None:
+        """The format and, when kept, the view of the file at ``version``."""
         with self._lock:
             hit = self._items.get((key, version))
             if hit is not None:
                 self._items.move_to_end((key, version))
-            return hit
+        if hit is None:
+            return None
+        fmt, text = hit
+        if isinstance(text, bytes):
+            try:
+                text = decode(text, display(key)).view
+            except FsError:
+                text = None  # valid in the window that was read, not as a whole
+        return fmt, text
 
 
 def _snippet(doc: TextDoc, first_line: int, last_line: int) -> tuple[list[str], int]:
@@ -174,10 +189,12 @@ class Seam:
                 path=shown,
             )
         if complete:
-            view = None
-            if small is not None:
-                view = decode(b"".join(small), shown).view
-            self._docs.put(key, version, window.format, view)
+            raw = b"".join(small) if small is not None else None
+            if raw is not None:
+                # A file small enough to keep is validated whole, so a read reports a
+                # non-UTF-8 file even when the invalid bytes lie outside the window.
+                decode(raw, shown)
+            self._docs.put(key, version, window.format, raw)
         returned = len(window.lines)
         partial = not (complete and offset == 1 and returned == total)
         self._gate.dispatch(

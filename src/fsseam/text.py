@@ -183,13 +183,21 @@ class LineWindow:
     def window_full(self) -> bool:
         return self.count >= self.last
 
-    def _take(self, line: bytes, crlf: bool = True) -> None:
-        if crlf and line.endswith(b"\r"):
-            line = line[:-1]
+    def _take(self, lines: list[bytes], last_is_final: bool = False) -> None:
+        """Decode window lines (one decode call for all), dropping each CRLF's ``\r``.
+
+        ``last_is_final``: the last line had no newline, so a trailing ``\r`` is content.
+        """
+        if not lines:
+            return
+        stripped = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
+        if last_is_final:
+            stripped[-1] = lines[-1]
         try:
-            self.lines.append(line.decode("utf-8"))
+            text = b"\n".join(stripped).decode("utf-8")
         except UnicodeDecodeError as e:
             raise not_text(self.path, "invalid UTF-8") from e
+        self.lines.extend(text.split("\n"))
 
     def feed(self, chunk: bytes, final: bool = False) -> None:
         if not self._started:
@@ -212,31 +220,26 @@ class LineWindow:
             self._last_cr = chunk.endswith(b"\r")
         if self.count >= self.last or self.count + n < self.first - 1:
             self.count += n  # wholly outside the window: count only
+        elif n == 0:
+            self._partial += chunk  # the current line, which is in the window, goes on
         else:
-            pos = 0
-            while True:
-                nl = chunk.find(b"\n", pos)
-                if nl < 0:
-                    break
-                self.count += 1
-                if self.first <= self.count <= self.last:
-                    self._take(self._partial + chunk[pos:nl])
-                self._partial = b""
-                pos = nl + 1
-                if self.count >= self.last:
-                    rest_nl = chunk.count(b"\n", pos)
-                    if rest_nl:
-                        self.count += rest_nl
-                        pos = chunk.rfind(b"\n") + 1
-                    break
-            if self.first <= self.count + 1 <= self.last:
-                self._partial += chunk[pos:]
+            # Lines numbered count+1 .. count+n end in this chunk; the piece after the
+            # last newline starts line count+n+1.
+            pieces = chunk.split(b"\n")
+            pieces[0] = self._partial + pieces[0]
+            start = self.count + 1
+            lo = max(self.first, start) - start
+            hi = min(self.last, self.count + n) - start + 1
+            if lo < hi:
+                self._take(pieces[lo:hi])
+            self.count += n
+            self._partial = pieces[-1] if self.first <= self.count + 1 <= self.last else b""
         if chunk:
             self._midline = not chunk.endswith(b"\n")
         if final and self._midline:
             self.count += 1
             if self.first <= self.count <= self.last:
-                self._take(self._partial, crlf=False)  # a lone final \r is content
+                self._take([self._partial], last_is_final=True)  # a lone final \r is content
             self._partial = b""
             self._midline = False
 

@@ -90,3 +90,15 @@ def test_failed_if_match_costs_one_extra_probe_only(counted: tuple[GCSBackend, A
     assert info.value.reason == "mismatch"
     # the rejected upload, then one metadata GET to tell "changed" from "deleted"
     assert proxy.take() == [_req(UPLOAD, backend.bucket), _req(META, backend.bucket, "p/a.txt")]
+
+
+def test_same_bytes_from_a_losing_writer_is_still_a_conflict(
+    counted: tuple[GCSBackend, Any],
+) -> None:
+    """Two agents incrementing "5" both write "6": the loser must hear it lost, although
+    the object holds exactly its bytes (equal content is not our write)."""
+    backend, _ = counted
+    v = backend.write("n", b"5", CreateOnly())
+    backend.write("n", b"6", IfMatch(v))
+    with pytest.raises(Conflict):
+        backend.write("n", b"6", IfMatch(v))

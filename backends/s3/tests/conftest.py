@@ -1,5 +1,8 @@
 """One moto server for the session (loopback, free port), a fresh bucket per test.
 
+The server itself comes from ``fsseam_s3.testing.moto_server`` (shared with the benchmark
+and demos); this file only adapts it to pytest fixtures.
+
 moto's in-process ``mock_aws`` cannot serve s3fs (aiobotocore awaits a bytes body), so the
 tests talk HTTP to a ``ThreadedMotoServer``. Its WSGI app is wrapped to record every
 request, so request counts are measured at the server, not inferred from client hooks.
@@ -15,83 +18,25 @@ that checked with one request and wrote with another would still lose updates he
 
 from __future__ import annotations
 
-import logging
-import threading
-import uuid
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from moto.server import ThreadedMotoServer
+from fsseam_s3.testing import CREDENTIALS, MotoEndpoint, RequestLog, moto_server
 
-CREDENTIALS = {"key": "testing", "secret": "testing"}
-
-
-@dataclass
-class RequestLog:
-    """(method, path) of every request the server received, in order."""
-
-    requests: list[tuple[str, str]] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _serial: threading.Lock = field(default_factory=threading.Lock)
-
-    def wrap(self, app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
-        def counting(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-            with self._lock:
-                self.requests.append((environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")))
-            with self._serial:
-                return list(app(environ, start_response))
-
-        return counting
-
-    def clear(self) -> None:
-        with self._lock:
-            self.requests.clear()
-
-    def to_bucket(self, bucket: str) -> list[tuple[str, str]]:
-        with self._lock:
-            return [
-                r for r in self.requests if r[1] == f"/{bucket}" or r[1].startswith(f"/{bucket}/")
-            ]
-
-
-@dataclass(frozen=True)
-class MotoEndpoint:
-    url: str
-    log: RequestLog
-
-    def client(self) -> Any:
-        return boto3.client(
-            "s3",
-            endpoint_url=self.url,
-            region_name="us-east-1",
-            aws_access_key_id=CREDENTIALS["key"],
-            aws_secret_access_key=CREDENTIALS["secret"],
-        )
+__all__ = ["CREDENTIALS", "MotoEndpoint", "RequestLog"]
 
 
 @pytest.fixture(scope="session")
 def moto() -> Iterator[MotoEndpoint]:
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        log = RequestLog()
-        wsgi = server._server
-        assert wsgi is not None, "moto changed ThreadedMotoServer internals"
-        wsgi.app = log.wrap(wsgi.app)
-        host, port = server.get_host_and_port()
-        yield MotoEndpoint(url=f"http://{host}:{port}", log=log)
-    finally:
-        server.stop()
+    with moto_server(serialize=True) as endpoint:
+        yield endpoint
 
 
 @pytest.fixture
 def s3_options(moto: MotoEndpoint) -> dict[str, Any]:
     """DESIGN.md's convenience keys; the backend turns them into s3fs options."""
-    return {"endpoint_url": moto.url, **CREDENTIALS}
+    return moto.storage_options()
 
 
 @pytest.fixture
@@ -101,15 +46,10 @@ def s3(moto: MotoEndpoint) -> Any:
 
 
 @pytest.fixture
-def bucket(s3: Any) -> str:
-    name = f"fsseam-{uuid.uuid4().hex[:16]}"
-    s3.create_bucket(Bucket=name)
-    return name
+def bucket(s3: Any, moto: MotoEndpoint) -> str:
+    return moto.create_bucket(client=s3)
 
 
 @pytest.fixture
-def versioned_bucket(s3: Any) -> str:
-    name = f"fsseam-v-{uuid.uuid4().hex[:16]}"
-    s3.create_bucket(Bucket=name)
-    s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
-    return name
+def versioned_bucket(s3: Any, moto: MotoEndpoint) -> str:
+    return moto.create_bucket(versioned=True, client=s3)

@@ -58,13 +58,25 @@ def test_read_then_if_match_write_is_one_get_one_put(
     assert measure(moto, bucket) == [("GET", f"/{bucket}/p/a.txt"), ("PUT", f"/{bucket}/p/a.txt")]
 
 
-def test_lost_cas_is_one_put_and_no_head(backend: S3Backend, moto: Any, bucket: str) -> None:
+def test_lost_cas_is_one_put_and_one_head(backend: S3Backend, moto: Any, bucket: str) -> None:
+    """The HEAD reads back the write id: a 412 may answer a resend of our own landed write."""
     v = backend.write("a.txt", b"one", CreateOnly())
     backend.write("a.txt", b"two", IfMatch(v))
     moto.log.clear()
     with pytest.raises(Exception, match="changed since it was read"):
         backend.write("a.txt", b"three", IfMatch(v))
-    assert measure(moto, bucket) == [("PUT", f"/{bucket}/p/a.txt")]
+    assert measure(moto, bucket) == [("PUT", f"/{bucket}/p/a.txt"), ("HEAD", f"/{bucket}/p/a.txt")]
+
+
+def test_same_bytes_from_a_losing_writer_is_still_a_conflict(
+    backend: S3Backend, moto: Any, bucket: str
+) -> None:
+    """Two agents incrementing "5" both write "6": the loser must hear it lost, although
+    the object holds exactly its bytes (equal content is not our write)."""
+    v = backend.write("n", b"5", CreateOnly())
+    backend.write("n", b"6", IfMatch(v))
+    with pytest.raises(Exception, match="changed since it was read"):
+        backend.write("n", b"6", IfMatch(v))
 
 
 def test_stream_is_one_get_per_chunk(backend: S3Backend, moto: Any, bucket: str) -> None:

@@ -5,6 +5,9 @@ Truncation lives here, not in the outcomes: the facts stay whole, the text is bo
 
 from __future__ import annotations
 
+import bisect
+import itertools
+
 from ..errors import ErrorCode
 from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
 
@@ -21,6 +24,8 @@ __all__ = [
 
 MAX_LINE_CHARS = 2000
 MAX_READ_CHARS = 100_000
+# Line-number prefixes, made once: formatting them per line dominated rendering a read.
+_PREFIXES = [f"{n:>6}\t" for n in range(20_001)]
 
 
 def _cut(line: str) -> str:
@@ -32,17 +37,18 @@ def _cut(line: str) -> str:
 
 def numbered(lines: list[str], start: int) -> list[str]:
     """``cat -n`` style: ``{n:>6}\\t{line}``, tabs kept, long lines cut."""
-    return [f"{n:>6}\t{_cut(line)}" for n, line in enumerate(lines, start)]
+    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+        lines = [_cut(line) for line in lines]
+    end = start + len(lines)
+    if end <= len(_PREFIXES):
+        return list(map(str.__add__, _PREFIXES[start:end], lines))
+    return [f"{n:>6}\t{line}" for n, line in enumerate(lines, start)]
 
 
 def fit(rows: list[str], max_chars: int) -> int:
     """How many leading rows fit in ``max_chars`` (at least one, so progress is made)."""
-    used = 0
-    for i, row in enumerate(rows):
-        used += len(row) + 1
-        if used > max_chars and i > 0:
-            return i
-    return len(rows)
+    totals = list(itertools.accumulate(len(row) + 1 for row in rows))
+    return max(1, bisect.bisect_right(totals, max_chars)) if rows else 0
 
 
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:

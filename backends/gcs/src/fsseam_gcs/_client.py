@@ -37,6 +37,18 @@ __all__ = [
 RESUMABLE_CHUNK = 8 * (1 << 20)
 
 
+
+WRITE_ID_KEY = "fsseam-write"
+"""Custom metadata naming the write that stored an object: after an upload whose answer was
+lost, it tells our own landed write from anyone else's (identical bytes included)."""
+
+
+def _object_resource(name: str, write_id: str | None) -> dict[str, Any]:
+    resource: dict[str, Any] = {"name": name}
+    if write_id is not None:
+        resource["metadata"] = {WRITE_ID_KEY: write_id}
+    return resource
+
 def make_filesystem(storage_options: dict[str, Any]) -> GCSFileSystem:
     """A GCSFileSystem of our own: no instance cache (tests and users pass different
     endpoints/credentials in one process) and no listings cache (versions must be fresh)."""
@@ -131,12 +143,13 @@ class GcsClient:
 
     # -- writes ----------------------------------------------------------------
     def upload_multipart(
-        self, name: str, data: bytes, if_generation_match: str | None
+        self, name: str, data: bytes, if_generation_match: str | None,
+        write_id: str | None = None,
     ) -> dict[str, Any]:
         """One ``uploadType=multipart`` POST: metadata and bytes in a single request, the
         precondition checked by the storage with the write."""
         boundary = _boundary(data)
-        meta = json.dumps({"name": name})
+        meta = json.dumps(_object_resource(name, write_id))
         head = (
             f"--{boundary}\r\n"
             "Content-Type: application/json; charset=UTF-8\r\n\r\n"
@@ -158,7 +171,8 @@ class GcsClient:
         return result
 
     def upload_resumable(
-        self, name: str, data: bytes, if_generation_match: str | None
+        self, name: str, data: bytes, if_generation_match: str | None,
+        write_id: str | None = None,
     ) -> dict[str, Any]:
         """A resumable upload for objects too large for one request. The precondition goes
         on the initiation request; GCS checks it again when the upload is finalized."""
@@ -168,7 +182,7 @@ class GcsClient:
             self.bucket,
             uploadType="resumable",
             ifGenerationMatch=if_generation_match,
-            json={"name": name},
+            json=_object_resource(name, write_id),
             headers={"X-Upload-Content-Type": "application/octet-stream"},
         )
         location = _header(headers, "Location")

@@ -14,9 +14,8 @@ directory from a missing key, a vanished object from a moved-on one).
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import posixpath
+import secrets
 from typing import Any, ClassVar, Literal
 
 from fsspec.core import split_protocol
@@ -25,7 +24,7 @@ from fsseam.backends.base import Blob, Entry, Stat
 from fsseam.errors import Conflict, ErrorCode, FsError
 from fsseam.versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 
-from ._client import GcsClient, Media, make_filesystem
+from ._client import WRITE_ID_KEY, GcsClient, Media, make_filesystem
 from ._errors import map_error
 from ._stream import GcsReadStream
 
@@ -49,10 +48,6 @@ def _version(generation: object, key: str) -> Version:
             path=key,
         )
     return Version(kind=VERSION_KIND, value=str(generation))
-
-
-def _md5_b64(data: bytes) -> str:
-    return base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
 
 
 class GCSBackend:
@@ -253,27 +248,30 @@ class GCSBackend:
                 raise Conflict("mismatch", f"/{key} has changed since it was read.", path=key)
             if_generation_match = expected.value
         name = self._name(key)
+        write_id = secrets.token_hex(12)
         try:
             if len(data) > self.resumable_threshold:
-                result = self._client.upload_resumable(name, data, if_generation_match)
+                result = self._client.upload_resumable(name, data, if_generation_match, write_id)
             else:
-                result = self._client.upload_multipart(name, data, if_generation_match)
+                result = self._client.upload_multipart(name, data, if_generation_match, write_id)
         except Exception as e:
-            landed, err = self._after_failed_upload(e, key, name, data, precondition)
+            landed, err = self._after_failed_upload(e, key, name, write_id, precondition)
             if landed is not None:
                 return landed
             raise err from e
         return _version(result.get("generation"), key)
 
     def _after_failed_upload(
-        self, exc: BaseException, key: str, name: str, data: bytes, precondition: Precondition
+        self, exc: BaseException, key: str, name: str, write_id: str,
+        precondition: Precondition,
     ) -> tuple[Version | None, FsError]:
         """Map a failed upload, after one metadata GET (this error path only).
 
         gcsfs retries an upload whose answer was lost; the retry meets our own write (412)
-        or the outcome is unknown (connection dropped). If the object now holds exactly our
-        bytes (same MD5), the write landed and its version is returned with the error.
-        The same GET tells a changed object from a deleted one.
+        or the outcome is unknown (connection dropped). If the object carries this write's
+        id, our write landed and its version is returned with the error. (Equal bytes are
+        not enough: two agents incrementing "5" both write "6", and the loser must hear it
+        lost.) The same GET tells a changed object from a deleted one.
         """
         try:
             meta: dict[str, Any] | None = self._client.get_metadata(name)
@@ -289,7 +287,7 @@ class GCSBackend:
             object_exists=lambda: meta is not None,
             is_directory=lambda: self._is_directory(key),
         )
-        if meta is not None and meta.get("md5Hash") == _md5_b64(data):
+        if meta is not None and (meta.get("metadata") or {}).get(WRITE_ID_KEY) == write_id:
             return _version(meta.get("generation"), key), err
         return None, err
 

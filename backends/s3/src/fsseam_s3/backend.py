@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import random
 import re
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -50,6 +50,21 @@ T = TypeVar("T")
 def _normalize(key: str) -> str:
     """``a//b/./c/`` -> ``a/b/c``; a key escaping the root is FS_OUTSIDE_ROOT."""
     return to_key(key) if key.strip() else ""
+
+
+WRITE_ID_KEY = "fsseam-write"
+"""User metadata (``x-amz-meta-fsseam-write``) naming the write that stored an object."""
+
+
+def _ambiguous(err: FsError) -> bool:
+    """Might our own write have landed although the call failed?
+
+    A 412 may answer a resend of our own landed write (its first answer was lost; botocore
+    and aiohttp both resend, and aiohttp's resend is not counted in RetryAttempts), and a
+    storage failure without a clear answer (5xx after retries, a dropped connection) leaves
+    the outcome unknown. Both cost one HEAD on this error path.
+    """
+    return isinstance(err, Conflict) or err.code is ErrorCode.FS_BACKEND
 
 
 def _condition(key: str, precondition: Precondition) -> dict[str, str]:
@@ -326,47 +341,38 @@ class S3Backend:
             raise self._root_is_directory("write")
         condition = _condition(key, precondition)
         obj = self._obj(key)
+        # Names this write in the object's metadata, so that after an ambiguous failure we
+        # can tell whether the object is our write (see _own_write_landed).
+        write_id = secrets.token_hex(12)
+        meta = {"Metadata": {WRITE_ID_KEY: write_id}}
         if len(data) <= self.multipart_threshold:
 
             async def upload() -> dict[str, Any]:
-                return await self._call("put_object", Key=obj, Body=data, **condition)
+                return await self._call("put_object", Key=obj, Body=data, **meta, **condition)
         else:
 
             async def upload() -> dict[str, Any]:
-                return await self._multipart(obj, data, condition)
+                return await self._multipart(obj, data, condition, meta)
 
         try:
             resp = self._run(self._retrying_conflicts, upload)
         except Exception as e:
             err = self._map(e, key, "write", precondition)
-            if isinstance(err, Conflict) or err.code is ErrorCode.FS_BACKEND:
-                landed = self._own_write_landed(obj, key, data)
+            if _ambiguous(err):
+                landed = self._own_write_landed(obj, key, write_id)
                 if landed is not None:
                     return landed
             raise err from e
         return _version(resp, key)
 
-    def _expected_etag(self, data: bytes) -> str:
-        """The ETag S3 gives ``data`` as this backend uploads it (MD5, or MD5 of the part
-        MD5s with the part count for multipart)."""
-        if len(data) <= self.multipart_threshold:
-            return f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
-        size = max(self.multipart_part_size, -(-len(data) // MAX_PART_COUNT))
-        digests = [
-            hashlib.md5(data[o : o + size], usedforsecurity=False).digest()
-            for o in range(0, len(data), size)
-        ]
-        whole = hashlib.md5(b"".join(digests), usedforsecurity=False).hexdigest()
-        return f'"{whole}-{len(digests)}"'
+    def _own_write_landed(self, obj: str, key: str, write_id: str) -> Version | None:
+        """After an ambiguous failure: is the object now the write named ``write_id``?
 
-    def _own_write_landed(self, obj: str, key: str, data: bytes) -> Version | None:
-        """After a failed write: does the object hold exactly our bytes now?
-
-        A conditional PUT whose answer was lost is retried by the client and meets its own
-        write (412), and a dropped connection leaves the outcome unknown. One HEAD, on this
-        error path only, tells: the same ETag means the same content state, so reporting
-        success loses nothing even if someone else wrote identical bytes. (With SSE-KMS
-        ETags are not MD5s: then this finds no match and the error stands.)
+        botocore resends a request whose answer was lost: a conditional resend then meets
+        our own landed write (412), and a dropped connection leaves the outcome unknown.
+        One HEAD, on that error path only, reads the write id back. (Equal bytes are not
+        enough: two agents incrementing "5" both write "6", and the loser must hear it
+        lost.)
         """
 
         async def head() -> dict[str, Any]:
@@ -376,16 +382,18 @@ class S3Backend:
             resp = self._run(head)
         except Exception:
             return None
-        if resp.get("ETag") != self._expected_etag(data):
+        if (resp.get("Metadata") or {}).get(WRITE_ID_KEY) != write_id:
             return None
         return _version(resp, key)
 
-    async def _multipart(self, obj: str, data: bytes, condition: dict[str, str]) -> dict[str, Any]:
+    async def _multipart(
+        self, obj: str, data: bytes, condition: dict[str, str], meta: dict[str, Any]
+    ) -> dict[str, Any]:
         """Parts in parallel, then CompleteMultipartUpload with the condition: the object
         appears (or the 412 comes) only at that last request, so a conflict or a crash
         before it leaves the old bytes in place. The upload is aborted on any failure."""
         part_size = max(self.multipart_part_size, -(-len(data) // MAX_PART_COUNT))
-        created = await self._call("create_multipart_upload", Key=obj)
+        created = await self._call("create_multipart_upload", Key=obj, **meta)
         upload_id = created["UploadId"]
         limit = asyncio.Semaphore(_PART_CONCURRENCY)
 

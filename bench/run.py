@@ -1,0 +1,767 @@
+"""fsseam benchmark: tool-call latency against raw fsspec, storage requests per call, window
+reads of large objects, and K concurrent agents editing one file.
+
+    python bench/run.py                  # full run, about 10 minutes on 2 cores
+    python bench/run.py --quick          # small K/M, no 1 GiB file: under ~2 minutes
+    python bench/run.py --backends memory,local --quick --json out.json
+
+Backends: memory, local (a temporary directory; FSSEAM_BENCH_DIR picks its parent),
+s3 (moto server in this process, requests serialized: see fsseam_s3.testing) and gcs
+(fake-gcs-server; requests counted by a proxy in a separate pass so the proxy does not
+add to the timed calls). Prints markdown tables on stdout; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+# gcsfs >= 2026.3 probes every bucket over gRPC (60 s against an emulator) unless told not
+# to; set before anything imports gcsfs, and inherited by child processes.
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+
+MiB = 1 << 20
+LINES = 2000
+FILLER = "lorem ipsum dolor sit amet, consectetur adipiscing elit sed do eiusmod"
+ALL_BACKENDS = ("memory", "local", "s3", "gcs")
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# -- the 2,000-line (80 KB) file -------------------------------------------------------
+
+
+def make_text(variant: str = "a") -> str:
+    """2,000 lines of exactly 40 bytes (80,000 bytes); line 1000 holds ``tok-alpha`` and
+    the last line differs between variants (so a write really changes the object)."""
+    lines = []
+    for i in range(1, LINES + 1):
+        body = f"{i:06d} " + FILLER
+        if i == 1000:
+            body = f"{i:06d} tok-alpha " + FILLER
+        if i == LINES:
+            body = f"{i:06d} variant-{variant} " + FILLER
+        lines.append(body[:39] + "\n")
+    return "".join(lines)
+
+
+# -- backends under test ------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """One backend: a workspace URL for fsseam, a raw fsspec filesystem on the same
+    storage, and (for remote storage) a way to count requests at the server."""
+
+    name: str
+    url: str
+    storage_options: dict[str, Any] | None
+    raw_fs: Any
+    raw_dir: str
+    fs: Any = None
+    """A filesystem instance to share with the workspace (memory: the same store)."""
+    counter: Any = None
+    """reset() / count() / fetched() for requests seen by the server, or None."""
+    counted: Target | None = None
+    """A second view of the same storage whose requests are counted (GCS: via the proxy)."""
+    processes: bool = True
+    """Whether agents in other processes can share this storage."""
+    notes: list[str] = field(default_factory=list)
+
+    def workspace(self) -> Any:
+        from fsseam import Workspace
+
+        return Workspace(self.url, storage_options=self.storage_options, fs=self.fs)
+
+
+class S3Counter:
+    def __init__(self, endpoint: Any, bucket: str) -> None:
+        self.endpoint, self.bucket = endpoint, bucket
+
+    def reset(self) -> None:
+        self.endpoint.log.clear()
+
+    def count(self) -> int:
+        return len(self.endpoint.log.to_bucket(self.bucket))
+
+    def fetched(self) -> int:
+        return sum(
+            r.response_bytes
+            for r in self.endpoint.log.records_to(self.bucket)
+            if r.method == "GET"
+        )
+
+
+class ProxyCounter:
+    def __init__(self, proxy: Any) -> None:
+        self.proxy = proxy
+
+    def reset(self) -> None:
+        self.proxy.take()
+
+    def count(self) -> int:
+        with self.proxy.lock:
+            return len(self.proxy.requests)
+
+    def fetched(self) -> int:
+        with self.proxy.lock:
+            return sum(r.response_bytes for r in self.proxy.records if r.method == "GET")
+
+
+@contextmanager
+def open_target(name: str, stack: ExitStack) -> Iterator[Target]:
+    if name == "memory":
+        from fsspec.implementations.memory import MemoryFileSystem
+
+        fs = MemoryFileSystem(global_store=False, skip_instance_cache=True)
+        yield Target(
+            name, "memory://bench/ws", None, fs, "/bench/raw", fs=fs, processes=False
+        )
+    elif name == "local":
+        from fsspec.implementations.local import LocalFileSystem
+
+        d = stack.enter_context(
+            tempfile.TemporaryDirectory(
+                prefix="fsseam-bench-", dir=os.environ.get("FSSEAM_BENCH_DIR")
+            )
+        )
+        os.makedirs(os.path.join(d, "ws"))
+        os.makedirs(os.path.join(d, "raw"))
+        yield Target(name, os.path.join(d, "ws"), None, LocalFileSystem(), os.path.join(d, "raw"))
+    elif name == "s3":
+        import s3fs
+        from fsseam_s3.testing import moto_server
+
+        ep = stack.enter_context(moto_server(serialize=True))
+        bucket = ep.create_bucket()
+        yield Target(
+            name,
+            f"s3://{bucket}/ws",
+            ep.storage_options(),
+            s3fs.S3FileSystem(**ep.s3fs_options()),
+            f"{bucket}/raw",
+            counter=S3Counter(ep, bucket),
+            notes=["moto server in this process, requests serialized (serialize=True)"],
+        )
+    elif name == "gcs":
+        from fsseam_gcs.testing import fake_gcs_server
+        from gcsfs import GCSFileSystem
+
+        gcs = stack.enter_context(fake_gcs_server())
+        bucket = gcs.create_bucket()
+        proxy = stack.enter_context(gcs.counting_proxy())
+
+        def raw(options: dict[str, Any]) -> Any:
+            return GCSFileSystem(**options, skip_instance_cache=True)
+
+        counted = Target(
+            "gcs",
+            f"gs://{bucket}/ws",
+            proxy.storage_options(),
+            raw(proxy.storage_options()),
+            f"{bucket}/raw",
+            counter=ProxyCounter(proxy),
+        )
+        yield Target(
+            name,
+            f"gs://{bucket}/ws",
+            gcs.storage_options(),
+            raw(gcs.storage_options()),
+            f"{bucket}/raw",
+            counted=counted,
+            notes=["fake-gcs-server v1.54.0 (memory backend); requests counted through a proxy"],
+        )
+    else:
+        raise SystemExit(f"unknown backend {name!r}; choose from {', '.join(ALL_BACKENDS)}")
+
+
+# -- 1. latency and requests of read / write / edit --------------------------------------
+
+
+@dataclass
+class OpResult:
+    op: str
+    tool_ms: float
+    raw_ms: float
+    tool_requests: float | None = None
+    raw_requests: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        return self.tool_ms / self.raw_ms if self.raw_ms else float("nan")
+
+
+def _ops(target: Target, ctx: Any, tag: str) -> dict[str, tuple[Callable[[int], None], ...]]:
+    """op -> (fsseam call, raw call); each takes the iteration number."""
+    fs = target.raw_fs
+    raw_path = f"{target.raw_dir}/{tag}.txt"
+    tool_path = f"/{tag}.txt"
+    texts = [make_text("a"), make_text("b")]
+    datas = [t.encode() for t in texts]
+    fs.pipe_file(raw_path, datas[0])
+    res = ctx.tools.execute("write", {"file_path": tool_path, "content": texts[0]})
+    assert res.ok, res.text
+
+    def check(res: Any) -> None:
+        if not res.ok:
+            raise RuntimeError(f"{target.name}: {res.text}")
+
+    def tool_read(i: int) -> None:
+        res = ctx.tools.execute("read", {"file_path": tool_path})
+        check(res)
+        assert res.value.returned == LINES
+
+    def raw_read(i: int) -> None:
+        assert len(fs.cat_file(raw_path)) == 80_000
+
+    def tool_write(i: int) -> None:
+        check(ctx.tools.execute("write", {"file_path": tool_path, "content": texts[i % 2]}))
+
+    def raw_write(i: int) -> None:
+        fs.pipe_file(raw_path, datas[i % 2])
+
+    def swap(i: int) -> tuple[str, str]:
+        return ("tok-alpha", "tok-omega") if i % 2 == 0 else ("tok-omega", "tok-alpha")
+
+    def tool_edit(i: int) -> None:
+        old, new = swap(i)
+        check(ctx.tools.execute("edit", {"file_path": tool_path, "old_string": old,
+                                         "new_string": new}))
+
+    def raw_edit(i: int) -> None:
+        old, new = swap(i)
+        data = fs.cat_file(raw_path)
+        fs.pipe_file(raw_path, data.replace(old.encode(), new.encode(), 1))
+
+    return {
+        "read": (tool_read, raw_read),
+        "write": (tool_write, raw_write),
+        "edit": (tool_edit, raw_edit),
+    }
+
+
+def bench_latency(target: Target, n: int, warmup: int = 3) -> list[OpResult]:
+    ctx = target.workspace().context("bench")
+    ops = _ops(target, ctx, "lat")
+    results = []
+    for op, (tool, raw) in ops.items():
+        tool_t: list[float] = []
+        raw_t: list[float] = []
+        # Interleaved, so drift (GC, the page cache, the server warming up) hits both.
+        for i in range(warmup + n):
+            t0 = time.perf_counter()
+            tool(i)
+            t1 = time.perf_counter()
+            raw(i)
+            t2 = time.perf_counter()
+            if i >= warmup:
+                tool_t.append(t1 - t0)
+                raw_t.append(t2 - t1)
+        results.append(
+            OpResult(op, statistics.median(tool_t) * 1e3, statistics.median(raw_t) * 1e3)
+        )
+    counted = target.counted or (target if target.counter is not None else None)
+    if counted is not None:
+        cctx = counted.workspace().context("bench-counted")
+        cops = _ops(counted, cctx, "cnt")
+        for r in results:
+            tool, raw = cops[r.op]
+            for i in range(2):  # connections and clients warm
+                tool(i)
+                raw(i)
+            per_tool, per_raw = [], []
+            for i in range(2, 6):
+                counted.counter.reset()
+                tool(i)
+                per_tool.append(counted.counter.count())
+                counted.counter.reset()
+                raw(i)
+                per_raw.append(counted.counter.count())
+            r.tool_requests = statistics.mean(per_tool)
+            r.raw_requests = statistics.mean(per_raw)
+    return results
+
+
+# -- 2. window read of a large object, in a subprocess (clean peak RSS) -------------------
+
+
+@dataclass
+class WindowResult:
+    backend: str
+    size_mib: int
+    read: str
+    seconds: float
+    returned: int
+    total: int | None
+    peak_rss_mib: float
+    process_peak_mib: float
+    fetched_bytes: int
+    requests: int | None
+
+
+def window_child(spec: dict[str, Any]) -> None:
+    """Run in a fresh interpreter: workspace setup, baseline RSS, then the reads."""
+    from fsseam import Workspace
+
+    def status_mib(field: str) -> float | None:
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith(field + ":"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return None
+
+    def reset_peak() -> bool:
+        # Linux: writing 5 to clear_refs resets VmHWM (peak RSS) to the current RSS.
+        # ru_maxrss cannot be used: exec keeps the forking parent's high-water mark.
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            return True
+        except OSError:
+            return False
+
+    def rss_mib() -> float:
+        hwm = status_mib("VmHWM")
+        if hwm is not None:
+            return hwm
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    def rchar() -> int:
+        try:
+            with open("/proc/self/io") as f:
+                for line in f:
+                    if line.startswith("rchar:"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
+    ctx = Workspace(spec["url"], storage_options=spec.get("storage_options")).context("w")
+    out = []
+    for _ in range(spec.get("reads", 1)):
+        base = status_mib("VmRSS") or 0.0
+        if not reset_peak():
+            base = rss_mib()
+        r0 = rchar()
+        t0 = time.perf_counter()
+        res = ctx.tools.execute(
+            "read", {"file_path": spec["path"], "offset": 1, "limit": 2000}
+        )
+        took = time.perf_counter() - t0
+        if not res.ok:
+            raise SystemExit(res.text)
+        out.append(
+            {
+                "seconds": took,
+                "returned": res.value.returned,
+                "total": res.value.total,
+                "peak_rss_mib": rss_mib() - base,
+                "process_peak_mib": rss_mib(),
+                "rchar": rchar() - r0,
+            }
+        )
+    print(json.dumps(out))
+
+
+def run_window_child(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--window-child", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"window child failed: {proc.stderr[-3000:]}")
+    result: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def big_lines() -> bytes:
+    # bench/window_memory.py's content: numbered 52-byte lines.
+    return b"".join(b"%07d the quick brown fox jumps over the lazy dog\n" % i for i in range(20000))
+
+
+def bench_window_local(size_mib: int) -> list[WindowResult]:
+    block = big_lines()
+    with tempfile.TemporaryDirectory(
+        prefix="fsseam-bench-big-", dir=os.environ.get("FSSEAM_BENCH_DIR")
+    ) as d:
+        path = os.path.join(d, "big.log")
+        with open(path, "wb") as f:
+            written = 0
+            while written < size_mib * MiB:
+                f.write(block)
+                written += len(block)
+        # The digest cache trusts no file changed within 2 s of hashing ("racy" entries):
+        # wait so the second read can show the cached-digest path.
+        time.sleep(2.5)
+        rows = run_window_child({"url": d, "path": "/big.log", "reads": 2})
+    labels = ["first (digest computed)", "repeat (digest cached)"]
+    return [
+        WindowResult(
+            "local", size_mib, labels[i], r["seconds"], r["returned"], r["total"],
+            r["peak_rss_mib"], r["process_peak_mib"], r["rchar"], None,
+        )
+        for i, r in enumerate(rows)
+    ]
+
+
+def bench_window_remote(target: Target, size_mib: int) -> WindowResult:
+    counted = target.counted or target
+    assert counted.counter is not None
+    block = big_lines()
+    data = block * (size_mib * MiB // len(block) + 1)
+    data = data[: size_mib * MiB]
+    path = f"{target.raw_dir.rsplit('/', 1)[0]}/ws/big.log"
+    target.raw_fs.pipe_file(path, data)
+    del data
+    counted.counter.reset()
+    rows = run_window_child(
+        {"url": counted.url, "storage_options": counted.storage_options, "path": "/big.log"}
+    )
+    r = rows[0]
+    result = WindowResult(
+        target.name, size_mib, "first", r["seconds"], r["returned"], r["total"],
+        r["peak_rss_mib"], r["process_peak_mib"], counted.counter.fetched(),
+        counted.counter.count(),
+    )
+    target.raw_fs.rm_file(path)
+    return result
+
+
+# -- 3. K agents x M edits on one file ---------------------------------------------------
+
+
+@dataclass
+class AgentStats:
+    edits: int = 0
+    conflicts: int = 0
+    retried_edits: int = 0
+    max_retries: int = 0
+    errors: list[str] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+    start: float = 0.0
+    end: float = 0.0
+
+
+def slot(agent: int) -> str:
+    return f"slot-{agent:03d}:"
+
+
+def agents_text(k: int) -> str:
+    head = "".join(f"{slot(a)}\n" for a in range(k))
+    return head + make_text("a")
+
+
+def agent_loop(ctx: Any, agent: int, m: int, deadline: float) -> AgentStats:
+    """read -> edit (append a token to this agent's own line) -> on FS_STALE re-read and
+    retry. Only the storage's compare-and-swap stands between agents."""
+    st = AgentStats(start=time.time())
+    mine = slot(agent)
+    for i in range(m):
+        token = f" t{agent}.{i}"
+        tries = 0
+        while True:
+            if time.monotonic() > deadline:
+                st.errors.append("deadline")
+                st.end = time.time()
+                return st
+            res = ctx.tools.execute("read", {"file_path": "/shared.txt", "limit": agent + 1})
+            if not res.ok:
+                st.errors.append(res.text)
+                break
+            line = next(x for x in res.value.lines if x.startswith(mine))
+            res = ctx.tools.execute(
+                "edit", {"file_path": "/shared.txt", "old_string": line + "\n",
+                         "new_string": line + token + "\n"},
+            )
+            if res.ok:
+                st.edits += 1
+                st.tokens.append(token.strip())
+                break
+            if res.error.code == "FS_STALE":
+                st.conflicts += 1
+                tries += 1
+                continue
+            st.errors.append(res.text)
+            break
+        if tries:
+            st.retried_edits += 1
+            st.max_retries = max(st.max_retries, tries)
+    st.end = time.time()
+    return st
+
+
+def _process_agent(
+    url: str, options: dict[str, Any] | None, agent: int, m: int, budget: float,
+    barrier: Any, queue: Any,
+) -> None:
+    from fsseam import Workspace
+
+    ctx = Workspace(url, storage_options=options).context(f"agent-{agent}")
+    barrier.wait()
+    st = agent_loop(ctx, agent, m, time.monotonic() + budget)
+    queue.put(asdict(st))
+
+
+@dataclass
+class AgentsResult:
+    backend: str
+    mode: str
+    k: int
+    m: int
+    edits: int
+    seconds: float
+    conflicts: int
+    retried_edits: int
+    max_retries: int
+    lost: int
+    phantom: int
+    errors: int
+
+    @property
+    def throughput(self) -> float:
+        return self.edits / self.seconds if self.seconds else 0.0
+
+
+def bench_agents(target: Target, mode: str, k: int, m: int, budget: float) -> AgentsResult:
+    ws = target.workspace()
+    setup = ws.context("setup")
+    setup.fs.backend.write("shared.txt", agents_text(k).encode(), _overwrite())
+    stats: list[AgentStats] = []
+    if mode == "threads":
+        deadline = time.monotonic() + budget
+        ctxs = [ws.context(f"agent-{a}") for a in range(k)]
+        out: list[AgentStats | None] = [None] * k
+        gate = threading.Barrier(k)
+
+        def run(a: int) -> None:
+            gate.wait()
+            out[a] = agent_loop(ctxs[a], a, m, deadline)
+
+        threads = [threading.Thread(target=run, args=(a,)) for a in range(k)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stats = [s for s in out if s is not None]
+    else:
+        spawn = mp.get_context("spawn")
+        barrier = spawn.Barrier(k)
+        queue = spawn.Queue()
+        procs = [
+            spawn.Process(
+                target=_process_agent,
+                args=(target.url, target.storage_options, a, m, budget, barrier, queue),
+            )
+            for a in range(k)
+        ]
+        for p in procs:
+            p.start()
+        for _ in procs:
+            stats.append(AgentStats(**queue.get(timeout=budget + 300)))
+        for p in procs:
+            p.join()
+    final = setup.fs.backend.read("shared.txt").data.decode()
+    present = set(re.findall(r"t\d+\.\d+", final))
+    acked = {t for s in stats for t in s.tokens}
+    seconds = max(s.end for s in stats) - min(s.start for s in stats)
+    return AgentsResult(
+        backend=target.name,
+        mode=mode,
+        k=k,
+        m=m,
+        edits=sum(s.edits for s in stats),
+        seconds=seconds,
+        conflicts=sum(s.conflicts for s in stats),
+        retried_edits=sum(s.retried_edits for s in stats),
+        max_retries=max(s.max_retries for s in stats),
+        lost=len(acked - present),
+        phantom=len(present - acked),
+        errors=sum(len(s.errors) for s in stats),
+    )
+
+
+def _overwrite() -> Any:
+    from fsseam.versions import Overwrite
+
+    return Overwrite()
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def fmt_ms(x: float) -> str:
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}" if x < 10 else f"{x:.1f}"
+
+
+def fmt_req(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:g}" if x == int(x) else f"{x:.2f}"
+
+
+def render(
+    latency: dict[str, list[OpResult]],
+    windows: list[WindowResult],
+    agents: list[AgentsResult],
+) -> str:
+    out = []
+    out.append(
+        "| backend | read ms (raw) | read ratio | write ms (raw) | write ratio "
+        "| edit ms (raw) | edit ratio | requests read/write/edit (raw) |"
+    )
+    out.append("|---|---|---|---|---|---|---|---|")
+    for name, ops in latency.items():
+        cells = [name]
+        for r in ops:
+            cells.append(f"{fmt_ms(r.tool_ms)} ({fmt_ms(r.raw_ms)})")
+            cells.append(f"{r.ratio:.2f}")
+        if all(r.tool_requests is not None for r in ops):
+            tool = "/".join(fmt_req(r.tool_requests) for r in ops)
+            raw = "/".join(fmt_req(r.raw_requests) for r in ops)
+            cells.append(f"{tool} ({raw})")
+        else:
+            cells.append("n/a")
+        out.append("| " + " | ".join(cells) + " |")
+    if windows:
+        out.append("")
+        out.append(
+            "| window read, lines 1-2000 | object | read | seconds | lines returned "
+            "| total lines | peak RSS above baseline (process peak) | bytes fetched | requests |"
+        )
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for w in windows:
+            out.append(
+                f"| {w.backend} | {w.size_mib} MiB | {w.read} | {w.seconds:.3f} | {w.returned} "
+                f"| {w.total if w.total is not None else 'not counted'} "
+                f"| {w.peak_rss_mib:.1f} MiB ({w.process_peak_mib:.0f} MiB) "
+                f"| {w.fetched_bytes / MiB:.2f} MiB "
+                f"| {fmt_req(w.requests)} |"
+            )
+    if agents:
+        out.append("")
+        out.append(
+            "| agents on one file | mode | K | M | edits | seconds | edits/s | conflicts "
+            "| edits retried | max retries | lost updates | phantom | errors |"
+        )
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for a in agents:
+            out.append(
+                f"| {a.backend} | {a.mode} | {a.k} | {a.m} | {a.edits} | {a.seconds:.2f} "
+                f"| {a.throughput:.1f} | {a.conflicts} | {a.retried_edits} | {a.max_retries} "
+                f"| {a.lost} | {a.phantom} | {a.errors} |"
+            )
+    return "\n".join(out)
+
+
+# -- main ------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small K/M, no 1 GiB row")
+    ap.add_argument("--backends", default=",".join(ALL_BACKENDS),
+                    help="comma-separated subset of memory,local,s3,gcs")
+    ap.add_argument("-n", type=int, default=None, help="timed calls per op (default 40; 10)")
+    ap.add_argument("--json", help="also write the raw results to this file")
+    ap.add_argument("--no-windows", action="store_true")
+    ap.add_argument("--no-agents", action="store_true")
+    ap.add_argument("--window-child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.window_child:
+        window_child(json.loads(args.window_child))
+        return 0
+
+    names = [b.strip() for b in args.backends.split(",") if b.strip()]
+    for b in names:
+        if b not in ALL_BACKENDS:
+            ap.error(f"unknown backend {b!r}")
+    n = args.n or (10 if args.quick else 40)
+    if args.quick:
+        plan: list[tuple[int, int]] = [(2, 5), (4, 3)]
+        process_ks = {2}
+        budget = 20.0
+    else:
+        plan = [(2, 25), (8, 8), (32, 3)]
+        process_ks = {2, 8, 32}
+        budget = 120.0
+    remote_mib = 64 if args.quick else 256
+
+    started = time.perf_counter()
+    latency: dict[str, list[OpResult]] = {}
+    windows: list[WindowResult] = []
+    agents: list[AgentsResult] = []
+    notes: list[str] = []
+    for name in names:
+        with ExitStack() as stack, open_target(name, stack) as target:
+            log(f"{name}: latency ({n} calls per op)")
+            latency[name] = bench_latency(target, n)
+            notes.extend(f"{name}: {x}" for x in target.notes)
+            if not args.no_windows:
+                if name == "local" and not args.quick:
+                    log("local: window read of a 1 GiB file")
+                    windows.extend(bench_window_local(1024))
+                elif name in ("s3", "gcs"):
+                    log(f"{name}: window read of a {remote_mib} MiB object")
+                    windows.append(bench_window_remote(target, remote_mib))
+            if not args.no_agents:
+                modes = ["threads"] + (["processes"] if target.processes else [])
+                for mode in modes:
+                    for k, m in plan:
+                        if mode == "processes" and k not in process_ks:
+                            continue
+                        log(f"{name}: {k} agents x {m} edits ({mode})")
+                        agents.append(bench_agents(target, mode, k, m, budget))
+
+    print(f"fsseam benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+          f"{platform.python_implementation()} {platform.python_version()}, "
+          f"{os.cpu_count()} CPUs, {'quick' if args.quick else 'full'} run "
+          f"({n} timed calls per op, medians; 2,000-line 80,000-byte file)")
+    print()
+    print(render(latency, windows, agents))
+    if notes:
+        print()
+        for x in notes:
+            print(f"- {x}")
+    print(f"\n(total {time.perf_counter() - started:.0f} s)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {
+                    "latency": {k: [asdict(r) | {"ratio": r.ratio} for r in v]
+                                for k, v in latency.items()},
+                    "windows": [asdict(w) for w in windows],
+                    "agents": [asdict(a) | {"throughput": a.throughput} for a in agents],
+                },
+                f,
+                indent=2,
+            )
+    bad = [a for a in agents if a.lost or a.phantom]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""bench/run.py still runs, and its quick run on embedded backends loses no update."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every markdown table in ``text`` as rows of cells (header first, rule dropped)."""
+    tables: list[list[list[str]]] = []
+    current: list[list[str]] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= {"-", ":"} for c in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def _table_with(tables: list[list[list[str]]], column: str) -> tuple[list[str], list[list[str]]]:
+    for table in tables:
+        header = table[0]
+        if any(column in h for h in header):
+            return header, table[1:]
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def test_quick_bench_on_embedded_backends() -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--backends",
+         "memory,local"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tables = _tables(proc.stdout)
+
+    header, rows = _table_with(tables, "lost updates")
+    lost = next(i for i, h in enumerate(header) if h == "lost updates")
+    phantom = header.index("phantom")
+    errors = header.index("errors")
+    assert {r[0] for r in rows} == {"memory", "local"}
+    assert {"threads", "processes"} <= {r[1] for r in rows}
+    for r in rows:
+        assert r[lost] == "0", r
+        assert r[phantom] == "0", r
+        assert r[errors] == "0", r
+        assert int(r[header.index("edits")]) == int(r[header.index("K")]) * int(
+            r[header.index("M")]
+        ), r
+
+    header, rows = _table_with(tables, "read ratio")
+    assert {r[0] for r in rows} == {"memory", "local"}
+    requests = next(i for i, h in enumerate(header) if h.startswith("requests"))
+    for r in rows:
+        # Requests are counted at a server: not applicable to embedded storage.
+        assert r[requests] == "n/a", r
+        for col in ("read ratio", "write ratio", "edit ratio"):
+            assert float(r[header.index(col)]) > 0, r
