@@ -9,6 +9,9 @@ __all__ = ["unified_diff"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 CONTEXT = 3
+MAX_DIFF_WORK = 250_000
+"""Above this many line pairs in the changed middle, difflib's matching (quadratic at
+worst) is skipped: the change is shown as one hunk replacing the old lines with the new."""
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -31,6 +34,8 @@ def unified_diff(path: str, old: str, new: str) -> str:
     start = max(0, head - CONTEXT)
     a_mid = a[start : len(a) - max(0, tail - CONTEXT)]
     b_mid = b[start : len(b) - max(0, tail - CONTEXT)]
+    if len(a_mid) * len(b_mid) > MAX_DIFF_WORK:
+        return _one_hunk(path, a_mid, b_mid, start)
     out: list[str] = []
     for line in difflib.unified_diff(
         a_mid, b_mid, fromfile=f"a{path}", tofile=f"b{path}", n=CONTEXT
@@ -44,4 +49,25 @@ def unified_diff(path: str, old: str, new: str) -> str:
         if not line.endswith("\n"):
             line += "\n\\ No newline at end of file\n"
         out.append(line)
+    return "".join(out)
+
+
+def _one_hunk(path: str, a: list[str], b: list[str], start: int) -> str:
+    def span(first: int, n: int) -> str:
+        return f"{first + 1 if n else first},{n}" if n != 1 else f"{first + 1}"
+
+    out = [
+        f"--- a{path}\n",
+        f"+++ b{path}\n",
+        f"@@ -{span(start, len(a))} +{span(start, len(b))} @@\n",
+    ]
+    for sign, lines in (("-", a), ("+", b)):
+        if not lines:
+            continue
+        # Prefix every line in C: only the last line can lack its newline.
+        text = "".join(lines)
+        if text.endswith("\n"):
+            out.append(sign + text[:-1].replace("\n", "\n" + sign) + "\n")
+        else:
+            out.append(sign + text.replace("\n", "\n" + sign) + "\n\\ No newline at end of file\n")
     return "".join(out)
