@@ -322,3 +322,26 @@ def test_too_large_for_edit_and_write_changes_nothing(kind: str, root: Path) -> 
     # Replacing the big file with small content needs no load of the old one: allowed.
     ok(run(ws, "write", file_path="/big.txt", content="small\n"))
     assert raw(ws, "/big.txt") == b"small\n"
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_nul_and_lone_surrogates_are_refused(kind: str, root: Path) -> None:
+    ws = Workspace("memory://nul" if kind == "memory" else str(root))
+    put(ws, "/t.txt", b"keep\n")
+    ok(run(ws, "read", file_path="/t.txt"))
+    for args in (
+        {"file_path": "/t.txt", "content": "a\x00b"},
+        {"file_path": "/t.txt", "content": "bad \ud800 surrogate"},
+    ):
+        res = fails(run(ws, "write", **args), ErrorCode.FS_INVALID_ARGUMENT)
+        assert "content" in res.text
+    fails(run(ws, "edit", file_path="/t.txt", old_string="keep", new_string="x\x00"),
+          ErrorCode.FS_INVALID_ARGUMENT)
+    fails(run(ws, "edit", file_path="/t.txt", old_string="keep", new_string="\udfff"),
+          ErrorCode.FS_INVALID_ARGUMENT)
+    fails(run(ws, "str_replace_editor", command="insert", path="/t.txt", insert_line=0,
+              new_str="\x00"), ErrorCode.FS_INVALID_ARGUMENT)
+    fails(run(ws, "write", file_path="/new.txt", content="\ud800"),
+          ErrorCode.FS_INVALID_ARGUMENT)
+    assert raw(ws, "/t.txt") == b"keep\n"
+    assert raw(ws, "/new.txt") is None

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from functools import cached_property
+from typing import Self
 
-__all__ = ["unified_diff"]
+from pydantic import BaseModel, PrivateAttr, computed_field
+
+__all__ = ["LazyDiff", "unified_diff"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 CONTEXT = 3
@@ -71,3 +75,28 @@ def _one_hunk(path: str, a: list[str], b: list[str], start: int) -> str:
         else:
             out.append(sign + text.replace("\n", "\n" + sign) + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+class LazyDiff(BaseModel):
+    """Mixin for models that carry the diff of a change: computed on first access.
+
+    Most writes are never shown to a person, so the diff costs nothing until a surface
+    (a plugin, a notebook, an MCP client's structured content) asks for it.
+    """
+
+    _diff_args: tuple[str, str | None, str] | None = PrivateAttr(default=None)
+
+    def with_diff(self, path: str, old: str | None, new: str) -> Self:
+        """Attach the texts; ``old`` None means the old text is unknown (no diff)."""
+        self._diff_args = (path, old, new)
+        return self
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def diff(self) -> str | None:
+        """Unified diff ``a/PATH`` -> ``b/PATH`` of the change (None if the old text was not
+        known without an extra request)."""
+        if self._diff_args is None:
+            return None
+        path, old, new = self._diff_args
+        return None if old is None else unified_diff(path, old, new)

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .diff import LazyDiff
 from .errors import ErrorCode
 from .versions import Overwrite, Precondition, Version
 
@@ -68,11 +69,9 @@ class EditIntent(FsEvent):
     conflict_hint: str | None = None
 
 
-class WrittenEvent(FsEvent):
+class WrittenEvent(LazyDiff, FsEvent):
     model_config = ConfigDict(frozen=True)
     name: Literal["fs/written"] = "fs/written"
     operation: Operation
     version: Version
     created: bool
-    diff: str | None = None
-    """Unified diff of the change, when the old text was known without an extra request."""

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .diff import LazyDiff
 from .versions import Version
 
 __all__ = [
@@ -36,7 +37,7 @@ class ReadOutcome(_Outcome):
     """True unless every line of the file was returned."""
 
 
-class WriteOutcome(_Outcome):
+class WriteOutcome(LazyDiff, _Outcome):
     kind: Literal["write"] = "write"
     path: str
     operation: Literal["write", "create"]
@@ -44,10 +45,9 @@ class WriteOutcome(_Outcome):
     version: Version
     size: int
     lines: int
-    diff: str | None = None
 
 
-class EditOutcome(_Outcome):
+class EditOutcome(LazyDiff, _Outcome):
     kind: Literal["edit"] = "edit"
     path: str
     operation: Literal["replace", "insert"]
@@ -59,7 +59,6 @@ class EditOutcome(_Outcome):
     snippet: list[str]
     """A few lines of the new file around the (first) change."""
     snippet_start: int
-    diff: str
 
 
 class StatOutcome(_Outcome):

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .backends.base import Backend, Entry
-from .diff import unified_diff
 from .errors import Conflict, ErrorCode, FsError
 from .events import EditIntent, MissingEvent, ReadEvent, WriteIntent, WrittenEvent
 from .outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, StatOutcome, WriteOutcome
@@ -101,6 +100,26 @@ def _snippet(doc: TextDoc, first_line: int, last_line: int) -> tuple[list[str], 
     start = max(1, first_line - SNIPPET_CONTEXT)
     end = min(len(lines), last_line + SNIPPET_CONTEXT)
     return lines[start - 1 : end], start
+
+
+def _check_text(text: str, name: str) -> None:
+    """New text must stay text: a NUL would make the file unreadable to every text tool."""
+    if "\x00" in text:
+        raise FsError(
+            ErrorCode.FS_INVALID_ARGUMENT,
+            f"{name} contains a NUL character; fsseam writes text files only. Remove it.",
+        )
+
+
+def _encode(make: Callable[[], bytes], name: str) -> bytes:
+    try:
+        return make()
+    except UnicodeEncodeError as e:
+        raise FsError(
+            ErrorCode.FS_INVALID_ARGUMENT,
+            f"{name} contains characters that cannot be written as UTF-8 (a lone surrogate "
+            f"at position {e.start}); nothing was written.",
+        ) from None
 
 
 class Seam:
@@ -356,7 +375,8 @@ class Seam:
             except FsError as e:
                 if e.code is not ErrorCode.FS_NOT_FOUND:
                     raise
-        data = encode_new(content, fmt)
+        _check_text(content, "content")
+        data = _encode(lambda: encode_new(content, fmt), "content")
         self._check_size(shown, len(data))
         try:
             version = self.backend.write(key, data, precondition)
@@ -366,22 +386,19 @@ class Seam:
             isinstance(precondition, Overwrite) and fmt is None
         )
         new_doc = decode(data, shown)
-        diff: str | None = None
-        if created:
-            diff = unified_diff(shown, "", new_doc.view)
-        elif old_view is not None:
-            diff = unified_diff(shown, old_view, new_doc.view)
         self._docs.put(key, version, new_doc.format, new_doc.view)
-        self._gate.dispatch(
-            WrittenEvent(
-                owner=self.owner, key=key, path=shown, operation=operation, version=version,
-                created=created, diff=diff,
-            )
+        old_text = "" if created else old_view
+        event = WrittenEvent(
+            owner=self.owner, key=key, path=shown, operation=operation, version=version,
+            created=created,
         )
-        return WriteOutcome(
+        self._gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
+        outcome = WriteOutcome(
             path=shown, operation=operation, created=created, version=version, size=len(data),
-            lines=len(new_doc.lines), diff=diff,
+            lines=len(new_doc.lines),
         )
+        outcome.with_diff(shown, old_text, new_doc.view)
+        return outcome
 
     def _edit(
         self, key: str, operation: str, build: Callable[[TextDoc], tuple[TextDoc, int, int, int]]
@@ -410,26 +427,26 @@ class Seam:
                 intent.conflict_code, intent.conflict_hint,
             )
         new_doc, count, first, last = build(doc)
-        data = new_doc.encode()
+        data = _encode(new_doc.encode, "the new text")
         self._check_size(shown, len(data))
         try:
             version = self.backend.write(key, data, pre)
         except Conflict as c:
             raise self._conflict(c, intent.conflict_code, intent.conflict_hint) from None
-        diff = unified_diff(shown, doc.view, new_doc.view)
         self._docs.put(key, version, new_doc.format, new_doc.view)
-        self._gate.dispatch(
-            WrittenEvent(
-                owner=self.owner, key=key, path=shown, operation=intent.operation,
-                version=version, created=False, diff=diff,
-            )
+        event = WrittenEvent(
+            owner=self.owner, key=key, path=shown, operation=intent.operation,
+            version=version, created=False,
         )
+        self._gate.dispatch(event.with_diff(shown, doc.view, new_doc.view))
         snippet, start = _snippet(new_doc, first, last)
-        return EditOutcome(
+        outcome = EditOutcome(
             path=shown, operation=intent.operation, replacements=count,
             replace_all=operation == "replace_all", version=version, first_line=first,
-            snippet=snippet, snippet_start=start, diff=diff,
+            snippet=snippet, snippet_start=start,
         )
+        outcome.with_diff(shown, doc.view, new_doc.view)
+        return outcome
 
     def replace(
         self, path: str, old: str, new: str, replace_all: bool = False, *, old_name: str =
@@ -442,6 +459,7 @@ class Seam:
         if old == "":
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, f"{old_name} is empty; give the exact "
                           "text to replace (read the file to copy it).")
+        _check_text(new, new_name)
         old_n = old.replace("\r\n", "\n")
         new_n = new.replace("\r\n", "\n")
         if old_n == new_n:
@@ -487,6 +505,7 @@ class Seam:
         self._writable()
         key = self.key(path)
         shown = display(key)
+        _check_text(text, "new_str")
         text = text.replace("\r\n", "\n")
 
         def build(doc: TextDoc) -> tuple[TextDoc, int, int, int]:

@@ -190,11 +190,14 @@ class LineWindow:
         """
         if not lines:
             return
-        stripped = [ln[:-1] if ln.endswith(b"\r") else ln for ln in lines]
-        if last_is_final:
-            stripped[-1] = lines[-1]
+        joined = b"\n".join(lines)
+        if b"\r" in joined:
+            # Every line but a final one ended in \n: its \r before the join's \n is a CRLF.
+            joined = joined.replace(b"\r\n", b"\n")
+            if not last_is_final and joined.endswith(b"\r"):
+                joined = joined[:-1]
         try:
-            text = b"\n".join(stripped).decode("utf-8")
+            text = joined.decode("utf-8")
         except UnicodeDecodeError as e:
             raise not_text(self.path, "invalid UTF-8") from e
         self.lines.extend(text.split("\n"))

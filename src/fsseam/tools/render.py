@@ -5,9 +5,6 @@ Truncation lives here, not in the outcomes: the facts stay whole, the text is bo
 
 from __future__ import annotations
 
-import bisect
-import itertools
-
 from ..errors import ErrorCode
 from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
 
@@ -47,8 +44,12 @@ def numbered(lines: list[str], start: int) -> list[str]:
 
 def fit(rows: list[str], max_chars: int) -> int:
     """How many leading rows fit in ``max_chars`` (at least one, so progress is made)."""
-    totals = list(itertools.accumulate(len(row) + 1 for row in rows))
-    return max(1, bisect.bisect_right(totals, max_chars)) if rows else 0
+    text = "\n".join(rows)
+    if len(text) + 1 <= max_chars:
+        return len(rows)
+    # Row i fits when its newline in the joined text lies before max_chars.
+    cut = text.rfind("\n", 0, max_chars)
+    return text.count("\n", 0, cut) + 1 if cut >= 0 else 1
 
 
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
