@@ -19,7 +19,15 @@ from .errors import Conflict, ErrorCode, FsError
 from .events import EditIntent, MissingEvent, ReadEvent, WriteIntent, WrittenEvent
 from .outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, StatOutcome, WriteOutcome
 from .paths import display, to_key
-from .text import LineWindow, TextDoc, TextFormat, decode, encode_new, split_lines
+from .text import (
+    LineWindow,
+    TextDoc,
+    TextFormat,
+    check_text,
+    decode,
+    encode_new,
+    split_lines,
+)
 from .versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 
 if TYPE_CHECKING:
@@ -212,7 +220,7 @@ class Seam:
             if raw is not None:
                 # A file small enough to keep is validated whole, so a read reports a
                 # non-UTF-8 file even when the invalid bytes lie outside the window.
-                decode(raw, shown)
+                check_text(raw, shown)
             self._docs.put(key, version, window.format, raw)
         returned = len(window.lines)
         partial = not (complete and offset == 1 and returned == total)

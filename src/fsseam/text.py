@@ -34,6 +34,15 @@ def check_sniff(data: bytes, path: str) -> None:
         raise not_text(path, "it contains NUL bytes, so it looks binary")
 
 
+def check_text(data: bytes, path: str) -> None:
+    """Raise FS_NOT_TEXT unless ``data`` is text (no NUL in the sniff, valid UTF-8)."""
+    check_sniff(data, path)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise not_text(path, f"invalid UTF-8 at byte {e.start}") from e
+
+
 def decode(data: bytes, path: str) -> TextDoc:
     """Decode a whole file (raises FS_NOT_TEXT)."""
     check_sniff(data, path)
@@ -218,7 +227,10 @@ class LineWindow:
         self.bytes_seen += len(chunk)
         n = chunk.count(b"\n")
         self.newlines += n
-        self.crlf += chunk.count(b"\r\n") + (1 if self._last_cr and chunk[:1] == b"\n" else 0)
+        if b"\r" in chunk or self._last_cr:  # memchr first: most files have no CR at all
+            self.crlf += chunk.count(b"\r\n") + (
+                1 if self._last_cr and chunk[:1] == b"\n" else 0
+            )
         if chunk:
             self._last_cr = chunk.endswith(b"\r")
         if self.count >= self.last or self.count + n < self.first - 1:
