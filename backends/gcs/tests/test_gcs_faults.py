@@ -30,13 +30,14 @@ import struct
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 import gcsfs.retry
 import pytest
 from fsseam_gcs._client import GcsClient
+from fsseam_gcs.testing import serve_http
 
 from fsseam import ErrorCode, FsError, Workspace
 from fsseam.versions import CreateOnly, IfMatch
@@ -181,17 +182,9 @@ def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture(scope="module")
 def fault_proxy(gcs_endpoint: str) -> Iterator[FaultProxy]:
     proxy = FaultProxy(upstream=gcs_endpoint)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(proxy))
-    server.daemon_threads = True
-    proxy.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serve_http(_handler(proxy)) as url:
+        proxy.url = url
         yield proxy
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 class _FastSleepAsyncio:

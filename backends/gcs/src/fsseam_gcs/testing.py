@@ -44,7 +44,14 @@ from urllib.parse import urlsplit
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
-__all__ = ["CountingProxy", "GcsEndpoint", "ProxiedRequest", "counting_proxy", "fake_gcs_server"]
+__all__ = [
+    "CountingProxy",
+    "GcsEndpoint",
+    "ProxiedRequest",
+    "counting_proxy",
+    "fake_gcs_server",
+    "serve_http",
+]
 
 PROJECT = "test"
 
@@ -251,17 +258,25 @@ def _handler(upstream: str, proxy: CountingProxy) -> type[BaseHTTPRequestHandler
 
 
 @contextmanager
-def counting_proxy(upstream: str) -> Iterator[CountingProxy]:
-    """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``."""
-    proxy = CountingProxy(url="")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(upstream, proxy))
+def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port) in a thread; yields the base URL and
+    stops the server on exit."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    proxy.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield proxy
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@contextmanager
+def counting_proxy(upstream: str) -> Iterator[CountingProxy]:
+    """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``."""
+    proxy = CountingProxy(url="")
+    with serve_http(_handler(upstream, proxy)) as url:
+        proxy.url = url
+        yield proxy
