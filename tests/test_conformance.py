@@ -9,8 +9,9 @@ import pytest
 from fsspec.implementations.dirfs import DirFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 
+from fsseam import Workspace
 from fsseam.backends import Backend, GenericBackend, LocalBackend, MemoryBackend, open_backend
-from fsseam.testing import BackendConformance, ProcessConformance
+from fsseam.testing import BackendConformance, ProcessConformance, ToolsConformance
 
 
 class TestMemory(BackendConformance):
@@ -53,3 +54,15 @@ class TestGenericOverDirFs(BackendConformance):
         assert isinstance(b, GenericBackend)
         assert b.capabilities.if_match_atomic is False
         return b
+
+
+class TestMemoryTools(ToolsConformance):
+    @pytest.fixture
+    def workspace(self) -> Workspace:
+        return Workspace("memory://tools-conformance")
+
+
+class TestLocalTools(ToolsConformance):
+    @pytest.fixture
+    def workspace(self, root: Path) -> Workspace:
+        return Workspace(str(root))

@@ -1,10 +1,20 @@
-"""End to end: the agent tools on an s3:// workspace, two owners and a human racing."""
+"""End to end: the agent tools on an s3:// workspace: the shared tools conformance, and
+two owners and a human (writing with boto3 behind every agent's back) racing."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from fsseam import ErrorCode, Workspace
+from fsseam.testing import ToolsConformance
+
+
+class TestS3Tools(ToolsConformance):
+    @pytest.fixture
+    def workspace(self, bucket: str, s3_options: dict[str, Any]) -> Workspace:
+        return Workspace(f"s3://{bucket}/proj", storage_options=dict(s3_options))
 
 
 def test_tools_on_s3(bucket: str, s3_options: dict[str, Any], s3: Any, moto: Any) -> None:
@@ -50,19 +60,3 @@ def test_tools_on_s3(bucket: str, s3_options: dict[str, Any], s3: Any, moto: Any
     )
     assert res.ok, res.text
     assert ws.backend.read("notes.md").data == b"ONE\r\nTWO\r\nhuman\r\n"
-
-    # write over a file this owner never read is refused, bytes untouched
-    res = b.tools.execute("write", {"file_path": "/other.md", "content": "x"})
-    assert res.ok, res.text
-    res = a.tools.execute("write", {"file_path": "/other.md", "content": "y"})
-    assert not res.ok
-    assert res.error is not None and res.error.code is ErrorCode.FS_NOT_OBSERVED
-    assert ws.backend.read("other.md").data == b"x"
-
-    res = a.tools.execute("str_replace_editor", {"command": "view", "path": "/"})
-    assert res.ok, res.text
-    assert "notes.md" in res.text and "other.md" in res.text
-
-    res = a.tools.execute("read", {"file_path": "/missing.md"})
-    assert not res.ok
-    assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND

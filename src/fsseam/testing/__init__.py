@@ -3,9 +3,11 @@
 ``BackendConformance`` is a mixin test class, like ``fsspec.tests.abstract``: subclass it in
 your test suite and provide a ``backend`` fixture returning a fresh backend over an empty
 root. Add ``ProcessConformance`` when the storage is shared between processes, with a
-``backend_spec`` fixture returning ``(url, storage_options)``.
+``backend_spec`` fixture returning ``(url, storage_options)``, and ``ToolsConformance``
+(a ``workspace`` fixture) to run the agent tools end to end.
 """
 
 from .conformance import BackendConformance, ProcessConformance, increment_worker
+from .tools import ToolsConformance
 
-__all__ = ["BackendConformance", "ProcessConformance", "increment_worker"]
+__all__ = ["BackendConformance", "ProcessConformance", "ToolsConformance", "increment_worker"]
