@@ -89,10 +89,15 @@ class _LocalStream:
     def chunks(self) -> Iterator[bytes]:
         h = hasher() if self._version is None else None
         started = time.time_ns()
+        seen = 0
         while True:
-            chunk = os.read(self._fd, self._chunk_size)
+            # os.read allocates the full request up front: ask for what the file holds (plus
+            # slack for growth), not a 64 MiB edit-sized chunk for an 80 KB file.
+            want = min(self._chunk_size, max(self._st.st_size - seen, 0) + (1 << 16))
+            chunk = os.read(self._fd, want)
             if not chunk:
                 break
+            seen += len(chunk)
             if h is not None:
                 h.update(chunk)
             yield chunk
