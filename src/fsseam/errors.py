@@ -40,11 +40,21 @@ class ErrorCode(StrEnum):
 class FsError(Exception):
     """A failure with a code and a message that says what to do next."""
 
-    def __init__(self, code: ErrorCode, message: str, *, path: str | None = None) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        path: str | None = None,
+        reason: str | None = None,
+    ) -> None:
         super().__init__(f"{code.value}: {message}")
         self.code = code
         self.message = message
         self.path = path
+        self.reason = reason
+        """A finer cause than the code, for callers that branch on it (e.g.
+        ``bucket_missing`` for an FS_NOT_FOUND about the bucket, not the file)."""
 
     def __repr__(self) -> str:
         return f"FsError({self.code.value!r}, {self.message!r})"
@@ -66,5 +76,5 @@ class Conflict(FsError):
     """A storage-side precondition failed; nothing was written."""
 
     def __init__(self, reason: ConflictReason, message: str, *, path: str | None = None) -> None:
-        super().__init__(_DEFAULT_CODE[reason], message, path=path)
+        super().__init__(_DEFAULT_CODE[reason], message, path=path, reason=reason)
         self.reason: ConflictReason = reason

@@ -70,9 +70,11 @@ class StatOutcome(_Outcome):
 
 class ListEntry(_Outcome):
     path: str
-    type: Literal["file", "directory"]
+    type: Literal["file", "directory", "symlink"]
     size: int | None = None
     depth: int
+    target: str | None = None
+    """For a symlink: the path it points to, when that lies inside the workspace."""
 
 
 class ListOutcome(_Outcome):

@@ -293,7 +293,10 @@ class Seam:
                 if skip is not None and skip(e):
                     omitted += 1
                     continue
-                out.append(ListEntry(path=display(e.key), type=e.kind, size=e.size, depth=level))
+                out.append(ListEntry(
+                    path=display(e.key), type=e.kind, size=e.size, depth=level,
+                    target=None if e.target is None else display(e.target),
+                ))
                 if e.kind == "directory" and level < depth:
                     walk(e.key, level + 1)
 

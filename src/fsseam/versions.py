@@ -91,4 +91,13 @@ class Capabilities(BaseModel):
     version_kind: str
     ranged_reads: bool = False
     """Windowed reads fetch only the bytes they need."""
+    delete_if_match_atomic: bool = False
+    """``delete(key, IfMatch(v))`` is decided by the storage (or under an exclusive lock)
+    in the delete itself."""
+    copy_create_only_atomic: bool = False
+    """``copy`` decides the destination's absence in the storage's own request (otherwise:
+    the bytes are read, then written create-only, which is still atomic on the write)."""
+    history: bool = False
+    """The store keeps older versions: ``read_version`` and ``versions`` work (for S3 and
+    GCS, only where the bucket has versioning enabled)."""
     note: str = ""

@@ -1,6 +1,6 @@
 """Storage adapters: the Backend protocol, the built-in backends and the registry."""
 
-from .base import Backend, Blob, Entry, ReadStream, Stat
+from .base import Backend, Blob, Entry, ReadStream, Stat, VersionInfo
 from .generic import GenericBackend
 from .local import LocalBackend
 from .memory import MemoryBackend
@@ -16,6 +16,7 @@ __all__ = [
     "MemoryBackend",
     "ReadStream",
     "Stat",
+    "VersionInfo",
     "backend_class",
     "open_backend",
 ]

@@ -11,14 +11,20 @@ subclass :class:`fsseam.errors.Conflict`); storage exceptions never escape.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..versions import Capabilities, Precondition, Version
+from ..versions import Capabilities, Overwrite, Precondition, Version
 
-__all__ = ["Backend", "Blob", "Entry", "ReadStream", "Stat"]
+__all__ = ["ANY_VERSION", "Backend", "Blob", "Entry", "ReadStream", "Stat", "VersionInfo"]
+
+
+ANY_VERSION = Overwrite()
+"""The default precondition of ``delete`` and of ``copy``'s source: whatever is there."""
 
 
 class Blob(BaseModel):
@@ -37,13 +43,29 @@ class Stat(BaseModel):
 
 
 class Entry(BaseModel):
-    """One child of a listed directory."""
+    """One child of a listed directory, or one file of a walk."""
 
     model_config = ConfigDict(frozen=True)
     key: str
     name: str
-    kind: Literal["file", "directory"]
+    kind: Literal["file", "directory", "symlink"]
     size: int | None = None
+    target: str | None = None
+    """For a symlink: the canonical key it points to when that lies inside the root, else
+    None (outside, or dangling). Links are never followed by a listing or a walk."""
+
+
+class VersionInfo(BaseModel):
+    """One version of a key that the store keeps (an entry of :meth:`Backend.versions`)."""
+
+    model_config = ConfigDict(frozen=True)
+    version: Version
+    size: int | None = None
+    modified: datetime | None = None
+    latest: bool = False
+    """The current version of the key (what a plain read returns)."""
+    deleted: bool = False
+    """A deletion recorded by the store (an S3 delete marker); it has no bytes."""
 
 
 class ReadStream(Protocol):
@@ -111,6 +133,50 @@ class Backend(Protocol):
         """The direct children of a directory, sorted by name."""
         ...
 
-    def delete(self, key: str) -> None:
-        """Remove a file (raises FS_NOT_FOUND)."""
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+        """Remove a file iff ``precondition`` holds.
+
+        ``Overwrite()``: whatever is there. ``IfMatch(v)``: only while the file is at ``v``
+        (else Conflict ``mismatch``, or ``missing`` when it is gone; nothing changes).
+        ``CreateOnly()`` is FS_INVALID_ARGUMENT. A missing file is FS_NOT_FOUND, a
+        directory FS_IS_DIRECTORY. ``capabilities.delete_if_match_atomic`` says whether the
+        storage decides ``IfMatch`` in the delete request itself.
+        """
+        ...
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        """Copy the file ``src`` to ``dst``, which must not exist; return ``dst``'s version.
+
+        The destination is create-only: an existing ``dst`` is Conflict ``exists`` and
+        nothing is written. ``source=IfMatch(v)`` copies exactly version ``v``: a source that
+        moved on is Conflict ``mismatch`` (``missing`` when gone) and nothing is written.
+        A missing source is FS_NOT_FOUND. ``capabilities.copy_create_only_atomic`` says
+        whether the storage decides the destination's absence in the copy request.
+        """
+        ...
+
+    def walk(self, key: str) -> Iterator[Entry]:
+        """Every file below the directory ``key``, recursively, in ascending key order.
+
+        Yields ``file`` entries (with sizes) and ``symlink`` entries (never followed, never
+        descended); directories themselves are not yielded. Uses the fewest requests the
+        storage allows (object stores: one flat prefix listing per page). A missing
+        directory is FS_NOT_FOUND, a file FS_INVALID_ARGUMENT; an empty root yields nothing.
+        """
+        ...
+
+    def read_version(self, key: str, version: Version) -> Blob:
+        """The bytes of an older (or the current) ``version`` of ``key``, in one round trip.
+
+        FS_UNSUPPORTED where the store keeps no versions (``capabilities.history`` is False,
+        or the S3 bucket is not versioned); FS_NOT_FOUND when that version is not kept.
+        """
+        ...
+
+    def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
+        """The versions the store keeps of ``key``, newest first (at most ``limit``).
+
+        FS_UNSUPPORTED where the store keeps no versions; FS_NOT_FOUND when it keeps none
+        of this key.
+        """
         ...

@@ -199,6 +199,191 @@ class BackendConformance:
             backend.open_read("missing.txt")
         assert info.value.code is ErrorCode.FS_NOT_FOUND
 
+    def test_stream_pinned_when_replaced_mid_read(self, backend: Backend) -> None:
+        """A stream never splices two versions: it yields the old bytes whole under the old
+        version, or fails with FS_STALE."""
+        old = b"o" * (256 * 1024)
+        v1 = backend.write("pin.txt", old, CreateOnly())
+        stream = backend.open_read("pin.txt", chunk_size=64 * 1024)
+        got: list[bytes] = []
+        try:
+            chunks = stream.chunks()
+            got.append(next(chunks))
+            backend.write("pin.txt", b"n" * len(old), Overwrite())
+            try:
+                got.extend(chunks)
+            except FsError as e:
+                assert e.code is ErrorCode.FS_STALE, e
+                return
+            assert b"".join(got) == old
+            assert stream.version == v1
+        finally:
+            stream.close()
+
+    # -- paths -----------------------------------------------------------
+    def test_resolve_is_identity_on_canonical_keys(self, backend: Backend) -> None:
+        backend.write("d/f.txt", b"x", CreateOnly())
+        assert backend.resolve("d/f.txt") == "d/f.txt"
+        assert backend.resolve("d/missing.txt") == "d/missing.txt"
+        assert backend.resolve("new/dir/file.txt") == "new/dir/file.txt"
+        assert backend.resolve("") == ""
+
+    def test_list_file_is_invalid_argument(self, backend: Backend) -> None:
+        backend.write("f.txt", b"x", CreateOnly())
+        with pytest.raises(FsError) as info:
+            backend.list("f.txt")
+        assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+        assert backend.read("f.txt").data == b"x"
+
+    def test_list_empty_root_is_empty(self, backend: Backend) -> None:
+        assert backend.list("") == []
+
+    # -- delete ----------------------------------------------------------
+    def test_delete_removes_file(self, backend: Backend) -> None:
+        backend.write("d/a.txt", b"a", CreateOnly())
+        backend.write("d/b.txt", b"b", CreateOnly())
+        backend.delete("d/a.txt")
+        with pytest.raises(FsError) as info:
+            backend.read("d/a.txt")
+        assert info.value.code is ErrorCode.FS_NOT_FOUND
+        assert backend.read("d/b.txt").data == b"b"
+
+    def test_delete_directory_is_directory_error(self, backend: Backend) -> None:
+        backend.write("d/f.txt", b"x", CreateOnly())
+        with pytest.raises(FsError) as info:
+            backend.delete("d")
+        assert info.value.code is ErrorCode.FS_IS_DIRECTORY
+        assert backend.read("d/f.txt").data == b"x"
+
+    def test_delete_if_match_current_deletes(self, backend: Backend) -> None:
+        v = backend.write("a.txt", b"one", CreateOnly())
+        backend.delete("a.txt", IfMatch(v))
+        with pytest.raises(FsError) as info:
+            backend.read("a.txt")
+        assert info.value.code is ErrorCode.FS_NOT_FOUND
+
+    def test_delete_if_match_stale_conflicts(self, backend: Backend) -> None:
+        v1 = backend.write("a.txt", b"one", CreateOnly())
+        backend.write("a.txt", b"two", IfMatch(v1))
+        with pytest.raises(Conflict) as info:
+            backend.delete("a.txt", IfMatch(v1))
+        assert info.value.reason == "mismatch"
+        assert info.value.code is ErrorCode.FS_STALE
+        assert backend.read("a.txt").data == b"two"
+
+    def test_delete_if_match_missing_conflicts(self, backend: Backend) -> None:
+        v1 = backend.write("a.txt", b"one", CreateOnly())
+        backend.delete("a.txt")
+        with pytest.raises(Conflict) as info:
+            backend.delete("a.txt", IfMatch(v1))
+        assert info.value.reason == "missing"
+
+    def test_delete_create_only_is_invalid(self, backend: Backend) -> None:
+        backend.write("a.txt", b"one", CreateOnly())
+        with pytest.raises(FsError) as info:
+            backend.delete("a.txt", CreateOnly())
+        assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+        assert backend.read("a.txt").data == b"one"
+
+    # -- copy ------------------------------------------------------------
+    def test_copy_creates_destination(self, backend: Backend) -> None:
+        data = b"\xef\xbb\xbfline\r\n" * 1000
+        v = backend.write("src/a.txt", data, CreateOnly())
+        v2 = backend.copy("src/a.txt", "dst/deep/b.txt", IfMatch(v))
+        copied = backend.read("dst/deep/b.txt")
+        assert copied.data == data
+        assert copied.version == v2
+        src = backend.read("src/a.txt")
+        assert (src.data, src.version) == (data, v)
+
+    def test_copy_any_source_version(self, backend: Backend) -> None:
+        backend.write("a.txt", b"one", CreateOnly())
+        backend.copy("a.txt", "b.txt")
+        assert backend.read("b.txt").data == b"one"
+
+    def test_copy_onto_existing_conflicts(self, backend: Backend) -> None:
+        v = backend.write("a.txt", b"source", CreateOnly())
+        backend.write("b.txt", b"dest", CreateOnly())
+        with pytest.raises(Conflict) as info:
+            backend.copy("a.txt", "b.txt", IfMatch(v))
+        assert info.value.reason == "exists"
+        assert info.value.code is ErrorCode.FS_ALREADY_EXISTS
+        assert backend.read("a.txt").data == b"source"
+        assert backend.read("b.txt").data == b"dest"
+
+    def test_copy_stale_source_conflicts(self, backend: Backend) -> None:
+        v1 = backend.write("a.txt", b"one", CreateOnly())
+        backend.write("a.txt", b"two", IfMatch(v1))
+        with pytest.raises(Conflict) as info:
+            backend.copy("a.txt", "b.txt", IfMatch(v1))
+        assert info.value.reason == "mismatch"
+        with pytest.raises(FsError) as missing:
+            backend.read("b.txt")
+        assert missing.value.code is ErrorCode.FS_NOT_FOUND
+
+    def test_copy_missing_source_is_not_found(self, backend: Backend) -> None:
+        with pytest.raises(FsError) as info:
+            backend.copy("nope.txt", "b.txt")
+        assert info.value.code is ErrorCode.FS_NOT_FOUND
+        with pytest.raises(FsError) as missing:
+            backend.read("b.txt")
+        assert missing.value.code is ErrorCode.FS_NOT_FOUND
+
+    # -- walk ------------------------------------------------------------
+    def test_walk_yields_every_file_in_key_order(self, backend: Backend) -> None:
+        files = {
+            "a.txt": b"1",
+            "a/x.txt": b"22",
+            "a/b/c/deep.txt": b"333",
+            "a-b.txt": b"4444",
+            "z/y.md": b"",
+            "B.txt": b"55555",
+        }
+        for key, data in files.items():
+            backend.write(key, data, CreateOnly())
+        entries = list(backend.walk(""))
+        assert [e.key for e in entries] == sorted(files)
+        assert all(e.kind == "file" for e in entries)
+        assert {e.key: e.size for e in entries} == {k: len(v) for k, v in files.items()}
+        assert [e.name for e in entries][:2] == ["B.txt", "a-b.txt"]
+        assert [e.key for e in backend.walk("a")] == ["a/b/c/deep.txt", "a/x.txt"]
+
+    def test_walk_empty_root_yields_nothing(self, backend: Backend) -> None:
+        assert list(backend.walk("")) == []
+
+    def test_walk_missing_directory_is_not_found(self, backend: Backend) -> None:
+        backend.write("d/f.txt", b"x", CreateOnly())
+        with pytest.raises(FsError) as info:
+            list(backend.walk("nope"))
+        assert info.value.code is ErrorCode.FS_NOT_FOUND
+
+    def test_walk_file_is_invalid_argument(self, backend: Backend) -> None:
+        backend.write("d/f.txt", b"x", CreateOnly())
+        with pytest.raises(FsError) as info:
+            list(backend.walk("d/f.txt"))
+        assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+
+    # -- history ---------------------------------------------------------
+    def test_history_kept_or_unsupported(self, backend: Backend) -> None:
+        v1 = backend.write("h.txt", b"one", CreateOnly())
+        v2 = backend.write("h.txt", b"two", IfMatch(v1))
+        v3 = backend.write("h.txt", b"three", IfMatch(v2))
+        if not backend.capabilities.history:
+            for call in (lambda: backend.versions("h.txt"),
+                         lambda: backend.read_version("h.txt", v1)):
+                with pytest.raises(FsError) as info:
+                    call()
+                assert info.value.code is ErrorCode.FS_UNSUPPORTED
+            return
+        kept = backend.versions("h.txt")
+        assert [k.version for k in kept][:3] == [v3, v2, v1]
+        assert [k.latest for k in kept][:2] == [True, False]
+        assert [k.size for k in kept][:3] == [5, 3, 3]
+        assert [k.version for k in backend.versions("h.txt", limit=2)] == [v3, v2]
+        old = backend.read_version("h.txt", kept[2].version)
+        assert (old.data, old.version) == (b"one", v1)
+        assert backend.read("h.txt").data == b"three"
+
     # -- concurrency -----------------------------------------------------
     def test_concurrent_thread_increments_lose_nothing(self, backend: Backend) -> None:
         backend.write("counter", b"0", CreateOnly())
