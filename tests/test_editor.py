@@ -149,12 +149,15 @@ def test_insert_accepts_both_field_names(ws: Workspace, field: str) -> None:
 @pytest.mark.parametrize(
     ("data", "line", "text", "expected"),
     [
-        (b"a\nb\n", 0, "top", b"top\na\nb\n"),
+        (b"a\nb\n", 0, "top\n", b"top\na\nb\n"),
+        (b"a\nb\n", 0, "top", b"topa\nb\n"),  # verbatim: no newline is added
         (b"a\nb\n", 2, "end", b"a\nb\nend"),  # no implicit trailing newline at EOF
         (b"a\nb\n", 2, "end\n", b"a\nb\nend\n"),
-        (b"a\nb", 2, "end", b"a\nb\nend"),  # a separator, not a trailing newline
-        (b"a\r\nb\r\n", 1, "x\ny", b"a\r\nx\r\ny\r\nb\r\n"),
-        (b"\xef\xbb\xbfa\n", 0, "z", b"\xef\xbb\xbfz\na\n"),
+        (b"a\nb", 2, "end", b"a\nbend"),  # the end of the file, verbatim
+        (b"a\nb", 2, "\nend", b"a\nb\nend"),
+        (b"a\r\nb\r\n", 1, "x\ny\n", b"a\r\nx\r\ny\r\nb\r\n"),
+        (b"a\r\nb\r\n", 1, "x\ny", b"a\r\nx\r\nyb\r\n"),
+        (b"\xef\xbb\xbfa\n", 0, "z\n", b"\xef\xbb\xbfz\na\n"),
         (b"", 0, "first", b"first"),
         (b"\ta\n", 1, "\tb", b"\ta\n\tb"),
     ],

@@ -150,7 +150,7 @@ def test_own_consecutive_edits_never_go_stale(setup: Setup) -> None:
     a.fs.replace("/f.txt", "b", "B")
     a.fs.write("/f.txt", "x\ny\n")
     a.fs.replace("/f.txt", "y", "Y")
-    a.fs.insert("/f.txt", 0, "w")
+    a.fs.insert("/f.txt", 0, "w\n")
     res = a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "Y", "new_string": "z"})
     assert res.ok, res.text
     assert setup.get("f.txt") == b"\xef\xbb\xbfw\r\nx\r\nz\r\n"

@@ -144,7 +144,7 @@ ROWS = [
         None),
     Row("str-replace-stale", b"old\n", [VIEW], sr("old", "new"), ErrorCode.FS_STALE, b"old!\n",
         external=_ext_write(b"old!\n")),
-    Row("insert-after-view", b"a\nb\n", [VIEW], ins(1, "x"), None, b"a\nx\nb\n"),
+    Row("insert-after-view", b"a\nb\n", [VIEW], ins(1, "x\n"), None, b"a\nx\nb\n"),
     Row("insert-unread", b"a\n", [], ins(0, "x"), ErrorCode.FS_NOT_OBSERVED, b"a\n"),
     Row("insert-out-of-range", b"a\n", [VIEW], ins(5, "x"), ErrorCode.FS_INVALID_ARGUMENT,
         b"a\n"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fsseam
 
 DOCUMENTED = {
-    # DESIGN.md public API
+    # the documented public API (README, docs/quickstart.md)
     "Workspace", "Context", "ErrorCode", "FsError", "ToolResult", "ToolError",
     "UnknownToolError",
     # versions and preconditions
@@ -17,9 +17,9 @@ DOCUMENTED = {
     "ListOutcome", "ListEntry",
     # gate, events, policy
     "hookimpl", "hookspec", "FsEvent", "ReadEvent", "MissingEvent", "WriteIntent",
-    "EditIntent", "WrittenEvent", "ObservationPolicy", "Ledger",
-    # tools
-    "Tool", "StrReplaceEditor",
+    "EditIntent", "WrittenEvent", "StatEvent", "ListEvent", "ObservationPolicy", "Ledger",
+    # tools, for users who compose their own registry
+    "Tool", "ToolRegistry", "ReadTool", "WriteTool", "EditTool", "StrReplaceEditor",
 }
 
 

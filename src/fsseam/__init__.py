@@ -7,8 +7,18 @@
 
 from .backends import Backend, open_backend
 from .errors import Conflict, ErrorCode, FsError
-from .events import EditIntent, FsEvent, MissingEvent, ReadEvent, WriteIntent, WrittenEvent
+from .events import (
+    EditIntent,
+    FsEvent,
+    ListEvent,
+    MissingEvent,
+    ReadEvent,
+    StatEvent,
+    WriteIntent,
+    WrittenEvent,
+)
 from .gate import hookimpl, hookspec
+from .limits import Limits
 from .outcomes import (
     EditOutcome,
     ListEntry,
@@ -18,8 +28,18 @@ from .outcomes import (
     WriteOutcome,
 )
 from .policy import Ledger, ObservationPolicy
-from .seam import Limits, Seam
-from .tools import StrReplaceEditor, Tool, ToolError, ToolResult, UnknownToolError
+from .seam import Seam
+from .tools import (
+    EditTool,
+    ReadTool,
+    StrReplaceEditor,
+    Tool,
+    ToolError,
+    ToolRegistry,
+    ToolResult,
+    UnknownToolError,
+    WriteTool,
+)
 from .versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
 from .workspace import Context, Workspace
 
@@ -31,6 +51,7 @@ __all__ = [
     "CreateOnly",
     "EditIntent",
     "EditOutcome",
+    "EditTool",
     "ErrorCode",
     "FsError",
     "FsEvent",
@@ -38,6 +59,7 @@ __all__ = [
     "Ledger",
     "Limits",
     "ListEntry",
+    "ListEvent",
     "ListOutcome",
     "MissingEvent",
     "ObservationPolicy",
@@ -45,17 +67,21 @@ __all__ = [
     "Precondition",
     "ReadEvent",
     "ReadOutcome",
+    "ReadTool",
     "Seam",
+    "StatEvent",
     "StatOutcome",
     "StrReplaceEditor",
     "Tool",
     "ToolError",
+    "ToolRegistry",
     "ToolResult",
     "UnknownToolError",
     "Version",
     "Workspace",
     "WriteIntent",
     "WriteOutcome",
+    "WriteTool",
     "WrittenEvent",
     "hookimpl",
     "hookspec",

@@ -11,8 +11,11 @@ this tree in one function each; nothing above the backend sees a storage excepti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
+
+from .messages import Vocabulary, render
 
 __all__ = ["Conflict", "ConflictReason", "ErrorCode", "FsError"]
 
@@ -38,26 +41,73 @@ class ErrorCode(StrEnum):
 
 
 class FsError(Exception):
-    """A failure with a code and a message that says what to do next."""
+    """A failure with a code and a message that says what to do next.
+
+    Two ways to make one: with a ``reason`` from the message catalogue
+    (:mod:`fsseam.messages`) and the ``details`` its sentence needs, so the tools layer can
+    render it in the words of the tool the model called; or with a literal ``message``
+    (plugins, and one-off texts). ``path`` is always the path as the model sees it
+    (``/notes.md``), never a storage key.
+    """
 
     def __init__(
         self,
         code: ErrorCode,
-        message: str,
+        message: str | None = None,
         *,
         path: str | None = None,
         reason: str | None = None,
+        details: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(f"{code.value}: {message}")
+        if message is None and reason is None:
+            raise TypeError("FsError needs a message or a catalogue reason")
+        super().__init__(code, message)
         self.code = code
-        self.message = message
+        self._message = message
         self.path = path
-        self.reason = reason
-        """A finer cause than the code, for callers that branch on it (e.g.
-        ``bucket_missing`` for an FS_NOT_FOUND about the bucket, not the file)."""
+        self._template = reason
+        self.reason: str | None = reason
+        """The catalogue entry of the message (also a finer cause than the code, for
+        callers that branch on it, e.g. ``bucket_missing``)."""
+        self.details: dict[str, Any] = dict(details or {})
+
+    @property
+    def message(self) -> str:
+        """The text in the default vocabulary (the file tools' argument names)."""
+        return self.render()
+
+    def render(self, vocabulary: Vocabulary | None = None) -> str:
+        """The text in the words of one tool (its argument names)."""
+        if self._message is not None:
+            return self._message
+        assert self._template is not None
+        return render(self._template, self.path, self.details, vocabulary)
+
+    def __str__(self) -> str:
+        return f"{self.code.value}: {self.message}"
 
     def __repr__(self) -> str:
-        return f"FsError({self.code.value!r}, {self.message!r})"
+        return f"{type(self).__name__}({self.code.value!r}, {self.message!r})"
+
+    def __reduce__(self) -> Any:
+        # Crosses process boundaries (multiprocessing) as the facts it carries.
+        return (_rebuild, (type(self), self.code, self._message, self.path, self.reason,
+                           self._template, self.details))
+
+
+def _rebuild(
+    cls: type[FsError],
+    code: ErrorCode,
+    message: str | None,
+    path: str | None,
+    reason: str | None,
+    template: str | None,
+    details: dict[str, Any],
+) -> FsError:
+    err = FsError.__new__(cls)
+    FsError.__init__(err, code, message, path=path, reason=template, details=details)
+    err.reason = reason
+    return err
 
 
 ConflictReason = Literal["exists", "mismatch", "missing"]
@@ -73,8 +123,14 @@ _DEFAULT_CODE: dict[str, ErrorCode] = {
 
 
 class Conflict(FsError):
-    """A storage-side precondition failed; nothing was written."""
+    """A storage-side precondition failed; nothing was written.
 
-    def __init__(self, reason: ConflictReason, message: str, *, path: str | None = None) -> None:
-        super().__init__(_DEFAULT_CODE[reason], message, path=path, reason=reason)
+    ``reason`` is the conflict's kind; the message defaults to the catalogue's sentence for
+    it (``conflict_exists`` ...), about ``path``.
+    """
+
+    def __init__(
+        self, reason: ConflictReason, message: str | None = None, *, path: str | None = None
+    ) -> None:
+        super().__init__(_DEFAULT_CODE[reason], message, path=path, reason=f"conflict_{reason}")
         self.reason: ConflictReason = reason

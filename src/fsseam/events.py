@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .backends.base import Entry
 from .diff import LazyDiff
 from .errors import ErrorCode
 from .versions import Overwrite, Precondition, Version
@@ -17,13 +18,15 @@ from .versions import Overwrite, Precondition, Version
 __all__ = [
     "EditIntent",
     "FsEvent",
+    "ListEvent",
     "MissingEvent",
     "ReadEvent",
+    "StatEvent",
     "WriteIntent",
     "WrittenEvent",
 ]
 
-Operation = Literal["write", "create", "replace", "insert"]
+Operation = Literal["write", "create", "replace", "insert", "edit"]
 
 
 class FsEvent(BaseModel):
@@ -47,6 +50,25 @@ class MissingEvent(FsEvent):
     name: Literal["fs/missing"] = "fs/missing"
 
 
+class StatEvent(FsEvent):
+    """A stat answered; a plugin may veto it (raise FsError, e.g. FS_NOT_FOUND to hide)."""
+
+    model_config = ConfigDict(frozen=True)
+    name: Literal["fs/stat"] = "fs/stat"
+    type: Literal["file", "directory", "symlink"]
+    size: int | None = None
+
+
+class ListEvent(FsEvent):
+    """Entries of a listing (``list``: one directory) or of a walk (``walk``: a batch of the
+    files below ``path``) are about to be shown. Plugins may hide some by removing them
+    from ``entries``."""
+
+    name: Literal["fs/list"] = "fs/list"
+    operation: Literal["list", "walk"] = "list"
+    entries: list[Entry]
+
+
 class WriteIntent(FsEvent):
     """A whole-file write (``write``) or a guarded create (``create``) is about to happen."""
 
@@ -55,17 +77,23 @@ class WriteIntent(FsEvent):
     precondition: Precondition = Overwrite()
     size: int
     conflict_code: ErrorCode | None = None
+    conflict_reason: str | None = None
+    """How a lost compare-and-swap is explained: a message catalogue reason."""
     conflict_hint: str | None = None
+    """A literal explanation instead (takes precedence over ``conflict_reason``)."""
 
 
 class EditIntent(FsEvent):
-    """An edit (``replace`` or ``insert``) of the file as it is at ``current``."""
+    """An edit (``replace``, ``insert``, or several as one ``edit``) of the file as it is at
+    ``current``."""
 
     name: Literal["fs/edit-intent"] = "fs/edit-intent"
-    operation: Literal["replace", "insert"]
+    operation: Literal["replace", "insert", "edit"]
+    """``edit``: several edits applied as one."""
     current: Version
     precondition: Precondition
     conflict_code: ErrorCode | None = None
+    conflict_reason: str | None = None
     conflict_hint: str | None = None
 
 

@@ -2,6 +2,8 @@
 
     fs/read          -> fs_read(event: ReadEvent)
     fs/missing       -> fs_missing(event: MissingEvent)
+    fs/stat          -> fs_stat(event: StatEvent)
+    fs/list          -> fs_list(event: ListEvent)
     fs/write-intent  -> fs_write_intent(event: WriteIntent)
     fs/edit-intent   -> fs_edit_intent(event: EditIntent)
     fs/written       -> fs_written(event: WrittenEvent)
@@ -17,7 +19,16 @@ from typing import Any
 
 import pluggy
 
-from .events import EditIntent, FsEvent, MissingEvent, ReadEvent, WriteIntent, WrittenEvent
+from .events import (
+    EditIntent,
+    FsEvent,
+    ListEvent,
+    MissingEvent,
+    ReadEvent,
+    StatEvent,
+    WriteIntent,
+    WrittenEvent,
+)
 
 __all__ = ["EVENT_HOOKS", "PLUGIN_ENTRY_POINT_GROUP", "Gate", "hookimpl", "hookspec"]
 
@@ -29,6 +40,8 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 EVENT_HOOKS: dict[str, str] = {
     "fs/read": "fs_read",
     "fs/missing": "fs_missing",
+    "fs/stat": "fs_stat",
+    "fs/list": "fs_list",
     "fs/write-intent": "fs_write_intent",
     "fs/edit-intent": "fs_edit_intent",
     "fs/written": "fs_written",
@@ -43,6 +56,15 @@ class FsHookSpecs:
     @hookspec
     def fs_missing(self, event: MissingEvent) -> None:
         """A read, view or edit found no file at the path."""
+
+    @hookspec
+    def fs_stat(self, event: StatEvent) -> None:
+        """A stat answered; raise FsError to veto (e.g. FS_NOT_FOUND to hide a path)."""
+
+    @hookspec
+    def fs_list(self, event: ListEvent) -> None:
+        """Entries are about to be listed (or walked): remove from ``event.entries`` the
+        ones to hide."""
 
     @hookspec
     def fs_write_intent(self, event: WriteIntent) -> None:

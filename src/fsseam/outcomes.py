@@ -50,7 +50,8 @@ class WriteOutcome(LazyDiff, _Outcome):
 class EditOutcome(LazyDiff, _Outcome):
     kind: Literal["edit"] = "edit"
     path: str
-    operation: Literal["replace", "insert"]
+    operation: Literal["replace", "insert", "edit"]
+    """``edit``: a sequence of several edits applied as one."""
     replacements: int
     replace_all: bool = False
     version: Version
@@ -59,6 +60,8 @@ class EditOutcome(LazyDiff, _Outcome):
     snippet: list[str]
     """A few lines of the new file around the (first) change."""
     snippet_start: int
+    edits: int = 1
+    """How many edits the call applied (all in one write)."""
 
 
 class StatOutcome(_Outcome):

@@ -7,9 +7,12 @@ from typing import Any
 
 from .backends.base import Backend
 from .backends.registry import open_backend
+from .doccache import DocCache
 from .gate import Gate
+from .limits import Limits
 from .policy import Ledger, ObservationPolicy
-from .seam import Limits, Seam, _DocCache
+from .seam import Seam
+from .tools.registry import ToolRegistry
 
 __all__ = ["Context", "Workspace"]
 
@@ -42,7 +45,7 @@ class Workspace:
         self.policy: ObservationPolicy | None = ObservationPolicy(ledger) if policy else None
         first = [self.policy] if self.policy is not None else []
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
-        self._docs = _DocCache(self.limits.doc_cache_bytes)
+        self._docs = DocCache(self.limits.doc_cache_bytes)
 
     def context(self, owner: str = "agent") -> Context:
         """One execution context: the owner the observation policy keeps a ledger for."""
@@ -53,13 +56,20 @@ class Workspace:
 
 
 class Context:
-    def __init__(self, workspace: Workspace, owner: str) -> None:
-        from .tools.registry import ToolRegistry
+    """One owner's ``fs`` (the seam) and ``tools`` over a workspace."""
 
+    def __init__(self, workspace: Workspace, owner: str) -> None:
         self.workspace = workspace
         self.owner = owner
-        self.fs = Seam(workspace, owner)
-        self.tools = ToolRegistry(self)
+        self.fs = Seam(
+            workspace.backend,
+            workspace.gate,
+            owner,
+            limits=workspace.limits,
+            docs=workspace._docs,
+            read_only=workspace.read_only,
+        )
+        self.tools = ToolRegistry(self.fs)
 
     def __repr__(self) -> str:
         return f"Context(owner={self.owner!r}, workspace={self.workspace!r})"

@@ -33,7 +33,7 @@ def test_each_tool_call_costs_the_minimum(ws: Workspace, moto: Any, bucket: str)
         (ed, {"command": "view", "path": "/n.md"}, ["GET"]),
         (ed, {"command": "str_replace", "path": "/n.md", "old_str": "uno", "new_str": "1"},
          ["GET", "PUT"]),
-        (ed, {"command": "insert", "path": "/n.md", "insert_line": 0, "new_str": "0"},
+        (ed, {"command": "insert", "path": "/n.md", "insert_line": 0, "new_str": "0\n"},
          ["GET", "PUT"]),
         (ed, {"command": "create", "path": "/m.md", "file_text": "m\n"}, ["PUT"]),
     ]

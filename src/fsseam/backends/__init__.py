@@ -1,12 +1,21 @@
-"""Storage adapters: the Backend protocol, the built-in backends and the registry."""
+"""Storage adapters: the Backend protocol, the built-in backends and the registry.
 
-from .base import Backend, Blob, Entry, ReadStream, Stat, VersionInfo
-from .generic import GenericBackend
-from .local import LocalBackend
-from .memory import MemoryBackend
+The built-in backend classes are imported on first use (``fsseam.backends.LocalBackend``),
+not with the package: the local backend needs ``fcntl``, which some platforms lack.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo
 from .registry import KNOWN_ADAPTERS, backend_class, open_backend
 
+if TYPE_CHECKING:
+    from .generic import GenericBackend
+    from .local import LocalBackend
+    from .memory import MemoryBackend
+
 __all__ = [
+    "ANY_VERSION",
     "KNOWN_ADAPTERS",
     "Backend",
     "Blob",
@@ -20,3 +29,18 @@ __all__ = [
     "backend_class",
     "open_backend",
 ]
+
+_LAZY = {
+    "GenericBackend": ".generic",
+    "LocalBackend": ".local",
+    "MemoryBackend": ".memory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module, __name__), name)

@@ -9,7 +9,7 @@ up the storage-side compare-and-swap the user chose that storage for.
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import fsspec
@@ -17,19 +17,13 @@ from fsspec.core import split_protocol
 
 from ..errors import ErrorCode, FsError
 from .base import Backend
-from .generic import GenericBackend
-from .local import LocalBackend
-from .memory import MemoryBackend
 
-__all__ = ["KNOWN_ADAPTERS", "backend_class", "open_backend"]
+__all__ = ["GENERIC", "KNOWN_ADAPTERS", "backend_class", "open_backend"]
 
 ENTRY_POINT_GROUP = "fsseam.backends"
 
-BUILTIN: dict[str, type] = {
-    "memory": MemoryBackend,
-    "file": LocalBackend,
-    "local": LocalBackend,
-}
+GENERIC = "fsseam.backends.generic:GenericBackend"
+"""The fallback for fsspec protocols with no adapter (dotted, imported only when used)."""
 
 KNOWN_ADAPTERS: dict[str, str] = {
     "s3": "fsseam-s3",
@@ -37,27 +31,41 @@ KNOWN_ADAPTERS: dict[str, str] = {
     "gs": "fsseam-gcs",
     "gcs": "fsseam-gcs",
 }
+"""Protocols whose adapter lives in a package of its own: used only for the install hint
+when that package is missing (the adapters themselves are found by entry point)."""
 
 
 @cache
-def _entry_points() -> dict[str, Any]:
+def _entry_points() -> dict[str, EntryPoint]:
+    """protocol -> entry point: the single source of which class serves a protocol,
+    fsseam's own built-in backends included (declared in its pyproject.toml)."""
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def _load(target: EntryPoint | str, protocol: str) -> type:
+    try:
+        if isinstance(target, str):
+            module, _, name = target.partition(":")
+            cls: type = getattr(__import__(module, fromlist=[name]), name)
+        else:
+            cls = target.load()
+    except ImportError as e:
+        raise FsError(
+            ErrorCode.FS_UNSUPPORTED,
+            f"the fsseam backend for {protocol}:// failed to import ({e}); reinstall it.",
+        ) from e
+    return cls
+
+
 def backend_class(protocol: str) -> type:
-    """The adapter class for ``protocol`` (raises FS_UNSUPPORTED with an install hint)."""
+    """The adapter class for ``protocol`` (raises FS_UNSUPPORTED with an install hint).
+
+    Nothing is imported until a protocol is asked for, so ``import fsseam`` works where a
+    backend's own imports (``fcntl`` for local files) do not.
+    """
     ep = _entry_points().get(protocol)
     if ep is not None:
-        try:
-            cls: type = ep.load()
-        except ImportError as e:
-            raise FsError(
-                ErrorCode.FS_UNSUPPORTED,
-                f"the fsseam backend for {protocol}:// failed to import ({e}); reinstall it.",
-            ) from e
-        return cls
-    if protocol in BUILTIN:
-        return BUILTIN[protocol]
+        return _load(ep, protocol)
     if protocol in KNOWN_ADAPTERS:
         package = KNOWN_ADAPTERS[protocol]
         raise FsError(
@@ -72,7 +80,7 @@ def backend_class(protocol: str) -> type:
             ErrorCode.FS_UNSUPPORTED,
             f"no fsspec filesystem is known for {protocol}:// ({e}).",
         ) from e
-    return GenericBackend
+    return _load(GENERIC, protocol)
 
 
 def open_backend(

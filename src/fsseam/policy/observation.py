@@ -1,7 +1,7 @@
 """The observation policy: no agent modifies a file state it has not seen.
 
 Per owner, the ledger keeps the version last observed of each file, or that the file was
-confirmed absent. Rules (DESIGN.md, "The gate and the observation policy"):
+confirmed absent. Rules:
 
 - a successful read (windows too) records the version; a successful write records the new
   one, so an agent's own edits never make its next edit stale;
@@ -34,9 +34,6 @@ class Ledger(BaseModel):
 
     format: int = LEDGER_FORMAT
     owners: dict[str, dict[str, Version | None]] = Field(default_factory=dict)
-
-
-_ABSENT_HINT = "It did not exist when you last looked."
 
 
 class ObservationPolicy:
@@ -73,47 +70,27 @@ class ObservationPolicy:
         if version is not None:
             event.precondition = IfMatch(version)
             event.conflict_code = ErrorCode.FS_STALE
-            event.conflict_hint = (
-                f"{event.path} has changed since you last read it. Read it again, then retry."
-            )
+            event.conflict_reason = "stale_write"
         else:
             event.precondition = CreateOnly()
             if known:
                 event.conflict_code = ErrorCode.FS_STALE
-                event.conflict_hint = (
-                    f"{event.path} was created by someone else after you found it missing. "
-                    "Read it, then retry."
-                )
+                event.conflict_reason = "created_since_absent_write"
             else:
                 event.conflict_code = ErrorCode.FS_NOT_OBSERVED
-                event.conflict_hint = (
-                    f"{event.path} already exists and you have not read it. Read it first, "
-                    "then retry."
-                )
+                event.conflict_reason = "not_observed_write"
 
     @hookimpl(tryfirst=True)
     def fs_edit_intent(self, event: EditIntent) -> None:
         known, version = self.observed(event.owner, event.key)
         if not known:
-            raise FsError(
-                ErrorCode.FS_NOT_OBSERVED,
-                f"{event.path} has not been read yet. Read it first, then retry the edit.",
-                path=event.path,
-            )
+            raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path, reason="not_observed_edit")
         if version != event.current:
-            what = "was created" if version is None else "has changed"
-            raise FsError(
-                ErrorCode.FS_STALE,
-                f"{event.path} {what} since you last read it. Read it again, then retry "
-                "the edit.",
-                path=event.path,
-            )
+            reason = "created_since_absent_edit" if version is None else "stale_edit"
+            raise FsError(ErrorCode.FS_STALE, path=event.path, reason=reason)
         event.precondition = IfMatch(version)
         event.conflict_code = ErrorCode.FS_STALE
-        event.conflict_hint = (
-            f"{event.path} changed while your edit was being written. Read it again, then "
-            "retry the edit."
-        )
+        event.conflict_reason = "changed_during_edit"
 
     @hookimpl(tryfirst=True)
     def fs_written(self, event: WrittenEvent) -> None:

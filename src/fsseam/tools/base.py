@@ -1,22 +1,37 @@
-"""What a tool is: a name, a description, an argument model, run and render."""
+"""What a tool is: a name, a description, an argument model, run and render.
+
+A tool is typed by its arguments and its outcome (``Tool[ReadArgs, ReadOutcome]``). It talks
+only to ``ctx.fs`` (the seam), never to a backend. Its text comes from pure renderers chosen
+by the outcome's type (:func:`fsseam.tools.render.render`), and its error texts from the
+message catalogue in the tool's own *vocabulary* (the names of its arguments).
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 
+from ..errors import FsError
+from ..messages import DEFAULT_VOCABULARY, Vocabulary
 from ..seam import Seam
+from .render import render
 from .schema import parameters_schema
 
-__all__ = ["Tool"]
+__all__ = ["ArgsT", "OutcomeT", "Tool"]
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+OutcomeT = TypeVar("OutcomeT", bound=BaseModel)
 
 
-class Tool(ABC):
+class Tool(ABC, Generic[ArgsT, OutcomeT]):
     name: ClassVar[str]
     description: str
     args_model: ClassVar[type[BaseModel]]
+    vocabulary: ClassVar[Vocabulary] = DEFAULT_VOCABULARY
+    """How this tool's error texts name its arguments (see :mod:`fsseam.messages`)."""
 
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments, as model APIs accept it."""
@@ -26,13 +41,17 @@ class Tool(ABC):
         """Adjust raw arguments before validation (default: none)."""
         return args
 
-    def validate(self, args: dict[str, Any]) -> Any:
-        return self.args_model.model_validate(self.prepare(args))
+    def validate(self, args: Mapping[str, Any]) -> ArgsT:
+        return cast(ArgsT, self.args_model.model_validate(self.prepare(dict(args))))
 
     @abstractmethod
-    def run(self, fs: Seam, args: Any) -> BaseModel:
+    def run(self, fs: Seam, args: ArgsT) -> OutcomeT:
         """Do the work; return the outcome or raise FsError."""
 
-    @abstractmethod
-    def render(self, outcome: Any) -> str:
-        """The model text of an outcome (pure)."""
+    def render(self, outcome: OutcomeT) -> str:
+        """The model text of an outcome (pure); by default chosen by the outcome's type."""
+        return render(outcome)
+
+    def render_error(self, err: FsError) -> str:
+        """The message of an error, in this tool's words."""
+        return err.render(self.vocabulary)

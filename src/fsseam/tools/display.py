@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from .result import ToolResult
+from ..errors import ErrorCode
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -15,12 +14,15 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
-def result_markdown(result: ToolResult) -> str:
-    if not result.ok:
-        assert result.error is not None
-        return f"**{result.tool}** failed: `{result.error.code.value}`\n\n{result.error.message}"
-    parts = [f"**{result.tool}** ok", _fence(result.text)]
-    diff = getattr(result.value, "diff", None)
+def result_markdown(
+    tool: str, text: str, value: Any, error: tuple[ErrorCode, str] | None
+) -> str:
+    """Markdown for one result: the model's text, and the diff of a change."""
+    if error is not None:
+        code, message = error
+        return f"**{tool}** failed: `{code.value}`\n\n{message}"
+    parts = [f"**{tool}** ok", _fence(text)]
+    diff = getattr(value, "diff", None)
     if diff:
         parts.append(_fence(diff.rstrip("\n"), "diff"))
     return "\n\n".join(parts)

@@ -3,18 +3,33 @@ are trained on, over ctx.fs and its observation policy."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
-from ..backends.base import Entry
 from ..errors import ErrorCode, FsError
-from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
+from ..messages import DEFAULT_VOCABULARY
+from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
 from .render import fit, numbered
 
-__all__ = ["EditorArgs", "StrReplaceEditor"]
+__all__ = ["EDITOR_VOCABULARY", "EditorArgs", "EditorOutcome", "StrReplaceEditor"]
+
+EditorOutcome = ReadOutcome | ListOutcome | WriteOutcome | EditOutcome
+
+EDITOR_VOCABULARY = MappingProxyType(
+    {
+        **DEFAULT_VOCABULARY,
+        "old": "old_str",
+        "new": "new_str",
+        "content": "file_text",
+        "text": "new_str",
+        "all_hint": "",
+        "modify": "str_replace (or insert)",
+    }
+)
 
 DEFAULT_MAX_OUTPUT_CHARS = 16_000
 SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "site-packages", "__pycache__"})
@@ -92,8 +107,8 @@ class _Flat(BaseModel):
     )
     insert_line: int | None = Field(
         default=None,
-        description="insert: the line after which to insert (0 inserts before the first "
-        "line).",
+        description="insert: where the text goes: at the start of line insert_line + 1 (0 = "
+        "the start of the file, the number of lines = its end).",
     )
     insert_text: str | None = Field(
         default=None, description="insert: the text to insert (same as new_str)."
@@ -115,7 +130,9 @@ EDITOR_DESCRIPTION = (
     "str_replace instead). A path that does not exist needs no view first.\n"
     "* str_replace: replaces old_str, which must occur exactly once, with new_str. No fuzzy "
     "matching; whitespace counts.\n"
-    "* insert: inserts new_str after line insert_line (0 = before the first line).\n"
+    "* insert: inserts new_str verbatim at the start of line insert_line + 1 (0 = the start "
+    "of the file, the number of lines = its end). No newline is added: end new_str with a "
+    "newline to insert whole lines.\n"
     "Observation rules: str_replace and insert need a view of the file first, and the file "
     "must not have changed since your view (or your own last edit); otherwise they are "
     "refused (FS_NOT_OBSERVED or FS_STALE) and nothing is changed: view it again and retry. "
@@ -123,14 +140,15 @@ EDITOR_DESCRIPTION = (
 )
 
 
-def _skip(entry: Entry) -> bool:
-    name = entry.name
+def _skip(entry: ListEntry) -> bool:
+    name = entry.path.rsplit("/", 1)[-1]
     return name.startswith(".") or name in SKIP_DIRS or name.endswith(".pyc")
 
 
-class StrReplaceEditor(Tool):
+class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
     name = "str_replace_editor"
     args_model = EditorArgs
+    vocabulary = EDITOR_VOCABULARY
 
     def __init__(
         self,
@@ -161,15 +179,14 @@ class StrReplaceEditor(Tool):
             )
         return cleaned
 
-    def run(self, fs: Seam, args: Any) -> Any:
+    def run(self, fs: Seam, args: EditorArgs) -> EditorOutcome:
         cmd = args.root
         if isinstance(cmd, ViewCmd):
             return self._view(fs, cmd)
         if isinstance(cmd, CreateCmd):
             return fs.create(cmd.path, cmd.file_text)
         if isinstance(cmd, StrReplaceCmd):
-            return fs.replace(cmd.path, cmd.old_str, cmd.new_str, old_name="old_str",
-                              new_name="new_str")
+            return fs.replace(cmd.path, cmd.old_str, cmd.new_str)
         return fs.insert(cmd.path, cmd.insert_line, cmd.text)
 
     def _view(self, fs: Seam, cmd: ViewCmd) -> ReadOutcome | ListOutcome:
@@ -198,7 +215,7 @@ class StrReplaceEditor(Tool):
             return fs.list(cmd.path, depth=2, skip=_skip)
 
     # -- rendering -------------------------------------------------------
-    def render(self, outcome: Any) -> str:
+    def render(self, outcome: EditorOutcome) -> str:
         if isinstance(outcome, ReadOutcome):
             return self._render_view(outcome)
         if isinstance(outcome, ListOutcome):

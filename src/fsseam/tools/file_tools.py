@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..outcomes import EditOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
-from .render import render_edit, render_read, render_write
 
 __all__ = ["EditArgs", "EditTool", "ReadArgs", "ReadTool", "WriteArgs", "WriteTool"]
 
@@ -75,43 +72,34 @@ EDIT_DESCRIPTION = (
 )
 
 
-class ReadTool(Tool):
+class ReadTool(Tool[ReadArgs, ReadOutcome]):
     name = "read"
     args_model = ReadArgs
 
     def __init__(self, description: str = READ_DESCRIPTION) -> None:
         self.description = description
 
-    def run(self, fs: Seam, args: Any) -> ReadOutcome:
+    def run(self, fs: Seam, args: ReadArgs) -> ReadOutcome:
         return fs.read(args.file_path, args.offset or 1, args.limit)
 
-    def render(self, outcome: Any) -> str:
-        return render_read(outcome)
 
-
-class WriteTool(Tool):
+class WriteTool(Tool[WriteArgs, WriteOutcome]):
     name = "write"
     args_model = WriteArgs
 
     def __init__(self, description: str = WRITE_DESCRIPTION) -> None:
         self.description = description
 
-    def run(self, fs: Seam, args: Any) -> WriteOutcome:
+    def run(self, fs: Seam, args: WriteArgs) -> WriteOutcome:
         return fs.write(args.file_path, args.content)
 
-    def render(self, outcome: Any) -> str:
-        return render_write(outcome)
 
-
-class EditTool(Tool):
+class EditTool(Tool[EditArgs, EditOutcome]):
     name = "edit"
     args_model = EditArgs
 
     def __init__(self, description: str = EDIT_DESCRIPTION) -> None:
         self.description = description
 
-    def run(self, fs: Seam, args: Any) -> EditOutcome:
+    def run(self, fs: Seam, args: EditArgs) -> EditOutcome:
         return fs.replace(args.file_path, args.old_string, args.new_string, args.replace_all)
-
-    def render(self, outcome: Any) -> str:
-        return render_edit(outcome)

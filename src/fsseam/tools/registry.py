@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..seam import Seam
 from .base import Tool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
 from .render import render_error
 from .result import ToolError, ToolResult
 from .schema import Dialect, tool_schema
-
-if TYPE_CHECKING:
-    from ..workspace import Context
 
 __all__ = ["ToolRegistry", "UnknownToolError", "default_tools"]
 
@@ -26,7 +24,7 @@ class UnknownToolError(LookupError):
     """A programmer error: no tool of that name is registered."""
 
 
-def default_tools() -> list[Tool]:
+def default_tools() -> list[Tool[Any, Any]]:
     return [ReadTool(), WriteTool(), EditTool(), StrReplaceEditor()]
 
 
@@ -57,20 +55,22 @@ def _describe(err: ValidationError) -> str:
 
 
 class ToolRegistry:
-    def __init__(self, ctx: Context, tools: list[Tool] | None = None) -> None:
-        self._ctx = ctx
-        self._tools: dict[str, Tool] = {}
+    """``ctx.tools``: the tools of one context, run over its seam (``ctx.fs``)."""
+
+    def __init__(self, fs: Seam, tools: list[Tool[Any, Any]] | None = None) -> None:
+        self._fs = fs
+        self._tools: dict[str, Tool[Any, Any]] = {}
         for tool in tools if tools is not None else default_tools():
             self.register(tool)
 
-    def register(self, tool: Tool) -> None:
+    def register(self, tool: Tool[Any, Any]) -> None:
         """Add a tool, or replace the one of the same name (e.g. a configured editor)."""
         self._tools[tool.name] = tool
 
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def get(self, name: str) -> Tool:
+    def get(self, name: str) -> Tool[Any, Any]:
         try:
             return self._tools[name]
         except KeyError:
@@ -93,15 +93,18 @@ class ToolRegistry:
                 parsed = tool.validate(raw)
             except ValidationError as e:
                 raise FsError(
-                    ErrorCode.FS_INVALID_ARGUMENT, f"invalid arguments for {name}: {_describe(e)}."
+                    ErrorCode.FS_INVALID_ARGUMENT,
+                    reason="invalid_arguments",
+                    details={"tool": name, "problems": _describe(e)},
                 ) from None
-            outcome = tool.run(self._ctx.fs, parsed)
+            outcome = tool.run(self._fs, parsed)
         except FsError as e:
+            message = tool.render_error(e)
             return ToolResult(
                 tool=name,
                 ok=False,
-                text=render_error(e.code, e.message),
-                error=ToolError(code=e.code, message=e.message),
+                text=render_error(e.code, message),
+                error=ToolError(code=e.code, message=message),
             )
         return ToolResult(tool=name, ok=True, text=tool.render(outcome), value=outcome)
 
@@ -114,11 +117,11 @@ class ToolRegistry:
                 loaded = json.loads(args)
             except json.JSONDecodeError as e:
                 raise FsError(
-                    ErrorCode.FS_INVALID_ARGUMENT, f"arguments are not valid JSON ({e})."
+                    ErrorCode.FS_INVALID_ARGUMENT,
+                    reason="arguments_not_json",
+                    details={"error": str(e)},
                 ) from None
             args = loaded
         if not isinstance(args, Mapping):
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, "arguments must be a JSON object."
-            )
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_not_object")
         return dict(args)

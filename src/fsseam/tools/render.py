@@ -5,13 +5,19 @@ Truncation lives here, not in the outcomes: the facts stay whole, the text is bo
 
 from __future__ import annotations
 
+from functools import singledispatch
+
+from pydantic import BaseModel
+
 from ..errors import ErrorCode
 from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
 
 __all__ = [
     "MAX_LINE_CHARS",
     "MAX_READ_CHARS",
+    "fit",
     "numbered",
+    "render",
     "render_edit",
     "render_error",
     "render_listing",
@@ -50,6 +56,33 @@ def fit(rows: list[str], max_chars: int) -> int:
     # Row i fits when its newline in the joined text lies before max_chars.
     cut = text.rfind("\n", 0, max_chars)
     return text.count("\n", 0, cut) + 1 if cut >= 0 else 1
+
+
+@singledispatch
+def render(outcome: BaseModel) -> str:
+    """The model text of an outcome, chosen by its type (extend with ``render.register``)."""
+    raise TypeError(f"no renderer for {type(outcome).__name__}; register one with "
+                    "fsseam.tools.render.render.register")
+
+
+@render.register
+def _(o: ReadOutcome) -> str:
+    return render_read(o)
+
+
+@render.register
+def _(o: WriteOutcome) -> str:
+    return render_write(o)
+
+
+@render.register
+def _(o: EditOutcome) -> str:
+    return render_edit(o)
+
+
+@render.register
+def _(o: ListOutcome) -> str:
+    return render_listing(o)
 
 
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ErrorCode
+from .display import result_markdown
 
 __all__ = ["ToolError", "ToolResult"]
 
@@ -28,6 +29,5 @@ class ToolResult(BaseModel):
     error: ToolError | None = None
 
     def _repr_markdown_(self) -> str:
-        from .display import result_markdown
-
-        return result_markdown(self)
+        error = None if self.error is None else (self.error.code, self.error.message)
+        return result_markdown(self.tool, self.text, self.value, error)

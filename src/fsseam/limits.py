@@ -1,0 +1,26 @@
+"""Size limits of one workspace: what a call may hold in memory and show."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Limits", "MiB"]
+
+MiB = 1 << 20
+
+
+class Limits(BaseModel):
+    """Size limits of one workspace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    default_read_lines: int = 2000
+    max_edit_bytes: int = 64 * MiB
+    """Edits and whole-file writes hold the file in memory: above this, FS_TOO_LARGE."""
+    read_chunk_bytes: int = 1 * MiB
+    count_budget_bytes: int = 1 * MiB
+    """Once its window is full and the version is known, a read keeps counting the file's
+    lines only up to this many bytes; past it the total is reported unknown. (A local file
+    whose digest is not cached is read to the end anyway, to digest it.)"""
+    doc_cache_bytes: int = 32 * MiB
+    """Texts kept per version so a write after a read needs no second download."""

@@ -1,0 +1,180 @@
+"""The message catalogue: every sentence a model can read in an error, once.
+
+Errors are facts (:class:`fsseam.errors.FsError`: a code, the path as the model sees it, a
+``reason`` naming the sentence, and ``details`` such as line numbers or sizes). The text is
+rendered from those facts here, with a *vocabulary* that names the arguments of the tool
+the model called: the seam says "the old text", the ``edit`` tool calls it ``old_string``
+and ``str_replace_editor`` calls it ``old_str``. So nothing below the tools layer knows a
+tool's argument names, and each sentence exists in exactly one place.
+
+A template is a ``str.format`` string. Its fields come from, in order of precedence, the
+error's ``details``, ``path``, and the vocabulary (``{old}``, ``{new}``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["DEFAULT_VOCABULARY", "MESSAGES", "Role", "Vocabulary", "render"]
+
+Vocabulary = Mapping[str, str]
+
+
+class Role(str):
+    """A detail that names a tool argument by its role (``Role("new")``): rendered as that
+    argument's name in the calling tool's vocabulary (``new_string``, ``new_str``)."""
+
+    __slots__ = ()
+
+
+DEFAULT_VOCABULARY: Vocabulary = MappingProxyType(
+    {
+        # The argument that holds the text to find, and its replacement.
+        "old": "old_string",
+        "new": "new_string",
+        # The whole content of a write / create.
+        "content": "content",
+        # The text of an insert, and the line it goes at.
+        "text": "text",
+        "line": "insert_line",
+        # How to page a read.
+        "offset": "offset",
+        "limit": "limit",
+        # The tail of the "several matches" advice: how to replace them all, if the tool can.
+        "all_hint": ", or set replace_all to replace every occurrence",
+        # How to change an existing file, for a call that only creates.
+        "modify": "edit",
+        # How the model re-reads a file.
+        "reread": "Read",
+    }
+)
+
+_MESSAGES: dict[str, str] = {
+    # -- paths ---------------------------------------------------------------------------
+    "path_empty": "the path is empty; give a file path such as /notes.md.",
+    "path_nul": "the path contains a NUL byte; NUL bytes are never valid in a path.",
+    "path_escapes": "{path} leads outside the workspace root. Use a path under /.",
+    "path_symlink_escapes": (
+        "{path} leads outside the workspace (through a symbolic link). Only paths inside the "
+        "workspace can be used."
+    ),
+    "root_is_directory": "/ is the workspace root directory; give a file path.",
+    # -- missing, kinds ------------------------------------------------------------------
+    "not_found": (
+        "{path} does not exist. Check the path (list the parent directory), or create the "
+        "file."
+    ),
+    "missing": "{path} does not exist. Check the path, or list the parent directory.",
+    "is_directory": "{path} is a directory, not a file. List it, or give a file path.",
+    "not_directory": "{path} is a file, not a directory. Read it instead.",
+    "parent_is_file": "cannot {action} {path}: a parent of this path is a file, not a directory.",
+    "read_only": "this workspace is read-only; files can be read but not changed.",
+    # -- text ----------------------------------------------------------------------------
+    "not_text": (
+        "{path} is not a UTF-8 text file ({why}); it cannot be read or edited as text and "
+        "was left unchanged."
+    ),
+    "text_has_nul": (
+        "{arg} contains a NUL character; fsseam writes text files only. Remove it."
+    ),
+    "text_not_utf8": (
+        "{arg} contains characters that cannot be written as UTF-8 (a lone surrogate at "
+        "position {position}); nothing was written."
+    ),
+    # -- sizes ---------------------------------------------------------------------------
+    "edit_too_large": (
+        "{path} is {size} bytes or more, over the {cap} bytes an edit or a whole-file write "
+        "can hold; it was left unchanged. Read it in windows ({offset}/{limit}) instead."
+    ),
+    "content_too_large": (
+        "the new content of {path} is {size} bytes, more than the {cap} bytes allowed; "
+        "nothing was written."
+    ),
+    # -- reads ---------------------------------------------------------------------------
+    "offset_below_one": "{offset} is 1-based: use 1 or more.",
+    "limit_below_one": "{limit} must be 1 or more.",
+    "offset_past_end": (
+        "{offset} {requested} is past the end of {path}, which has {total} lines. Use "
+        "{offset}=1 to read from the start."
+    ),
+    "no_version": "{path}: the storage returned no version.",
+    # -- edits ---------------------------------------------------------------------------
+    "old_empty": "{old} is empty; give the exact text to replace (read the file to copy it).",
+    "old_equals_new": "{old} and {new} are the same; nothing would change.",
+    "no_match": (
+        "{old} was not found in {path}. It must match the file exactly, including whitespace "
+        "and indentation; read the file and copy the text."
+    ),
+    "multiple_matches": (
+        "{old} occurs {count} times in {path}, at lines {lines}{more}. Include more "
+        "surrounding lines in {old} to make it unique{all_hint}."
+    ),
+    "no_edits": "no edits were given; give at least one.",
+    "insert_out_of_range": (
+        "{line} {requested} is out of range: {path} has {total} lines, so use 0 (before the "
+        "first line) to {total} (after the last)."
+    ),
+    # -- observation and conflicts -------------------------------------------------------
+    "not_observed_edit": (
+        "{path} has not been read yet. {reread} it first, then retry the edit."
+    ),
+    "not_observed_write": (
+        "{path} already exists and you have not read it. {reread} it first, then retry."
+    ),
+    "stale_edit": (
+        "{path} has changed since you last read it. {reread} it again, then retry the edit."
+    ),
+    "created_since_absent_edit": (
+        "{path} was created since you last read it. {reread} it again, then retry the edit."
+    ),
+    "stale_write": (
+        "{path} has changed since you last read it. {reread} it again, then retry."
+    ),
+    "created_since_absent_write": (
+        "{path} was created by someone else after you found it missing. {reread} it, then "
+        "retry."
+    ),
+    "changed_during_edit": (
+        "{path} changed while your edit was being written. {reread} it again, then retry "
+        "the edit."
+    ),
+    "deleted_since_read": (
+        "{path} no longer exists. It was deleted since you last read it; read it again (it "
+        "will be reported missing), then write it to recreate it."
+    ),
+    "create_exists": (
+        "{path} already exists; create never replaces a file. View it and use {modify} to "
+        "change it."
+    ),
+    # Backend-level conflicts, before the seam says what the agent should do about them.
+    "conflict_exists": "{path} already exists.",
+    "conflict_mismatch": "{path} has changed since it was read.",
+    "conflict_missing": "{path} no longer exists.",
+    # -- tool calls ----------------------------------------------------------------------
+    "invalid_arguments": "invalid arguments for {tool}: {problems}.",
+    "arguments_not_json": "arguments are not valid JSON ({error}).",
+    "arguments_not_object": "arguments must be a JSON object.",
+}
+
+MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)
+"""reason -> template. Read-only: a sentence is changed here, nowhere else."""
+
+
+def render(
+    reason: str,
+    path: str | None = None,
+    details: Mapping[str, Any] | None = None,
+    vocabulary: Vocabulary | None = None,
+) -> str:
+    """The text of one error, in the words of ``vocabulary`` (default: the file tools')."""
+    fields: dict[str, Any] = dict(DEFAULT_VOCABULARY)
+    if vocabulary:
+        fields.update(vocabulary)
+    if path is not None:
+        fields["path"] = path
+    if details:
+        for name, value in details.items():
+            fields[name] = fields.get(value, value) if isinstance(value, Role) else value
+    return MESSAGES[reason].format_map(fields)
