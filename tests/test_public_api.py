@@ -14,12 +14,14 @@ DOCUMENTED = {
     "Backend", "open_backend",
     # the seam and its outcomes
     "Seam", "Limits", "ReadOutcome", "WriteOutcome", "EditOutcome", "StatOutcome",
-    "ListOutcome", "ListEntry",
+    "ListOutcome", "ListEntry", "GlobOutcome", "GrepOutcome", "DeleteOutcome", "MoveOutcome",
     # gate, events, policy
     "hookimpl", "hookspec", "FsEvent", "ReadEvent", "MissingEvent", "WriteIntent",
-    "EditIntent", "WrittenEvent", "StatEvent", "ListEvent", "ObservationPolicy", "Ledger",
+    "EditIntent", "WrittenEvent", "StatEvent", "ListEvent", "DeleteIntent", "DeletedEvent",
+    "ObservationPolicy", "Ledger",
     # tools, for users who compose their own registry
     "Tool", "ToolRegistry", "ReadTool", "WriteTool", "EditTool", "StrReplaceEditor",
+    "LsTool", "GlobTool", "GrepTool", "DeleteTool", "MoveTool",
 }
 
 

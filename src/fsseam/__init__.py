@@ -8,6 +8,8 @@
 from .backends import Backend, open_backend
 from .errors import Conflict, ErrorCode, FsError
 from .events import (
+    DeletedEvent,
+    DeleteIntent,
     EditIntent,
     FsEvent,
     ListEvent,
@@ -20,9 +22,13 @@ from .events import (
 from .gate import hookimpl, hookspec
 from .limits import Limits
 from .outcomes import (
+    DeleteOutcome,
     EditOutcome,
+    GlobOutcome,
+    GrepOutcome,
     ListEntry,
     ListOutcome,
+    MoveOutcome,
     ReadOutcome,
     StatOutcome,
     WriteOutcome,
@@ -30,7 +36,12 @@ from .outcomes import (
 from .policy import Ledger, ObservationPolicy
 from .seam import Seam
 from .tools import (
+    DeleteTool,
     EditTool,
+    GlobTool,
+    GrepTool,
+    LsTool,
+    MoveTool,
     ReadTool,
     StrReplaceEditor,
     Tool,
@@ -49,19 +60,30 @@ __all__ = [
     "Conflict",
     "Context",
     "CreateOnly",
+    "DeleteIntent",
+    "DeleteOutcome",
+    "DeleteTool",
+    "DeletedEvent",
     "EditIntent",
     "EditOutcome",
     "EditTool",
     "ErrorCode",
     "FsError",
     "FsEvent",
+    "GlobOutcome",
+    "GlobTool",
+    "GrepOutcome",
+    "GrepTool",
     "IfMatch",
     "Ledger",
     "Limits",
     "ListEntry",
     "ListEvent",
     "ListOutcome",
+    "LsTool",
     "MissingEvent",
+    "MoveOutcome",
+    "MoveTool",
     "ObservationPolicy",
     "Overwrite",
     "Precondition",

@@ -16,6 +16,8 @@ from .errors import ErrorCode
 from .versions import Overwrite, Precondition, Version
 
 __all__ = [
+    "DeleteIntent",
+    "DeletedEvent",
     "EditIntent",
     "FsEvent",
     "ListEvent",
@@ -26,7 +28,7 @@ __all__ = [
     "WrittenEvent",
 ]
 
-Operation = Literal["write", "create", "replace", "insert", "edit"]
+Operation = Literal["write", "create", "replace", "insert", "edit", "move"]
 
 
 class FsEvent(BaseModel):
@@ -103,3 +105,26 @@ class WrittenEvent(LazyDiff, FsEvent):
     operation: Operation
     version: Version
     created: bool
+
+
+class DeleteIntent(FsEvent):
+    """A file is about to be deleted (``delete``), or moved away (``move``, to
+    ``destination``). Set ``precondition`` (IfMatch of the observed version), or veto."""
+
+    name: Literal["fs/delete-intent"] = "fs/delete-intent"
+    operation: Literal["delete", "move"] = "delete"
+    destination: str | None = None
+    """For a move: the path the file is moved to."""
+    precondition: Precondition = Overwrite()
+    conflict_code: ErrorCode | None = None
+    conflict_reason: str | None = None
+    conflict_hint: str | None = None
+
+
+class DeletedEvent(FsEvent):
+    """A file was deleted, or moved away (``destination`` set)."""
+
+    model_config = ConfigDict(frozen=True)
+    name: Literal["fs/deleted"] = "fs/deleted"
+    operation: Literal["delete", "move"] = "delete"
+    destination: str | None = None

@@ -7,6 +7,8 @@
     fs/write-intent  -> fs_write_intent(event: WriteIntent)
     fs/edit-intent   -> fs_edit_intent(event: EditIntent)
     fs/written       -> fs_written(event: WrittenEvent)
+    fs/delete-intent -> fs_delete_intent(event: DeleteIntent)
+    fs/deleted       -> fs_deleted(event: DeletedEvent)
 
 Plugins are objects with ``@hookimpl`` methods, passed to the Workspace or loaded from the
 entry-point group ``fsseam.plugins``. pluggy validates each implementation against the spec.
@@ -20,6 +22,8 @@ from typing import Any
 import pluggy
 
 from .events import (
+    DeletedEvent,
+    DeleteIntent,
     EditIntent,
     FsEvent,
     ListEvent,
@@ -45,6 +49,8 @@ EVENT_HOOKS: dict[str, str] = {
     "fs/write-intent": "fs_write_intent",
     "fs/edit-intent": "fs_edit_intent",
     "fs/written": "fs_written",
+    "fs/delete-intent": "fs_delete_intent",
+    "fs/deleted": "fs_deleted",
 }
 
 
@@ -79,6 +85,15 @@ class FsHookSpecs:
     @hookspec
     def fs_written(self, event: WrittenEvent) -> None:
         """A write landed; ``event.diff`` has the change for presentation surfaces."""
+
+    @hookspec
+    def fs_delete_intent(self, event: DeleteIntent) -> None:
+        """A file is about to be deleted or moved away: set ``event.precondition``, or raise
+        FsError to veto."""
+
+    @hookspec
+    def fs_deleted(self, event: DeletedEvent) -> None:
+        """A file was deleted (or moved away)."""
 
 
 class Gate:

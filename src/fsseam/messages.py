@@ -152,6 +152,60 @@ _MESSAGES: dict[str, str] = {
     "conflict_exists": "{path} already exists.",
     "conflict_mismatch": "{path} has changed since it was read.",
     "conflict_missing": "{path} no longer exists.",
+    "not_observed_delete": (
+        "{path} has not been read yet. {reread} it first (a delete needs the version you "
+        "saw), then retry the delete."
+    ),
+    "not_observed_move": (
+        "{path} has not been read yet. {reread} it first (a move needs the version you saw), "
+        "then retry the move."
+    ),
+    "absent_observed": (
+        "{path} did not exist when you last looked. List the directory to find the file."
+    ),
+    "stale_delete": (
+        "{path} has changed since you last read it, so it was not deleted. {reread} it "
+        "again, then decide."
+    ),
+    "stale_move": (
+        "{path} has changed since you last read it, so it was not moved. {reread} it again, "
+        "then retry the move."
+    ),
+    "deleted_before_delete": "{path} was already deleted by someone else; nothing to do.",
+    "deleted_before_move": (
+        "{path} was deleted by someone else since you last read it; nothing was moved."
+    ),
+    "move_destination_exists": (
+        "{destination} already exists; a move never replaces a file, and both files are "
+        "unchanged. Choose another destination, or delete {destination} first."
+    ),
+    "move_same_path": "{path} is both the source and the destination; nothing to move.",
+    "move_rollback_lost": (
+        "{path} changed while it was being moved, and {destination}, the copy made for the "
+        "move, was changed by someone else before it could be removed: {path} holds the "
+        "other writer's version and {destination} the other writer's bytes. Read both "
+        "before going on."
+    ),
+    # -- finding ------------------------------------------------------------------------
+    "glob_empty": "the pattern is empty; give a glob such as **/*.py.",
+    "glob_parent": (
+        "the pattern {pattern} climbs above the search directory (..); give the directory "
+        "as path instead."
+    ),
+    "glob_unclosed_class": (
+        "the pattern {pattern} has a [ without its closing ]; escape it as [[] to match a "
+        "literal [."
+    ),
+    "glob_too_many_alternatives": (
+        "the pattern {pattern} expands to more than {max} alternatives ({{a,b}} groups); "
+        "use fewer groups."
+    ),
+    "grep_empty": "the pattern is empty; give a regular expression such as def main.",
+    "grep_bad_pattern": (
+        "the pattern {pattern} is not a valid regular expression ({error}). Escape special "
+        "characters with a backslash (\\( \\[ \\. \\*) to match them literally."
+    ),
+    "limit_out_of_range": "{arg} must be between {low} and {high}; it was {value}.",
     # -- tool calls ----------------------------------------------------------------------
     "invalid_arguments": "invalid arguments for {tool}: {problems}.",
     "arguments_not_json": "arguments are not valid JSON ({error}).",

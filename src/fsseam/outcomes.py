@@ -10,9 +10,15 @@ from .diff import LazyDiff
 from .versions import Version
 
 __all__ = [
+    "DeleteOutcome",
     "EditOutcome",
+    "GlobOutcome",
+    "GrepFile",
+    "GrepHunk",
+    "GrepOutcome",
     "ListEntry",
     "ListOutcome",
+    "MoveOutcome",
     "ReadOutcome",
     "StatOutcome",
     "WriteOutcome",
@@ -86,3 +92,67 @@ class ListOutcome(_Outcome):
     entries: list[ListEntry]
     omitted: int = 0
     """Entries left out by the filter (hidden, dependency and cache folders)."""
+
+
+class GlobOutcome(_Outcome):
+    kind: Literal["glob"] = "glob"
+    path: str
+    """The directory searched."""
+    pattern: str
+    paths: list[str]
+    """Matching files in path order, at most ``limit`` of them."""
+    total: int
+    """All matching files."""
+    limit: int
+    hidden: int = 0
+    """Matching files left out because they lie in hidden or dependency directories."""
+
+
+class GrepHunk(_Outcome):
+    first: int
+    """1-based number of the first line shown."""
+    lines: list[str]
+    matches: list[int]
+    """1-based numbers of the matching lines among them."""
+
+
+class GrepFile(_Outcome):
+    path: str
+    count: int
+    """Matching lines in the file."""
+    hunks: list[GrepHunk] = []
+    """The lines shown (content mode)."""
+
+
+class GrepOutcome(_Outcome):
+    kind: Literal["grep"] = "grep"
+    path: str
+    pattern: str
+    mode: Literal["files_with_matches", "content", "count"]
+    files: list[GrepFile]
+    """Files with matches, in path order; fewer than ``files_matched`` when capped."""
+    files_matched: int
+    lines_matched: int
+    searched: int
+    """Files whose text was searched."""
+    limit: int
+    truncated: bool
+    """Results were left out to stay within ``limit`` (and the output cap)."""
+    skipped: dict[str, int] = {}
+    """Files not searched, by why: ``binary``, ``not_utf8``, ``too_large``, ``timeout``,
+    ``unreadable``, ``hidden``."""
+
+
+class DeleteOutcome(_Outcome):
+    kind: Literal["delete"] = "delete"
+    path: str
+    version: Version | None
+    """The version that was deleted (None when deleted unconditionally)."""
+
+
+class MoveOutcome(_Outcome):
+    kind: Literal["move"] = "move"
+    source: str
+    destination: str
+    version: Version
+    """The destination's version, which the mover has now observed."""

@@ -7,14 +7,16 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal
 
-from .backends.base import Backend, Entry
+from .backends.base import Backend, Blob, Entry
 from .doccache import DocCache
 from .edits import EditOp, EditPlan, Insert, Replace, apply, check_new_text, check_replace
 from .errors import Conflict, ErrorCode, FsError
 from .events import (
+    DeletedEvent,
+    DeleteIntent,
     EditIntent,
     ListEvent,
     MissingEvent,
@@ -24,11 +26,34 @@ from .events import (
     WrittenEvent,
 )
 from .gate import Gate
+from .globs import Glob, is_skipped
+from .grep import Pattern, SearchTimeout, has_match, hunks, matching_lines
 from .limits import Limits
 from .messages import Role
-from .outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, StatOutcome, WriteOutcome
+from .outcomes import (
+    DeleteOutcome,
+    EditOutcome,
+    GlobOutcome,
+    GrepFile,
+    GrepHunk,
+    GrepOutcome,
+    ListEntry,
+    ListOutcome,
+    MoveOutcome,
+    ReadOutcome,
+    StatOutcome,
+    WriteOutcome,
+)
 from .paths import display, to_key
-from .text import LineWindow, TextDoc, TextFormat, check_text, decode, encode_new
+from .text import (
+    SNIFF_BYTES,
+    LineWindow,
+    TextDoc,
+    TextFormat,
+    check_text,
+    decode,
+    encode_new,
+)
 from .versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 
 __all__ = ["Limits", "Seam"]
@@ -455,3 +480,247 @@ class Seam:
         of the file, the line count = its end); no newline is added: end the text with one
         to insert whole lines."""
         return self.edit(path, [Insert(line, text)])
+
+    # -- finding -----------------------------------------------------------
+    def glob(self, pattern: Glob, path: str = "/", limit: int = 100) -> GlobOutcome:
+        """Files below ``path`` matching ``pattern``, in path order (the first ``limit``)."""
+        key = self.key(path)
+        base = "/".join(p for p in (key, pattern.base) if p)
+        prefix = f"{key}/" if key else ""
+        paths: list[str] = []
+        total = hidden = 0
+        try:
+            entries = self._walk_visible(base)
+            for e in entries:
+                relative = e.key[len(prefix):]
+                if not pattern.match(relative):
+                    continue
+                if not pattern.allows(relative):
+                    hidden += 1
+                    continue
+                total += 1
+                if len(paths) < limit:
+                    paths.append(display(e.key))
+        except FsError as e:
+            # A literal base the tree does not have simply matches nothing.
+            if not (pattern.base and e.code is ErrorCode.FS_NOT_FOUND):
+                raise
+        return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
+                           total=total, limit=limit, hidden=hidden)
+
+    def _walk_visible(self, key: str) -> Iterator[Entry]:
+        """The gate-filtered files of a walk (symlinks left out: their targets inside the
+        tree are walked themselves)."""
+        batch: list[Entry] = []
+        for e in self.backend.walk(key):
+            if e.kind != "file":
+                continue
+            batch.append(e)
+            if len(batch) >= WALK_BATCH:
+                yield from self._visible(key, batch, "walk")
+                batch = []
+        if batch:
+            yield from self._visible(key, batch, "walk")
+
+    def grep(
+        self,
+        pattern: Pattern,
+        path: str = "/",
+        *,
+        files: Glob | None = None,
+        mode: Literal["files_with_matches", "content", "count"] = "files_with_matches",
+        context: int = 0,
+        limit: int = 100,
+    ) -> GrepOutcome:
+        """Search the text files below ``path`` (or the file ``path``) for ``pattern``.
+
+        ``limit`` caps the files listed (``files_with_matches``, ``count``) or the matching
+        lines shown (``content``). Binary, non-UTF-8, over-size and unreadable files are
+        skipped and counted, never fatal. In ``content`` mode each file shown is recorded
+        as observed at the version that was searched (its lines were shown, as a windowed
+        read shows them).
+        """
+        key = self.key(path)
+        prefix = f"{key}/" if key else ""
+        skipped: dict[str, int] = {}
+        cap = self.limits.max_edit_bytes
+
+        def skip(why: str) -> None:
+            skipped[why] = skipped.get(why, 0) + 1
+
+        def candidates() -> Iterator[Entry]:
+            try:
+                st = self.backend.stat(key) if key else None
+            except FsError as err:
+                raise self._missing(key, err) from None
+            if st is not None and st.kind == "file":
+                yield Entry(key=key, name=key.rsplit("/", 1)[-1], kind="file", size=st.size)
+                return
+            for e in self._walk_visible(key):
+                relative = e.key[len(prefix):]
+                if files is not None and not files.match(relative):
+                    continue
+                if not (files.allows(relative) if files is not None else _searchable(relative)):
+                    skip("hidden")
+                    continue
+                if e.size is not None and e.size > cap:
+                    skip("too_large")
+                    continue
+                yield e
+
+        shown: list[GrepFile] = []
+        files_matched = lines_matched = searched = shown_lines = 0
+        truncated = False
+        for entry, got in self._read_many(candidates()):
+            if isinstance(got, FsError):
+                skip("too_large" if got.code is ErrorCode.FS_TOO_LARGE else "unreadable")
+                continue
+            data = got.data
+            if b"\x00" in data[:SNIFF_BYTES]:
+                skip("binary")
+                continue
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                skip("not_utf8")
+                continue
+            if text.startswith("\ufeff"):
+                text = text[1:]
+            if "\r\n" in text:
+                text = text.replace("\r\n", "\n")
+            searched += 1
+            try:
+                if mode == "files_with_matches":
+                    count = 1 if has_match(text, pattern) else 0
+                    matches: list[int] = []
+                else:
+                    matches = matching_lines(text, pattern)
+                    count = len(matches)
+            except SearchTimeout:
+                skip("timeout")
+                continue
+            if not count:
+                continue
+            files_matched += 1
+            lines_matched += count
+            shown_path = display(entry.key)
+            if mode == "content":
+                room = limit - shown_lines
+                if room <= 0:
+                    truncated = True
+                    continue
+                if len(matches) > room:
+                    matches, truncated = matches[:room], True
+                shown_lines += len(matches)
+                found = [GrepHunk(first=h.first, lines=h.lines, matches=h.matches)
+                         for h in hunks(text, matches, context)]
+                shown.append(GrepFile(path=shown_path, count=count, hunks=found))
+                self._gate.dispatch(ReadEvent(owner=self.owner, key=entry.key,
+                                              path=shown_path, version=got.version,
+                                              partial=True))
+            elif len(shown) < limit:
+                shown.append(GrepFile(path=shown_path, count=count))
+            else:
+                truncated = True
+        return GrepOutcome(
+            path=display(key), pattern=pattern.source, mode=mode, files=shown,
+            files_matched=files_matched, lines_matched=lines_matched, searched=searched,
+            limit=limit, truncated=truncated, skipped=skipped,
+        )
+
+    def _read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
+        """Whole files, in the order given; the backend may fetch several at once."""
+        many = getattr(self.backend, "read_many", None)
+        if many is not None:
+            yield from many(entries)
+            return
+        for e in entries:
+            try:
+                yield e, self.backend.read(e.key)
+            except FsError as err:
+                yield e, err
+
+    # -- managing ----------------------------------------------------------
+    def delete(self, path: str) -> DeleteOutcome:
+        """Delete a file, only at the version this owner observed (with the policy on)."""
+        self._writable()
+        key = self.key(path)
+        shown = display(key)
+        if not key:
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, path=shown, reason="root_is_directory")
+        intent = DeleteIntent(owner=self.owner, key=key, path=shown, operation="delete")
+        self._gate.dispatch(intent)
+        pre = intent.precondition
+        try:
+            self.backend.delete(key, pre)
+        except Conflict as c:
+            if c.reason == "missing":
+                raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
+                              reason="deleted_before_delete") from None
+            raise self._conflict(c, shown, intent.conflict_code, intent.conflict_reason,
+                                 intent.conflict_hint) from None
+        except FsError as e:
+            raise self._missing(key, e) if e.reason != "is_directory" else e from None
+        self._gate.dispatch(DeletedEvent(owner=self.owner, key=key, path=shown))
+        return DeleteOutcome(path=shown,
+                             version=pre.version if isinstance(pre, IfMatch) else None)
+
+    def move(self, source: str, destination: str) -> MoveOutcome:
+        """Move a file to a path that does not exist yet.
+
+        The source must be at the version this owner observed; the destination is created
+        only if absent. Built from steps the storage guards: a create-only copy of the
+        observed version, then a delete conditional on it; if that delete loses (the source
+        changed meanwhile) the copy is removed again, conditional on its own version.
+        """
+        self._writable()
+        src, dst = self.key(source), self.key(destination)
+        src_shown, dst_shown = display(src), display(dst)
+        if not src or not dst:
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+        if src == dst:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason="move_same_path")
+        intent = DeleteIntent(owner=self.owner, key=src, path=src_shown, operation="move",
+                              destination=dst_shown)
+        self._gate.dispatch(intent)
+        pre = intent.precondition
+        facts = {"destination": dst_shown}
+        try:
+            version = self.backend.copy(src, dst, pre)
+        except Conflict as c:
+            if c.reason == "exists":
+                raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=src_shown,
+                              reason="move_destination_exists", details=facts) from None
+            if c.reason == "missing":
+                raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
+                              reason="deleted_before_move") from None
+            raise self._conflict(c, src_shown, intent.conflict_code, intent.conflict_reason,
+                                 intent.conflict_hint) from None
+        except FsError as e:
+            raise self._missing(src, e) if e.code is ErrorCode.FS_NOT_FOUND else e from None
+        try:
+            self.backend.delete(src, pre)
+        except FsError as e:
+            # The source moved on after the copy was made: take the copy back, guarded by
+            # its own version, so no one's later write to it is lost either.
+            try:
+                self.backend.delete(dst, IfMatch(version))
+            except FsError:
+                raise FsError(ErrorCode.FS_STALE, path=src_shown, reason="move_rollback_lost",
+                              details=facts) from e
+            if isinstance(e, Conflict):
+                if e.reason == "missing":
+                    raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
+                                  reason="deleted_before_move") from None
+                raise self._conflict(e, src_shown, intent.conflict_code,
+                                     intent.conflict_reason, intent.conflict_hint) from None
+            raise
+        self._gate.dispatch(WrittenEvent(owner=self.owner, key=dst, path=dst_shown,
+                                         operation="move", version=version, created=True))
+        self._gate.dispatch(DeletedEvent(owner=self.owner, key=src, path=src_shown,
+                                         operation="move", destination=dst_shown))
+        return MoveOutcome(source=src_shown, destination=dst_shown, version=version)
+
+
+def _searchable(relative: str) -> bool:
+    return not any(is_skipped(seg) for seg in relative.split("/"))

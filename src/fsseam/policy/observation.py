@@ -10,7 +10,9 @@ confirmed absent. Rules:
   compare-and-swap is FS_NOT_OBSERVED when nothing was observed, FS_STALE otherwise;
 - edit: needs an observed version equal to the current one (else FS_NOT_OBSERVED or
   FS_STALE), and writes IfMatch(V);
-- create: always CreateOnly; absence never authorizes an edit.
+- create: always CreateOnly; absence never authorizes an edit;
+- delete and move (of the source): need an observed version, and are conditional on it
+  (IfMatch(V)); afterwards the source is recorded absent and a move's destination observed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ import threading
 from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, FsError
-from ..events import EditIntent, MissingEvent, ReadEvent, WriteIntent, WrittenEvent
+from ..events import (
+    DeletedEvent,
+    DeleteIntent,
+    EditIntent,
+    MissingEvent,
+    ReadEvent,
+    WriteIntent,
+    WrittenEvent,
+)
 from ..gate import hookimpl
 from ..versions import CreateOnly, IfMatch, Version
 
@@ -95,3 +105,19 @@ class ObservationPolicy:
     @hookimpl(tryfirst=True)
     def fs_written(self, event: WrittenEvent) -> None:
         self.record(event.owner, event.key, event.version)
+
+    @hookimpl(tryfirst=True)
+    def fs_delete_intent(self, event: DeleteIntent) -> None:
+        known, version = self.observed(event.owner, event.key)
+        if not known:
+            raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path,
+                          reason=f"not_observed_{event.operation}")
+        if version is None:
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=event.path, reason="absent_observed")
+        event.precondition = IfMatch(version)
+        event.conflict_code = ErrorCode.FS_STALE
+        event.conflict_reason = f"stale_{event.operation}"
+
+    @hookimpl(tryfirst=True)
+    def fs_deleted(self, event: DeletedEvent) -> None:
+        self.record(event.owner, event.key, None)

@@ -3,11 +3,18 @@
 from .base import Tool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
+from .finders import GlobTool, GrepTool, LsTool
+from .manage import DeleteTool, MoveTool
 from .registry import ToolRegistry, UnknownToolError, default_tools
 from .result import ToolError, ToolResult
 
 __all__ = [
+    "DeleteTool",
     "EditTool",
+    "GlobTool",
+    "GrepTool",
+    "LsTool",
+    "MoveTool",
     "ReadTool",
     "StrReplaceEditor",
     "Tool",

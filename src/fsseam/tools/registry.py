@@ -13,6 +13,8 @@ from ..seam import Seam
 from .base import Tool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
+from .finders import GlobTool, GrepTool, LsTool
+from .manage import DeleteTool, MoveTool
 from .render import render_error
 from .result import ToolError, ToolResult
 from .schema import Dialect, tool_schema
@@ -25,7 +27,17 @@ class UnknownToolError(LookupError):
 
 
 def default_tools() -> list[Tool[Any, Any]]:
-    return [ReadTool(), WriteTool(), EditTool(), StrReplaceEditor()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        StrReplaceEditor(),
+        LsTool(),
+        GlobTool(),
+        GrepTool(),
+        DeleteTool(),
+        MoveTool(),
+    ]
 
 
 def _describe(err: ValidationError) -> str:

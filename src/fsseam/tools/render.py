@@ -10,7 +10,16 @@ from functools import singledispatch
 from pydantic import BaseModel
 
 from ..errors import ErrorCode
-from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
+from ..outcomes import (
+    DeleteOutcome,
+    EditOutcome,
+    GlobOutcome,
+    GrepOutcome,
+    ListOutcome,
+    MoveOutcome,
+    ReadOutcome,
+    WriteOutcome,
+)
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -18,9 +27,14 @@ __all__ = [
     "fit",
     "numbered",
     "render",
+    "render_delete",
     "render_edit",
     "render_error",
+    "render_glob",
+    "render_grep",
     "render_listing",
+    "render_ls",
+    "render_move",
     "render_read",
     "render_write",
 ]
@@ -85,6 +99,26 @@ def _(o: ListOutcome) -> str:
     return render_listing(o)
 
 
+@render.register
+def _(o: GlobOutcome) -> str:
+    return render_glob(o)
+
+
+@render.register
+def _(o: GrepOutcome) -> str:
+    return render_grep(o)
+
+
+@render.register
+def _(o: DeleteOutcome) -> str:
+    return render_delete(o)
+
+
+@render.register
+def _(o: MoveOutcome) -> str:
+    return render_move(o)
+
+
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
     if o.total == 0:
         return f"(The file {o.path} is empty.)"
@@ -136,6 +170,116 @@ def render_listing(o: ListOutcome) -> str:
     if o.omitted:
         rows.append(f"({o.omitted} hidden, dependency or cache entries omitted)")
     return "\n".join(rows)
+
+
+MAX_LIST_CHARS = 100_000
+
+
+def _entry_row(path: str, kind: str, size: int | None, target: str | None) -> str:
+    if kind == "directory":
+        return f"{path}/"
+    if kind == "symlink":
+        return f"{path} -> {target}" if target else f"{path} -> (outside the workspace)"
+    return f"{path}  ({size:,} bytes)" if size is not None else path
+
+
+def render_ls(o: ListOutcome) -> str:
+    if not o.entries:
+        return f"{o.path} is empty."
+    rows = [_entry_row(e.path, e.type, e.size, e.target) for e in o.entries]
+    shown = fit(rows, MAX_LIST_CHARS)
+    text = "\n".join(rows[:shown])
+    if shown < len(rows):
+        text += (
+            f"\n\n(Showing {shown} of {len(rows)} entries. Use glob with a pattern to "
+            "narrow.)"
+        )
+    if o.omitted:
+        text += f"\n({o.omitted} entries omitted)"
+    return text
+
+
+def render_glob(o: GlobOutcome) -> str:
+    hidden = (
+        f"\n({o.hidden} matching files in hidden or dependency directories were left out; "
+        "name the directory in the pattern to include them.)"
+        if o.hidden else ""
+    )
+    if not o.paths:
+        return f"No files match {o.pattern} in {o.path}.{hidden}"
+    shown = fit(o.paths, MAX_LIST_CHARS)
+    text = "\n".join(o.paths[:shown])
+    if shown < o.total:
+        text += (
+            f"\n\n(Showing {shown} of {o.total} matching files, in path order. Narrow the "
+            "pattern or the path to see the rest.)"
+        )
+    return text + hidden
+
+
+_SKIPPED = {
+    "binary": "binary",
+    "not_utf8": "not UTF-8",
+    "too_large": "too large",
+    "timeout": "too slow for the pattern",
+    "unreadable": "unreadable",
+    "hidden": "in hidden or dependency directories (name them in glob or path to search "
+    "them)",
+}
+
+
+def _context_row(n: int, line: str) -> str:
+    return f"{n:>5}-\t{line}"
+
+
+def render_grep(o: GrepOutcome) -> str:
+    notes: list[str] = []
+    if o.skipped:
+        parts = [f"{n} {_SKIPPED.get(k, k)}" for k, n in sorted(o.skipped.items())]
+        notes.append(f"(Not searched: {', '.join(parts)}.)")
+    if not o.files:
+        head = (
+            f"No matches for {o.pattern} in {o.path} ({o.searched} files searched)."
+            if not o.files_matched
+            else f"{o.files_matched} files match {o.pattern}; none shown (max_results)."
+        )
+        return "\n".join([head, *notes])
+    rows: list[str] = []
+    if o.mode == "files_with_matches":
+        rows = [f.path for f in o.files]
+    elif o.mode == "count":
+        rows = [f"{f.path}: {f.count}" for f in o.files]
+    else:
+        for f in o.files:
+            rows.append(f.path)
+            for i, h in enumerate(f.hunks):
+                if i:
+                    rows.append("--")
+                matches = set(h.matches)
+                for n, line in enumerate(h.lines, h.first):
+                    cut = _cut(line)
+                    rows.append(numbered([cut], n)[0] if n in matches else _context_row(n, cut))
+    shown = fit(rows, MAX_READ_CHARS)
+    text = "\n".join(rows[:shown])
+    clipped = shown < len(rows)
+    if o.mode == "count":
+        text += f"\n\nTotal: {o.lines_matched} matching lines in {o.files_matched} files."
+    if o.truncated or clipped:
+        unit = "matching lines" if o.mode == "content" else "files"
+        total = o.lines_matched if o.mode == "content" else o.files_matched
+        text += (
+            f"\n\n(Output limited: {total} {unit} in all. Set max_results (up to 10000) to "
+            "see more, or narrow with path or glob.)"
+        )
+    return "\n".join([text, *notes])
+
+
+def render_delete(o: DeleteOutcome) -> str:
+    return f"Deleted {o.path}."
+
+
+def render_move(o: MoveOutcome) -> str:
+    return f"Moved {o.source} to {o.destination}."
 
 
 def render_error(code: ErrorCode, message: str) -> str:

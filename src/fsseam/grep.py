@@ -1,0 +1,148 @@
+"""Content search, as pure functions: compile a pattern, find matching lines with context.
+
+Patterns are Python regular expressions, run by the ``regex`` package (compatible with
+``re`` for what agents write) because it can stop a search after a time limit: a pattern
+that backtracks catastrophically on one file skips that file instead of hanging the call.
+``^`` and ``$`` match at line boundaries; ``.`` does not cross lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import regex
+
+from .errors import ErrorCode, FsError
+
+__all__ = [
+    "MAX_CONTEXT",
+    "Hunk",
+    "Pattern",
+    "SearchTimeout",
+    "compile_pattern",
+    "has_match",
+    "hunks",
+    "matching_lines",
+]
+
+MAX_CONTEXT = 50
+SEARCH_TIMEOUT_S = 2.0
+"""Per file: a search running longer than this is abandoned and the file counted."""
+
+
+class SearchTimeout(Exception):
+    """The pattern took too long on one file."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    source: str
+    compiled: regex.Pattern[str]
+    literal: str | None
+    """The pattern itself when it is plain text (no metacharacters, case-sensitive): then
+    ``str.find`` does the search, several times faster than any regex engine."""
+
+
+def compile_pattern(pattern: str, case_insensitive: bool = False) -> Pattern:
+    """Compile (FS_INVALID_ARGUMENT with the reason and the fix when it does not compile)."""
+    if pattern == "":
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_empty")
+    flags = regex.MULTILINE | regex.VERSION0
+    if case_insensitive:
+        flags |= regex.IGNORECASE
+    try:
+        compiled = regex.compile(pattern, flags)
+    except (regex.error, OverflowError, RecursionError) as e:
+        raise FsError(
+            ErrorCode.FS_INVALID_ARGUMENT,
+            reason="grep_bad_pattern",
+            details={"pattern": pattern, "error": str(e)},
+        ) from None
+    literal = pattern if not case_insensitive and regex.escape(pattern) == pattern else None
+    if literal is not None and "\n" in literal:
+        literal = None
+    return Pattern(pattern, compiled, literal)
+
+
+def _starts(text: str, p: Pattern) -> Iterator[int]:
+    if p.literal is not None:
+        i = text.find(p.literal)
+        while i >= 0:
+            yield i
+            i = text.find(p.literal, i + max(1, len(p.literal)))
+        return
+    try:
+        for m in p.compiled.finditer(text, timeout=SEARCH_TIMEOUT_S):
+            yield m.start()
+    except TimeoutError as e:
+        raise SearchTimeout from e
+
+
+def has_match(text: str, p: Pattern) -> bool:
+    if p.literal is not None:
+        return p.literal in text
+    try:
+        return p.compiled.search(text, timeout=SEARCH_TIMEOUT_S) is not None
+    except TimeoutError as e:
+        raise SearchTimeout from e
+
+
+def matching_lines(text: str, p: Pattern) -> list[int]:
+    """0-based numbers of the lines where a match starts, ascending, each once."""
+    out: list[int] = []
+    line = 0
+    pos = 0
+    for start in _starts(text, p):
+        line += text.count("\n", pos, start)
+        pos = start
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """A run of lines to show: ``first`` is 1-based; ``matches`` the 1-based numbers of the
+    matching lines among them."""
+
+    first: int
+    lines: list[str]
+    matches: list[int]
+
+
+def hunks(text: str, matches: list[int], context: int) -> list[Hunk]:
+    """Matching lines with ``context`` lines around them, overlapping runs merged."""
+    if not matches:
+        return []
+    newlines = _nl(text)
+    n_lines = len(newlines) + (0 if text.endswith("\n") or not text else 1)
+
+    def line(k: int) -> str:
+        start = newlines[k - 1] + 1 if k > 0 else 0
+        end = newlines[k] if k < len(newlines) else len(text)
+        return text[start:end]
+
+    out: list[Hunk] = []
+    run: list[int] = []
+    lo = hi = -1
+    for m in matches:
+        a, b = max(0, m - context), min(n_lines - 1, m + context)
+        if run and a <= hi + 1:
+            hi = max(hi, b)
+            run.append(m)
+            continue
+        if run:
+            out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+        run, lo, hi = [m], a, b
+    out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+    return out
+
+
+def _nl(text: str) -> list[int]:
+    out: list[int] = []
+    i = text.find("\n")
+    while i >= 0:
+        out.append(i)
+        i = text.find("\n", i + 1)
+    return out
