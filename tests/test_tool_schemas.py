@@ -38,7 +38,8 @@ def test_schema_snapshot(dialect: str) -> None:
 
 def test_names_registered_and_snake_case() -> None:
     names = Workspace("memory://s").context("a").tools.names()
-    assert names == ["read", "write", "edit", "str_replace_editor"]
+    assert names == ["read", "write", "edit", "str_replace_editor", "ls", "glob", "grep",
+                     "delete", "move"]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -53,6 +54,15 @@ def test_names_registered_and_snake_case() -> None:
             {"command", "path"},
             {"file_text", "old_str", "new_str", "insert_line", "insert_text", "view_range"},
         ),
+        ("ls", set(), {"path"}),
+        ("glob", {"pattern"}, {"path"}),
+        (
+            "grep",
+            {"pattern"},
+            {"path", "glob", "output_mode", "case_insensitive", "context_lines", "max_results"},
+        ),
+        ("delete", {"file_path"}, set()),
+        ("move", {"source_path", "destination_path"}, set()),
     ],
 )
 def test_required_and_optional_arguments(
@@ -155,7 +165,7 @@ def test_unknown_tool_is_a_programmer_error() -> None:
     from fsseam import UnknownToolError
 
     with pytest.raises(UnknownToolError):
-        Workspace("memory://s").context("a").tools.execute("delete", {})
+        Workspace("memory://s").context("a").tools.execute("remove_file", {})
 
 
 def test_arguments_as_json_string() -> None:
