@@ -76,12 +76,14 @@ def test_matching_lines_and_hunks() -> None:
     lines = matching_lines(text, p)
     assert lines == [1, 4, 8]
     got = [(h.first, h.lines, h.matches) for h in hunks(text, lines, 1)]
+    # adjacent runs merge, as in grep -C
     assert got == [
-        (1, ["a", "b match", "c"], [2]),
-        (4, ["d", "e match", "f"], [5]),
+        (1, ["a", "b match", "c", "d", "e match", "f"], [2, 5]),
         (8, ["h", "i match"], [9]),
     ]
-    assert [(h.first, h.matches) for h in hunks(text, lines, 2)] == [(1, [2, 5]), (7, [9])]
+    assert [(h.first, h.matches) for h in hunks(text, lines, 0)] == [(2, [2]), (5, [5]),
+                                                                     (9, [9])]
+    assert [(h.first, h.matches) for h in hunks(text, lines, 2)] == [(1, [2, 5, 9])]
 
 
 def test_literal_patterns_skip_the_regex_engine() -> None:
@@ -203,44 +205,48 @@ def test_delete_and_move_refuse_directories(ws: Workspace) -> None:
     assert res.error is not None and res.error.code is ErrorCode.FS_INVALID_ARGUMENT
 
 
+def _race_once(ws: Workspace, action: str, round_: int) -> None:
+    put(ws, "race.txt", f"v{round_}\n".encode())
+    with_edit, with_other = ws.context(f"e{round_}"), ws.context(f"o{round_}")
+    assert with_edit.tools.execute("read", {"file_path": "/race.txt"}).ok
+    assert with_other.tools.execute("read", {"file_path": "/race.txt"}).ok
+    results: dict[str, bool] = {}
+    barrier = threading.Barrier(2)
+
+    def edit() -> None:
+        barrier.wait()
+        results["edit"] = with_edit.tools.execute(
+            "edit", {"file_path": "/race.txt", "old_string": f"v{round_}",
+                     "new_string": "edited"}).ok
+
+    def other() -> None:
+        barrier.wait()
+        args = ({"file_path": "/race.txt"} if action == "delete" else
+                {"source_path": "/race.txt", "destination_path": f"/moved{round_}.txt"})
+        results["other"] = with_other.tools.execute(action, args).ok
+
+    threads = [threading.Thread(target=edit), threading.Thread(target=other)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results.values()) == [False, True], results
+    listing = {e.key: ws.backend.read(e.key).data for e in ws.backend.walk("")}
+    if results["edit"]:
+        assert listing.get("race.txt") == b"edited\n"
+        assert f"moved{round_}.txt" not in listing
+    elif action == "move":
+        assert "race.txt" not in listing
+        assert listing[f"moved{round_}.txt"] == f"v{round_}\n".encode()
+    else:
+        assert "race.txt" not in listing
+    for key in listing:
+        ws.backend.delete(key)
+
+
 @pytest.mark.parametrize("action", ["delete", "move"])
 def test_delete_or_move_racing_an_edit_exactly_one_wins(ws: Workspace, action: str) -> None:
     """Two agents observed the same version: one edits, the other deletes or moves. However
     the threads interleave, exactly one succeeds and no bytes are lost."""
     for round_ in range(20):
-        put(ws, "race.txt", f"v{round_}\n".encode())
-        with_edit, with_other = ws.context(f"e{round_}"), ws.context(f"o{round_}")
-        assert with_edit.tools.execute("read", {"file_path": "/race.txt"}).ok
-        assert with_other.tools.execute("read", {"file_path": "/race.txt"}).ok
-        results: dict[str, bool] = {}
-        barrier = threading.Barrier(2)
-
-        def edit() -> None:
-            barrier.wait()
-            results["edit"] = with_edit.tools.execute(
-                "edit", {"file_path": "/race.txt", "old_string": f"v{round_}",
-                         "new_string": "edited"}).ok
-
-        def other() -> None:
-            barrier.wait()
-            args = ({"file_path": "/race.txt"} if action == "delete" else
-                    {"source_path": "/race.txt", "destination_path": f"/moved{round_}.txt"})
-            results["other"] = with_other.tools.execute(action, args).ok
-
-        threads = [threading.Thread(target=edit), threading.Thread(target=other)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert sorted(results.values()) == [False, True], results
-        listing = {e.key: ws.backend.read(e.key).data for e in ws.backend.walk("")}
-        if results["edit"]:
-            assert listing.get("race.txt") == b"edited\n"
-            assert f"moved{round_}.txt" not in listing
-        elif action == "move":
-            assert "race.txt" not in listing
-            assert listing[f"moved{round_}.txt"] == f"v{round_}\n".encode()
-        else:
-            assert "race.txt" not in listing
-        for key in listing:
-            ws.backend.delete(key)
+        _race_once(ws, action, round_)

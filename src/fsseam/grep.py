@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 MAX_CONTEXT = 50
+_META = frozenset(".^$*+?{}[]\\|()\n")
 SEARCH_TIMEOUT_S = 2.0
 """Per file: a search running longer than this is abandoned and the file counted."""
 
@@ -59,9 +60,8 @@ def compile_pattern(pattern: str, case_insensitive: bool = False) -> Pattern:
             reason="grep_bad_pattern",
             details={"pattern": pattern, "error": str(e)},
         ) from None
-    literal = pattern if not case_insensitive and regex.escape(pattern) == pattern else None
-    if literal is not None and "\n" in literal:
-        literal = None
+    plain = not case_insensitive and not any(c in _META for c in pattern)
+    literal = pattern if plain else None
     return Pattern(pattern, compiled, literal)
 
 
