@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import gcsfs.retry
 import pytest
-from fsseam_gcs._client import GcsClient
+from fsseam_gcs.client import GcsClient
 from fsseam_gcs.testing import serve_http
 
 from fsseam import ErrorCode, FsError, Workspace

@@ -93,16 +93,21 @@ class GcsEndpoint:
 
     def filesystem(self) -> Any:
         """A ``gcsfs.core.GCSFileSystem`` of its own (no instance or listings cache)."""
-        from ._client import make_filesystem
+        from .client import make_filesystem
 
         return make_filesystem(self.storage_options())
 
-    def create_bucket(self, name: str | None = None, *, fs: Any = None) -> str:
-        """A new bucket (random name unless given); returns its name. ``fs``: a gcsfs
-        filesystem to reuse."""
-        bucket = name or "b-" + uuid.uuid4().hex[:20]
+    def create_bucket(
+        self, name: str | None = None, *, fs: Any = None, versioned: bool = False
+    ) -> str:
+        """A new bucket (random name unless given), with object versioning if ``versioned``;
+        returns its name. ``fs``: a gcsfs filesystem to reuse."""
+        bucket = name or ("bv-" if versioned else "b-") + uuid.uuid4().hex[:20]
         admin = fs if fs is not None else self.filesystem()
-        admin.call("POST", "b", json={"name": bucket}, project=PROJECT, json_out=True)
+        resource: dict[str, Any] = {"name": bucket}
+        if versioned:
+            resource["versioning"] = {"enabled": True}
+        admin.call("POST", "b", json=resource, project=PROJECT, json_out=True)
         return bucket
 
     @contextmanager
