@@ -21,8 +21,9 @@ import os
 from typing import Any
 
 from fsspec.core import split_protocol
+from google.auth.exceptions import GoogleAuthError
 
-from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
+from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend, messages
 from fsseam.errors import ErrorCode, FsError
 from fsseam.versions import Capabilities
 
@@ -113,5 +114,11 @@ class GCSBackend(ObjectStoreBackend):
         fs_options = dict(storage_options)
         options = {k: fs_options.pop(k) for k in BACKEND_OPTIONS if k in fs_options}
         if fs is None:
-            fs = make_filesystem(fs_options)
+            try:
+                fs = make_filesystem(fs_options)
+            except GoogleAuthError as e:
+                # gcsfs sets credentials up when the filesystem is made (token=
+                # "google_default" without Application Default Credentials, say).
+                detail = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                raise messages.credentials_unusable("GCS", detail, MAPPER.configure) from e
         return cls(fs, parts[0], "/".join(parts[1:]), **options)

@@ -32,9 +32,16 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
+def _words(exc: BaseException) -> str:
+    """What GCS said. gcsfs words a 403 or 400 as "Forbidden: <url>\n<GCS's message>": the
+    message (which permission is missing) is what helps, the URL is not."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    head = lines[0].split(":", 1)[0]
+    if len(lines) > 1 and head in ("Forbidden", "Bad Request"):
+        return f"{head}: {' '.join(lines[1:])}"
+    return lines[0]
 
 
 class GcsErrorMapper:
@@ -51,7 +58,7 @@ class GcsErrorMapper:
 
     def classify(self, exc: BaseException, op: Op) -> StoreError:
         status = _status(exc)
-        detail = f"{type(exc).__name__}: {_first_line(exc) or type(exc).__name__}"
+        detail = f"{type(exc).__name__}: {_words(exc) or type(exc).__name__}"
         if isinstance(exc, FileExistsError) or status == 412:
             return StoreError(Fault.PRECONDITION, detail)
         if isinstance(exc, FileNotFoundError) or status == 404:
@@ -70,7 +77,7 @@ class GcsErrorMapper:
         if status == 413:
             return StoreError(Fault.TOO_LARGE, detail)
         if (isinstance(exc, ValueError) and str(exc).startswith("Bad Request")) or status == 400:
-            return StoreError(Fault.INVALID, _first_line(exc))
+            return StoreError(Fault.INVALID, _words(exc))
         if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
             detail = f"{type(exc).__name__}: timed out"
         return StoreError(Fault.UNAVAILABLE, detail)

@@ -46,7 +46,8 @@ _UNAUTHENTICATED = {
     "MissingSecurityHeader",
 }
 _DENIED = {"AccessDenied", "AllAccessDisabled", "AccountProblem"}
-_NOT_FOUND = {"NoSuchKey", "NoSuchVersion", "404", "NotFound"}
+# MethodNotAllowed (405): a GET of a delete marker by its VersionId.
+_NOT_FOUND = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed"}
 _INVALID = {"InvalidArgument", "InvalidRequest", "KeyTooLongError"}
 
 

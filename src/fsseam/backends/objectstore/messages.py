@@ -17,6 +17,7 @@ __all__ = [
     "changed_while_read",
     "create_only_delete",
     "create_only_source",
+    "credentials_unusable",
     "denied",
     "history_off",
     "invalid_request",
@@ -137,9 +138,17 @@ def no_credentials(store: str, key: str, action: str, detail: str, configure: st
     return FsError(
         ErrorCode.FS_PERMISSION_DENIED,
         f"{store} did not accept the credentials (or found none) while trying to {action} "
-        f"{display(key)} ({detail}); nothing was changed. Retrying will not help: "
-        f"{configure} Ask the user to set them up.",
+        f"{display(key)} ({detail}); nothing was changed. Retrying will not help; to "
+        f"configure credentials, {configure} Ask the user to set them up.",
         path=key,
+    )
+
+
+def credentials_unusable(store: str, detail: str, configure: str) -> FsError:
+    return FsError(
+        ErrorCode.FS_PERMISSION_DENIED,
+        f"no usable {store} credentials were found ({detail}). To configure credentials, "
+        f"{configure}",
     )
 
 
