@@ -24,7 +24,6 @@ from fsspec.core import split_protocol
 from google.auth.exceptions import GoogleAuthError
 
 from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend, messages
-from fsseam.errors import ErrorCode, FsError
 from fsseam.versions import Capabilities
 
 from .client import RESUMABLE_THRESHOLD, VERSION_KIND, GcsClient, make_filesystem
@@ -77,8 +76,6 @@ class GCSBackend(ObjectStoreBackend):
         server_side_copy: bool | None = None,
         list_page_size: int | None = None,
     ) -> None:
-        if not bucket:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, "a gs:// URL needs a bucket name.")
         keys = KeySpace.parse(f"{bucket}/{prefix}", "gs")
         self.fs = fs
         self._gcs = GcsClient(fs, keys.bucket)
@@ -107,10 +104,8 @@ class GCSBackend(ObjectStoreBackend):
     ) -> GCSBackend:
         """``gs://bucket/prefix`` (or ``gcs://``). ``storage_options`` go to GCSFileSystem
         (``endpoint_url``, ``token``, ``project``, ...), except ``BACKEND_OPTIONS``."""
-        _, path = split_protocol(url)
-        parts = [p for p in path.split("/") if p]
-        if not parts:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, f"{url!r} names no bucket.")
+        scheme, path = split_protocol(url)
+        keys = KeySpace.parse(path, scheme or "gs")
         fs_options = dict(storage_options)
         options = {k: fs_options.pop(k) for k in BACKEND_OPTIONS if k in fs_options}
         if fs is None:
@@ -121,4 +116,4 @@ class GCSBackend(ObjectStoreBackend):
                 # "google_default" without Application Default Credentials, say).
                 detail = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 raise messages.credentials_unusable("GCS", detail, MAPPER.configure) from e
-        return cls(fs, parts[0], "/".join(parts[1:]), **options)
+        return cls(fs, keys.bucket, keys.prefix, **options)

@@ -40,6 +40,7 @@ Then register the protocol in the ``fsseam.backends`` entry-point group and run
 emulator (Azurite), counting requests at the server.
 """
 
+from . import messages
 from .backend import ObjectStoreBackend
 from .client import (
     WRITE_ID_KEY,
@@ -70,6 +71,7 @@ __all__ = [
     "Op",
     "PinnedRangeStream",
     "StoreError",
+    "messages",
     "normalize",
     "parents",
     "translate",

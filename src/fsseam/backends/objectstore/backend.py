@@ -69,7 +69,7 @@ class ObjectStoreBackend:
         list_page_size: int | None = None,
     ) -> None:
         if list_page_size is not None and list_page_size < 1:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, "list_page_size must be positive.")
+            raise messages.not_positive("list_page_size")
         self._client = client
         self._mapper = mapper
         self._keys = keys
@@ -207,7 +207,7 @@ class ObjectStoreBackend:
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> PinnedRangeStream:
         key = self._file_key(key, "read")
         if chunk_size < 1:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, "chunk_size must be positive.")
+            raise messages.not_positive("chunk_size")
         name = self._keys.name(key)
         try:
             first = self._first_range(name, chunk_size)
@@ -449,7 +449,7 @@ class ObjectStoreBackend:
     def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
         key = self._file_key(key, "read")
         if limit is not None and limit < 1:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, "limit must be 1 or more.", path=key)
+            raise messages.not_positive("limit")
         self._require_history(key, "read")
         try:
             kept = self._client.list_versions(self._keys.name(key), limit)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import ErrorCode, FsError
 from ...paths import to_key
+from . import messages
 
 __all__ = ["KeySpace", "normalize", "parents"]
 
@@ -33,11 +33,7 @@ class KeySpace:
         """``bucket`` or ``bucket/some/prefix`` (slashes around it ignored)."""
         bucket, _, prefix = root.strip("/").partition("/")
         if not bucket:
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                f"a workspace on {scheme}:// needs a bucket: {scheme}://bucket or "
-                f"{scheme}://bucket/prefix.",
-            )
+            raise messages.no_bucket(scheme)
         return cls(bucket, normalize(prefix))
 
     @property

@@ -22,11 +22,13 @@ __all__ = [
     "history_off",
     "invalid_request",
     "is_directory",
+    "no_bucket",
     "no_credentials",
     "no_longer_exists",
     "no_version",
     "not_a_directory",
     "not_found",
+    "not_positive",
     "parent_is_file",
     "root_is_directory",
     "storage_failed",
@@ -121,6 +123,18 @@ def create_only_source(key: str) -> FsError:
         "there or only a version you hold.",
         path=key,
     )
+
+
+def no_bucket(scheme: str) -> FsError:
+    return FsError(
+        ErrorCode.FS_INVALID_ARGUMENT,
+        f"a workspace on {scheme}:// needs a bucket: {scheme}://bucket or "
+        f"{scheme}://bucket/prefix.",
+    )
+
+
+def not_positive(name: str) -> FsError:
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, f"{name} must be 1 or more.")
 
 
 def bucket_missing(bucket: str, key: str, action: str) -> FsError:
