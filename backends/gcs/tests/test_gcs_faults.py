@@ -30,9 +30,9 @@ import pytest
 from fsseam_gcs.client import GcsClient
 from fsseam_gcs.testing import FaultProxy, GcsEndpoint
 
-from fsseam import ErrorCode, FsError, Workspace
+from fsseam import Conflict, ErrorCode, FsError, Workspace
 from fsseam.testing.faults import shorten_sleeps
-from fsseam.versions import CreateOnly, IfMatch
+from fsseam.versions import CreateOnly, IfMatch, Overwrite
 
 NAME = "doc.txt"
 PATH = "/doc.txt"
@@ -61,6 +61,7 @@ class Env:
 
     def workspace(self, **kw: Any) -> Workspace:
         options = {"endpoint_url": self.proxy.url, "token": "anon", "project": "test"}
+        options.update(kw.pop("storage_options", {}))
         return Workspace(f"gs://{self.bucket}", storage_options=options, **kw)
 
     def seed(self, data: bytes) -> str:
@@ -354,3 +355,48 @@ def test_edit_media_get_500_changes_nothing(env: Env) -> None:
     assert env.media_gets() == 6 and env.uploads() == 0
     assert env.state() == (OLD.encode(), old_gen)
     assert _ledger(ws) == before
+
+
+# -- what GCS answers where fake-gcs-server does not: conditional deletes and copies -------
+
+
+def test_delete_refused_by_gcs_is_a_conflict_and_keeps_the_object(env: Env) -> None:
+    """fake-gcs-server ignores ifGenerationMatch on DELETE; GCS answers 412. Injected
+    here, the 412 (after one look at the object) is a stale conflict."""
+    env.seed(OLD.encode())
+    backend = env.workspace().backend
+    version = backend.read(NAME).version
+    env.proxy.clear()
+    env.proxy.inject("DELETE", f"/b/{env.bucket}/o/{NAME}", "412", 1)
+
+    with pytest.raises(Conflict) as info:
+        backend.delete(NAME, IfMatch(version))
+
+    assert info.value.reason == "mismatch"
+    assert env.proxy.seen("DELETE", f"/b/{env.bucket}/o/{NAME}") == 1
+    state = env.state()
+    assert state is not None and state[0] == OLD.encode()
+
+
+def test_rewrite_refused_by_gcs_is_a_conflict_naming_the_right_side(env: Env) -> None:
+    """fake-gcs-server ignores rewriteTo's preconditions; GCS answers 412. Injected here,
+    the 412 is a conflict on the destination when it exists, else on the source's
+    version."""
+    backend = env.workspace(storage_options={"server_side_copy": True}).backend
+    v = backend.write("src.txt", b"source", CreateOnly())
+    backend.write("taken.txt", b"theirs", Overwrite())
+    env.proxy.clear()
+    env.proxy.inject("POST", "/rewriteTo/", "412", 2)
+
+    with pytest.raises(Conflict) as exists:
+        backend.copy("src.txt", "taken.txt", IfMatch(v))
+    with pytest.raises(Conflict) as stale:
+        backend.copy("src.txt", "new.txt", IfMatch(v))
+
+    assert (exists.value.reason, exists.value.path) == ("exists", "taken.txt")
+    assert (stale.value.reason, stale.value.path) == ("mismatch", "src.txt")
+    assert env.proxy.seen("POST", "/rewriteTo/", forwarded=True) == 0
+    assert backend.read("taken.txt").data == b"theirs"
+    with pytest.raises(FsError) as missing:
+        backend.read("new.txt")
+    assert missing.value.code is ErrorCode.FS_NOT_FOUND

@@ -330,6 +330,17 @@ def test_conditional_request_conflict_gives_up_and_changes_nothing(
     assert b.read("f").data == b"1"
 
 
+def test_conditional_delete_conflict_is_retried(bucket: str, s3_options: dict[str, Any]) -> None:
+    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 3})
+    v = b.write("f", b"1", CreateOnly())
+    calls = inject(b, "delete_object", [client_error("ConditionalRequestConflict", 409)] * 2)
+    b.delete("f", IfMatch(v))
+    assert len(calls) == 3
+    with pytest.raises(FsError) as info:
+        b.read("f")
+    assert info.value.code is ErrorCode.FS_NOT_FOUND
+
+
 def test_other_409_is_not_retried(backend: S3Backend) -> None:
     calls = inject(backend, "put_object", [client_error("OperationAborted", 409)])
     with pytest.raises(FsError) as info:

@@ -40,7 +40,7 @@ import pytest
 import s3fs.core
 from fsseam_s3.testing import CREDENTIALS, moto_server
 
-from fsseam import ErrorCode, FsError, Workspace
+from fsseam import Conflict, ErrorCode, FsError, Workspace
 from fsseam.testing.faults import Fault, FaultPlan, shorten_sleeps
 from fsseam.versions import CreateOnly, IfMatch, Overwrite
 
@@ -587,3 +587,29 @@ def test_edit_get_fault_leaves_file_and_ledger(env: Env) -> None:
     assert env.seen("GET") == 5 and env.seen("PUT") == 0
     assert env.current() == OLD.encode()
     assert _ledger(ws) == before
+
+
+# -- what AWS S3 answers where moto does not: conditional copies -----------------------------
+
+
+def test_server_side_copy_refused_by_s3_is_a_conflict_naming_the_right_side(env: Env) -> None:
+    """moto ignores CopyObject's conditions; AWS S3 answers 412. Injected here, the 412
+    is a conflict on the destination when it exists, else on the source's version, and
+    nothing is written."""
+    backend = env.workspace(storage_options={"server_side_copy": True}).backend
+    v = backend.write("src.txt", b"source", CreateOnly())
+    backend.write("taken.txt", b"theirs", CreateOnly())
+    env.server.reset()
+    env.inject("PUT", "412", 2, key="taken.txt")
+    env.inject("PUT", "412", 1, key="new.txt")
+
+    with pytest.raises(Conflict) as exists:
+        backend.copy("src.txt", "taken.txt", IfMatch(v))
+    with pytest.raises(Conflict) as stale:
+        backend.copy("src.txt", "new.txt", IfMatch(v))
+
+    assert (exists.value.reason, exists.value.path) == ("exists", "taken.txt")
+    assert (stale.value.reason, stale.value.path) == ("mismatch", "src.txt")
+    assert env.current("taken.txt") == b"theirs"
+    assert env.current("new.txt") is None
+    assert env.seen("PUT", "taken.txt") == 1 and env.seen("PUT", "new.txt") == 1

@@ -214,6 +214,8 @@ _MESSAGES = {
     403: ("forbidden", "agent@example.iam.gserviceaccount.com does not have "
           "storage.objects.create access to the Google Cloud Storage object. Permission "
           "'storage.objects.create' denied on resource (or it may not exist)."),
+    412: ("conditionNotMet", "At least one of the pre-conditions you specified did not "
+          "hold."),
     500: ("backendError", "injected Internal Server Error"),
     503: ("backendError", "injected Service Unavailable"),
 }

@@ -200,6 +200,8 @@ _ERRORS = {
     401: ("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our "
           "records."),
     403: ("AccessDenied", "Access Denied"),
+    412: ("PreconditionFailed", "At least one of the pre-conditions you specified did not "
+          "hold"),
     500: ("InternalError", "We encountered an internal error. Please try again."),
     503: ("SlowDown", "Please reduce your request rate."),
 }
