@@ -56,3 +56,9 @@ def _counting_proxy(gcs_server: GcsEndpoint) -> Iterator[CountingProxy]:
     """Requests as the server sees them: (method, path) of each, via ``take()``."""
     with counting_proxy(gcs_server.url) as proxy:
         yield proxy
+
+
+@pytest.fixture
+def gcs_versioned_bucket(gcs_server: GcsEndpoint, gcs_admin: Any) -> str:
+    """A fresh, empty bucket with object versioning on."""
+    return gcs_server.create_bucket(fs=gcs_admin, versioned=True)

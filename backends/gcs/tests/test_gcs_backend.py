@@ -164,10 +164,60 @@ def test_url_without_bucket_is_invalid(gcs_options: dict[str, Any]) -> None:
     assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
 
 
+def test_server_side_copy_only_against_google_unless_told(
+    gcs_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An emulator ignores rewriteTo's preconditions: a copy there reads and uploads
+    create-only, and Capabilities say so. No request is made here."""
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    google = GCSBackend.from_url("gs://b/p", {"token": "anon"})
+    emulator = GCSBackend.from_url("gs://b/p", dict(gcs_options))
+    forced = GCSBackend.from_url("gs://b/p", {**gcs_options, "server_side_copy": True})
+    assert [b.server_side_copy for b in (google, emulator, forced)] == [True, False, True]
+    assert [b.capabilities.copy_create_only_atomic for b in (google, emulator, forced)] == [
+        True, False, True,
+    ]
+
+
 def test_capabilities() -> None:
     caps = GCSBackend.capabilities
     assert (caps.create_only_atomic, caps.if_match_atomic, caps.version_kind,
             caps.ranged_reads) == (True, True, "generation", True)
+    assert (caps.delete_if_match_atomic, caps.copy_create_only_atomic, caps.history) == (
+        True, True, True)
+
+
+def test_history_with_object_versioning(
+    gcs_versioned_bucket: str, gcs_options: dict[str, Any]
+) -> None:
+    b = GCSBackend.from_url(f"gs://{gcs_versioned_bucket}/h", dict(gcs_options))
+    v1 = b.write("f", b"one", CreateOnly())
+    v2 = b.write("f", b"two", IfMatch(v1))
+    b.delete("f", IfMatch(v2))
+    v3 = b.write("f", b"three", CreateOnly())
+    kept = b.versions("f")
+    assert [(k.version, k.latest, k.deleted, k.size) for k in kept] == [
+        (v3, True, False, 5), (v2, False, False, 3), (v1, False, False, 3),
+    ]
+    assert all(k.modified for k in kept)
+    assert [k.version for k in b.versions("f", limit=2)] == [v3, v2]
+    old = b.read_version("f", v1)
+    assert (old.data, old.version) == (b"one", v1)
+    b.delete("f")
+    assert [k.latest for k in b.versions("f")] == [False, False, False]  # no markers in GCS
+    for missing in (Version(kind="generation", value="1"), Version(kind="etag", value='"a"')):
+        with pytest.raises(FsError) as info:
+            b.read_version("f", missing)
+        assert info.value.code is ErrorCode.FS_NOT_FOUND
+
+
+def test_history_off_says_how_to_turn_it_on(backend: GCSBackend) -> None:
+    v = backend.write("f", b"x", CreateOnly())
+    for call in (lambda: backend.versions("f"), lambda: backend.read_version("f", v)):
+        with pytest.raises(FsError) as info:
+            call()
+        assert info.value.code is ErrorCode.FS_UNSUPPORTED
+        assert f"enable versioning on bucket {backend.bucket}" in info.value.message
 
 
 # -- streams ---------------------------------------------------------------------------

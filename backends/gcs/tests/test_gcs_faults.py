@@ -1,8 +1,8 @@
 """Fault injection against GCS (issue 9), through a fault-injecting proxy in front of
-fake-gcs-server.
+fake-gcs-server (``fsseam_gcs.testing.fault_proxy``, built on ``fsseam.testing.faults``).
 
-The proxy forwards like conftest.py's counting proxy, and can be told to make the next N
-matching requests (method, path, optional query substring) fail:
+The proxy forwards every request and can be told to make the next N matching requests
+(method, path, optional query substring) fail:
 
 - ``500`` / ``503``: a GCS JSON error answer; the request never reaches the server;
 - ``reset``: the server gets the headers and the first ``cut_after`` body bytes, then both
@@ -19,28 +19,20 @@ connection breaks.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import hashlib
-import http.client
-import json
-import socket
-import struct
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import gcsfs.retry
 import pytest
-from fsseam_gcs._client import GcsClient
-from fsseam_gcs.testing import serve_http
+from fsseam_gcs.client import GcsClient
+from fsseam_gcs.testing import FaultProxy, GcsEndpoint
 
-from fsseam import ErrorCode, FsError, Workspace
-from fsseam.versions import CreateOnly, IfMatch
+from fsseam import Conflict, ErrorCode, FsError, Workspace
+from fsseam.testing.faults import shorten_sleeps
+from fsseam.versions import CreateOnly, IfMatch, Overwrite
 
 NAME = "doc.txt"
 PATH = "/doc.txt"
@@ -50,158 +42,15 @@ UPLOAD = "/upload/storage/v1/b/"
 MEDIA = "/download/storage/v1/b/"
 
 
-@dataclass
-class Fault:
-    method: str
-    path: str  # substring of the path
-    kind: str  # "500" | "503" | "reset" | "lost"
-    times: int
-    query: str = ""
-    cut_after: int = 32 * 1024
-
-
-@dataclass
-class FaultProxy:
-    upstream: str
-    url: str = ""
-    faults: list[Fault] = field(default_factory=list)
-    requests: list[tuple[str, str, str]] = field(default_factory=list)
-    forwarded: list[tuple[str, str, str]] = field(default_factory=list)
-    """Requests that reached fake-gcs-server complete (a cut one does not count)."""
-    cut_bodies: list[int] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def inject(self, method: str, path: str, kind: str, times: int, *, query: str = "",
-               cut_after: int = 32 * 1024) -> None:
-        with self.lock:
-            self.faults.append(Fault(method, path, kind, times, query, cut_after))
-
-    def clear(self) -> None:
-        with self.lock:
-            self.faults.clear()
-            self.requests.clear()
-            self.forwarded.clear()
-            self.cut_bodies.clear()
-
-    def seen(self, method: str, path: str, *, forwarded: bool = False) -> int:
-        with self.lock:
-            rows = self.forwarded if forwarded else self.requests
-            return sum(1 for m, p, _ in rows if m == method and path in p)
-
-    def take_fault(self, method: str, path: str, query: str) -> Fault | None:
-        with self.lock:
-            self.requests.append((method, path, query))
-            for f in self.faults:
-                if f.times > 0 and f.method == method and f.path in path and f.query in query:
-                    f.times -= 1
-                    return f
-        return None
-
-
-def _abort(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
-    target = urlsplit(proxy.upstream)
-
-    class Forward(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _answer(self, status: int, reason: str, headers: list[tuple[str, str]],
-                    data: bytes) -> None:
-            self.send_response(status, reason)
-            for k, v in headers:
-                if k.lower() not in ("transfer-encoding", "connection", "content-length"):
-                    self.send_header(k, v)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _forward(self) -> None:
-            assert "chunked" not in self.headers.get("Transfer-Encoding", "")
-            path, _, query = self.path.partition("?")
-            fault = proxy.take_fault(self.command, path, query)
-            length = int(self.headers.get("Content-Length") or 0)
-            headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-
-            if fault is not None and fault.kind == "reset":
-                part = self.rfile.read(min(length, fault.cut_after)) if length else b""
-                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
-                with contextlib.suppress(OSError):
-                    conn.putrequest(self.command, self.path, skip_accept_encoding=True)
-                    for k, v in headers.items():
-                        conn.putheader(k, v)
-                    conn.endheaders()
-                    conn.send(part)
-                    if conn.sock is not None:
-                        _abort(conn.sock)
-                conn.close()
-                with proxy.lock:
-                    proxy.cut_bodies.append(len(part))
-                _abort(self.connection)
-                self.close_connection = True
-                return
-
-            body = self.rfile.read(length) if length else None
-            if fault is not None and fault.kind in ("500", "503"):
-                status = int(fault.kind)
-                reason = "Internal Server Error" if status == 500 else "Service Unavailable"
-                error = {"error": {"code": status, "message": f"injected {reason}",
-                                   "errors": [{"reason": "backendError",
-                                               "message": f"injected {reason}"}]}}
-                self._answer(status, reason, [("Content-Type", "application/json")],
-                             json.dumps(error).encode())
-                return
-
-            conn = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
-            try:
-                conn.request(self.command, self.path, body=body, headers=headers)
-                resp = conn.getresponse()
-                data = resp.read()
-            finally:
-                conn.close()
-            with proxy.lock:
-                proxy.forwarded.append((self.command, path, query))
-            if fault is not None:  # "lost": it landed, the answer never arrives
-                _abort(self.connection)
-                self.close_connection = True
-                return
-            self._answer(resp.status, resp.reason, resp.getheaders(), data)
-
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _forward
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Forward
-
-
 @pytest.fixture(scope="module")
-def fault_proxy(gcs_endpoint: str) -> Iterator[FaultProxy]:
-    proxy = FaultProxy(upstream=gcs_endpoint)
-    with serve_http(_handler(proxy)) as url:
-        proxy.url = url
+def fault_proxy(gcs_server: GcsEndpoint) -> Iterator[FaultProxy]:
+    with gcs_server.fault_proxy() as proxy:
         yield proxy
-
-
-class _FastSleepAsyncio:
-    """``asyncio`` for gcsfs.retry with sleeps capped at 1 ms."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(asyncio, name)
-
-    @staticmethod
-    async def sleep(delay: float, result: Any = None) -> Any:
-        await asyncio.sleep(min(delay, 0.001))
-        return result
 
 
 @pytest.fixture(autouse=True)
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gcsfs.retry, "asyncio", _FastSleepAsyncio())
+    shorten_sleeps(monkeypatch, gcsfs.retry)
 
 
 @dataclass
@@ -212,6 +61,7 @@ class Env:
 
     def workspace(self, **kw: Any) -> Workspace:
         options = {"endpoint_url": self.proxy.url, "token": "anon", "project": "test"}
+        options.update(kw.pop("storage_options", {}))
         return Workspace(f"gs://{self.bucket}", storage_options=options, **kw)
 
     def seed(self, data: bytes) -> str:
@@ -505,3 +355,48 @@ def test_edit_media_get_500_changes_nothing(env: Env) -> None:
     assert env.media_gets() == 6 and env.uploads() == 0
     assert env.state() == (OLD.encode(), old_gen)
     assert _ledger(ws) == before
+
+
+# -- what GCS answers where fake-gcs-server does not: conditional deletes and copies -------
+
+
+def test_delete_refused_by_gcs_is_a_conflict_and_keeps_the_object(env: Env) -> None:
+    """fake-gcs-server ignores ifGenerationMatch on DELETE; GCS answers 412. Injected
+    here, the 412 (after one look at the object) is a stale conflict."""
+    env.seed(OLD.encode())
+    backend = env.workspace().backend
+    version = backend.read(NAME).version
+    env.proxy.clear()
+    env.proxy.inject("DELETE", f"/b/{env.bucket}/o/{NAME}", "412", 1)
+
+    with pytest.raises(Conflict) as info:
+        backend.delete(NAME, IfMatch(version))
+
+    assert info.value.reason == "mismatch"
+    assert env.proxy.seen("DELETE", f"/b/{env.bucket}/o/{NAME}") == 1
+    state = env.state()
+    assert state is not None and state[0] == OLD.encode()
+
+
+def test_rewrite_refused_by_gcs_is_a_conflict_naming_the_right_side(env: Env) -> None:
+    """fake-gcs-server ignores rewriteTo's preconditions; GCS answers 412. Injected here,
+    the 412 is a conflict on the destination when it exists, else on the source's
+    version."""
+    backend = env.workspace(storage_options={"server_side_copy": True}).backend
+    v = backend.write("src.txt", b"source", CreateOnly())
+    backend.write("taken.txt", b"theirs", Overwrite())
+    env.proxy.clear()
+    env.proxy.inject("POST", "/rewriteTo/", "412", 2)
+
+    with pytest.raises(Conflict) as exists:
+        backend.copy("src.txt", "taken.txt", IfMatch(v))
+    with pytest.raises(Conflict) as stale:
+        backend.copy("src.txt", "new.txt", IfMatch(v))
+
+    assert (exists.value.reason, exists.value.path) == ("exists", "taken.txt")
+    assert (stale.value.reason, stale.value.path) == ("mismatch", "src.txt")
+    assert env.proxy.seen("POST", "/rewriteTo/", forwarded=True) == 0
+    assert backend.read("taken.txt").data == b"theirs"
+    with pytest.raises(FsError) as missing:
+        backend.read("new.txt")
+    assert missing.value.code is ErrorCode.FS_NOT_FOUND

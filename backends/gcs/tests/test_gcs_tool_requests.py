@@ -16,7 +16,8 @@ def test_each_tool_call_costs_the_minimum(counting_proxy: Any, gcs_bucket: str) 
     ed = "str_replace_editor"
     counting_proxy.take()
     steps: list[tuple[str, dict[str, Any], list[str]]] = [
-        ("write", {"file_path": "/n.md", "content": "one\ntwo\n"}, ["POST"]),
+        # A new file: one listing of "n.md/" (a path is a file or a directory), one upload.
+        ("write", {"file_path": "/n.md", "content": "one\ntwo\n"}, ["GET", "POST"]),
         ("read", {"file_path": "/n.md"}, ["GET"]),
         ("write", {"file_path": "/n.md", "content": "uno\ntwo\n"}, ["POST"]),
         ("edit", {"file_path": "/n.md", "old_string": "two", "new_string": "dos"},
@@ -24,7 +25,7 @@ def test_each_tool_call_costs_the_minimum(counting_proxy: Any, gcs_bucket: str) 
         (ed, {"command": "view", "path": "/n.md"}, ["GET"]),
         (ed, {"command": "str_replace", "path": "/n.md", "old_str": "uno", "new_str": "1"},
          ["GET", "POST"]),
-        (ed, {"command": "create", "path": "/m.md", "file_text": "m\n"}, ["POST"]),
+        (ed, {"command": "create", "path": "/m.md", "file_text": "m\n"}, ["GET", "POST"]),
     ]
     for tool, args, expected in steps:
         res = a.tools.execute(tool, args)

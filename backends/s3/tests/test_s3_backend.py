@@ -77,6 +77,25 @@ def test_from_url_builds_its_own_uncached_filesystem(
     assert (a.capabilities.version_kind, a.capabilities.ranged_reads) == ("etag", True)
 
 
+def test_server_side_copy_only_against_aws_unless_told(
+    s3_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other endpoints (MinIO, moto, ...) may ignore CopyObject's conditions: a copy there
+    reads and writes create-only, and Capabilities say so. No request is made here."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
+    aws = s3_backend("s3://b/p", {"key": "k", "secret": "s"})
+    other = s3_backend("s3://b/p", s3_options)
+    forced = s3_backend("s3://b/p", {**s3_options, "server_side_copy": True})
+    assert [b.server_side_copy for b in (aws, other, forced)] == [True, False, True]
+    assert [b.capabilities.copy_create_only_atomic for b in (aws, other, forced)] == [
+        True, False, True,
+    ]
+    assert S3Backend.capabilities.copy_create_only_atomic is True
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    assert s3_backend("s3://b/p", {"key": "k", "secret": "s"}).server_side_copy is False
+
+
 def test_explicit_region_and_client_kwargs_are_kept(
     bucket: str, s3_options: dict[str, Any]
 ) -> None:
@@ -155,6 +174,39 @@ def test_versioned_bucket_keeps_version_id(
         b.write("a", b"stale", IfMatch(v1))
     assert info.value.reason == "mismatch"
     assert b.read("a").data == b"other"
+
+
+def test_history_in_a_versioned_bucket(versioned_bucket: str, s3_options: dict[str, Any]) -> None:
+    b = s3_backend(f"s3://{versioned_bucket}/h", s3_options)
+    v1 = b.write("f", b"one", CreateOnly())
+    v2 = b.write("f", b"two", IfMatch(v1))
+    b.delete("f", IfMatch(v2))  # a delete marker
+    v3 = b.write("f", b"three", CreateOnly())
+    kept = b.versions("f")
+    assert (kept[0].version, kept[0].latest, kept[0].deleted, kept[0].size) == (v3, True, False, 5)
+    assert [k.version for k in kept if not k.deleted] == [v3, v2, v1]
+    assert [(k.size, k.latest) for k in kept if k.deleted] == [(None, False)]
+    assert all(k.version.detail for k in kept) and all(k.modified for k in kept)
+    # A version known only by its ETag is found by one look at the listing.
+    assert b.read_version("f", Version(kind="etag", value=v1.value)).data == b"one"
+    marker = next(k.version for k in kept if k.deleted)
+    for missing in (marker, Version(kind="etag", value='"0"', detail="no-such-version"),
+                    Version(kind="generation", value="1")):
+        with pytest.raises(FsError) as info:
+            b.read_version("f", missing)
+        assert info.value.code is ErrorCode.FS_NOT_FOUND, missing
+    with pytest.raises(FsError) as none:
+        b.versions("never")
+    assert none.value.code is ErrorCode.FS_NOT_FOUND
+
+
+def test_history_off_says_how_to_turn_it_on(backend: S3Backend, bucket: str) -> None:
+    v = backend.write("f", b"x", CreateOnly())
+    for call in (lambda: backend.versions("f"), lambda: backend.read_version("f", v)):
+        with pytest.raises(FsError) as info:
+            call()
+        assert info.value.code is ErrorCode.FS_UNSUPPORTED
+        assert f"enable versioning on bucket {bucket}" in info.value.message
 
 
 # -- lost updates -----------------------------------------------------------------
@@ -250,6 +302,7 @@ def test_missing_bucket_is_not_found_naming_the_bucket(
         call(b)
     assert type(info.value) is FsError  # never a Conflict: IfMatch did not meet a missing key
     assert info.value.code is ErrorCode.FS_NOT_FOUND
+    assert info.value.reason == "bucket_missing"
     assert "bucket fsseam-no-such-bucket does not exist" in info.value.message
 
 
@@ -275,6 +328,17 @@ def test_conditional_request_conflict_gives_up_and_changes_nothing(
     assert "ConditionalRequestConflict" in info.value.message
     assert "nothing was changed" in info.value.message
     assert b.read("f").data == b"1"
+
+
+def test_conditional_delete_conflict_is_retried(bucket: str, s3_options: dict[str, Any]) -> None:
+    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 3})
+    v = b.write("f", b"1", CreateOnly())
+    calls = inject(b, "delete_object", [client_error("ConditionalRequestConflict", 409)] * 2)
+    b.delete("f", IfMatch(v))
+    assert len(calls) == 3
+    with pytest.raises(FsError) as info:
+        b.read("f")
+    assert info.value.code is ErrorCode.FS_NOT_FOUND
 
 
 def test_other_409_is_not_retried(backend: S3Backend) -> None:
@@ -474,7 +538,8 @@ def test_multipart_create_and_if_match(mp: S3Backend, s3: Any, bucket: str) -> N
 def test_multipart_small_writes_stay_single_put(mp: S3Backend, moto: Any, bucket: str) -> None:
     moto.log.clear()
     mp.write("small", b"s" * (5 * MiB), CreateOnly())
-    assert moto.log.to_bucket(bucket) == [("PUT", f"/{bucket}/mp/small")]
+    # The create's look at "small/" (a path is a file or a directory), then one PUT.
+    assert moto.log.to_bucket(bucket) == [("GET", f"/{bucket}"), ("PUT", f"/{bucket}/mp/small")]
 
 
 @pytest.mark.xfail(

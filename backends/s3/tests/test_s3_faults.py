@@ -1,6 +1,7 @@
 """Fault injection against S3 (issue 9): storage errors, cut connections and lost answers.
 
-A moto server of this module's own sits behind a WSGI middleware that can be told to make
+A moto server of this module's own sits behind a fault plan (``fsseam.testing.faults``, put
+in front of moto by ``fsseam_s3.testing.moto_server(faults=...)``) that can be told to make
 the next N matching requests (method, path, optional query substring) fail:
 
 - ``500`` / ``503``: a proper S3 XML error (``InternalError`` / ``SlowDown``), the request
@@ -26,189 +27,73 @@ between 5 and 50 (which exception the client sees depends on timing).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
-import socket
-import struct
-import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import aiobotocore.endpoint
 import boto3
 import pytest
 import s3fs.core
-from moto.server import ThreadedMotoServer
+from fsseam_s3.testing import CREDENTIALS, moto_server
 
-from fsseam import ErrorCode, FsError, Workspace
+from fsseam import Conflict, ErrorCode, FsError, Workspace
+from fsseam.testing.faults import Fault, FaultPlan, shorten_sleeps
 from fsseam.versions import CreateOnly, IfMatch, Overwrite
 
-CREDENTIALS = {"key": "testing", "secret": "testing"}
 KEY = "doc.txt"
 PATH = "/doc.txt"
 OLD = "old line 1\nold line 2\n"
 NEW = "new line 1\nnew line 2\nnew line 3\n"
 
-_S3_ERRORS = {
-    "500": ("500 Internal Server Error", "InternalError",
-            "We encountered an internal error. Please try again."),
-    "503": ("503 Slow Down", "SlowDown", "Please reduce your request rate."),
-}
-
-
-@dataclass
-class Fault:
-    method: str
-    path: str
-    kind: str  # "500" | "503" | "reset" | "lost"
-    times: int
-    query: str = ""
-    cut_after: int = 64 * 1024
-
-
-class _CutInput:
-    """The request body as moto sees it when the connection breaks after ``limit`` bytes."""
-
-    def __init__(self, inner: Any, limit: int) -> None:
-        self._inner = inner
-        self._left = limit
-        self.delivered = 0
-
-    def read(self, size: int = -1) -> bytes:
-        if self._left <= 0:
-            raise ConnectionResetError("fault injected: connection reset by peer")
-        want = self._left if size is None or size < 0 else min(size, self._left)
-        data: bytes = self._inner.read(want)
-        self._left -= len(data)
-        self.delivered += len(data)
-        return data
-
-    def readline(self, size: int = -1) -> bytes:
-        return self.read(size)
-
 
 @dataclass
 class FaultyS3:
-    url: str = ""
-    faults: list[Fault] = field(default_factory=list)
-    requests: list[tuple[str, str, str]] = field(default_factory=list)
-    cut_bodies: list[int] = field(default_factory=list)
-    """For each ``reset``: how many body bytes moto got before the connection broke."""
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _serial: threading.Lock = field(default_factory=threading.Lock)
+    """The module's moto server and the fault plan in front of it."""
+
+    url: str
+    plan: FaultPlan
 
     def inject(self, method: str, key: str, kind: str, times: int, *, bucket: str,
                query: str = "", cut_after: int = 64 * 1024) -> None:
-        with self._lock:
-            self.faults.append(Fault(method, f"/{bucket}/{key}", kind, times, query, cut_after))
+        self.plan.inject(method, f"/{bucket}/{key}", kind, times, query=query,
+                         cut_after=cut_after)
 
     def reset(self) -> None:
-        with self._lock:
-            self.faults.clear()
-            self.requests.clear()
-            self.cut_bodies.clear()
+        self.plan.clear()
 
     def seen(self, method: str, bucket: str, key: str, query: str = "") -> int:
-        with self._lock:
-            return sum(
-                1 for m, p, q in self.requests
-                if m == method and p == f"/{bucket}/{key}" and query in q
-            )
+        return self.plan.seen(method, f"/{bucket}/{key}", query)
 
-    def remaining(self) -> int:
-        with self._lock:
-            return sum(f.times for f in self.faults)
+    @property
+    def requests(self) -> list[tuple[str, str, str]]:
+        return self.plan.requests
 
-    def _take(self, method: str, path: str, query: str) -> Fault | None:
-        for f in self.faults:
-            if f.times > 0 and f.method == method and f.path == path and f.query in query:
-                f.times -= 1
-                return f
-        return None
+    @property
+    def faults(self) -> list[Fault]:
+        return self.plan.faults
 
-    def wrap(self, app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
-        def middleware(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-            method = environ["REQUEST_METHOD"]
-            path = environ.get("PATH_INFO", "")
-            query = environ.get("QUERY_STRING", "")
-            with self._lock:
-                self.requests.append((method, path, query))
-                fault = self._take(method, path, query)
-            # One request at a time, as in conftest.py: moto's conditional PUT is not atomic.
-            with self._serial:
-                if fault is None:
-                    return list(app(environ, start_response))
-                if fault.kind in _S3_ERRORS:
-                    status, code, message = _S3_ERRORS[fault.kind]
-                    length = int(environ.get("CONTENT_LENGTH") or 0)
-                    if length:
-                        environ["wsgi.input"].read(length)
-                    body = (
-                        '<?xml version="1.0" encoding="UTF-8"?>\n'
-                        f"<Error><Code>{code}</Code><Message>{message}</Message>"
-                        f"<Resource>{path}</Resource><RequestId>FAULT{uuid.uuid4().hex[:12]}"
-                        "</RequestId></Error>"
-                    ).encode()
-                    start_response(status, [("Content-Type", "application/xml"),
-                                            ("Content-Length", str(len(body)))])
-                    return [body]
-                if fault.kind == "reset":
-                    cut = _CutInput(environ["wsgi.input"], fault.cut_after)
-                    environ["wsgi.input"] = cut
-                    with contextlib.suppress(Exception):
-                        list(app(environ, lambda *a, **k: None))
-                    with self._lock:
-                        self.cut_bodies.append(cut.delivered)
-                else:  # "lost": the request is fully handled; only the answer is lost
-                    list(app(environ, lambda *a, **k: None))
-                _abort(environ["werkzeug.socket"])
-                raise ConnectionResetError("fault injected: connection reset")
-
-        return middleware
-
-
-def _abort(sock: socket.socket) -> None:
-    """Reset the connection: no answer, RST instead of FIN."""
-    with contextlib.suppress(OSError):
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.shutdown(socket.SHUT_RDWR)
+    @property
+    def cut_bodies(self) -> list[int]:
+        return self.plan.cut_bodies
 
 
 @pytest.fixture(scope="module")
 def faulty() -> Iterator[FaultyS3]:
-    werkzeug_log = logging.getLogger("werkzeug")
-    level = werkzeug_log.level
-    # A reset connection leaves body bytes in the handler's buffer, which werkzeug then
-    # tries to parse as a next request (and logs a 414). Nothing a test looks at.
-    werkzeug_log.setLevel(logging.CRITICAL)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        state = FaultyS3()
-        wsgi = server._server
-        assert wsgi is not None, "moto changed ThreadedMotoServer internals"
-        wsgi.app = state.wrap(wsgi.app)
-        host, port = server.get_host_and_port()
-        state.url = f"http://{host}:{port}"
-        yield state
-    finally:
-        server.stop()
-        werkzeug_log.setLevel(level)
-
-
-class _FastSleepAsyncio:
-    """``asyncio`` for s3fs.core with sleeps capped at 1 ms (everything else delegated)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(asyncio, name)
-
-    @staticmethod
-    async def sleep(delay: float, result: Any = None) -> Any:
-        await asyncio.sleep(min(delay, 0.001))
-        return result
+    plan = FaultPlan()
+    with moto_server(faults=plan) as endpoint:
+        werkzeug_log = logging.getLogger("werkzeug")
+        level = werkzeug_log.level
+        # A reset connection leaves body bytes in the handler's buffer, which werkzeug then
+        # tries to parse as a next request (and logs a 414). Nothing a test looks at.
+        werkzeug_log.setLevel(logging.CRITICAL)
+        try:
+            yield FaultyS3(endpoint.url, plan)
+        finally:
+            werkzeug_log.setLevel(level)
 
 
 @pytest.fixture(autouse=True)
@@ -217,7 +102,7 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
         await asyncio.sleep(min(amount, 0.001))
 
     monkeypatch.setattr(aiobotocore.endpoint.AioEndpoint, "_sleep", short_sleep)
-    monkeypatch.setattr(s3fs.core, "asyncio", _FastSleepAsyncio())
+    shorten_sleeps(monkeypatch, s3fs.core)
 
 
 @pytest.fixture
@@ -702,3 +587,29 @@ def test_edit_get_fault_leaves_file_and_ledger(env: Env) -> None:
     assert env.seen("GET") == 5 and env.seen("PUT") == 0
     assert env.current() == OLD.encode()
     assert _ledger(ws) == before
+
+
+# -- what AWS S3 answers where moto does not: conditional copies -----------------------------
+
+
+def test_server_side_copy_refused_by_s3_is_a_conflict_naming_the_right_side(env: Env) -> None:
+    """moto ignores CopyObject's conditions; AWS S3 answers 412. Injected here, the 412
+    is a conflict on the destination when it exists, else on the source's version, and
+    nothing is written."""
+    backend = env.workspace(storage_options={"server_side_copy": True}).backend
+    v = backend.write("src.txt", b"source", CreateOnly())
+    backend.write("taken.txt", b"theirs", CreateOnly())
+    env.server.reset()
+    env.inject("PUT", "412", 2, key="taken.txt")
+    env.inject("PUT", "412", 1, key="new.txt")
+
+    with pytest.raises(Conflict) as exists:
+        backend.copy("src.txt", "taken.txt", IfMatch(v))
+    with pytest.raises(Conflict) as stale:
+        backend.copy("src.txt", "new.txt", IfMatch(v))
+
+    assert (exists.value.reason, exists.value.path) == ("exists", "taken.txt")
+    assert (stale.value.reason, stale.value.path) == ("mismatch", "src.txt")
+    assert env.current("taken.txt") == b"theirs"
+    assert env.current("new.txt") is None
+    assert env.seen("PUT", "taken.txt") == 1 and env.seen("PUT", "new.txt") == 1

@@ -25,7 +25,8 @@ def test_each_tool_call_costs_the_minimum(ws: Workspace, moto: Any, bucket: str)
     ed = "str_replace_editor"
     moto.log.clear()
     steps: list[tuple[str, dict[str, Any], list[str]]] = [
-        ("write", {"file_path": "/n.md", "content": "one\ntwo\n"}, ["PUT"]),
+        # A new file: one listing of "n.md/" (a path is a file or a directory), one PUT.
+        ("write", {"file_path": "/n.md", "content": "one\ntwo\n"}, ["GET", "PUT"]),
         ("read", {"file_path": "/n.md"}, ["GET"]),
         ("write", {"file_path": "/n.md", "content": "uno\ntwo\n"}, ["PUT"]),
         ("edit", {"file_path": "/n.md", "old_string": "two", "new_string": "dos"},
@@ -35,7 +36,7 @@ def test_each_tool_call_costs_the_minimum(ws: Workspace, moto: Any, bucket: str)
          ["GET", "PUT"]),
         (ed, {"command": "insert", "path": "/n.md", "insert_line": 0, "new_str": "0\n"},
          ["GET", "PUT"]),
-        (ed, {"command": "create", "path": "/m.md", "file_text": "m\n"}, ["PUT"]),
+        (ed, {"command": "create", "path": "/m.md", "file_text": "m\n"}, ["GET", "PUT"]),
     ]
     for tool, args, expected in steps:
         res = a.tools.execute(tool, args)

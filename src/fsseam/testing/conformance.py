@@ -45,6 +45,10 @@ class BackendConformance:
     threads: int = 4
     increments: int = 25
     large_size: int = 8 * MiB + 3
+    keeps_history: bool | None = None
+    """Whether the storage under the ``backend`` fixture keeps older versions; None: as
+    ``capabilities.history`` says. Object stores keep them only in a versioned bucket, so
+    their suites say which kind of bucket the fixture makes."""
 
     # -- versions --------------------------------------------------------
     def test_write_then_read_returns_bytes_and_same_version(self, backend: Backend) -> None:
@@ -167,6 +171,49 @@ class BackendConformance:
         with pytest.raises(FsError) as info:
             backend.list("nope")
         assert info.value.code is ErrorCode.FS_NOT_FOUND
+
+    # -- a path is a file or a directory, never both --------------------------
+    @pytest.mark.parametrize("precondition", [CreateOnly(), Overwrite()], ids=["create", "over"])
+    def test_write_where_a_directory_is_is_directory_error(
+        self, backend: Backend, precondition: CreateOnly | Overwrite
+    ) -> None:
+        backend.write("d/x.txt", b"x", CreateOnly())
+        with pytest.raises(FsError) as info:
+            backend.write("d", b"file", precondition)
+        assert info.value.code is ErrorCode.FS_IS_DIRECTORY
+        assert not isinstance(info.value, Conflict)
+        assert backend.stat("d").kind == "directory"
+        assert [(e.name, e.kind) for e in backend.list("")] == [("d", "directory")]
+        assert backend.read("d/x.txt").data == b"x"
+
+    @pytest.mark.parametrize("precondition", [CreateOnly(), Overwrite()], ids=["create", "over"])
+    def test_write_below_a_file_is_invalid_argument(
+        self, backend: Backend, precondition: CreateOnly | Overwrite
+    ) -> None:
+        backend.write("f.txt", b"file", CreateOnly())
+        for key in ("f.txt/child", "f.txt/deeper/child.txt"):
+            with pytest.raises(FsError) as info:
+                backend.write(key, b"x", precondition)
+            assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT, key
+            assert "a parent of this path is a file" in info.value.message
+        assert backend.read("f.txt").data == b"file"
+        # Nothing below it either: "f.txt" would also be listed as a directory.
+        assert [(e.name, e.kind) for e in backend.list("")] == [("f.txt", "file")]
+
+    def test_copy_follows_the_file_or_directory_rule(self, backend: Backend) -> None:
+        backend.write("s.txt", b"source", CreateOnly())
+        backend.write("d/x.txt", b"x", CreateOnly())
+        with pytest.raises(FsError) as over_dir:
+            backend.copy("s.txt", "d")
+        assert over_dir.value.code is ErrorCode.FS_IS_DIRECTORY
+        with pytest.raises(FsError) as below_file:
+            backend.copy("s.txt", "s.txt/copy")
+        assert below_file.value.code is ErrorCode.FS_INVALID_ARGUMENT
+        assert [(e.name, e.kind) for e in backend.list("")] == [
+            ("d", "directory"),
+            ("s.txt", "file"),
+        ]
+        assert [e.name for e in backend.list("d")] == ["x.txt"]
 
     # -- size ------------------------------------------------------------
     def test_large_object_roundtrip(self, backend: Backend) -> None:
@@ -368,7 +415,10 @@ class BackendConformance:
         v1 = backend.write("h.txt", b"one", CreateOnly())
         v2 = backend.write("h.txt", b"two", IfMatch(v1))
         v3 = backend.write("h.txt", b"three", IfMatch(v2))
-        if not backend.capabilities.history:
+        keeps = self.keeps_history
+        if keeps is None:
+            keeps = backend.capabilities.history
+        if not keeps:
             for call in (lambda: backend.versions("h.txt"),
                          lambda: backend.read_version("h.txt", v1)):
                 with pytest.raises(FsError) as info:

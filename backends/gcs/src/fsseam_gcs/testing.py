@@ -24,32 +24,35 @@ the process (and in children, which inherit the environment) fast.
 
 from __future__ import annotations
 
-import http.client
 import importlib
+import json
 import os
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+
+from fsseam.testing import faults as _faults
+from fsseam.testing.faults import ProxiedRequest, serve_http
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 __all__ = [
     "CountingProxy",
+    "FaultProxy",
     "GcsEndpoint",
     "ProxiedRequest",
     "counting_proxy",
     "fake_gcs_server",
+    "fault_proxy",
+    "gcs_error_body",
     "serve_http",
 ]
 
@@ -93,22 +96,33 @@ class GcsEndpoint:
 
     def filesystem(self) -> Any:
         """A ``gcsfs.core.GCSFileSystem`` of its own (no instance or listings cache)."""
-        from ._client import make_filesystem
+        from .client import make_filesystem
 
         return make_filesystem(self.storage_options())
 
-    def create_bucket(self, name: str | None = None, *, fs: Any = None) -> str:
-        """A new bucket (random name unless given); returns its name. ``fs``: a gcsfs
-        filesystem to reuse."""
-        bucket = name or "b-" + uuid.uuid4().hex[:20]
+    def create_bucket(
+        self, name: str | None = None, *, fs: Any = None, versioned: bool = False
+    ) -> str:
+        """A new bucket (random name unless given), with object versioning if ``versioned``;
+        returns its name. ``fs``: a gcsfs filesystem to reuse."""
+        bucket = name or ("bv-" if versioned else "b-") + uuid.uuid4().hex[:20]
         admin = fs if fs is not None else self.filesystem()
-        admin.call("POST", "b", json={"name": bucket}, project=PROJECT, json_out=True)
+        resource: dict[str, Any] = {"name": bucket}
+        if versioned:
+            resource["versioning"] = {"enabled": True}
+        admin.call("POST", "b", json=resource, project=PROJECT, json_out=True)
         return bucket
 
     @contextmanager
     def counting_proxy(self) -> Iterator[CountingProxy]:
         """A counting HTTP proxy in front of this server (see :func:`counting_proxy`)."""
         with counting_proxy(self.url) as proxy:
+            yield proxy
+
+    @contextmanager
+    def fault_proxy(self) -> Iterator[FaultProxy]:
+        """A fault-injecting proxy in front of this server (see :func:`fault_proxy`)."""
+        with fault_proxy(self.url) as proxy:
             yield proxy
 
 
@@ -171,112 +185,59 @@ def _log_dir(directory: str | os.PathLike[str] | None) -> Iterator[str]:
         yield tmp
 
 
-# -- a counting proxy: the server-side view of how many requests a call costs -----------
-
-
-@dataclass(frozen=True)
-class ProxiedRequest:
-    method: str
-    path: str
-    status: int
-    request_bytes: int
-    response_bytes: int
+# -- proxies: the server-side view of how many requests a call costs --------------------
 
 
 @dataclass
-class CountingProxy:
-    """Forwards every request to ``upstream`` and records it. ``requests``: the
-    ``(method, path)`` of each request since the last :meth:`take`; ``records``: the same
-    with status and body sizes."""
-
-    url: str
-    requests: list[tuple[str, str]] = field(default_factory=list)
-    records: list[ProxiedRequest] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def take(self) -> list[tuple[str, str]]:
-        """The (method, path) of every request since the last take, in order."""
-        with self.lock:
-            out, self.requests = self.requests, []
-            self.records = []
-        return out
-
-    def take_records(self) -> list[ProxiedRequest]:
-        """The full records since the last take, in completion order (and reset)."""
-        with self.lock:
-            out, self.records = self.records, []
-            self.requests = []
-        return out
+class CountingProxy(_faults.CountingProxy):
+    """A counting proxy (see :mod:`fsseam.testing.faults`) that knows its GCS options."""
 
     def storage_options(self) -> dict[str, Any]:
         """Workspace ``storage_options`` that send every request through this proxy."""
         return _storage_options(self.url)
 
 
-def _handler(upstream: str, proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
-    target = urlsplit(upstream)
-    host, port = target.hostname or "127.0.0.1", target.port
+@dataclass
+class FaultProxy(_faults.FaultProxy):
+    """A fault-injecting proxy (see :mod:`fsseam.testing.faults`) answering GCS errors."""
 
-    class Forward(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the client expects
+    error_body: _faults.ErrorBody = field(default=lambda status, path: gcs_error_body(status, path))
 
-        def _forward(self) -> None:
-            if "chunked" in self.headers.get("Transfer-Encoding", ""):
-                raise RuntimeError("the counting proxy does not forward chunked bodies")
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else None
-            with proxy.lock:
-                proxy.requests.append((self.command, self.path.split("?", 1)[0]))
-            conn = http.client.HTTPConnection(host, port, timeout=60)
-            try:
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                conn.request(self.command, self.path, body=body, headers=headers)
-                resp = conn.getresponse()
-                data = resp.read()
-            finally:
-                conn.close()
-            self.send_response(resp.status, resp.reason)
-            for k, v in resp.getheaders():
-                if k.lower() not in ("transfer-encoding", "connection", "content-length"):
-                    self.send_header(k, v)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            with proxy.lock:
-                proxy.records.append(
-                    ProxiedRequest(
-                        self.command, self.path.split("?", 1)[0], resp.status, length, len(data)
-                    )
-                )
-
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _forward
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-    return Forward
+    def storage_options(self) -> dict[str, Any]:
+        return _storage_options(self.url)
 
 
-@contextmanager
-def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Serve ``handler`` on 127.0.0.1 (a free port) in a thread; yields the base URL and
-    stops the server on exit."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+_MESSAGES = {
+    401: ("required", "Anonymous caller does not have storage.objects.get access to the "
+          "Google Cloud Storage object. Permission 'storage.objects.get' denied on resource "
+          "(or it may not exist)."),
+    403: ("forbidden", "agent@example.iam.gserviceaccount.com does not have "
+          "storage.objects.create access to the Google Cloud Storage object. Permission "
+          "'storage.objects.create' denied on resource (or it may not exist)."),
+    412: ("conditionNotMet", "At least one of the pre-conditions you specified did not "
+          "hold."),
+    500: ("backendError", "injected Internal Server Error"),
+    503: ("backendError", "injected Service Unavailable"),
+}
+
+
+def gcs_error_body(status: int, path: str = "") -> tuple[str, bytes]:
+    """A GCS JSON API error answer with ``status``, as the real service words it."""
+    reason, message = _MESSAGES.get(status, ("backendError", f"injected HTTP {status}"))
+    error = {"code": status, "message": message,
+             "errors": [{"reason": reason, "message": message}]}
+    return "application/json", json.dumps({"error": error}).encode()
 
 
 @contextmanager
 def counting_proxy(upstream: str) -> Iterator[CountingProxy]:
     """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``."""
-    proxy = CountingProxy(url="")
-    with serve_http(_handler(upstream, proxy)) as url:
-        proxy.url = url
+    with _faults.serve_proxy(upstream, CountingProxy()) as proxy:
+        yield proxy
+
+
+@contextmanager
+def fault_proxy(upstream: str) -> Iterator[FaultProxy]:
+    """A proxy in front of ``upstream`` that injects faults (GCS-style error answers)."""
+    with _faults.serve_proxy(upstream, FaultProxy()) as proxy:
         yield proxy

@@ -7,7 +7,13 @@ from typing import Any
 __all__ = ["BACKEND_OPTIONS", "make_filesystem", "split_options"]
 
 # Options read by S3Backend itself; everything else goes to s3fs.S3FileSystem.
-BACKEND_OPTIONS = ("multipart_threshold", "multipart_part_size", "conflict_retries")
+BACKEND_OPTIONS = (
+    "multipart_threshold",
+    "multipart_part_size",
+    "conflict_retries",
+    "server_side_copy",
+    "list_page_size",
+)
 
 
 def split_options(storage_options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

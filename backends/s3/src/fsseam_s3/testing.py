@@ -24,6 +24,9 @@ not hide client-side races: a backend that checked with one request and wrote wi
 another would still lose updates. ``serialize=False`` lets requests overlap (closer to a
 real server's parallelism, but moto's conditional writes are then not atomic).
 
+``faults=`` puts a :class:`fsseam.testing.faults.FaultPlan` in front of moto: the requests it
+names fail with S3-style errors (:func:`s3_error_body`), cut connections or lost answers.
+
 moto and boto3 are test extras (``pip install fsseam-s3[test]``), imported only when a
 server is started or a client made.
 """
@@ -40,7 +43,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CREDENTIALS", "MotoEndpoint", "Request", "RequestLog", "moto_server"]
+from fsseam.testing.faults import FaultPlan
+
+__all__ = [
+    "CREDENTIALS",
+    "MotoEndpoint",
+    "Request",
+    "RequestLog",
+    "moto_server",
+    "s3_error_body",
+]
 
 CREDENTIALS = {"key": "testing", "secret": "testing"}
 """Any key/secret works with moto; these are the ones the helpers use."""
@@ -184,9 +196,35 @@ class MotoEndpoint:
         return bucket
 
 
+_ERRORS = {
+    401: ("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our "
+          "records."),
+    403: ("AccessDenied", "Access Denied"),
+    412: ("PreconditionFailed", "At least one of the pre-conditions you specified did not "
+          "hold"),
+    500: ("InternalError", "We encountered an internal error. Please try again."),
+    503: ("SlowDown", "Please reduce your request rate."),
+}
+
+
+def s3_error_body(status: int, path: str = "") -> tuple[str, bytes]:
+    """An S3 XML error answer with ``status`` (500 InternalError, 503 SlowDown, ...)."""
+    code, message = _ERRORS.get(status, ("InternalError", f"injected HTTP {status}"))
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<Error><Code>{code}</Code><Message>{message}</Message>"
+        f"<Resource>{path}</Resource><RequestId>FAULT{uuid.uuid4().hex[:12]}</RequestId>"
+        "</Error>"
+    )
+    return "application/xml", body.encode()
+
+
 @contextmanager
-def moto_server(serialize: bool = True) -> Iterator[MotoEndpoint]:
-    """Start a ``ThreadedMotoServer`` on 127.0.0.1 (free port); stop it on exit."""
+def moto_server(
+    serialize: bool = True, *, faults: FaultPlan | None = None
+) -> Iterator[MotoEndpoint]:
+    """Start a ``ThreadedMotoServer`` on 127.0.0.1 (free port); stop it on exit. ``faults``:
+    a plan whose faults the server injects (see :mod:`fsseam.testing.faults`)."""
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request
@@ -197,7 +235,11 @@ def moto_server(serialize: bool = True) -> Iterator[MotoEndpoint]:
         wsgi = server._server
         if wsgi is None:
             raise RuntimeError("moto changed ThreadedMotoServer internals (no _server)")
-        wsgi.app = log.wrap(wsgi.app)
+        app = wsgi.app
+        if faults is not None:
+            # Inside the log: its lock already serializes, and a faulted request is counted.
+            app = faults.wsgi(app, s3_error_body, serialize=False)
+        wsgi.app = log.wrap(app)
         host, port = server.get_host_and_port()
         yield MotoEndpoint(url=f"http://{host}:{port}", log=log)
     finally:

@@ -1,13 +1,13 @@
-"""The raw GCS JSON-API requests the backend needs, sent through gcsfs's ``_call``.
+"""The GCS JSON-API requests of the object-store template, sent through gcsfs's ``_call``.
 
 Why not gcsfs's own methods: ``cat_file`` drops the response headers (so the generation
 would cost a second request), ``pipe_file`` cannot send ``ifGenerationMatch=G``, and
 ``info``/``ls`` answer from a listings cache that can be stale. ``_call`` still gives us
 gcsfs's auth, session, endpoint handling and retries of transient failures.
 
-Every function here raises gcsfs's exceptions unchanged (404 -> FileNotFoundError,
-412 -> FileExistsError, 403 -> OSError, others HttpError); ``_errors.map_error`` is the one
-place that turns them into FsError.
+Every method here raises gcsfs's exceptions unchanged (404 -> FileNotFoundError,
+412 -> FileExistsError, 403 -> OSError, others HttpError); ``errors.GcsErrorMapper`` is the
+one place that classifies them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import json
 import os
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, ClassVar
 
 from fsspec.asyn import sync
 
@@ -27,20 +28,48 @@ from fsspec.asyn import sync
 # an emulator). Only the plain JSON API is used here, so the base class is all we need.
 from gcsfs.core import GCSFileSystem
 
+from fsseam.backends.base import VersionInfo
+from fsseam.backends.objectstore import (
+    WRITE_ID_KEY,
+    ListedObject,
+    ListPage,
+    NoVersion,
+    ObjectData,
+    ObjectHead,
+)
+from fsseam.versions import Version
+
 __all__ = [
+    "RESUMABLE_THRESHOLD",
+    "VERSION_KIND",
     "GcsClient",
     "Media",
     "make_filesystem",
 ]
 
+MiB = 1 << 20
+RESUMABLE_THRESHOLD = 32 * MiB
+"""Objects larger than this are sent by resumable upload (several requests, 8 MiB each)
+instead of one multipart request. 32 MiB keeps a single request short enough to retry
+cheaply, and keeps typical agent-edited files (far smaller) on the one-request path."""
 # Resumable upload chunks must be multiples of 256 KiB (GCS rule).
-RESUMABLE_CHUNK = 8 * (1 << 20)
+RESUMABLE_CHUNK = 8 * MiB
+VERSION_KIND = "generation"
 
 
+def _version(generation: object) -> Version:
+    if generation is None or not str(generation).isdigit():
+        raise NoVersion("GCS reported no generation")
+    return Version(kind=VERSION_KIND, value=str(generation))
 
-WRITE_ID_KEY = "fsseam-write"
-"""Custom metadata naming the write that stored an object: after an upload whose answer was
-lost, it tells our own landed write from anyone else's (identical bytes included)."""
+
+def _time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _object_resource(name: str, write_id: str | None) -> dict[str, Any]:
@@ -48,6 +77,7 @@ def _object_resource(name: str, write_id: str | None) -> dict[str, Any]:
     if write_id is not None:
         resource["metadata"] = {WRITE_ID_KEY: write_id}
     return resource
+
 
 def make_filesystem(storage_options: dict[str, Any]) -> GCSFileSystem:
     """A GCSFileSystem of our own: no instance cache (tests and users pass different
@@ -73,16 +103,24 @@ def _header(headers: Any, name: str) -> str | None:
 
 
 class GcsClient:
-    """Synchronous wrappers around ``fs._call`` for one bucket.
+    """Synchronous wrappers around ``fs._call`` for one bucket: the raw requests
+    (``get_media``, ``upload_multipart``, ...) and, on top of them, the object-store client
+    contract (``get``, ``put``, ``delete``, ``copy``, ...).
 
     Request bodies go in as BytesIO: aiohttp warns (ResourceWarning) that a large raw
     ``bytes`` body may block its event loop, and gcsfs rewinds a seekable body before each
     retry, so a retried upload resends the same bytes.
     """
 
-    def __init__(self, fs: Any, bucket: str) -> None:
+    version_kind: ClassVar[str] = VERSION_KIND
+    silent_delete_of_missing: ClassVar[bool] = False
+
+    def __init__(
+        self, fs: Any, bucket: str, *, resumable_threshold: int = RESUMABLE_THRESHOLD
+    ) -> None:
         self.fs = fs
         self.bucket = bucket
+        self.resumable_threshold = resumable_threshold
 
     def _call(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
         # gcsfs runs its own event loop in a daemon thread; sync() is thread-safe, so many
@@ -229,8 +267,134 @@ class GcsClient:
         with contextlib.suppress(Exception):
             self._call("DELETE", location)
 
-    def delete(self, name: str) -> None:
-        self._call("DELETE", "b/{}/o/{}", self.bucket, name)
+    def delete(self, name: str, *, if_match: Version | None = None) -> None:
+        self._call(
+            "DELETE",
+            "b/{}/o/{}",
+            self.bucket,
+            name,
+            ifGenerationMatch=None if if_match is None else if_match.value,
+        )
+
+    # -- the object-store client contract ----------------------------------------
+    def get(
+        self,
+        name: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        pin: Version | None = None,
+        version: Version | None = None,
+    ) -> ObjectData:
+        # generation=G answers 404 once G is no longer live (or, in a versioned bucket,
+        # serves G itself): either way a pinned range never mixes two versions.
+        wanted = pin or version
+        media = self.get_media(
+            name, start=start, end=end, generation=None if wanted is None else wanted.value
+        )
+        return ObjectData(
+            data=media.data,
+            version=_version(media.generation),
+            size=media.total_size if media.total_size is not None else len(media.data),
+        )
+
+    def head(self, name: str) -> ObjectHead:
+        meta = self.get_metadata(name)
+        return ObjectHead(
+            version=_version(meta.get("generation")),
+            size=int(meta.get("size", 0)),
+            write_id=(meta.get("metadata") or {}).get(WRITE_ID_KEY),
+        )
+
+    def put(
+        self,
+        name: str,
+        data: bytes,
+        *,
+        if_match: Version | None,
+        if_absent: bool,
+        write_id: str,
+    ) -> Version:
+        generation = "0" if if_absent else None if if_match is None else if_match.value
+        if len(data) > self.resumable_threshold:
+            result = self.upload_resumable(name, data, generation, write_id)
+        else:
+            result = self.upload_multipart(name, data, generation, write_id)
+        return _version(result.get("generation"))
+
+    def copy(
+        self, source: str, target: str, *, source_match: Version | None, write_id: str
+    ) -> Version:
+        """``rewriteTo`` with ``ifGenerationMatch=0`` (the target must not exist) and
+        ``ifSourceGenerationMatch``; large objects take several calls (rewrite tokens)."""
+        token: str | None = None
+        while True:
+            result: dict[str, Any] = self._call(
+                "POST",
+                "b/{}/o/{}/rewriteTo/b/{}/o/{}",
+                self.bucket,
+                source,
+                self.bucket,
+                target,
+                ifGenerationMatch="0",
+                ifSourceGenerationMatch=None if source_match is None else source_match.value,
+                rewriteToken=token,
+                # The target's own metadata: the copy names itself with its write id.
+                json={"metadata": {WRITE_ID_KEY: write_id}},
+                json_out=True,
+            )
+            if result.get("done"):
+                return _version((result.get("resource") or {}).get("generation"))
+            token = result.get("rewriteToken")
+            if not token:
+                raise OSError("the rewrite is not done and gave no token to continue")
+
+    def list_objects(
+        self,
+        prefix: str,
+        *,
+        delimiter: str | None,
+        token: str | None = None,
+        limit: int | None = None,
+    ) -> ListPage:
+        page = self.list_page(prefix, delimiter=delimiter, max_results=limit, page_token=token)
+        return ListPage(
+            objects=[
+                ListedObject(str(item["name"]), int(item.get("size", 0)))
+                for item in page.get("items", [])
+            ],
+            prefixes=[str(p) for p in page.get("prefixes", [])],
+            next_token=page.get("nextPageToken") or None,
+        )
+
+    def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
+        # One page, not capped at ``limit``: the order of one name's generations within a
+        # listing is not documented, so they are sorted here and the caller keeps the first.
+        page: dict[str, Any] = self._call(
+            "GET",
+            "b/{}/o",
+            self.bucket,
+            prefix=name,
+            versions="true",
+            json_out=True,
+        )
+        items = [item for item in page.get("items", []) if item.get("name") == name]
+        items.sort(key=lambda item: int(item.get("generation", 0)), reverse=True)
+        return [
+            VersionInfo(
+                version=_version(item.get("generation")),
+                size=int(item.get("size", 0)),
+                modified=_time(item.get("updated") or item.get("timeCreated")),
+                # GCS keeps no deletion markers: a deleted object's versions are all
+                # noncurrent (timeDeleted set), and none is latest.
+                latest="timeDeleted" not in item,
+            )
+            for item in items
+        ]
+
+    def keeps_versions(self) -> bool:
+        meta: dict[str, Any] = self._call("GET", "b/{}", self.bucket, json_out=True)
+        return bool((meta.get("versioning") or {}).get("enabled"))
 
 
 def _boundary(data: bytes) -> str:

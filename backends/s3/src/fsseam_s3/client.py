@@ -1,0 +1,332 @@
+"""The S3 requests of the object-store template, through s3fs's raw client.
+
+Every call goes through ``fs._call_s3``, not s3fs's file API: ``cat_file`` and
+``open("rb")`` cost a HEAD before the GET and return no ETag, and ``pipe_file`` drops
+``IfMatch`` on its multipart path. ``_call_s3`` still gives s3fs's credentials, session,
+endpoint handling and retries. Exceptions are raised unchanged for ``errors.S3ErrorMapper``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, TypeVar
+
+from botocore.exceptions import ClientError
+from fsspec.asyn import sync
+
+from fsseam.backends.base import VersionInfo
+from fsseam.backends.objectstore import (
+    WRITE_ID_KEY,
+    ListedObject,
+    ListPage,
+    NoVersion,
+    ObjectData,
+    ObjectHead,
+)
+from fsseam.versions import Version
+
+from .errors import is_conditional_conflict
+
+__all__ = [
+    "DEFAULT_MULTIPART_THRESHOLD",
+    "DEFAULT_PART_SIZE",
+    "MAX_PART_COUNT",
+    "MAX_PUT_SIZE",
+    "MIN_PART_SIZE",
+    "S3Client",
+]
+
+MiB = 1 << 20
+MAX_PUT_SIZE = 5 * 1024 * MiB
+"""S3's limit for one PutObject (and for one CopyObject)."""
+MIN_PART_SIZE = 5 * MiB
+"""S3's smallest part (all but the last)."""
+MAX_PART_COUNT = 10_000
+DEFAULT_MULTIPART_THRESHOLD = 64 * MiB
+"""Below this one PutObject: a single request is atomic with its condition and needs no
+cleanup; above it a failed network request would resend too much at once."""
+DEFAULT_PART_SIZE = 16 * MiB
+_PART_CONCURRENCY = 4
+
+T = TypeVar("T")
+
+
+def _version(resp: dict[str, Any]) -> Version:
+    etag = resp.get("ETag")
+    if not etag:
+        raise NoVersion("S3 returned no ETag")
+    version_id = resp.get("VersionId")
+    return Version(kind="etag", value=str(etag), detail=str(version_id) if version_id else None)
+
+
+def total_size(resp: dict[str, Any]) -> int:
+    """The object's full size: Content-Range's total for a 206, else Content-Length."""
+    content_range = resp.get("ContentRange")
+    if isinstance(content_range, str) and "/" in content_range:
+        total = content_range.rsplit("/", 1)[1]
+        if total.isdigit():
+            return int(total)
+    return int(resp.get("ContentLength") or 0)
+
+
+def _no_such_version(name: str, version: Version) -> ClientError:
+    return ClientError(
+        {
+            "Error": {"Code": "NoSuchVersion", "Message": f"no version of {name} has {version}"},
+            "ResponseMetadata": {"HTTPStatusCode": 404},
+        },
+        "GetObject",
+    )
+
+
+class S3Client:
+    """One bucket of one ``s3fs.S3FileSystem``."""
+
+    version_kind: ClassVar[str] = "etag"
+    silent_delete_of_missing: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        fs: Any,
+        bucket: str,
+        *,
+        multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
+        multipart_part_size: int = DEFAULT_PART_SIZE,
+        conflict_retries: int = 5,
+    ) -> None:
+        self.fs = fs
+        self.bucket = bucket
+        self.multipart_threshold = multipart_threshold
+        self.multipart_part_size = multipart_part_size
+        self.conflict_retries = conflict_retries
+
+    # -- plumbing ----------------------------------------------------------------
+    def _run(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        # s3fs owns an event loop on its own thread; every call is submitted there, so
+        # many threads may share one client.
+        result: T = sync(self.fs.loop, fn, *args, **kwargs)
+        return result
+
+    async def _call(self, method: str, **kwargs: Any) -> dict[str, Any]:
+        resp: dict[str, Any] = await self.fs._call_s3(method, Bucket=self.bucket, **kwargs)
+        return resp
+
+    async def _retrying_conflicts(self, request: Callable[[], Awaitable[T]]) -> T:
+        """A conditional request, retrying S3's 409 ConditionalRequestConflict (another
+        conditional request to the key was in flight) with bounded, jittered backoff."""
+        attempt = 0
+        while True:
+            try:
+                return await request()
+            except Exception as e:
+                if attempt >= self.conflict_retries or not is_conditional_conflict(e):
+                    raise
+            await asyncio.sleep(min(0.05 * 2**attempt, 1.0) * (0.5 + random.random()))
+            attempt += 1
+
+    async def _get(self, **kwargs: Any) -> tuple[dict[str, Any], bytes]:
+        resp = await self._call("get_object", **kwargs)
+        body = resp.pop("Body")
+        async with body:
+            data: bytes = await body.read()
+        return resp, data
+
+    # -- the client contract ---------------------------------------------------
+    def get(
+        self,
+        name: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        pin: Version | None = None,
+        version: Version | None = None,
+    ) -> ObjectData:
+        kwargs: dict[str, Any] = {"Key": name}
+        if start is not None:
+            kwargs["Range"] = f"bytes={start}-{(end or 0) - 1}"
+        if pin is not None:
+            kwargs["IfMatch"] = pin.value
+        if version is not None:
+            kwargs["VersionId"] = version.detail or self._version_id(name, version)
+        resp, data = self._run(self._get, **kwargs)
+        return ObjectData(data=data, version=_version(resp), size=total_size(resp))
+
+    def _version_id(self, name: str, version: Version) -> str:
+        """The VersionId of a version known only by its ETag: the newest one with it."""
+        for kept in self.list_versions(name, None):
+            if kept.version == version and kept.version.detail and not kept.deleted:
+                return kept.version.detail
+        raise _no_such_version(name, version)
+
+    def head(self, name: str) -> ObjectHead:
+        resp = self._run(self._call, "head_object", Key=name)
+        return ObjectHead(
+            version=_version(resp),
+            size=int(resp.get("ContentLength") or 0),
+            write_id=(resp.get("Metadata") or {}).get(WRITE_ID_KEY),
+        )
+
+    def put(
+        self,
+        name: str,
+        data: bytes,
+        *,
+        if_match: Version | None,
+        if_absent: bool,
+        write_id: str,
+    ) -> Version:
+        condition: dict[str, str] = {}
+        if if_absent:
+            condition["IfNoneMatch"] = "*"
+        if if_match is not None:
+            condition["IfMatch"] = if_match.value
+        meta = {WRITE_ID_KEY: write_id}
+        if len(data) <= self.multipart_threshold:
+
+            async def upload() -> dict[str, Any]:
+                return await self._call(
+                    "put_object", Key=name, Body=data, Metadata=meta, **condition
+                )
+        else:
+
+            async def upload() -> dict[str, Any]:
+                return await self._multipart(name, data, condition, meta)
+
+        return _version(self._run(self._retrying_conflicts, upload))
+
+    async def _multipart(
+        self, name: str, data: bytes, condition: dict[str, str], meta: dict[str, str]
+    ) -> dict[str, Any]:
+        """Parts in parallel, then CompleteMultipartUpload with the condition: the object
+        appears (or the 412 comes) only at that last request, so a conflict or a crash
+        before it leaves the old bytes in place. The upload is aborted on any failure."""
+        part_size = max(self.multipart_part_size, -(-len(data) // MAX_PART_COUNT))
+        created = await self._call("create_multipart_upload", Key=name, Metadata=meta)
+        upload_id = created["UploadId"]
+        limit = asyncio.Semaphore(_PART_CONCURRENCY)
+
+        async def part(number: int, offset: int) -> dict[str, Any]:
+            async with limit:
+                resp = await self._call(
+                    "upload_part",
+                    Key=name,
+                    UploadId=upload_id,
+                    PartNumber=number,
+                    Body=data[offset : offset + part_size],
+                )
+            return {"PartNumber": number, "ETag": resp["ETag"]}
+
+        try:
+            parts = await asyncio.gather(
+                *(
+                    part(i, offset)
+                    for i, offset in enumerate(range(0, len(data), part_size), start=1)
+                )
+            )
+            return await self._call(
+                "complete_multipart_upload",
+                Key=name,
+                UploadId=upload_id,
+                MultipartUpload={"Parts": list(parts)},
+                **condition,
+            )
+        except BaseException:
+            # The original failure is what the caller needs; a failed abort only leaves
+            # parts for the bucket's lifecycle rule to expire.
+            with contextlib.suppress(Exception):
+                await self._call("abort_multipart_upload", Key=name, UploadId=upload_id)
+            raise
+
+    def delete(self, name: str, *, if_match: Version | None) -> None:
+        condition = {} if if_match is None else {"IfMatch": if_match.value}
+
+        async def delete() -> dict[str, Any]:
+            return await self._call("delete_object", Key=name, **condition)
+
+        self._run(self._retrying_conflicts, delete)
+
+    def copy(
+        self, source: str, target: str, *, source_match: Version | None, write_id: str
+    ) -> Version:
+        condition: dict[str, str] = {"IfNoneMatch": "*"}
+        if source_match is not None:
+            condition["CopySourceIfMatch"] = source_match.value
+
+        async def copy() -> dict[str, Any]:
+            return await self._call(
+                "copy_object",
+                Key=target,
+                CopySource={"Bucket": self.bucket, "Key": source},
+                # REPLACE: the copy names itself with its own write id, not the source's.
+                MetadataDirective="REPLACE",
+                Metadata={WRITE_ID_KEY: write_id},
+                **condition,
+            )
+
+        resp = self._run(self._retrying_conflicts, copy)
+        result = dict(resp.get("CopyObjectResult") or {})
+        result["VersionId"] = resp.get("VersionId")
+        return _version(result)
+
+    def list_objects(
+        self,
+        prefix: str,
+        *,
+        delimiter: str | None,
+        token: str | None = None,
+        limit: int | None = None,
+    ) -> ListPage:
+        kwargs: dict[str, Any] = {"Prefix": prefix}
+        if delimiter is not None:
+            kwargs["Delimiter"] = delimiter
+        if token is not None:
+            kwargs["ContinuationToken"] = token
+        if limit is not None:
+            kwargs["MaxKeys"] = limit
+        resp = self._run(self._call, "list_objects_v2", **kwargs)
+        truncated = resp.get("IsTruncated") and resp.get("NextContinuationToken")
+        return ListPage(
+            objects=[
+                ListedObject(str(c["Key"]), int(c.get("Size") or 0))
+                for c in resp.get("Contents") or []
+            ],
+            prefixes=[str(p["Prefix"]) for p in resp.get("CommonPrefixes") or []],
+            next_token=str(resp["NextContinuationToken"]) if truncated else None,
+        )
+
+    def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
+        kwargs: dict[str, Any] = {"Prefix": name}
+        if limit is not None:
+            kwargs["MaxKeys"] = limit
+        resp = self._run(self._call, "list_object_versions", **kwargs)
+        kept: list[tuple[Any, int, VersionInfo]] = []
+        # botocore parses versions and delete markers into two lists, each newest first;
+        # they are merged by time (the order within each list breaks ties).
+        for order, item in enumerate(resp.get("Versions") or []):
+            if item.get("Key") == name:
+                kept.append((item.get("LastModified"), -order, _info(item, deleted=False)))
+        for order, item in enumerate(resp.get("DeleteMarkers") or []):
+            if item.get("Key") == name:
+                kept.append((item.get("LastModified"), -order, _info(item, deleted=True)))
+        kept.sort(key=lambda k: (k[2].latest, k[0], k[1]), reverse=True)
+        return [info for _, _, info in kept]
+
+    def keeps_versions(self) -> bool:
+        resp = self._run(self._call, "get_bucket_versioning")
+        return resp.get("Status") == "Enabled"
+
+
+def _info(item: dict[str, Any], *, deleted: bool) -> VersionInfo:
+    etag = item.get("ETag")
+    return VersionInfo(
+        version=Version(
+            kind="etag", value=str(etag) if etag else "", detail=str(item.get("VersionId"))
+        ),
+        size=None if deleted else int(item.get("Size") or 0),
+        modified=item.get("LastModified"),
+        latest=bool(item.get("IsLatest")),
+        deleted=deleted,
+    )

@@ -1,0 +1,181 @@
+"""botocore / s3fs exceptions -> the object-store faults, in one mapper.
+
+s3fs translates every botocore ``ClientError`` into a builtin exception and loses the
+distinctions that matter here: a 412 from ``If-Match`` becomes ``OSError(EINVAL)`` (the
+same as a bad request), a 412 from ``If-None-Match`` becomes ``FileExistsError``, a 404
+``NoSuchKey`` and a 404 ``NoSuchBucket`` are both ``FileNotFoundError``. It keeps the
+original ``ClientError`` as ``__cause__``, so the mapper reads the S3 error code from there
+and only falls back to the builtin type when there is no ClientError at all. Missing
+credentials never reach S3: botocore raises ``NoCredentialsError`` before sending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import NoCredentialsError, PartialCredentialsError
+
+from fsseam.backends.objectstore import (
+    Action,
+    Fault,
+    ObjectErrorMapper,
+    Op,
+    StoreError,
+    translate,
+)
+from fsseam.errors import FsError
+from fsseam.versions import Precondition
+
+__all__ = [
+    "S3ErrorInfo",
+    "S3ErrorMapper",
+    "client_error_info",
+    "is_conditional_conflict",
+    "map_s3_error",
+]
+
+# Real S3 answers 409 when two conditional requests to one key race; the loser may retry.
+CONDITIONAL_CONFLICT = "ConditionalRequestConflict"
+_UNAUTHENTICATED = {
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+    "TokenRefreshRequired",
+    "MissingSecurityHeader",
+}
+_DENIED = {"AccessDenied", "AllAccessDisabled", "AccountProblem"}
+# MethodNotAllowed (405): a GET of a delete marker by its VersionId.
+_NOT_FOUND = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed"}
+_INVALID = {"InvalidArgument", "InvalidRequest", "KeyTooLongError"}
+
+
+@dataclass(frozen=True)
+class S3ErrorInfo:
+    """What S3 said: the error code, the HTTP status and (for 412) the failed condition."""
+
+    code: str
+    status: int | None
+    condition: str | None
+    message: str
+
+
+def client_error_info(exc: BaseException | None) -> S3ErrorInfo | None:
+    """The S3 error carried by ``exc`` or anything in its cause/context chain."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        response: Any = getattr(exc, "response", None)
+        if isinstance(response, dict) and isinstance(response.get("Error"), dict):
+            err = response["Error"]
+            meta = response.get("ResponseMetadata") or {}
+            status = meta.get("HTTPStatusCode")
+            code = str(err.get("Code") or status or "")
+            return S3ErrorInfo(
+                code=code,
+                status=int(status) if status is not None else None,
+                condition=err.get("Condition"),
+                message=str(err.get("Message") or exc),
+            )
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def is_conditional_conflict(exc: BaseException) -> bool:
+    """A 409 that S3 documents as retryable: a concurrent conditional request to the same
+    key (other 409s, such as BucketNotEmpty, are not)."""
+    info = client_error_info(exc)
+    return info is not None and info.code == CONDITIONAL_CONFLICT
+
+
+def _credentials_error(exc: BaseException | None) -> BaseException | None:
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
+            found: BaseException = exc
+            return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+class S3ErrorMapper:
+    store = "S3"
+    configure = (
+        'pass storage_options={"key": ..., "secret": ...} (or {"profile": ...}), or set '
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary "
+        'credentials); a public bucket can be read with {"anon": True}.'
+    )
+    grant = (
+        "grant them s3:GetObject, s3:PutObject, s3:DeleteObject and s3:ListBucket on the "
+        "bucket (s3:GetBucketVersioning and s3:ListBucketVersions for history), or use "
+        "other credentials."
+    )
+
+    def classify(self, exc: BaseException, op: Op) -> StoreError:
+        missing = _credentials_error(exc)
+        if missing is not None:
+            return StoreError(Fault.UNAUTHENTICATED, f"{type(missing).__name__}: {missing}")
+        info = client_error_info(exc)
+        if info is None:
+            return _builtin(exc)
+        code, status = info.code, info.status
+        if code == "PreconditionFailed" or status == 412:
+            return StoreError(Fault.PRECONDITION, code)
+        if code == "NoSuchBucket":
+            return StoreError(Fault.BUCKET_MISSING, code)
+        if code in _NOT_FOUND:
+            return StoreError(Fault.NOT_FOUND, code)
+        if code in _UNAUTHENTICATED or status == 401:
+            return StoreError(Fault.UNAUTHENTICATED, code)
+        if code in _DENIED or status == 403:
+            return StoreError(Fault.DENIED, code)
+        if code == "EntityTooLarge":
+            return StoreError(Fault.TOO_LARGE, code)
+        if code == CONDITIONAL_CONFLICT:
+            return StoreError(Fault.BUSY, f"409 {code}")
+        if code == "InvalidRange" or status == 416:
+            return StoreError(Fault.BAD_RANGE, code)
+        if code in _INVALID:
+            return StoreError(Fault.INVALID, f"{code}: {info.message}")
+        return StoreError(Fault.UNAVAILABLE, f"{code}: {info.message}")
+
+
+def _builtin(exc: BaseException) -> StoreError:
+    """An exception without an S3 error in its chain (connection errors, s3fs's own)."""
+    detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, FileNotFoundError):
+        return StoreError(Fault.NOT_FOUND, detail)
+    if isinstance(exc, PermissionError):
+        return StoreError(Fault.DENIED, detail)
+    return StoreError(Fault.UNAVAILABLE, detail)
+
+
+MAPPER: ObjectErrorMapper = S3ErrorMapper()
+
+
+def map_s3_error(
+    exc: BaseException,
+    key: str,
+    action: Action,
+    precondition: Precondition | None = None,
+    *,
+    bucket: str | None = None,
+) -> FsError:
+    """Translate any exception raised by an S3 call made while doing ``action`` on ``key``.
+
+    ``precondition`` is the one the failed request carried: it decides what a 412 or a 404
+    means (someone else wrote first, the object exists, the object is gone).
+    """
+    if isinstance(exc, FsError):
+        return exc
+    op: Op = "put" if action == "write" else "get"
+    return translate(
+        MAPPER.classify(exc, op),
+        MAPPER,
+        bucket=bucket or "",
+        key=key,
+        action=action,
+        precondition=precondition,
+    )

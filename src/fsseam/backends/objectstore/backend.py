@@ -1,0 +1,499 @@
+"""ObjectStoreBackend: the fsseam Backend protocol over any object store's client.
+
+Everything an object store needs beyond its own requests lives here, once: key mapping
+under ``bucket/prefix``, the root guard, directories inferred from prefixes (and from
+``dir/`` marker objects), the rule that a path is a file or a directory but never both,
+write-id recovery after a lost answer, the guard against versions minted by another store,
+the pinned ranged-read stream, and the translation of store errors (see ``errors.py``).
+
+Request budget (the client's requests, counted at the server by each store's tests):
+  read                  1 GET (bytes and version from one response)
+  write, IfMatch        1 upload with the condition
+  write, create path    1 listing of ``key/`` (+ 1 HEAD per parent directory below the
+                        root, sent at the same time), then 1 upload (CreateOnly, Overwrite)
+  delete, IfMatch       1 DELETE with the condition
+  walk                  1 flat listing per page (1,000 keys), never one per directory
+  read_version          1 GET of that version; versions: 1 listing of versions
+Extra requests happen on error paths only: a 404 costs one listing to tell a directory
+(or a missing bucket) from a missing object; a failed write costs one HEAD that reads back
+the write id and tells a changed object from a vanished one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import posixpath
+import secrets
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Literal, TypeVar
+
+from ...errors import ErrorCode, FsError
+from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
+from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
+from . import messages
+from .client import NoVersion, ObjectClient, ObjectData, ObjectHead
+from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
+from .keys import KeySpace, normalize, parents
+from .stream import PinnedRangeStream
+
+__all__ = ["ObjectStoreBackend"]
+
+T = TypeVar("T")
+
+# Failures after which our own write may have landed: a 412 can answer a resend of our
+# landed write (its first answer was lost), and an unknown failure is just that. One HEAD
+# on this error path reads the write id back.
+_AMBIGUOUS = frozenset({Fault.PRECONDITION, Fault.BUSY, Fault.UNAVAILABLE})
+
+
+class ObjectStoreBackend:
+    """A workspace rooted at ``bucket/prefix`` of one object store.
+
+    Subclasses set ``capabilities`` and implement ``from_url``, which builds the store's
+    filesystem, its :class:`~.client.ObjectClient` and its
+    :class:`~.errors.ObjectErrorMapper`, and calls this constructor.
+    """
+
+    capabilities: Capabilities
+    root: str
+
+    def __init__(
+        self,
+        client: ObjectClient,
+        mapper: ObjectErrorMapper,
+        keys: KeySpace,
+        *,
+        server_side_copy: bool,
+        list_page_size: int | None = None,
+    ) -> None:
+        if list_page_size is not None and list_page_size < 1:
+            raise messages.not_positive("list_page_size")
+        self._client = client
+        self._mapper = mapper
+        self._keys = keys
+        self.bucket = keys.bucket
+        self.prefix = keys.prefix
+        self.root = keys.root
+        self.server_side_copy = server_side_copy
+        self.list_page_size = list_page_size
+        self._keeps_versions: bool | None = None
+        self.capabilities = type(self).capabilities.model_copy(
+            update={"copy_create_only_atomic": server_side_copy}
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(root={self.root!r})"
+
+    # -- errors ------------------------------------------------------------------
+    def _classify(self, exc: BaseException, op: Op) -> StoreError:
+        err = self._mapper.classify(exc, op)
+        if err.fault is Fault.NOT_FOUND and op in ("list", "bucket"):
+            # A listing or the bucket itself has no object to miss: the bucket is missing.
+            return StoreError(Fault.BUCKET_MISSING, err.detail)
+        return err
+
+    def _error(
+        self,
+        exc: BaseException,
+        op: Op,
+        key: str,
+        action: Action,
+        precondition: Precondition | None = None,
+        exists: bool | None = None,
+    ) -> FsError:
+        if isinstance(exc, FsError):
+            return exc
+        if isinstance(exc, NoVersion):
+            return messages.no_version(self._mapper.store, key)
+        return translate(
+            self._classify(exc, op),
+            self._mapper,
+            bucket=self.bucket,
+            key=key,
+            action=action,
+            precondition=precondition,
+            exists=exists,
+        )
+
+    def _fault(self, exc: BaseException, op: Op) -> Fault | None:
+        if isinstance(exc, (FsError, NoVersion)):
+            return None
+        return self._classify(exc, op).fault
+
+    def _missing_or_directory(
+        self, exc: BaseException, op: Op, key: str, action: Action
+    ) -> FsError:
+        """A 404 for a key may be a "directory" (a prefix with children): only on this error
+        path does it cost one listing, which also says whether the bucket is there."""
+        err = self._error(exc, op, key, action)
+        if err.code is not ErrorCode.FS_NOT_FOUND or err.reason == "bucket_missing":
+            return err
+        try:
+            is_dir = self._has_children(key, action)
+        except FsError as probe:
+            return probe if probe.reason == "bucket_missing" else err
+        return messages.is_directory(key) if is_dir else err
+
+    # -- probes ------------------------------------------------------------------
+    def _has_children(self, key: str, action: Action) -> bool:
+        try:
+            page = self._client.list_objects(self._keys.dir_prefix(key), delimiter=None, limit=1)
+        except Exception as e:
+            raise self._error(e, "list", key, action) from e
+        return bool(page.objects or page.prefixes)
+
+    def _head(self, key: str, action: Action) -> ObjectHead | None:
+        """The object at ``key``, or None when there is none."""
+        try:
+            return self._client.head(self._keys.name(key))
+        except Exception as e:
+            if self._fault(e, "head") is Fault.NOT_FOUND:
+                return None
+            raise self._error(e, "head", key, action) from e
+
+    def _look(self, key: str) -> tuple[bool | None, ObjectHead | None]:
+        """After a failure: (whether an object is at ``key``, its head); (None, None) when
+        the look failed too (it only refines an error we already have)."""
+        try:
+            head = self._head(key, "stat")
+        except FsError:
+            return None, None
+        return head is not None, head
+
+    def _is_object(self, key: str, action: Action) -> bool:
+        return self._head(key, action) is not None
+
+    def _check_free(self, key: str, action: Action) -> None:
+        """A path is a file or a directory, never both: a new object may not sit where
+        objects live under ``key/``, nor below an object. Checked on the create path only
+        (an IfMatch write replaces a file that exists); the probes go out together."""
+        checks: list[Callable[[], bool]] = [partial(self._has_children, key, action)]
+        checks += [partial(self._is_object, parent, action) for parent in parents(key)]
+        found = _concurrently(checks)
+        if found[0]:
+            raise messages.is_directory(key)
+        if any(found[1:]):
+            raise messages.parent_is_file(key, action)
+
+    def _file_key(self, key: str, action: Action) -> str:
+        key = normalize(key)
+        if not key:
+            raise messages.root_is_directory(action)
+        return key
+
+    def _expected(self, key: str, precondition: Precondition) -> Version | None:
+        if not isinstance(precondition, IfMatch):
+            return None
+        if precondition.version.kind != self._client.version_kind:
+            # A version minted by another storage can never match this store's versions.
+            raise messages.changed_since_read(key)
+        return precondition.version
+
+    # -- reads -------------------------------------------------------------------
+    def resolve(self, key: str) -> str:
+        # Object stores have no links: resolving is normalizing.
+        return normalize(key)
+
+    def read(self, key: str) -> Blob:
+        key = self._file_key(key, "read")
+        try:
+            got = self._client.get(self._keys.name(key))
+        except Exception as e:
+            raise self._missing_or_directory(e, "get", key, "read") from e
+        return Blob(data=got.data, version=got.version)
+
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> PinnedRangeStream:
+        key = self._file_key(key, "read")
+        if chunk_size < 1:
+            raise messages.not_positive("chunk_size")
+        name = self._keys.name(key)
+        try:
+            first = self._first_range(name, chunk_size)
+        except Exception as e:
+            raise self._missing_or_directory(e, "get", key, "read") from e
+        version = first.version
+
+        def get_range(start: int, end: int) -> bytes:
+            try:
+                return self._client.get(name, start=start, end=end, pin=version).data
+            except Exception as e:
+                if self._fault(e, "get") in (Fault.PRECONDITION, Fault.NOT_FOUND):
+                    raise messages.changed_while_read(key) from e
+                raise self._error(e, "get", key, "read") from e
+
+        return PinnedRangeStream(key, version, first.size, first.data, chunk_size, get_range)
+
+    def _first_range(self, name: str, chunk_size: int) -> ObjectData:
+        try:
+            return self._client.get(name, start=0, end=chunk_size)
+        except Exception as e:
+            if self._fault(e, "get") is not Fault.BAD_RANGE:
+                raise
+        # Stores refuse every range of an empty object; a plain GET returns it whole.
+        return self._client.get(name)
+
+    def stat(self, key: str) -> Stat:
+        key = normalize(key)
+        if not key:
+            self._has_children("", "stat")  # the root exists iff the bucket does
+            return Stat(key="", kind="directory")
+        try:
+            head = self._client.head(self._keys.name(key))
+        except Exception as e:
+            err = self._missing_or_directory(e, "head", key, "stat")
+            if err.code is ErrorCode.FS_IS_DIRECTORY:
+                return Stat(key=key, kind="directory")
+            raise err from e
+        return Stat(key=key, kind="file", size=head.size)
+
+    def list(self, key: str) -> builtins.list[Entry]:
+        key = normalize(key)
+        prefix = self._keys.dir_prefix(key)
+        # Keyed by (name, kind): some stores repeat a prefix on every page whose objects
+        # fall under it (fake-gcs-server); a directory is still listed once.
+        entries: dict[tuple[str, str], Entry] = {}
+        marker = False
+        token: str | None = None
+        try:
+            while True:
+                page = self._client.list_objects(
+                    prefix, delimiter="/", token=token, limit=self.list_page_size
+                )
+                for obj in page.objects:
+                    name = obj.name[len(prefix) :]
+                    if not name:
+                        marker = True  # "dir/" itself: a directory marker some tools create
+                        continue
+                    entries[(name, "file")] = _entry(key, name, "file", obj.size)
+                for sub in page.prefixes:
+                    name = sub[len(prefix) :].rstrip("/")
+                    if name:  # "d//x" makes an empty-named prefix: not addressable
+                        entries[(name, "directory")] = _entry(key, name, "directory", None)
+                token = page.next_token
+                if not token:
+                    break
+        except Exception as e:
+            raise self._error(e, "list", key, "list") from e
+        if key and not entries and not marker:
+            if self._head(key, "list") is not None:
+                raise messages.not_a_directory(key)
+            raise messages.not_found(key)
+        return sorted(entries.values(), key=lambda e: (e.name, e.kind))
+
+    def walk(self, key: str) -> Iterator[Entry]:
+        return self._walk(normalize(key))
+
+    def _walk(self, key: str) -> Iterator[Entry]:
+        prefix = self._keys.dir_prefix(key)
+        found = False
+        token: str | None = None
+        while True:
+            try:
+                page = self._client.list_objects(
+                    prefix, delimiter=None, token=token, limit=self.list_page_size
+                )
+            except Exception as e:
+                raise self._error(e, "list", key, "walk") from e
+            for obj in page.objects:
+                found = True
+                rel = obj.name[len(prefix) :]
+                if _addressable(rel):  # not a "dir/" marker, not "a//b"
+                    yield _entry(key, rel, "file", obj.size)
+            token = page.next_token
+            if not token:
+                break
+        if key and not found:
+            if self._head(key, "walk") is not None:
+                raise messages.not_a_directory(key)
+            raise messages.not_found(key)
+
+    # -- writes ------------------------------------------------------------------
+    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+        key = self._file_key(key, "write")
+        expected = self._expected(key, precondition)
+        if expected is None:
+            self._check_free(key, "write")
+        return self._put(key, data, precondition, expected, "write")
+
+    def _put(
+        self,
+        key: str,
+        data: bytes,
+        precondition: Precondition,
+        expected: Version | None,
+        action: Action,
+    ) -> Version:
+        write_id = secrets.token_hex(12)
+        try:
+            return self._client.put(
+                self._keys.name(key),
+                data,
+                if_match=expected,
+                if_absent=isinstance(precondition, CreateOnly),
+                write_id=write_id,
+            )
+        except Exception as e:
+            outcome = self._after_failed_write(e, "put", key, action, precondition, write_id)
+            if isinstance(outcome, Version):
+                return outcome
+            raise outcome from e
+
+    def _after_failed_write(
+        self,
+        exc: BaseException,
+        op: Op,
+        key: str,
+        action: Action,
+        precondition: Precondition,
+        write_id: str,
+    ) -> Version | FsError:
+        """Did our own write land although the call failed? Its version if so, else the
+        error to raise.
+
+        Clients resend a request whose answer was lost: a conditional resend then meets our
+        own landed write (412), and a dropped connection leaves the outcome unknown. One
+        HEAD, on this error path only, reads the write id back; the same look tells a
+        changed object from a vanished one. (Equal bytes are not enough: two agents
+        incrementing "5" both write "6", and the loser must hear it lost.)
+        """
+        if self._fault(exc, op) not in _AMBIGUOUS:
+            return self._error(exc, op, key, action, precondition)
+        exists, head = self._look(key)
+        if head is not None and head.write_id == write_id:
+            return head.version
+        return self._error(exc, op, key, action, precondition, exists=exists)
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+        key = self._file_key(key, "delete")
+        if isinstance(precondition, CreateOnly):
+            raise messages.create_only_delete(key)
+        expected = self._expected(key, precondition)
+        name = self._keys.name(key)
+        if expected is None and self._client.silent_delete_of_missing:
+            # The store deletes a missing object without a word; only a look can say so.
+            try:
+                self._client.head(name)
+            except Exception as e:
+                raise self._missing_or_directory(e, "head", key, "delete") from e
+        try:
+            self._client.delete(name, if_match=expected)
+        except Exception as e:
+            if expected is None:
+                raise self._missing_or_directory(e, "delete", key, "delete") from e
+            exists = None
+            if self._fault(e, "delete") is Fault.PRECONDITION:
+                exists, _ = self._look(key)
+            raise self._error(e, "delete", key, "delete", precondition, exists) from e
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        src = self._file_key(src, "copy")
+        dst = self._file_key(dst, "copy")
+        if isinstance(source, CreateOnly):
+            raise messages.create_only_source(src)
+        expected = self._expected(src, source)
+        self._check_free(dst, "copy")
+        if self.server_side_copy:
+            return self._copy_in_store(src, dst, expected)
+        # The store does not guard a copy's conditions: read the source (its version comes
+        # with its bytes), then write the destination create-only, which the store guards.
+        try:
+            got = self._client.get(self._keys.name(src))
+        except Exception as e:
+            if expected is not None and self._fault(e, "get") is Fault.NOT_FOUND:
+                raise messages.no_longer_exists(src) from e
+            raise self._missing_or_directory(e, "get", src, "copy") from e
+        if expected is not None and got.version != expected:
+            raise messages.changed_since_read(src)
+        return self._put(dst, got.data, CreateOnly(), None, "copy")
+
+    def _copy_in_store(self, src: str, dst: str, expected: Version | None) -> Version:
+        write_id = secrets.token_hex(12)
+        try:
+            return self._client.copy(
+                self._keys.name(src),
+                self._keys.name(dst),
+                source_match=expected,
+                write_id=write_id,
+            )
+        except Exception as e:
+            fault = self._fault(e, "copy")
+            if fault is Fault.NOT_FOUND:
+                if expected is not None:
+                    raise messages.no_longer_exists(src) from e
+                raise self._missing_or_directory(e, "copy", src, "copy") from e
+            if fault not in _AMBIGUOUS:
+                raise self._error(e, "copy", dst, "copy") from e
+            dst_exists, head = self._look(dst)
+            if head is not None and head.write_id == write_id:
+                return head.version  # our copy landed; only its answer was lost
+            if fault is Fault.PRECONDITION and dst_exists is False:
+                # Not the destination's absence: the source's version failed.
+                src_exists, _ = self._look(src)
+                if src_exists is False:
+                    raise messages.no_longer_exists(src) from e
+                raise messages.changed_since_read(src) from e
+            raise self._error(e, "copy", dst, "copy", CreateOnly(), dst_exists) from e
+
+    # -- history -----------------------------------------------------------------
+    def _require_history(self, key: str, action: Action) -> None:
+        if self._keeps_versions is None:
+            try:
+                self._keeps_versions = self._client.keeps_versions()
+            except Exception as e:
+                raise self._error(e, "bucket", key, action) from e
+        if not self._keeps_versions:
+            raise messages.history_off(self._mapper.store, self.bucket, key)
+
+    def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
+        key = self._file_key(key, "read")
+        if limit is not None and limit < 1:
+            raise messages.not_positive("limit")
+        self._require_history(key, "read")
+        try:
+            kept = self._client.list_versions(self._keys.name(key), limit)
+        except Exception as e:
+            raise self._error(e, "versions", key, "read") from e
+        if not kept:
+            if self._has_children(key, "read"):
+                raise messages.is_directory(key)
+            raise messages.not_found(key)
+        return kept[:limit] if limit is not None else kept
+
+    def read_version(self, key: str, version: Version) -> Blob:
+        key = self._file_key(key, "read")
+        self._require_history(key, "read")
+        if version.kind != self._client.version_kind:
+            raise messages.version_not_kept(key, str(version))
+        try:
+            got = self._client.get(self._keys.name(key), version=version)
+        except Exception as e:
+            if self._fault(e, "get") in (Fault.NOT_FOUND, Fault.INVALID):
+                raise messages.version_not_kept(key, str(version)) from e
+            raise self._error(e, "get", key, "read") from e
+        return Blob(data=got.data, version=got.version)
+
+
+def _entry(
+    parent: str, name: str, kind: Literal["file", "directory"], size: int | None
+) -> Entry:
+    key = posixpath.join(parent, name) if parent else name
+    return Entry(key=key, name=name.rsplit("/", 1)[-1], kind=kind, size=size)
+
+
+def _addressable(rel: str) -> bool:
+    """A name a key can reach: no empty, ``.`` or ``..`` segment (so no ``dir/`` marker)."""
+    return bool(rel) and all(part not in ("", ".", "..") for part in rel.split("/"))
+
+
+def _concurrently(calls: list[Callable[[], T]]) -> list[T]:
+    """Run ``calls`` at the same time (one in this thread); results in order, the first
+    exception raised. Client calls are thread-safe: each is submitted to the filesystem's
+    own event loop."""
+    if len(calls) == 1:
+        return [calls[0]()]
+    with ThreadPoolExecutor(max_workers=len(calls) - 1) as pool:
+        rest = [pool.submit(call) for call in calls[1:]]
+        first = calls[0]()
+        return [first, *(f.result() for f in rest)]

@@ -1,0 +1,151 @@
+"""The client contract: the storage calls one object store makes for the template.
+
+A client is bound to one bucket and speaks in object *names* (the full name inside the
+bucket) and in :class:`~fsseam.versions.Version` values it mints itself. It knows nothing of
+keys, roots, directories, preconditions or FsError: it makes one request (or the fewest its
+store needs for the call, such as a multipart upload) and raises the store library's own
+exceptions unchanged, for the :class:`~.errors.ObjectErrorMapper` to classify.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from ...versions import Version
+from ..base import VersionInfo
+
+__all__ = [
+    "WRITE_ID_KEY",
+    "ListPage",
+    "ListedObject",
+    "NoVersion",
+    "ObjectClient",
+    "ObjectData",
+    "ObjectHead",
+]
+
+WRITE_ID_KEY = "fsseam-write"
+"""The user metadata key (S3 ``x-amz-meta-fsseam-write``, GCS ``metadata.fsseam-write``) that
+names the write which stored an object, so that a write whose answer was lost can be
+recognised as ours by one look at the object."""
+
+
+class NoVersion(Exception):
+    """The store answered without the version of what it returned or stored."""
+
+
+@dataclass(frozen=True)
+class ObjectData:
+    """Bytes of one GET and what the same response said about them."""
+
+    data: bytes
+    version: Version
+    size: int
+    """The object's whole size (a ranged GET returns part of it)."""
+
+
+@dataclass(frozen=True)
+class ObjectHead:
+    """An object's metadata, without its bytes."""
+
+    version: Version
+    size: int
+    write_id: str | None = None
+    """The value of :data:`WRITE_ID_KEY` in its metadata, if any."""
+
+
+@dataclass(frozen=True)
+class ListedObject:
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """One page of a prefix listing, in ascending name order."""
+
+    objects: Sequence[ListedObject] = ()
+    prefixes: Sequence[str] = ()
+    """With a delimiter: the "subdirectory" prefixes, each ending with the delimiter."""
+    next_token: str | None = None
+
+
+class ObjectClient(Protocol):
+    """What a store supplies to :class:`~.backend.ObjectStoreBackend`.
+
+    Conditions are passed as the version the caller holds (``if_match``) or as
+    "nothing may be there" (``if_absent``); the store must decide them in the request itself.
+    A failed condition raises whatever the store library raises for HTTP 412.
+    """
+
+    version_kind: ClassVar[str]
+    """The :attr:`Version.kind` this client mints (``etag``, ``generation``)."""
+    silent_delete_of_missing: ClassVar[bool]
+    """An unconditional delete of a missing object succeeds (S3) rather than failing (GCS);
+    the template then looks before it deletes, to report FS_NOT_FOUND."""
+    bucket: str
+
+    def get(
+        self,
+        name: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        pin: Version | None = None,
+        version: Version | None = None,
+    ) -> ObjectData:
+        """One GET of bytes ``[start, end)`` (all without ``start``). ``pin``: fail unless the
+        object is still at that version (a later range of a stream). ``version``: read that
+        stored version, current or not."""
+        ...
+
+    def head(self, name: str) -> ObjectHead:
+        """The object's metadata (one request)."""
+        ...
+
+    def put(
+        self,
+        name: str,
+        data: bytes,
+        *,
+        if_match: Version | None,
+        if_absent: bool,
+        write_id: str,
+    ) -> Version:
+        """Store ``data`` under ``name``, with ``write_id`` in its metadata, iff the condition
+        holds; return the new version."""
+        ...
+
+    def delete(self, name: str, *, if_match: Version | None) -> None:
+        """Remove the object; with ``if_match``, only while it is at that version."""
+        ...
+
+    def copy(
+        self, source: str, target: str, *, source_match: Version | None, write_id: str
+    ) -> Version:
+        """A copy made by the store: ``target`` must not exist, ``source`` must be at
+        ``source_match`` (when given). Only called when the backend is told the store
+        guards both conditions (``server_side_copy``)."""
+        ...
+
+    def list_objects(
+        self,
+        prefix: str,
+        *,
+        delimiter: str | None,
+        token: str | None = None,
+        limit: int | None = None,
+    ) -> ListPage:
+        """One page of the names starting with ``prefix``; ``limit`` caps the page (``None``:
+        the store's default, 1,000 on S3 and GCS)."""
+        ...
+
+    def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
+        """The versions the store keeps of exactly ``name``, newest first (one page)."""
+        ...
+
+    def keeps_versions(self) -> bool:
+        """Whether the bucket keeps older versions (versioning enabled)."""
+        ...
