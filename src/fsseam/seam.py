@@ -168,8 +168,15 @@ class Seam:
             )
 
     # -- reads -------------------------------------------------------------
-    def read(self, path: str, offset: int = 1, limit: int | None = None) -> ReadOutcome:
-        """Lines ``[offset, offset + limit)`` (1-based) and the version of the file."""
+    def read(
+        self, path: str, offset: int = 1, limit: int | None = None, *,
+        max_chars: int | None = None, max_line_chars: int | None = None,
+    ) -> ReadOutcome:
+        """Lines ``[offset, offset + limit)`` (1-based) and the version of the file.
+
+        A surface that shows at most ``max_chars`` characters, cutting lines longer than
+        ``max_line_chars``, passes both: the read then holds no more than that output needs
+        (see :class:`~fsseam.text.LineWindow`), whatever the file and the limit."""
         if offset < 1:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, "offset is 1-based: use 1 or more.")
         limit = self.limits.default_read_lines if limit is None else limit
@@ -181,7 +188,7 @@ class Seam:
             stream = self.backend.open_read(key, self.limits.read_chunk_bytes)
         except FsError as e:
             raise self._missing(key, e) from None
-        window = LineWindow(shown, offset, limit)
+        window = LineWindow(shown, offset, limit, max_chars, max_line_chars)
         small: list[bytes] | None = []
         complete = False
         try:
@@ -235,6 +242,7 @@ class Seam:
             total=total,
             version=version,
             partial=partial,
+            cut=window.cut,
         )
 
     def _load(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
@@ -483,6 +491,13 @@ class Seam:
             while i >= 0:
                 starts.append(i)
                 i = doc.view.find(old_n, i + len(old_n))
+            if len(starts) == 1 and not replace_all:
+                # "aa" in "aaa": an occurrence overlapping the one found makes it ambiguous
+                # too (replace_all replaces non-overlapping ones, left to right).
+                s0 = starts[0]
+                j = doc.view.find(old_n, s0 + 1, s0 + 2 * len(old_n) - 1)
+                if j >= 0:
+                    starts.append(j)
             if not starts:
                 raise FsError(
                     ErrorCode.FS_NO_MATCH,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..outcomes import EditOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
-from .render import render_edit, render_read, render_write
+from .render import MAX_LINE_CHARS, MAX_READ_CHARS, render_edit, render_read, render_write
 
 __all__ = ["EditArgs", "EditTool", "ReadArgs", "ReadTool", "WriteArgs", "WriteTool"]
 
@@ -83,7 +83,8 @@ class ReadTool(Tool):
         self.description = description
 
     def run(self, fs: Seam, args: Any) -> ReadOutcome:
-        return fs.read(args.file_path, args.offset or 1, args.limit)
+        return fs.read(args.file_path, args.offset or 1, args.limit,
+                       max_chars=MAX_READ_CHARS, max_line_chars=MAX_LINE_CHARS)
 
     def render(self, outcome: Any) -> str:
         return render_read(outcome)

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ..backends._oserrors import map_os_error
 from ..errors import ErrorCode, FsError
+from ..paths import escape_surrogates
 from .base import Tool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
@@ -20,6 +22,26 @@ if TYPE_CHECKING:
     from ..workspace import Context
 
 __all__ = ["ToolRegistry", "UnknownToolError", "default_tools"]
+
+
+def _safe(text: str) -> str:
+    """``text`` as every surface can carry it: lone surrogates (never valid in JSON or
+    UTF-8) escaped as paths escape them. Paths are escaped already; this is the net."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_surrogates(text)
+    return text
+
+
+def _path_of(args: object) -> str:
+    """The key of the path a call named, for the message of a stray storage error."""
+    if isinstance(args, Mapping):
+        for field in ("file_path", "path"):
+            value = args.get(field)
+            if isinstance(value, str):
+                return value.strip("/")
+    return ""
 
 
 class UnknownToolError(LookupError):
@@ -97,13 +119,35 @@ class ToolRegistry:
                 ) from None
             outcome = tool.run(self._ctx.fs, parsed)
         except FsError as e:
-            return ToolResult(
-                tool=name,
-                ok=False,
-                text=render_error(e.code, e.message),
-                error=ToolError(code=e.code, message=e.message),
-            )
-        return ToolResult(tool=name, ok=True, text=tool.render(outcome), value=outcome)
+            return self._failed(name, e)
+        except RecursionError:
+            return self._failed(name, FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                f"arguments for {name} are nested too deeply to be read.",
+            ))
+        except UnicodeError:
+            # A raw byte in a path (\\xff, as local listings show names that are not
+            # UTF-8) sent to a storage whose names are always UTF-8.
+            return self._failed(name, FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                f"a path given to {name} holds bytes that are not UTF-8, which this storage "
+                "cannot use in a name.",
+            ))
+        except OSError as stray:
+            # Backends map their storage errors; this is the last resort, so that no
+            # OSError ever leaves a tool call.
+            return self._failed(name, map_os_error(stray, _path_of(args), name))
+        return ToolResult(tool=name, ok=True, text=_safe(tool.render(outcome)), value=outcome)
+
+    @staticmethod
+    def _failed(name: str, e: FsError) -> ToolResult:
+        message = _safe(e.message)
+        return ToolResult(
+            tool=name,
+            ok=False,
+            text=render_error(e.code, message),
+            error=ToolError(code=e.code, message=message),
+        )
 
     @staticmethod
     def _raw(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
@@ -115,6 +159,11 @@ class ToolRegistry:
             except json.JSONDecodeError as e:
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT, f"arguments are not valid JSON ({e})."
+                ) from None
+            except RecursionError:
+                raise FsError(
+                    ErrorCode.FS_INVALID_ARGUMENT,
+                    "arguments are nested too deeply to be read; send a flat JSON object.",
                 ) from None
             args = loaded
         if not isinstance(args, Mapping):

@@ -1,12 +1,15 @@
 """Pure functions from outcomes to the text the model sees.
 
-Truncation lives here, not in the outcomes: the facts stay whole, the text is bounded.
+Truncation lives here: the text is bounded. (A read given an output budget keeps only
+what that output can show; ``ReadOutcome.cut`` says which lines it shortened.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..errors import ErrorCode
-from ..outcomes import EditOutcome, ListOutcome, ReadOutcome, WriteOutcome
+from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -25,16 +28,22 @@ MAX_READ_CHARS = 100_000
 _PREFIXES = [f"{n:>6}\t" for n in range(20_001)]
 
 
-def _cut(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
+def _cut(line: str, length: int | None = None) -> str:
+    """``line`` cut to MAX_LINE_CHARS; ``length`` is its full length when the read kept
+    only its start."""
+    length = len(line) if length is None else length
+    if length <= MAX_LINE_CHARS:
         return line
-    more = len(line) - MAX_LINE_CHARS
+    more = length - MAX_LINE_CHARS
     return f"{line[:MAX_LINE_CHARS]}... [line truncated: {more} more characters]"
 
 
-def numbered(lines: list[str], start: int) -> list[str]:
-    """``cat -n`` style: ``{n:>6}\\t{line}``, tabs kept, long lines cut."""
-    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+def numbered(lines: list[str], start: int, cut: Mapping[int, int] | None = None) -> list[str]:
+    """``cat -n`` style: ``{n:>6}\\t{line}``, tabs kept, long lines cut (``cut``: full
+    lengths of lines the read shortened, by line number)."""
+    if cut:
+        lines = [_cut(line, cut.get(n)) for n, line in enumerate(lines, start)]
+    elif lines and max(map(len, lines)) > MAX_LINE_CHARS:
         lines = [_cut(line) for line in lines]
     end = start + len(lines)
     if end <= len(_PREFIXES):
@@ -55,7 +64,7 @@ def fit(rows: list[str], max_chars: int) -> int:
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
     if o.total == 0:
         return f"(The file {o.path} is empty.)"
-    rows = numbered(o.lines, o.offset)
+    rows = numbered(o.lines, o.offset, o.cut)
     shown = fit(rows, max_chars)
     last = o.offset + shown - 1
     out = "\n".join(rows[:shown])
@@ -96,10 +105,20 @@ def render_edit(o: EditOutcome) -> str:
     return head + "\n" + "\n".join(numbered(o.snippet, o.snippet_start))
 
 
+def listed(e: ListEntry) -> str:
+    """One listing row: ``/dir/``, ``/file``, a link ``/link -> /target`` (its target inside
+    the workspace) or ``/link@`` (pointing outside it, or at nothing)."""
+    if e.type == "directory":
+        return f"{e.path}/"
+    if e.type == "symlink":
+        return f"{e.path} -> {e.target}" if e.target is not None else f"{e.path}@"
+    return e.path
+
+
 def render_listing(o: ListOutcome) -> str:
     rows = [o.path]
     for e in o.entries:
-        rows.append(f"{'  ' * e.depth}{e.path}{'/' if e.type == 'directory' else ''}")
+        rows.append(f"{'  ' * e.depth}{listed(e)}")
     if o.omitted:
         rows.append(f"({o.omitted} hidden, dependency or cache entries omitted)")
     return "\n".join(rows)
