@@ -111,7 +111,8 @@ async def _mcp_view(root: Path) -> tuple[str, str]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "fsseam.cli", "mcp", str(root)])
+                                   args=["-m", "fsseam.cli", "mcp", str(root)],
+                                   env=dict(os.environ))
     with anyio.fail_after(60):
         async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
             await session.initialize()
