@@ -712,3 +712,34 @@ def test_deep_path_is_refused_before_anything_is_made(root: Path) -> None:
           ErrorCode.FS_INVALID_ARGUMENT)
     assert list(root.iterdir()) == []
     ok(call(ws, "a", "write", file_path="a/" * 127 + "x", content="x"))
+
+
+# -- the widened protocol on local disk: edges the shared conformance cases do not reach ----
+
+
+def test_local_copy_and_delete_refuse_special_files_and_leave_no_directories(
+    root: Path,
+) -> None:
+    backend = LocalBackend(str(root))
+    v = backend.write("a.txt", b"a\n", CreateOnly())
+    other = backend.write("b.txt", b"b\n", CreateOnly())
+    os.mkfifo(root / "pipe")
+    with pytest.raises(FsError) as info:
+        backend.copy("a.txt", "a.txt/c.txt")
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    with pytest.raises(FsError) as info:
+        backend.copy("pipe", "c.txt")
+    assert info.value.code is ErrorCode.FS_UNSUPPORTED
+    with pytest.raises(Conflict) as conflict:
+        backend.copy("a.txt", "pipe")
+    assert conflict.value.reason == "exists"
+    with pytest.raises(FsError) as info:
+        backend.delete("pipe")
+    assert info.value.code is ErrorCode.FS_UNSUPPORTED
+    with pytest.raises(Conflict) as conflict:
+        backend.copy("a.txt", "m1/m2/c.txt", IfMatch(other))
+    assert conflict.value.reason == "mismatch"
+    assert sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt", "pipe"]
+    assert backend.copy("a.txt", "n1/n2/c.txt", IfMatch(v)) == v
+    assert (root / "n1" / "n2" / "c.txt").read_bytes() == b"a\n"
+    assert stat.S_ISFIFO((root / "pipe").lstat().st_mode)

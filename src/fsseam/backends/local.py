@@ -705,6 +705,8 @@ class LocalBackend:
             if isinstance(pre, IfMatch):
                 raise Conflict("missing", f"{display(key)} no longer exists.", path=key)
             return
+        if stat_mod.S_ISLNK(st.st_mode) or stat_mod.S_ISDIR(st.st_mode):
+            _check_kind(key, st)
         if isinstance(pre, CreateOnly):
             # Only existence matters: never open (a FIFO) or read (a huge file) it.
             raise Conflict("exists", f"{display(key)} already exists.", path=key)
@@ -900,10 +902,10 @@ class LocalBackend:
                     raise Conflict("mismatch", f"{display(src)} has changed.", path=src)
             for _ in range(3):
                 created: list[tuple[int, str]] = []
-                dfd, name = self._walk(dst, "copy", created)
+                dfd, name = self._walk(dst, "copy to", created)
                 ok = False
                 try:
-                    with mapped(dst, "copy"):
+                    with mapped(dst, "copy to"):
                         version = self._copy_into(sfd, sst, src, source, dfd, dst, name)
                     ok = True
                     return version
