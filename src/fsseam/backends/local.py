@@ -384,11 +384,11 @@ class LocalBackend:
     def _realpath(self, key: str, strict: bool = False) -> str:
         # realpath lstat()s, then readlink()s: a link replaced in between makes it raise
         # (EINVAL, ENOENT). Another try sees the new state.
-        for attempt in range(5):
+        for attempt in range(20):
             try:
                 return os.path.realpath(self.path(key), strict=strict)
             except OSError as e:
-                if strict or attempt == 4:
+                if strict or attempt == 19:
                     raise map_os_error(e, key, "resolve") from e
         raise AssertionError("unreachable")  # pragma: no cover
 
