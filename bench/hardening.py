@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -108,6 +109,7 @@ def bench_appender(base: Path, seconds: float, agents: int, gap: float = 0.001) 
     out, _ = proc.communicate(timeout=seconds + 60)
     appended = int(out.strip())
     final = target.read_text()
+    shutil.rmtree(root)
     present = sum(1 for ln in final.splitlines() if ln.startswith("ext-"))
     tokens = set(final.split())
     missing_agent = [t for t in stats["ok"] if t not in tokens]
