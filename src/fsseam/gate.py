@@ -16,6 +16,7 @@ entry-point group ``fsseam.plugins``. pluggy validates each implementation again
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -40,6 +41,7 @@ PROJECT = "fsseam"
 PLUGIN_ENTRY_POINT_GROUP = "fsseam.plugins"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+_log = logging.getLogger("fsseam.gate")
 
 EVENT_HOOKS: dict[str, str] = {
     "fs/read": "fs_read",
@@ -111,4 +113,28 @@ class Gate:
 
     def dispatch(self, event: FsEvent) -> None:
         hook = getattr(self.pm.hook, EVENT_HOOKS[event.name])
+        if event.name == "fs/written":
+            self._notify(hook, event)
+            return
         hook(event=event)
+
+    @staticmethod
+    def _notify(hook: Any, event: FsEvent) -> None:
+        """Run the hooks of an event about a write that has landed: it cannot be undone, so
+        a hook that raises must not turn the call into a failure (the agent would retry a
+        change already made). Each failure is logged; the other hooks still run."""
+        impls = hook.get_hookimpls()
+        if any(i.hookwrapper or i.wrapper for i in impls):
+            try:
+                hook(event=event)
+            except Exception:
+                _log.exception("a plugin failed on %s for %s", event.name, event.path)
+            return
+        for impl in reversed(impls):  # pluggy's call order
+            try:
+                impl.function(*[{"event": event}[name] for name in impl.argnames])
+            except Exception:
+                _log.exception(
+                    "plugin %s failed on %s for %s; the write itself succeeded",
+                    impl.plugin_name, event.name, event.path,
+                )

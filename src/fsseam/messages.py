@@ -210,6 +210,13 @@ _MESSAGES: dict[str, str] = {
     "invalid_arguments": "invalid arguments for {tool}: {problems}.",
     "arguments_not_json": "arguments are not valid JSON ({error}).",
     "arguments_not_object": "arguments must be a JSON object.",
+    "arguments_too_deep": (
+        "arguments are nested too deeply to be read; send a flat JSON object."
+    ),
+    "path_not_utf8": (
+        "a path given to {tool} holds bytes that are not UTF-8, which this storage cannot use "
+        "in a name."
+    ),
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)

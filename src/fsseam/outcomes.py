@@ -41,6 +41,9 @@ class ReadOutcome(_Outcome):
     version: Version
     partial: bool
     """True unless every line of the file was returned."""
+    cut: dict[int, int] = {}
+    """Lines returned shortened (read with ``max_line_chars``): 1-based line number -> the
+    line's full length in characters."""
 
 
 class WriteOutcome(LazyDiff, _Outcome):

@@ -132,8 +132,15 @@ class Seam:
             raise FsError(ErrorCode.FS_READ_ONLY, reason="read_only")
 
     # -- reads -------------------------------------------------------------
-    def read(self, path: str, offset: int = 1, limit: int | None = None) -> ReadOutcome:
-        """Lines ``[offset, offset + limit)`` (1-based) and the version of the file."""
+    def read(
+        self, path: str, offset: int = 1, limit: int | None = None, *,
+        max_chars: int | None = None, max_line_chars: int | None = None,
+    ) -> ReadOutcome:
+        """Lines ``[offset, offset + limit)`` (1-based) and the version of the file.
+
+        A surface that shows at most ``max_chars`` characters, cutting lines longer than
+        ``max_line_chars``, passes both: the read then holds no more than that output needs
+        (see :class:`~fsseam.text.LineWindow`), whatever the file and the limit."""
         if offset < 1:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="offset_below_one")
         limit = self.limits.default_read_lines if limit is None else limit
@@ -145,7 +152,7 @@ class Seam:
             stream = self.backend.open_read(key, self.limits.read_chunk_bytes)
         except FsError as e:
             raise self._missing(key, e) from None
-        window = LineWindow(shown, offset, limit)
+        window = LineWindow(shown, offset, limit, max_chars, max_line_chars)
         small: list[bytes] | None = []
         complete = False
         try:
@@ -199,6 +206,7 @@ class Seam:
             total=total,
             version=version,
             partial=partial,
+            cut=window.cut,
         )
 
     def _load(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:

@@ -9,6 +9,7 @@ inserted text takes the file's dominant newline style.
 from __future__ import annotations
 
 import bisect
+import codecs
 from dataclasses import dataclass, field
 
 from .errors import ErrorCode, FsError
@@ -164,25 +165,75 @@ def encode_new(content: str, like: TextFormat | None) -> bytes:
     return ((BOM if like.bom or bom else "") + like.styled(content)).encode("utf-8")
 
 
+class _LongLine:
+    """A window line longer than the window keeps: its first bytes, and a count of its
+    characters (validated as UTF-8 as they pass), so memory stays flat however long it is."""
+
+    def __init__(self, path: str, head: bytes, keep: int) -> None:
+        self.path = path
+        self.prefix = head[:keep]
+        self.chars = 0
+        self.ends_cr = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self.feed(head)
+
+    def feed(self, piece: bytes) -> None:
+        if not piece:
+            return
+        try:
+            self.chars += len(self._decoder.decode(piece))
+        except UnicodeDecodeError as e:
+            raise not_text(self.path, "invalid UTF-8") from e
+        self.ends_cr = piece.endswith(b"\r")
+
+    def finish(self, terminated: bool) -> tuple[str, int]:
+        """The kept text and the line's length in characters (a CRLF's ``\r`` excluded)."""
+        try:
+            self._decoder.decode(b"", final=True)
+        except UnicodeDecodeError as e:
+            raise not_text(self.path, "invalid UTF-8") from e
+        # The prefix may end inside a character: decode only the complete ones.
+        text = codecs.getincrementaldecoder("utf-8")().decode(self.prefix)
+        return text, self.chars - (1 if terminated and self.ends_cr else 0)
+
+
 class LineWindow:
     """Collects lines ``[first, first + limit)`` (1-based) from a stream of chunks.
 
     Works on bytes: a UTF-8 sequence never contains the byte ``\n``, so lines can be cut
     before decoding, and only the window's lines are decoded (strictly). Chunks wholly
     outside the window are only counted, in C. Memory holds the window and one partial line.
+
+    With ``max_line_chars``, a longer line is kept as its first ``max_line_chars``
+    characters and its full length is recorded in ``cut`` (line number -> characters); it
+    is never held whole. With ``max_chars``, the window also ends one line after the line
+    where the kept characters (each line counted as ``min(len, max_line_chars) + 8``, no
+    more than a ``cat -n`` row of it costs) first exceed ``max_chars``: what no output of
+    that size could show is not collected.
     """
 
-    def __init__(self, path: str, first: int, limit: int) -> None:
+    def __init__(
+        self, path: str, first: int, limit: int, max_chars: int | None = None,
+        max_line_chars: int | None = None,
+    ) -> None:
         self.path = path
         self.first = first
         self.last = first + limit - 1
         self.lines: list[str] = []
+        self.cut: dict[int, int] = {}
         self.count = 0  # complete lines seen (a final unterminated line counts at the end)
         self.bytes_seen = 0
         self.bom = False
         self.crlf = 0
         self.newlines = 0
-        self._partial = b""
+        self.max_chars = max_chars
+        self.max_line = max_line_chars
+        self._keep = None if max_line_chars is None else 4 * (max_line_chars + 1)
+        self._used = 0
+        self._spent = False
+        self._parts: list[bytes] = []
+        self._held_bytes = 0
+        self._long: _LongLine | None = None
         self._midline = False
         self._last_cr = False
         self._head = b""
@@ -192,13 +243,47 @@ class LineWindow:
     def window_full(self) -> bool:
         return self.count >= self.last
 
-    def _take(self, lines: list[bytes], last_is_final: bool = False) -> None:
+    def _add(self, texts: list[str], first_no: int) -> None:
+        """Keep decoded window lines numbered from ``first_no``, within the budgets."""
+        cap = self.max_line
+        if self.max_chars is None and (cap is None or max(map(len, texts)) <= cap):
+            self.lines.extend(texts)
+            return
+        if self.max_chars is not None and (cap is None or max(map(len, texts)) <= cap):
+            cost = sum(map(len, texts)) + 8 * len(texts)
+            if not self._spent and self._used + cost <= self.max_chars:  # in C
+                self._used += cost
+                self.lines.extend(texts)
+                return
+        for i, text in enumerate(texts):
+            self._add_one(first_no + i, text, len(text))
+            if self.count >= self.last or first_no + i >= self.last:
+                return
+
+    def _add_one(self, number: int, text: str, length: int) -> None:
+        cap = self.max_line
+        if cap is not None and length > cap:
+            self.cut[number] = length
+            text = text[:cap]
+        self.lines.append(text)
+        if self.max_chars is not None and not self._spent:
+            self._used += min(length, cap if cap is not None else length) + 8
+            if self._used > self.max_chars:
+                # Past this line nothing could be shown; one more line is kept so that an
+                # output clipped at its first line still sees that more lines follow.
+                self._spent = True
+                self.last = min(self.last, number + 1)
+
+    def _take(self, lines: list[bytes], first_no: int, last_is_final: bool = False) -> None:
         """Decode window lines (one decode call for all), dropping each CRLF's ``\r``.
 
         ``last_is_final``: the last line had no newline, so a trailing ``\r`` is content.
         """
         if not lines:
             return
+        if self.max_chars is not None:
+            # Every line costs at least 8: more than this many cannot fit in the budget.
+            lines = lines[: max(0, self.max_chars - self._used) // 8 + 2]
         joined = b"\n".join(lines)
         if b"\r" in joined:
             # Every line but a final one ended in \n: its \r before the join's \n is a CRLF.
@@ -209,7 +294,34 @@ class LineWindow:
             text = joined.decode("utf-8")
         except UnicodeDecodeError as e:
             raise not_text(self.path, "invalid UTF-8") from e
-        self.lines.extend(text.split("\n"))
+        self._add(text.split("\n"), first_no)
+
+    def _hold(self, piece: bytes) -> None:
+        """Add bytes to the current (window) line, which goes on in the next chunk."""
+        if self._long is not None:
+            self._long.feed(piece)
+            return
+        self._parts.append(piece)
+        self._held_bytes += len(piece)
+        if self._keep is not None and self._held_bytes > self._keep:
+            head = b"".join(self._parts)
+            self._parts, self._held_bytes = [], 0
+            self._long = _LongLine(self.path, head, self._keep)
+
+    def _finish_held(self, tail: bytes, number: int, final: bool = False) -> None:
+        """The held line ends with ``tail``: keep it as line ``number``."""
+        if self._long is not None:
+            self._long.feed(tail)
+            text, length = self._long.finish(terminated=not final)
+            self._long = None
+            self._add_one(number, text, length)
+            return
+        raw = b"".join([*self._parts, tail]) if self._parts else tail
+        self._parts, self._held_bytes = [], 0
+        self._take([raw], number, last_is_final=final)
+
+    def _drop_held(self) -> None:
+        self._parts, self._held_bytes, self._long = [], 0, None
 
     def feed(self, chunk: bytes, final: bool = False) -> None:
         if not self._started:
@@ -236,26 +348,30 @@ class LineWindow:
         if self.count >= self.last or self.count + n < self.first - 1:
             self.count += n  # wholly outside the window: count only
         elif n == 0:
-            self._partial += chunk  # the current line, which is in the window, goes on
+            self._hold(chunk)  # the current line, which is in the window, goes on
         else:
             # Lines numbered count+1 .. count+n end in this chunk; the piece after the
             # last newline starts line count+n+1.
             pieces = chunk.split(b"\n")
-            pieces[0] = self._partial + pieces[0]
             start = self.count + 1
             lo = max(self.first, start) - start
+            if lo == 0:
+                self._finish_held(pieces[0], start)  # began in an earlier chunk
+                lo = 1
             hi = min(self.last, self.count + n) - start + 1
             if lo < hi:
-                self._take(pieces[lo:hi])
+                self._take(pieces[lo:hi], start + lo)
             self.count += n
-            self._partial = pieces[-1] if self.first <= self.count + 1 <= self.last else b""
+            self._drop_held()
+            if self.first <= self.count + 1 <= self.last:
+                self._hold(pieces[-1])
         if chunk:
             self._midline = not chunk.endswith(b"\n")
         if final and self._midline:
             self.count += 1
             if self.first <= self.count <= self.last:
-                self._take([self._partial], last_is_final=True)  # a lone final \r is content
-            self._partial = b""
+                self._finish_held(b"", self.count, final=True)  # a lone final \r is content
+            self._drop_held()
             self._midline = False
 
     @property

@@ -15,9 +15,9 @@ from typing import Any, ClassVar, Literal
 from fsspec import AbstractFileSystem
 
 from ..errors import Conflict, ErrorCode, FsError
+from ..oserrors import map_os_error
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import digest_version, hasher, version_of
-from ._oserrors import map_os_error
 from .base import Blob, Entry, Stat
 
 _LOCKS: dict[int, threading.RLock] = {}

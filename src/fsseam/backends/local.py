@@ -9,20 +9,36 @@ index entries.
 Every operation walks from the root to the parent directory one component at a time with
 ``O_NOFOLLOW`` directory descriptors and acts relative to them, so a directory swapped for
 a symlink after the seam checked the path cannot lead a read or a write outside the root.
+Only regular files are opened, and never in a way that can block: a FIFO or a device is
+refused from its ``lstat``, before any ``open``.
 
-A write takes an exclusive ``flock`` on the parent directory (no lock files left around),
-re-checks the precondition against the digest of what is on disk, writes a temp file in the
-same directory, fsyncs it, and publishes it with ``os.replace`` (update) or ``os.link``
-(create-only, which fails if the name exists), then fsyncs the directory. A writer killed at
-any point leaves the old or the new bytes at the path, never a mix.
+A write first prepares its bytes: a temp file in the same directory, written and fsynced
+with no lock held. Only then does it take an exclusive ``flock`` on the parent directory
+(no lock files left around), re-check the precondition against the digest of what is on
+disk, check that the file did not change since that digest (same stat signature), and
+publish at once with ``os.replace`` (update) or ``os.link`` (create-only, which fails if
+the name exists). So the span in which a writer that does not take the lock can be
+overwritten is the few system calls between that last check and the rename, not the time
+to write and fsync the data. A writer killed at any point leaves the old or the new bytes
+at the path, never a mix.
+
+Temp files are named ``.NAME.fsseam-<nonce><tag>.tmp``, where the tag is a keyed digest of
+the nonce and the name, and each is ``flock``-ed by its writer while it lives. The sweep of
+temp files left by killed writers removes only names whose tag checks and whose lock is
+free, so it never removes a user's file nor a live writer's temp file; fsseam refuses to
+create a file under such a name.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import errno
 import fcntl
+import hashlib
+import hmac
 import os
+import re
 import secrets
 import stat as stat_mod
 import threading
@@ -33,22 +49,50 @@ from typing import Any
 from fsspec.implementations.local import LocalFileSystem
 
 from ..errors import Conflict, ErrorCode, FsError
-from ..versions import Capabilities, CreateOnly, Overwrite, Precondition, Version
+from ..oserrors import map_os_error, mapped
+from ..paths import MAX_PATH_DEPTH, display
+from ..versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ._digest import digest_version, hasher, version_of
 from ._fsspec import check_precondition
-from ._oserrors import map_os_error
-from .base import Blob, Entry, Stat
+from .base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 
 # Files modified this recently before they were hashed are not trusted from the cache:
 # coarse clocks and FAT/NFS stamp several writes within one tick with one mtime.
 RACY_WINDOW_NS = 2_000_000_000  # module default; tests may lower it
 TEMP_MARK = ".fsseam-"
+HASH_CHUNK = 1 << 20
+
+_TEMP_KEY = b"fsseam temp file v1"
+_TEMP_RE = re.compile(r"\.(.*)\.fsseam-([0-9a-f]{16})([0-9a-f]{16})\.tmp", re.DOTALL)
+_TEMP_NAME_BYTES = 100
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 _Sig = tuple[int, int, int, int, int]
 
 
 def _sig(st: os.stat_result) -> _Sig:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _temp_tag(nonce: str, stem: str) -> str:
+    msg = f"{nonce}/{stem}".encode("utf-8", "surrogateescape")
+    return hmac.new(_TEMP_KEY, msg, hashlib.sha256).hexdigest()[:16]
+
+
+def _temp_name(name: str) -> str:
+    """A fresh temp name for ``name``: hidden, unguessable, and recognisable as ours."""
+    raw = os.fsencode(name)
+    # A name near NAME_MAX would make the temp name too long: keep a prefix of it.
+    stem = os.fsdecode(raw[:_TEMP_NAME_BYTES]) if len(raw) > _TEMP_NAME_BYTES else name
+    nonce = secrets.token_hex(8)
+    return f".{stem}{TEMP_MARK}{nonce}{_temp_tag(nonce, stem)}.tmp"
+
+
+def is_temp_name(name: str) -> bool:
+    """True for names this backend generates for its temp files (the tag checks)."""
+    m = _TEMP_RE.fullmatch(name)
+    return m is not None and hmac.compare_digest(m.group(3), _temp_tag(m.group(2), m.group(1)))
 
 
 class _StatCache:
@@ -72,13 +116,24 @@ class _StatCache:
                 self._entries[path] = (_sig(st), version)
 
 
+def _changed_while_read(key: str) -> FsError:
+    return FsError(
+        ErrorCode.FS_STALE,
+        f"{display(key)} was changed by another program while it was being read; what was "
+        "read is not one version of the file. Read it again.",
+        path=key,
+        reason="changed_while_read",
+    )
+
+
 class _LocalStream:
     def __init__(self, fd: int, st: os.stat_result, cached: Version | None, chunk_size: int,
-                 on_done: Any) -> None:
+                 key: str, on_done: Any) -> None:
         self._fd = fd
         self._st = st
         self._chunk_size = chunk_size
         self._version = cached
+        self._key = key
         self._on_done = on_done
         self.size: int | None = st.st_size
 
@@ -90,11 +145,19 @@ class _LocalStream:
         h = hasher() if self._version is None else None
         started = time.time_ns()
         seen = 0
+        sig = _sig(self._st)
         while True:
             # os.read allocates the full request up front: ask for what the file holds (plus
             # slack for growth), not a 64 MiB edit-sized chunk for an 80 KB file.
             want = min(self._chunk_size, max(self._st.st_size - seen, 0) + (1 << 16))
-            chunk = os.read(self._fd, want)
+            with mapped(self._key, "read"):
+                chunk = os.read(self._fd, want)
+                unchanged = h is not None or _sig(os.fstat(self._fd)) == sig
+            if not unchanged:
+                # The version came from the stat cache: it names these bytes only while the
+                # file is untouched. Checked before every chunk is handed out, so a reader
+                # that stops early has only verified bytes too.
+                raise _changed_while_read(self._key)
             if not chunk:
                 break
             seen += len(chunk)
@@ -103,7 +166,9 @@ class _LocalStream:
             yield chunk
         if h is not None:
             self._version = version_of(h)
-            self._on_done(self._st, self._version, started)
+            with mapped(self._key, "read"):
+                if _sig(os.fstat(self._fd)) == sig:
+                    self._on_done(self._st, self._version, started)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -114,10 +179,42 @@ class _LocalStream:
 def _outside(key: str) -> FsError:
     return FsError(
         ErrorCode.FS_OUTSIDE_ROOT,
-        f"/{key} leads outside the workspace (through a symbolic link). Only paths inside "
-        "the workspace can be used.",
+        f"{display(key)} leads outside the workspace (through a symbolic link). Only paths "
+        "inside the workspace can be used.",
         path=key,
     )
+
+
+_KINDS = {
+    stat_mod.S_IFIFO: "a FIFO (named pipe)",
+    stat_mod.S_IFCHR: "a character device",
+    stat_mod.S_IFBLK: "a block device",
+    stat_mod.S_IFSOCK: "a socket",
+}
+
+
+def _special(key: str, mode: int) -> FsError:
+    what = _KINDS.get(stat_mod.S_IFMT(mode), "not a regular file")
+    return FsError(
+        ErrorCode.FS_UNSUPPORTED,
+        f"{display(key)} is {what}, not a regular file; fsseam reads and writes regular "
+        "files only, and left it untouched.",
+        path=key,
+        reason="special_file",
+    )
+
+
+def _check_kind(key: str, st: os.stat_result) -> None:
+    """Refuse a symlink (only a swap after ``resolve`` can put one here), a directory, and
+    anything that is not a regular file."""
+    mode = st.st_mode
+    if stat_mod.S_ISREG(mode):
+        return
+    if stat_mod.S_ISLNK(mode):
+        raise _outside(key)
+    if stat_mod.S_ISDIR(mode):
+        raise map_os_error(IsADirectoryError(key), key, "use")
+    raise _special(key, mode)
 
 
 def _process_umask() -> int:
@@ -131,13 +228,117 @@ def _process_umask() -> int:
     return 0o022
 
 
+def _lstat(dfd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _check_writable(dfd: int, name: str, st: os.stat_result, key: str, action: str) -> None:
+    """Respect a write-protected file: renaming over it needs only the directory's write
+    permission, and root bypasses the file's mode, so both would replace a 0444 file."""
+    if st.st_mode & 0o222 and os.access(
+        name, os.W_OK, dir_fd=dfd, effective_ids=True, follow_symlinks=False
+    ):
+        return
+    if os.fstatvfs(dfd).f_flag & os.ST_RDONLY:
+        raise map_os_error(OSError(errno.EROFS, os.strerror(errno.EROFS)), key, action)
+    raise FsError(
+        ErrorCode.FS_PERMISSION_DENIED,
+        f"{display(key)} is write-protected (mode {stat_mod.S_IMODE(st.st_mode):04o}), so "
+        f"fsseam did not {action} it; it was left unchanged. Ask the user to make it "
+        "writable if it should change.",
+        path=key,
+    )
+
+
+def _keep_owner_and_mode(tfd: int, old: os.stat_result | None) -> None:
+    """Give the temp file the replaced file's owner, group and mode where this process may.
+
+    A file whose owner (or group) could not be kept loses its setuid (or setgid) bit: the
+    bit must never grant the privileges of a new owner.
+    """
+    if old is None:
+        os.fchmod(tfd, 0o666 & ~_process_umask())
+        return
+    mine = os.fstat(tfd)
+    if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid):
+        try:
+            os.fchown(tfd, old.st_uid, old.st_gid)
+        except PermissionError:
+            # Not root: the group may still be kept when this user is a member of it.
+            with contextlib.suppress(PermissionError):
+                os.fchown(tfd, -1, old.st_gid)
+        mine = os.fstat(tfd)
+    mode = stat_mod.S_IMODE(old.st_mode)
+    if mine.st_uid != old.st_uid:
+        mode &= ~(stat_mod.S_ISUID | stat_mod.S_ISGID)
+    if mine.st_gid != old.st_gid:
+        mode &= ~stat_mod.S_ISGID
+    # After fchown: the kernel clears setuid/setgid on chown, so the mode is set last.
+    os.fchmod(tfd, mode)
+
+
+def _meta(st: os.stat_result | None) -> tuple[int, int, int] | None:
+    return None if st is None else (st.st_uid, st.st_gid, stat_mod.S_IMODE(st.st_mode))
+
+
+class _DirGone(Exception):
+    """The parent directory was removed after we opened it (a failed writer's cleanup)."""
+
+
+class _Temp:
+    """A temp file being prepared in a directory: created under a shared directory lock and
+    flock-ed at once, so a sweep (which holds the exclusive lock) never sees it unlocked."""
+
+    def __init__(self, dfd: int, name: str, key: str) -> None:
+        self.dfd = dfd
+        self.name = _temp_name(name)
+        self.fd = -1
+        fcntl.flock(dfd, fcntl.LOCK_SH)
+        try:
+            try:
+                self.fd = os.open(
+                    self.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
+                    dir_fd=dfd,
+                )
+            except FileNotFoundError as e:
+                raise _DirGone() from e
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            self.discard()
+            raise
+        finally:
+            fcntl.flock(dfd, fcntl.LOCK_UN)
+
+    def write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+    def discard(self) -> None:
+        """Remove the temp file (if it is still there) and close it; never raises."""
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.unlink(self.name, dir_fd=self.dfd)
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+
+
 class LocalBackend:
     capabilities = Capabilities(
         create_only_atomic=True,
         if_match_atomic=True,
         version_kind="sha256",
         ranged_reads=True,
-        note="flock on the parent directory + digest re-check + fsync'd temp file + rename/link",
+        delete_if_match_atomic=True,
+        copy_create_only_atomic=True,
+        history=False,
+        note="fsync'd temp file, then flock on the parent directory + digest re-check + "
+        "rename/link",
     )
 
     def __init__(self, root: str) -> None:
@@ -180,69 +381,114 @@ class LocalBackend:
                 return below
         return None
 
+    def _realpath(self, key: str, strict: bool = False) -> str:
+        # realpath lstat()s, then readlink()s: a link replaced in between makes it raise
+        # (EINVAL, ENOENT). Another try sees the new state.
+        for attempt in range(20):
+            try:
+                return os.path.realpath(self.path(key), strict=strict)
+            except OSError as e:
+                if strict or attempt == 19:
+                    raise map_os_error(e, key, "resolve") from e
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def resolve(self, key: str) -> str:
-        below = self._below(os.path.realpath(self.path(key)), self.root)
+        below = self._below(self._realpath(key), self.root)
         if below is None:
             raise _outside(key)
         return below
 
+    def _link_target(self, key: str) -> str | None:
+        """The canonical key a symlink at ``key`` points to, if that exists inside the root."""
+        try:
+            real = self._realpath(key, strict=True)
+        except FsError:
+            return None  # dangling, a loop, or gone meanwhile
+        return self._below(real, self.root)
+
     # -- descriptor walk ---------------------------------------------------
-    def _walk(self, key: str, action: str, create: bool = False) -> tuple[int, str]:
+    def _walk(
+        self, key: str, action: str, created: list[tuple[int, str]] | None = None
+    ) -> tuple[int, str]:
         """An O_NOFOLLOW descriptor of the parent directory of ``key``, and the last name.
 
-        With ``create``, missing directories are made on the way. A symlink met on the way
-        (the key is canonical, so one can only appear by a swap after ``resolve``) is
-        FS_OUTSIDE_ROOT. The caller closes the descriptor.
+        With ``created`` (a list), missing directories are made on the way and recorded as
+        (descriptor of their parent, name), so a failed write can remove them again. A
+        symlink met on the way (the key is canonical, so one can only appear by a swap after
+        ``resolve``) is FS_OUTSIDE_ROOT. The caller closes the descriptor.
         """
         parts = key.split("/") if key else []
-        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+        with mapped(key, action):
+            fd = os.open(self.root, _DIR_FLAGS)
         try:
-            fd = os.open(self.root, flags)
-        except OSError as e:
-            raise map_os_error(e, key, action) from e
-        try:
-            for i, part in enumerate(parts[:-1]):
-                while True:
-                    try:
-                        nfd = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
-                        break
-                    except FileNotFoundError:
-                        if not create:
-                            raise
-                        with contextlib.suppress(FileExistsError):
-                            os.mkdir(part, 0o777, dir_fd=fd)
-                    except NotADirectoryError as e:
-                        st = os.stat(part, dir_fd=fd, follow_symlinks=False)
-                        if stat_mod.S_ISLNK(st.st_mode):
-                            raise _outside("/".join(parts[: i + 1])) from e
-                        raise
-                os.close(fd)
-                fd = nfd
-        except FsError:
+            with mapped(key, action):
+                for i, part in enumerate(parts[:-1]):
+                    while True:
+                        try:
+                            nfd = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                            break
+                        except FileNotFoundError:
+                            if created is None:
+                                raise
+                            try:
+                                os.mkdir(part, 0o777, dir_fd=fd)
+                            except FileExistsError:
+                                continue
+                            created.append((os.dup(fd), part))
+                        except (NotADirectoryError, OSError) as e:
+                            if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                                raise
+                            st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                            if stat_mod.S_ISLNK(st.st_mode):
+                                raise _outside("/".join(parts[: i + 1])) from e
+                            raise NotADirectoryError(errno.ENOTDIR, "Not a directory") from e
+                    os.close(fd)
+                    fd = nfd
+        except BaseException:
             os.close(fd)
             raise
-        except OSError as e:
-            os.close(fd)
-            raise map_os_error(e, key, action) from e
         return fd, parts[-1] if parts else ""
 
+    @staticmethod
+    def _undo_dirs(created: list[tuple[int, str]], keep: bool) -> None:
+        """Close the records of directories made by ``_walk``; unless ``keep``, remove them
+        (innermost first, and only while empty: another writer may be using one)."""
+        for pfd, name in reversed(created):
+            if not keep:
+                with contextlib.suppress(OSError):
+                    os.rmdir(name, dir_fd=pfd)
+            os.close(pfd)
+        created.clear()
+
     # -- reads -------------------------------------------------------------
-    def _open(self, key: str) -> tuple[int, os.stat_result]:
+    def _open(self, key: str, action: str = "read") -> tuple[int, os.stat_result]:
+        """A read-only descriptor of the regular file ``key`` and its stat.
+
+        The kind is checked from ``lstat`` before opening, and the open itself cannot block
+        (O_NONBLOCK), so a FIFO or a device is never waited on.
+        """
         if not key:
-            raise map_os_error(IsADirectoryError(key), key, "read")
-        dfd, name = self._walk(key, "read")
+            raise map_os_error(IsADirectoryError(key), key, action)
+        dfd, name = self._walk(key, action)
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=dfd)
-        except OSError as e:
-            if e.errno == errno.ELOOP:
-                raise _outside(key) from e
-            raise map_os_error(e, key, "read") from e
+            with mapped(key, action):
+                pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                _check_kind(key, pre)
+                try:
+                    fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
+                except OSError as e:
+                    if e.errno == errno.ELOOP:
+                        raise _outside(key) from e
+                    raise
         finally:
             os.close(dfd)
-        st = os.fstat(fd)
-        if stat_mod.S_ISDIR(st.st_mode):
+        try:
+            with mapped(key, action):
+                st = os.fstat(fd)
+                _check_kind(key, st)  # swapped between the lstat and the open
+        except BaseException:
             os.close(fd)
-            raise map_os_error(IsADirectoryError(key), key, "read")
+            raise
         return fd, st
 
     def _read_fd(self, fd: int, st: os.stat_result, key: str) -> Blob | None:
@@ -264,20 +510,40 @@ class LocalBackend:
             self._cache.put(path, st, version, started)
         return Blob(data=data, version=version)
 
+    def _digest_fd(self, fd: int, st: os.stat_result, key: str) -> Version | None:
+        """The version of an open file, from the cache or hashed in chunks (never held whole
+        in memory); None if it changed while hashed."""
+        path = self.path(key)
+        cached = self._cache.get(path, st)
+        if cached is not None:
+            return cached
+        started = time.time_ns()
+        h = hasher()
+        while True:
+            chunk = os.read(fd, HASH_CHUNK)
+            if not chunk:
+                break
+            h.update(chunk)
+        if _sig(os.fstat(fd)) != _sig(st):
+            return None
+        version = version_of(h)
+        self._cache.put(path, st, version, started)
+        return version
+
     def read(self, key: str) -> Blob:
         for _ in range(5):
             fd, st = self._open(key)
             try:
-                blob = self._read_fd(fd, st, key)
-            except OSError as e:
-                raise map_os_error(e, key, "read") from e
+                with mapped(key, "read"):
+                    blob = self._read_fd(fd, st, key)
             finally:
                 os.close(fd)
             if blob is not None:
                 return blob
         raise FsError(
             ErrorCode.FS_BACKEND,
-            f"/{key} kept changing while it was read; nothing was changed. Retry later.",
+            f"{display(key)} kept changing while it was read; nothing was changed. Retry "
+            "later.",
             path=key,
         )
 
@@ -288,16 +554,15 @@ class LocalBackend:
         def done(st_: os.stat_result, version: Version, started: int) -> None:
             self._cache.put(path, st_, version, started)
 
-        return _LocalStream(fd, st, self._cache.get(path, st), chunk_size, done)
+        return _LocalStream(fd, st, self._cache.get(path, st), chunk_size, key, done)
 
     def stat(self, key: str) -> Stat:
         if not key:
             return Stat(key=key, kind="directory")
         dfd, name = self._walk(key, "stat")
         try:
-            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        except OSError as e:
-            raise map_os_error(e, key, "stat") from e
+            with mapped(key, "stat"):
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         finally:
             os.close(dfd)
         if stat_mod.S_ISLNK(st.st_mode):
@@ -306,181 +571,403 @@ class LocalBackend:
             return Stat(key=key, kind="directory")
         return Stat(key=key, kind="file", size=st.st_size)
 
-    def list(self, key: str) -> list[Entry]:
-        dfd, name = self._walk(key, "list")
+    def _open_dir(self, key: str, action: str) -> int:
+        """An O_NOFOLLOW descriptor of the directory ``key`` (the caller closes it)."""
+        dfd, name = self._walk(key, action)
         try:
-            if name:
+            with mapped(key, action):
+                if not name:
+                    return os.dup(dfd)
                 try:
-                    fd = os.open(
-                        name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                        dir_fd=dfd,
-                    )
-                except NotADirectoryError as e:
+                    return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dfd)
+                except OSError as e:
+                    if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                        raise
                     st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
                     if stat_mod.S_ISLNK(st.st_mode):
                         raise _outside(key) from e
                     raise FsError(
                         ErrorCode.FS_INVALID_ARGUMENT,
-                        f"/{key} is a file, not a directory. Read it instead.",
+                        f"{display(key)} is a file, not a directory. Read it instead.",
                         path=key,
                     ) from e
-            else:
-                fd = os.dup(dfd)
-            entries = []
-            with os.scandir(fd) as it:
-                for d in it:
-                    try:
-                        is_dir = d.is_dir()
-                        size = None if is_dir else d.stat().st_size
-                    except OSError:
-                        is_dir, size = False, None  # dangling link: show it as a file
-                    child = f"{key}/{d.name}" if key else d.name
-                    entries.append(
-                        Entry(key=child, name=d.name, kind="directory" if is_dir else "file",
-                              size=size)
-                    )
-            os.close(fd)
-        except FsError:
-            raise
-        except OSError as e:
-            raise map_os_error(e, key, "list") from e
         finally:
             os.close(dfd)
+
+    def _entry(self, parent: str, d: os.DirEntry[str]) -> Entry:
+        """One directory entry, links reported as links (never followed)."""
+        child = f"{parent}/{d.name}" if parent else d.name
+        try:
+            if d.is_symlink():
+                return Entry(key=child, name=d.name, kind="symlink",
+                             target=self._link_target(child))
+            if d.is_dir(follow_symlinks=False):
+                return Entry(key=child, name=d.name, kind="directory")
+            st = d.stat(follow_symlinks=False)
+            size = st.st_size if stat_mod.S_ISREG(st.st_mode) else None
+        except OSError:
+            size = None  # removed while listed
+        return Entry(key=child, name=d.name, kind="file", size=size)
+
+    def list(self, key: str) -> list[Entry]:
+        fd = self._open_dir(key, "list")
+        try:
+            with mapped(key, "list"), os.scandir(fd) as it:
+                entries = [self._entry(key, d) for d in it]
+        finally:
+            os.close(fd)
         return sorted(entries, key=lambda e: e.name)
+
+    def walk(self, key: str) -> Iterator[Entry]:
+        """Every file below ``key`` in ascending key order, by descriptors that never follow
+        a link nor leave the root; directories deeper than paths may go are not entered, and
+        one that cannot be opened (no permission, removed meanwhile) is skipped."""
+        def sorted_entries(fd: int, prefix: str) -> Iterator[Entry]:
+            with mapped(prefix, "walk"), os.scandir(fd) as it:
+                entries = [self._entry(prefix, d) for d in it]
+            # Keys sort as strings: everything below "a" starts with "a/", which sorts
+            # after "a.txt" and "a-b" but before "a0"; so a directory sorts as name + "/".
+            entries.sort(key=lambda e: e.name + "/" if e.kind == "directory" else e.name)
+            return iter(entries)
+
+        # A generator: the top directory is opened at the first next(), so a walk that is
+        # never iterated holds no descriptor.
+        top = self._open_dir(key, "walk")
+        try:
+            first = sorted_entries(top, key)
+        except BaseException:
+            os.close(top)
+            raise
+        stack: list[tuple[int, Iterator[Entry]]] = [(top, first)]
+        try:
+            while stack:
+                fd, it = stack[-1]
+                entry = next(it, None)
+                if entry is None:
+                    os.close(fd)
+                    stack.pop()
+                    continue
+                if entry.kind != "directory":
+                    yield entry
+                    continue
+                if entry.key.count("/") + 1 >= MAX_PATH_DEPTH:
+                    continue
+                try:
+                    sub = os.open(entry.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    continue
+                try:
+                    children = sorted_entries(sub, entry.key)
+                except FsError:
+                    os.close(sub)
+                    continue
+                stack.append((sub, children))
+        finally:
+            for fd, _ in stack:
+                os.close(fd)
 
     # -- writes ------------------------------------------------------------
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
         if not key:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
-        dfd, name = self._walk(key, "write", create=True)
-        try:
-            fcntl.flock(dfd, fcntl.LOCK_EX)
+        self._refuse_temp_name(key)
+        for _ in range(3):
+            created: list[tuple[int, str]] = []
+            dfd, name = self._walk(key, "write", created)
+            ok = False
             try:
-                st: os.stat_result | None = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except FileNotFoundError:
-                st = None
-            except OSError as e:
-                raise map_os_error(e, key, "write") from e
-            if st is not None and stat_mod.S_ISLNK(st.st_mode):
-                raise _outside(key)
-            if st is not None and stat_mod.S_ISDIR(st.st_mode):
-                raise map_os_error(IsADirectoryError(key), key, "write")
-            if not isinstance(precondition, Overwrite):
-                current = self._current_at(dfd, name, key) if st is not None else None
-                check_precondition(key, precondition, current)
-            mode = stat_mod.S_IMODE(st.st_mode) if st is not None else None
-            self._publish(dfd, key, name, data, mode, isinstance(precondition, CreateOnly))
-        finally:
-            os.close(dfd)  # closing the descriptor releases the flock
-        return digest_version(data)
+                with mapped(key, "write"):
+                    self._write_at(dfd, key, name, data, precondition)
+                ok = True
+                return digest_version(data)
+            except _DirGone:
+                continue
+            finally:
+                self._undo_dirs(created, keep=ok)
+                os.close(dfd)
+        raise map_os_error(FileNotFoundError(key), key, "write")
 
-    def _current_at(self, dfd: int, name: str, key: str) -> Version | None:
-        """The version on disk now (we hold the directory lock)."""
+    @staticmethod
+    def _refuse_temp_name(key: str) -> None:
+        if is_temp_name(key.rsplit("/", 1)[-1]):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                f"{display(key)}: names of this form are reserved for fsseam's temporary "
+                "files. Choose another name.",
+                path=key,
+            )
+
+    def _check_target(
+        self, dfd: int, name: str, key: str, st: os.stat_result | None, pre: Precondition
+    ) -> None:
+        """What can be decided from the target's lstat alone."""
+        if st is None:
+            if isinstance(pre, IfMatch):
+                raise Conflict("missing", f"{display(key)} no longer exists.", path=key)
+            return
+        if stat_mod.S_ISLNK(st.st_mode) or stat_mod.S_ISDIR(st.st_mode):
+            _check_kind(key, st)
+        if isinstance(pre, CreateOnly):
+            # Only existence matters: never open (a FIFO) or read (a huge file) it.
+            raise Conflict("exists", f"{display(key)} already exists.", path=key)
+        _check_kind(key, st)
+        _check_writable(dfd, name, st, key, "write")
+
+    def _current(self, dfd: int, name: str, key: str) -> tuple[Version, os.stat_result] | None:
+        """The version on disk now and the stat it belongs to (the directory lock is held);
+        None if the file is gone."""
         for _ in range(5):
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=dfd)
+                fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
             except FileNotFoundError:
                 return None
-            except OSError as e:
-                raise map_os_error(e, key, "write") from e
             try:
-                blob = self._read_fd(fd, os.fstat(fd), key)
-            except OSError as e:
-                raise map_os_error(e, key, "write") from e
+                st = os.fstat(fd)
+                _check_kind(key, st)
+                version = self._digest_fd(fd, st, key)
             finally:
                 os.close(fd)
-            if blob is not None:
-                return blob.version
+            if version is not None:
+                return version, st
         raise FsError(
             ErrorCode.FS_BACKEND,
-            f"/{key} kept changing while it was checked; nothing was changed. Retry later.",
+            f"{display(key)} kept changing while it was checked; nothing was changed. Retry "
+            "later.",
+            path=key,
+        )
+
+    def _write_at(
+        self, dfd: int, key: str, name: str, data: bytes, pre: Precondition
+    ) -> None:
+        old = _lstat(dfd, name)
+        self._check_target(dfd, name, key, old, pre)
+        temp = _Temp(dfd, name, key)
+        try:
+            # The slow part (data and fsync) happens before the lock is taken.
+            temp.write_all(data)
+            _keep_owner_and_mode(temp.fd, old)
+            os.fsync(temp.fd)
+            fcntl.flock(dfd, fcntl.LOCK_EX)
+            try:
+                self._publish_locked(dfd, key, name, temp, old, pre)
+                self._sweep_orphans(dfd, os.path.dirname(key))
+            finally:
+                fcntl.flock(dfd, fcntl.LOCK_UN)
+            with contextlib.suppress(OSError):
+                os.fsync(dfd)
+        finally:
+            temp.discard()
+
+    def _publish_locked(
+        self, dfd: int, key: str, name: str, temp: _Temp, old: os.stat_result | None,
+        pre: Precondition,
+    ) -> None:
+        for _ in range(5):
+            st = _lstat(dfd, name)
+            self._check_target(dfd, name, key, st, pre)
+            if st is not None and _meta(st) != _meta(old):
+                _keep_owner_and_mode(temp.fd, st)  # chmod/chown meanwhile: take the new
+                os.fsync(temp.fd)
+                old = st
+            if isinstance(pre, CreateOnly):
+                self._link_create(dfd, key, temp.name, name)
+                return
+            if isinstance(pre, IfMatch):
+                current = self._current(dfd, name, key)
+                check_precondition(key, pre, None if current is None else current[0])
+                assert current is not None
+                # The last look: the file must still be the one whose version was checked.
+                # A program that does not take the lock can only slip in between this
+                # lstat and the rename, a few system calls.
+                now = _lstat(dfd, name)
+                if now is None or _sig(now) != _sig(current[1]):
+                    continue
+            os.replace(temp.name, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            return
+        raise FsError(
+            ErrorCode.FS_BACKEND,
+            f"{display(key)} kept changing while it was checked; nothing was changed. Retry "
+            "later.",
             path=key,
         )
 
     def _sweep_orphans(self, dfd: int, parent: str) -> None:
         """Remove temp files of writers killed mid-write, once per directory per backend.
 
-        Called under the exclusive directory lock, so no live fsseam writer owns a temp file
-        here; any found was left by a crash (and can be large, or a second hard link).
+        Only names whose tag checks (ours, never a user's file) and whose writer's flock is
+        free (the writer is dead: a live one holds it from creation to publication).
         """
         if parent in self._swept:
             return
         self._swept.add(parent)
         with contextlib.suppress(OSError), os.scandir(dfd) as it:
-            for entry in it:
-                if entry.name.startswith(".") and TEMP_MARK in entry.name and \
-                        entry.name.endswith(".tmp"):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.name, dir_fd=dfd)
-
-    def _publish(self, dfd: int, key: str, name: str, data: bytes, mode: int | None,
-                 create_only: bool) -> None:
-        self._sweep_orphans(dfd, os.path.dirname(key))
-        tmp = f".{name}{TEMP_MARK}{secrets.token_hex(6)}.tmp"
-        try:
-            try:
-                fd = os.open(
-                    tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666, dir_fd=dfd
-                )
-            except OSError as e:
-                raise map_os_error(e, key, "write") from e
-            try:
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
-                os.fchmod(fd, mode if mode is not None else 0o666 & ~_process_umask())
-                os.fsync(fd)
-            except OSError as e:
-                raise map_os_error(e, key, "write") from e
-            finally:
-                os.close(fd)
-            try:
-                if create_only:
-                    self._link_create(dfd, key, tmp, name)
-                else:
-                    os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-            except FsError:
-                raise
-            except OSError as e:
-                raise map_os_error(e, key, "write") from e
+            names = [e.name for e in it if TEMP_MARK in e.name and is_temp_name(e.name)]
+        for tmp in names:
             with contextlib.suppress(OSError):
-                os.fsync(dfd)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=dfd)
+                fd = os.open(tmp, _READ_FLAGS, dir_fd=dfd)
+                try:
+                    if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+                        continue
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        continue  # a live writer's
+                    os.unlink(tmp, dir_fd=dfd)
+                finally:
+                    os.close(fd)
 
     @staticmethod
     def _link_create(dfd: int, key: str, tmp: str, name: str) -> None:
         try:
             os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
         except FileExistsError as e:
-            raise Conflict("exists", f"/{key} already exists.", path=key) from e
+            raise Conflict("exists", f"{display(key)} already exists.", path=key) from e
         except OSError as e:
             if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
                 raise
             # No hard links here (FAT, some network mounts): we hold the directory lock,
             # so check-then-rename excludes every fsseam writer.
-            try:
-                os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except FileNotFoundError:
+            if _lstat(dfd, name) is None:
                 os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
                 return
-            raise Conflict("exists", f"/{key} already exists.", path=key) from e
+            raise Conflict("exists", f"{display(key)} already exists.", path=key) from e
 
-    def delete(self, key: str) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         if not key:
             raise map_os_error(IsADirectoryError(key), key, "delete")
+        if isinstance(precondition, CreateOnly):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                "delete takes Overwrite (whatever is there) or IfMatch(version), not "
+                "CreateOnly.",
+            )
         dfd, name = self._walk(key, "delete")
         try:
-            fcntl.flock(dfd, fcntl.LOCK_EX)
-            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            if stat_mod.S_ISDIR(st.st_mode):
-                raise map_os_error(IsADirectoryError(key), key, "delete")
-            os.unlink(name, dir_fd=dfd)
-        except FsError:
-            raise
-        except OSError as e:
-            raise map_os_error(e, key, "delete") from e
+            with mapped(key, "delete"):
+                fcntl.flock(dfd, fcntl.LOCK_EX)
+                for _ in range(5):
+                    st = _lstat(dfd, name)
+                    if st is None:
+                        if isinstance(precondition, IfMatch):
+                            raise Conflict("missing", f"{display(key)} no longer exists.",
+                                           path=key)
+                        raise map_os_error(FileNotFoundError(key), key, "delete")
+                    _check_kind(key, st)
+                    _check_writable(dfd, name, st, key, "delete")
+                    if isinstance(precondition, IfMatch):
+                        current = self._current(dfd, name, key)
+                        check_precondition(
+                            key, precondition, None if current is None else current[0]
+                        )
+                        assert current is not None
+                        now = _lstat(dfd, name)
+                        if now is None or _sig(now) != _sig(current[1]):
+                            continue
+                    os.unlink(name, dir_fd=dfd)
+                    break
+                else:
+                    raise FsError(
+                        ErrorCode.FS_BACKEND,
+                        f"{display(key)} kept changing while it was checked; nothing was "
+                        "changed. Retry later.",
+                        path=key,
+                    )
+                fcntl.flock(dfd, fcntl.LOCK_UN)
+                with contextlib.suppress(OSError):
+                    os.fsync(dfd)
         finally:
             os.close(dfd)
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        """Stream ``src`` into a temp file beside ``dst`` while hashing it, check the
+        source's version against what was copied, then publish create-only (a hard link)."""
+        if isinstance(source, CreateOnly):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                "copy's source precondition is Overwrite (any version) or IfMatch(version).",
+            )
+        if not dst:
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
+        self._refuse_temp_name(dst)
+        try:
+            sfd, sst = self._open(src, "copy")
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND and isinstance(source, IfMatch):
+                raise Conflict("missing", f"{display(src)} no longer exists.", path=src) from e
+            raise
+        try:
+            if isinstance(source, IfMatch):
+                cached = self._cache.get(self.path(src), sst)
+                if cached is not None and cached != source.version:
+                    raise Conflict("mismatch", f"{display(src)} has changed.", path=src)
+            for _ in range(3):
+                created: list[tuple[int, str]] = []
+                dfd, name = self._walk(dst, "copy to", created)
+                ok = False
+                try:
+                    with mapped(dst, "copy to"):
+                        version = self._copy_into(sfd, sst, src, source, dfd, dst, name)
+                    ok = True
+                    return version
+                except _DirGone:
+                    continue
+                finally:
+                    self._undo_dirs(created, keep=ok)
+                    os.close(dfd)
+            raise map_os_error(FileNotFoundError(dst), dst, "copy")
+        finally:
+            os.close(sfd)
+
+    def _copy_into(
+        self, sfd: int, sst: os.stat_result, src: str, source: Precondition, dfd: int,
+        dst: str, name: str,
+    ) -> Version:
+        if _lstat(dfd, name) is not None:
+            raise Conflict("exists", f"{display(dst)} already exists.", path=dst)
+        temp = _Temp(dfd, name, dst)
+        try:
+            started = time.time_ns()
+            h = hasher()
+            with mapped(src, "copy"):
+                while True:
+                    chunk = os.read(sfd, HASH_CHUNK)
+                    if not chunk:
+                        break
+                    h.update(chunk)
+                    temp.write_all(chunk)
+                if _sig(os.fstat(sfd)) != _sig(sst):
+                    raise _changed_while_read(src)
+            version = version_of(h)
+            self._cache.put(self.path(src), sst, version, started)
+            if isinstance(source, IfMatch) and version != source.version:
+                raise Conflict("mismatch", f"{display(src)} has changed.", path=src)
+            os.fchmod(temp.fd, stat_mod.S_IMODE(sst.st_mode) & 0o777 & ~_process_umask())
+            os.fsync(temp.fd)
+            fcntl.flock(dfd, fcntl.LOCK_EX)
+            try:
+                self._link_create(dfd, dst, temp.name, name)
+                self._sweep_orphans(dfd, os.path.dirname(dst))
+            finally:
+                fcntl.flock(dfd, fcntl.LOCK_UN)
+            with contextlib.suppress(OSError):
+                os.fsync(dfd)
+            return version
+        finally:
+            temp.discard()
+
+    # -- history -----------------------------------------------------------
+    @staticmethod
+    def _no_history(key: str) -> FsError:
+        return FsError(
+            ErrorCode.FS_UNSUPPORTED,
+            f"local files keep no history: older versions of {display(key)} cannot be read "
+            "or listed.",
+            path=key,
+            reason="no_history",
+        )
+
+    def read_version(self, key: str, version: Version) -> Blob:
+        raise self._no_history(key)
+
+    def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
+        raise self._no_history(key)

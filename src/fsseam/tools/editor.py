@@ -13,7 +13,7 @@ from ..messages import DEFAULT_VOCABULARY
 from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
-from .render import fit, numbered
+from .render import MAX_LINE_CHARS, fit, listed, numbered
 
 __all__ = ["EDITOR_VOCABULARY", "EditorArgs", "EditorOutcome", "StrReplaceEditor"]
 
@@ -191,8 +191,11 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
 
     def _view(self, fs: Seam, cmd: ViewCmd) -> ReadOutcome | ListOutcome:
         try:
+            # Nothing past what the output can show is held (a view to the end of a
+            # 256 MiB file of short lines once took 4 GiB).
+            budget = {"max_chars": self.max_output_chars, "max_line_chars": MAX_LINE_CHARS}
             if cmd.view_range is None:
-                return fs.read(cmd.path)
+                return fs.read(cmd.path, **budget)
             start, end = cmd.view_range
             if start < 1 or (end != -1 and end < start):
                 raise FsError(
@@ -203,7 +206,7 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
             limit = None if end == -1 else end - start + 1
             if end == -1:
                 limit = 1 << 30
-            return fs.read(cmd.path, start, limit)
+            return fs.read(cmd.path, start, limit, **budget)
         except FsError as e:
             if e.code is not ErrorCode.FS_IS_DIRECTORY:
                 raise
@@ -239,7 +242,7 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
         head = f"Here's the result of running `cat -n` on {o.path}:\n"
         if o.total == 0:
             return head + "(the file is empty)"
-        rows = numbered(o.lines, o.offset)
+        rows = numbered(o.lines, o.offset, o.cut)
         shown = fit(rows, self.max_output_chars - len(head))
         last = o.offset + shown - 1
         body = head + "\n".join(rows[:shown]) + "\n"
@@ -254,9 +257,7 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
         )
 
     def _render_listing(self, o: ListOutcome) -> str:
-        rows = [
-            f"{e.path}{'/' if e.type == 'directory' else ''}" for e in o.entries
-        ]
+        rows = [listed(e) for e in o.entries]
         head = (
             f"Here's the files and directories up to 2 levels deep in {o.path}, excluding "
             "hidden items:\n"

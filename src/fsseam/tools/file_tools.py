@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..outcomes import EditOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
+from .render import MAX_LINE_CHARS, MAX_READ_CHARS
 
 __all__ = ["EditArgs", "EditTool", "ReadArgs", "ReadTool", "WriteArgs", "WriteTool"]
 
@@ -80,7 +81,8 @@ class ReadTool(Tool[ReadArgs, ReadOutcome]):
         self.description = description
 
     def run(self, fs: Seam, args: ReadArgs) -> ReadOutcome:
-        return fs.read(args.file_path, args.offset or 1, args.limit)
+        return fs.read(args.file_path, args.offset or 1, args.limit,
+                       max_chars=MAX_READ_CHARS, max_line_chars=MAX_LINE_CHARS)
 
 
 class WriteTool(Tool[WriteArgs, WriteOutcome]):

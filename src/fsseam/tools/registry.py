@@ -9,6 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..oserrors import map_os_error
+from ..paths import escape_surrogates
 from ..seam import Seam
 from .base import Tool
 from .editor import StrReplaceEditor
@@ -20,6 +22,26 @@ from .result import ToolError, ToolResult
 from .schema import Dialect, tool_schema
 
 __all__ = ["ToolRegistry", "UnknownToolError", "default_tools"]
+
+
+def _safe(text: str) -> str:
+    """``text`` as every surface can carry it: lone surrogates (never valid in JSON or
+    UTF-8) escaped as paths escape them. Paths are escaped already; this is the net."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_surrogates(text)
+    return text
+
+
+def _path_of(args: object) -> str:
+    """The key of the path a call named, for the message of a stray storage error."""
+    if isinstance(args, Mapping):
+        for field in ("file_path", "path"):
+            value = args.get(field)
+            if isinstance(value, str):
+                return value.strip("/")
+    return ""
 
 
 class UnknownToolError(LookupError):
@@ -111,14 +133,31 @@ class ToolRegistry:
                 ) from None
             outcome = tool.run(self._fs, parsed)
         except FsError as e:
-            message = tool.render_error(e)
-            return ToolResult(
-                tool=name,
-                ok=False,
-                text=render_error(e.code, message),
-                error=ToolError(code=e.code, message=message),
-            )
-        return ToolResult(tool=name, ok=True, text=tool.render(outcome), value=outcome)
+            return self._failed(tool, e)
+        except RecursionError:
+            return self._failed(tool, FsError(
+                ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep"))
+        except UnicodeError:
+            # A raw byte in a path (\\xff, as local listings show names that are not
+            # UTF-8) sent to a storage whose names are always UTF-8.
+            return self._failed(tool, FsError(
+                ErrorCode.FS_INVALID_ARGUMENT, reason="path_not_utf8", details={"tool": name},
+            ))
+        except OSError as stray:
+            # Backends map their storage errors; this is the last resort, so that no
+            # OSError ever leaves a tool call.
+            return self._failed(tool, map_os_error(stray, _path_of(args), name))
+        return ToolResult(tool=name, ok=True, text=_safe(tool.render(outcome)), value=outcome)
+
+    @staticmethod
+    def _failed(tool: Tool[Any, Any], e: FsError) -> ToolResult:
+        message = _safe(tool.render_error(e))
+        return ToolResult(
+            tool=tool.name,
+            ok=False,
+            text=render_error(e.code, message),
+            error=ToolError(code=e.code, message=message),
+        )
 
     @staticmethod
     def _raw(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
@@ -133,6 +172,8 @@ class ToolRegistry:
                     reason="arguments_not_json",
                     details={"error": str(e)},
                 ) from None
+            except RecursionError:
+                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep") from None
             args = loaded
         if not isinstance(args, Mapping):
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_not_object")

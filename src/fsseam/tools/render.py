@@ -1,10 +1,12 @@
 """Pure functions from outcomes to the text the model sees.
 
-Truncation lives here, not in the outcomes: the facts stay whole, the text is bounded.
+Truncation lives here: the text is bounded. (A read given an output budget keeps only
+what that output can show; ``ReadOutcome.cut`` says which lines it shortened.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import singledispatch
 
 from pydantic import BaseModel
@@ -15,6 +17,7 @@ from ..outcomes import (
     EditOutcome,
     GlobOutcome,
     GrepOutcome,
+    ListEntry,
     ListOutcome,
     MoveOutcome,
     ReadOutcome,
@@ -45,16 +48,22 @@ MAX_READ_CHARS = 100_000
 _PREFIXES = [f"{n:>6}\t" for n in range(20_001)]
 
 
-def _cut(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
+def _cut(line: str, length: int | None = None) -> str:
+    """``line`` cut to MAX_LINE_CHARS; ``length`` is its full length when the read kept
+    only its start."""
+    length = len(line) if length is None else length
+    if length <= MAX_LINE_CHARS:
         return line
-    more = len(line) - MAX_LINE_CHARS
+    more = length - MAX_LINE_CHARS
     return f"{line[:MAX_LINE_CHARS]}... [line truncated: {more} more characters]"
 
 
-def numbered(lines: list[str], start: int) -> list[str]:
-    """``cat -n`` style: ``{n:>6}\\t{line}``, tabs kept, long lines cut."""
-    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+def numbered(lines: list[str], start: int, cut: Mapping[int, int] | None = None) -> list[str]:
+    """``cat -n`` style: ``{n:>6}\\t{line}``, tabs kept, long lines cut (``cut``: full
+    lengths of lines the read shortened, by line number)."""
+    if cut:
+        lines = [_cut(line, cut.get(n)) for n, line in enumerate(lines, start)]
+    elif lines and max(map(len, lines)) > MAX_LINE_CHARS:
         lines = [_cut(line) for line in lines]
     end = start + len(lines)
     if end <= len(_PREFIXES):
@@ -122,7 +131,7 @@ def _(o: MoveOutcome) -> str:
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
     if o.total == 0:
         return f"(The file {o.path} is empty.)"
-    rows = numbered(o.lines, o.offset)
+    rows = numbered(o.lines, o.offset, o.cut)
     shown = fit(rows, max_chars)
     last = o.offset + shown - 1
     out = "\n".join(rows[:shown])
@@ -163,10 +172,20 @@ def render_edit(o: EditOutcome) -> str:
     return head + "\n" + "\n".join(numbered(o.snippet, o.snippet_start))
 
 
+def listed(e: ListEntry) -> str:
+    """One listing row: ``/dir/``, ``/file``, a link ``/link -> /target`` (its target inside
+    the workspace) or ``/link@`` (pointing outside it, or at nothing)."""
+    if e.type == "directory":
+        return f"{e.path}/"
+    if e.type == "symlink":
+        return f"{e.path} -> {e.target}" if e.target is not None else f"{e.path}@"
+    return e.path
+
+
 def render_listing(o: ListOutcome) -> str:
     rows = [o.path]
     for e in o.entries:
-        rows.append(f"{'  ' * e.depth}{e.path}{'/' if e.type == 'directory' else ''}")
+        rows.append(f"{'  ' * e.depth}{listed(e)}")
     if o.omitted:
         rows.append(f"({o.omitted} hidden, dependency or cache entries omitted)")
     return "\n".join(rows)
@@ -175,18 +194,15 @@ def render_listing(o: ListOutcome) -> str:
 MAX_LIST_CHARS = 100_000
 
 
-def _entry_row(path: str, kind: str, size: int | None, target: str | None) -> str:
-    if kind == "directory":
-        return f"{path}/"
-    if kind == "symlink":
-        return f"{path} -> {target}" if target else f"{path} -> (outside the workspace)"
-    return f"{path}  ({size:,} bytes)" if size is not None else path
+def _ls_row(e: ListEntry) -> str:
+    row = listed(e)
+    return f"{row}  ({e.size:,} bytes)" if e.type == "file" and e.size is not None else row
 
 
 def render_ls(o: ListOutcome) -> str:
     if not o.entries:
         return f"{o.path} is empty."
-    rows = [_entry_row(e.path, e.type, e.size, e.target) for e in o.entries]
+    rows = [_ls_row(e) for e in o.entries]
     shown = fit(rows, MAX_LIST_CHARS)
     text = "\n".join(rows[:shown])
     if shown < len(rows):
