@@ -8,18 +8,13 @@ from typing import Any
 
 import pytest
 from fsseam_gcs import RESUMABLE_THRESHOLD, GCSBackend
+from fsseam_gcs.testing import (
+    EMULATOR_IGNORES_COPY_PRECONDITIONS,
+    EMULATOR_IGNORES_DELETE_PRECONDITION,
+)
 
 from fsseam.backends import Backend, open_backend
 from fsseam.testing import BackendConformance, ProcessConformance
-
-EMULATOR_IGNORES_DELETE_PRECONDITION = (
-    "fake-gcs-server v1.54.0 ignores ifGenerationMatch on DELETE (GCS answers 412 and "
-    "keeps the object)"
-)
-EMULATOR_IGNORES_COPY_PRECONDITIONS = (
-    "fake-gcs-server v1.54.0 ignores ifGenerationMatch and ifSourceGenerationMatch on "
-    "rewriteTo (GCS answers 412 and writes nothing)"
-)
 
 
 class TestGCS(BackendConformance, ProcessConformance):

@@ -922,7 +922,10 @@ class LocalBackend:
         self, sfd: int, sst: os.stat_result, src: str, source: Precondition, dfd: int,
         dst: str, name: str,
     ) -> Version:
-        if _lstat(dfd, name) is not None:
+        existing = _lstat(dfd, name)
+        if existing is not None:
+            if stat_mod.S_ISDIR(existing.st_mode):
+                raise map_os_error(IsADirectoryError(dst), dst, "copy to")
             raise Conflict("exists", f"{display(dst)} already exists.", path=dst)
         temp = _Temp(dfd, name, dst)
         try:

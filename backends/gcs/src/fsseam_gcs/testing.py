@@ -45,6 +45,8 @@ from fsseam.testing.faults import ProxiedRequest, serve_http
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 __all__ = [
+    "EMULATOR_IGNORES_COPY_PRECONDITIONS",
+    "EMULATOR_IGNORES_DELETE_PRECONDITION",
     "CountingProxy",
     "FaultProxy",
     "GcsEndpoint",
@@ -55,6 +57,17 @@ __all__ = [
     "gcs_error_body",
     "serve_http",
 ]
+
+EMULATOR_IGNORES_DELETE_PRECONDITION = (
+    "fake-gcs-server v1.54.0 ignores ifGenerationMatch on DELETE (GCS answers 412 and "
+    "keeps the object)"
+)
+"""Reason for a strict xfail: a test of a guarded delete against the emulator."""
+EMULATOR_IGNORES_COPY_PRECONDITIONS = (
+    "fake-gcs-server v1.54.0 ignores ifGenerationMatch and ifSourceGenerationMatch on "
+    "rewriteTo (GCS answers 412 and writes nothing)"
+)
+"""Reason for a strict xfail: a test of a guarded server-side copy against the emulator."""
 
 PROJECT = "test"
 
