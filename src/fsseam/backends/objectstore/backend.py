@@ -24,8 +24,9 @@ from __future__ import annotations
 import builtins
 import posixpath
 import secrets
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Literal, TypeVar
 
@@ -46,6 +47,10 @@ T = TypeVar("T")
 # landed write (its first answer was lost), and an unknown failure is just that. One HEAD
 # on this error path reads the write id back.
 _AMBIGUOUS = frozenset({Fault.PRECONDITION, Fault.BUSY, Fault.UNAVAILABLE})
+
+
+READ_MANY_CONCURRENCY = 16
+READ_MANY_WINDOW_BYTES = 64 << 20
 
 
 class ObjectStoreBackend:
@@ -203,6 +208,41 @@ class ObjectStoreBackend:
         except Exception as e:
             raise self._missing_or_directory(e, "get", key, "read") from e
         return Blob(data=got.data, version=got.version)
+
+    def read_many(
+        self, entries: Iterable[Entry], *, concurrency: int = READ_MANY_CONCURRENCY,
+        window_bytes: int = READ_MANY_WINDOW_BYTES,
+    ) -> Iterator[tuple[Entry, Blob | FsError]]:
+        """Whole objects, one GET each, ``concurrency`` in flight, yielded in the order
+        given (a search shows results in path order) with at most ``window_bytes`` of known
+        size fetched ahead, so memory stays bounded whatever the number of objects.
+
+        A bounded pool of threads, not one per object: each GET is submitted to the store
+        library's own event loop, so the threads only wait."""
+
+        def one(key: str) -> Blob | FsError:
+            try:
+                return self.read(key)
+            except FsError as e:
+                return e
+
+        pending: deque[tuple[Entry, Future[Blob | FsError]]] = deque()
+        ahead = 0
+        with ThreadPoolExecutor(concurrency, thread_name_prefix="fsseam-read") as pool:
+            try:
+                for entry in entries:
+                    while pending and (len(pending) >= concurrency or ahead >= window_bytes):
+                        done, future = pending.popleft()
+                        ahead -= done.size or 0
+                        yield done, future.result()
+                    pending.append((entry, pool.submit(one, entry.key)))
+                    ahead += entry.size or 0
+                while pending:
+                    done, future = pending.popleft()
+                    yield done, future.result()
+            finally:
+                for _, future in pending:
+                    future.cancel()
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> PinnedRangeStream:
         key = self._file_key(key, "read")
