@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -52,13 +53,33 @@ def test_installed_adapters_register_through_entry_points() -> None:
         assert backend_class(proto).__module__.startswith(module)
 
 
-def test_each_memory_workspace_is_isolated() -> None:
-    a = Workspace("memory://same")
-    b = Workspace("memory://same")
+def test_memory_workspaces_on_one_url_share_the_global_store() -> None:
+    name = f"reg-{uuid.uuid4().hex}"
+    a = Workspace(f"memory://{name}")
+    b = Workspace(f"memory://{name}")
     a.backend.write("f.txt", b"a", CreateOnly())
-    with pytest.raises(FsError):
+    assert b.backend.read("f.txt").data == b"a"
+    assert MemoryFileSystem.store[f"/{name}/f.txt"].getvalue() == b"a"
+    MemoryFileSystem().rm(f"/{name}", recursive=True)
+
+
+def test_global_store_false_isolates_each_workspace() -> None:
+    name = f"reg-{uuid.uuid4().hex}"
+    a = Workspace(f"memory://{name}", {"global_store": False})
+    b = Workspace(f"memory://{name}", {"global_store": False})
+    a.backend.write("f.txt", b"a", CreateOnly())
+    with pytest.raises(FsError) as info:
         b.backend.read("f.txt")
-    assert MemoryFileSystem.store.get("/same/f.txt") is None  # the global store is untouched
+    assert info.value.code is ErrorCode.FS_NOT_FOUND
+    assert f"/{name}/f.txt" not in MemoryFileSystem.store  # the global store is untouched
+
+
+@pytest.mark.parametrize("options", [{"global_store": "no"}, {"auto_mkdir": True}])
+def test_bad_memory_options_are_refused(options: dict[str, object]) -> None:
+    with pytest.raises(FsError) as info:
+        Workspace("memory://x", options)
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert "global_store" in info.value.message
 
 
 def test_passed_filesystem_is_shared() -> None:

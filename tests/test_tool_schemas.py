@@ -138,14 +138,14 @@ def test_schemas_byte_stable_across_calls_and_processes() -> None:
     ],
 )
 def test_invalid_arguments_name_the_field(args: dict[str, Any], needle: str) -> None:
-    res = Workspace("memory://s").context("a").tools.execute("edit", args)
+    res = Workspace("memory://s", {"global_store": False}).context("a").tools.execute("edit", args)
     assert not res.ok and res.error is not None
     assert res.error.code.value == "FS_INVALID_ARGUMENT"
     assert needle in res.text
 
 
 def test_replace_all_defaults_to_false() -> None:
-    ctx = Workspace("memory://s").context("a")
+    ctx = Workspace("memory://s", {"global_store": False}).context("a")
     ctx.tools.execute("write", {"file_path": "/a", "content": "x x"})
     res = ctx.tools.execute("edit", {"file_path": "/a", "old_string": "x", "new_string": "y"})
     assert res.error is not None and res.error.code.value == "FS_MULTIPLE_MATCHES"
@@ -155,11 +155,11 @@ def test_unknown_tool_is_a_programmer_error() -> None:
     from fsseam import UnknownToolError
 
     with pytest.raises(UnknownToolError):
-        Workspace("memory://s").context("a").tools.execute("delete", {})
+        Workspace("memory://s", {"global_store": False}).context("a").tools.execute("delete", {})
 
 
 def test_arguments_as_json_string() -> None:
-    ctx = Workspace("memory://s").context("a")
+    ctx = Workspace("memory://s", {"global_store": False}).context("a")
     res = ctx.tools.execute("write", '{"file_path": "/j.txt", "content": "j"}')
     assert res.ok
     bad = ctx.tools.execute("write", "{not json")
