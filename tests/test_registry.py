@@ -43,6 +43,25 @@ def test_known_adapter_missing_gives_install_hint(
         Workspace(f"{protocol}://bucket/prefix")
     assert info.value.code is ErrorCode.FS_UNSUPPORTED
     assert f"pip install {package}" in info.value.message
+    source = {"fsseam-s3": "backends/s3", "fsseam-gcs": "backends/gcs"}[package]
+    assert f"pip install ./{source}" in info.value.message
+    assert f"pip install . ./{source}" in info.value.message
+    assert "fsseam[" not in info.value.message  # no index has that extra's packages
+
+
+@pytest.mark.parametrize(
+    ("url", "cause"),
+    [
+        ("zip://x", "IsADirectoryError"),
+        ("github://x", "TypeError"),
+    ],
+)
+def test_a_url_the_filesystem_refuses_is_an_fs_error(url: str, cause: str) -> None:
+    with pytest.raises(FsError) as info:
+        Workspace(url)
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert info.value.message.startswith(f"cannot open the workspace {url}: ")
+    assert f"({cause}: " in info.value.message
 
 
 def test_installed_adapters_register_through_entry_points() -> None:

@@ -40,11 +40,21 @@ class ErrorCode(StrEnum):
 class FsError(Exception):
     """A failure with a code and a message that says what to do next."""
 
-    def __init__(self, code: ErrorCode, message: str, *, path: str | None = None) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        path: str | None = None,
+        reason: str | None = None,
+    ) -> None:
         super().__init__(f"{code.value}: {message}")
         self.code = code
         self.message = message
         self.path = path
+        self.reason = reason
+        """A finer cause than the code, for code that must tell cases apart (e.g.
+        ``"bucket_missing"`` for an FS_NOT_FOUND whose bucket does not exist)."""
 
     def __repr__(self) -> str:
         return f"FsError({self.code.value!r}, {self.message!r})"

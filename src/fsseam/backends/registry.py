@@ -38,6 +38,9 @@ KNOWN_ADAPTERS: dict[str, str] = {
     "gcs": "fsseam-gcs",
 }
 
+SOURCE_DIRS: dict[str, str] = {"fsseam-s3": "backends/s3", "fsseam-gcs": "backends/gcs"}
+"""Where each adapter distribution lives in the fsseam repository (for install hints)."""
+
 
 @cache
 def _entry_points() -> dict[str, Any]:
@@ -62,8 +65,10 @@ def backend_class(protocol: str) -> type:
         package = KNOWN_ADAPTERS[protocol]
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"{protocol}:// needs the fsseam adapter package: pip install {package} "
-            f"(or pip install 'fsseam[{package.split('-')[1]}]').",
+            f"{protocol}:// needs the fsseam adapter package {package}: pip install {package} "
+            f"from an index that has it, or from a clone of the fsseam repository: "
+            f"pip install ./{SOURCE_DIRS[package]} (pip install . ./{SOURCE_DIRS[package]} "
+            "installs fsseam with it).",
         )
     try:
         fsspec.get_filesystem_class(protocol)
@@ -91,5 +96,34 @@ def open_backend(
         else:
             protocol = "file"
     cls = backend_class(protocol)
-    backend: Backend = cls.from_url(url, dict(storage_options or {}), fs)  # type: ignore[attr-defined]
+    try:
+        backend: Backend = cls.from_url(url, dict(storage_options or {}), fs)  # type: ignore[attr-defined]
+    except FsError:
+        raise
+    except Exception as e:
+        raise _construction_error(url, protocol, e) from e
     return backend
+
+
+def _construction_error(url: str, protocol: str, exc: Exception) -> FsError:
+    """A filesystem that refused to be built is a misconfigured workspace: one FsError with
+    the cause, never the filesystem's own exception (``zip://x`` raises IsADirectoryError,
+    ``ftp://`` a TypeError about a missing host)."""
+    cause = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ImportError):
+        return FsError(
+            ErrorCode.FS_UNSUPPORTED,
+            f"{protocol}:// needs a package that is not installed ({cause}); install it and "
+            "try again.",
+        )
+    if isinstance(exc, PermissionError):
+        return FsError(
+            ErrorCode.FS_PERMISSION_DENIED,
+            f"cannot open the workspace {url}: permission denied ({cause}). Check the "
+            "credentials or storage_options.",
+        )
+    return FsError(
+        ErrorCode.FS_INVALID_ARGUMENT,
+        f"cannot open the workspace {url}: the {protocol}:// filesystem refused the URL or its "
+        f"storage_options ({cause}). Check both.",
+    )
