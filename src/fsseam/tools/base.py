@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from ..seam import Seam
+from .annotations import ToolAnnotations
 from .schema import parameters_schema
 
 __all__ = ["Tool"]
@@ -17,6 +18,10 @@ class Tool(ABC):
     name: ClassVar[str]
     description: str
     args_model: ClassVar[type[BaseModel]]
+    annotations: ClassVar[ToolAnnotations] = ToolAnnotations(
+        read_only=False, destructive=True, idempotent=False
+    )
+    """What the tool may do; the default assumes the worst (it modifies and destroys)."""
 
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments, as model APIs accept it."""

@@ -27,6 +27,10 @@ class ToolResult(BaseModel):
     value: Any = None
     error: ToolError | None = None
 
+    def __str__(self) -> str:
+        # print(res) shows what the model sees, not the pydantic fields (repr() has those).
+        return self.text
+
     def _repr_markdown_(self) -> str:
         from .display import result_markdown
 
