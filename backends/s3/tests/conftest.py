@@ -3,9 +3,9 @@
 The server itself comes from ``fsseam_s3.testing.moto_server`` (shared with the benchmark
 and demos); this file only adapts it to pytest fixtures.
 
-moto's in-process ``mock_aws`` cannot serve s3fs (aiobotocore awaits a bytes body), so the
-tests talk HTTP to a ``ThreadedMotoServer``. Its WSGI app is wrapped to record every
-request, so request counts are measured at the server, not inferred from client hooks.
+Most tests talk HTTP to a ``ThreadedMotoServer`` (test_s3_mock_aws.py covers moto's
+in-process ``mock_aws``). Its WSGI app is wrapped to record every request, so request
+counts are measured at the server, not inferred from client hooks.
 
 The wrapper also runs one request at a time. moto checks ``If-Match``/``If-None-Match`` and
 then stores the object in separate steps with no lock (moto 5.2.5, s3/responses.py), and a
@@ -35,7 +35,8 @@ def moto() -> Iterator[MotoEndpoint]:
 
 @pytest.fixture
 def s3_options(moto: MotoEndpoint) -> dict[str, Any]:
-    """DESIGN.md's convenience keys; the backend turns them into s3fs options."""
+    """The convenience keys (endpoint_url, key, secret); the backend turns them into s3fs
+    options."""
     return moto.storage_options()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._moto import attach_to_filesystem
+
 __all__ = ["BACKEND_OPTIONS", "make_filesystem", "split_options"]
 
 # Options read by S3Backend itself; everything else goes to s3fs.S3FileSystem.
@@ -43,4 +45,7 @@ def make_filesystem(fs_options: dict[str, Any]) -> Any:
     # between workspaces; the listings cache would serve stale ETags and sizes.
     options["skip_instance_cache"] = True
     options["use_listings_cache"] = False
-    return s3fs.S3FileSystem(**options)
+    fs = s3fs.S3FileSystem(**options)
+    # moto's in-process mock_aws answers this client too (a no-op without an active mock).
+    attach_to_filesystem(fs)
+    return fs
