@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -206,6 +207,10 @@ def test_demo_on_a_local_directory(root: Path) -> None:
     assert "already has /notes.md" in again.stderr
 
 
+@pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("fsseam_s3", "moto")),
+    reason="fsseam-s3 and moto are not installed (pip install -e 'backends/s3[test]')",
+)
 def test_demo_on_s3_against_moto() -> None:
     res = fsseam("demo", "--backend", "s3")
     assert res.returncode == 0, res.stderr

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-pytest.importorskip("mcp")
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e '.[mcp]'")
 
+import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from fsseam import Workspace

