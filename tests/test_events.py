@@ -1,5 +1,5 @@
 """The fs/* event gate: exact event sequences, vetoes, preconditions set by plugins,
-policy=False and read_only (DESIGN.md, "The gate and the observation policy")."""
+policy=False and read_only (docs/concepts.md, "The observation policy")."""
 
 from __future__ import annotations
 

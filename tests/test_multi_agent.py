@@ -1,5 +1,5 @@
 """Several agents on one storage: the observation policy and the compare-and-swap keep
-every update (DESIGN.md, "The gate and the observation policy")."""
+every update (docs/concepts.md, "The observation policy")."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fsseam
 
 DOCUMENTED = {
-    # DESIGN.md public API
+    # the public API of docs/quickstart.md
     "Workspace", "Context", "ErrorCode", "FsError", "ToolResult", "ToolError",
     "UnknownToolError",
     # versions and preconditions

@@ -22,8 +22,9 @@ def split_options(storage_options: dict[str, Any]) -> tuple[dict[str, Any], dict
 def make_filesystem(fs_options: dict[str, Any]) -> Any:
     """An ``s3fs.S3FileSystem`` of its own, with no listings cache.
 
-    ``endpoint_url`` and ``region_name`` at the top level are conveniences (DESIGN.md's
-    ``{"endpoint_url", "key", "secret"}``); s3fs wants them in ``client_kwargs``. A custom
+    ``endpoint_url`` and ``region_name`` at the top level are conveniences (a workspace's
+    storage_options are ``{"endpoint_url", "key", "secret"}``); s3fs wants them in
+    ``client_kwargs``. A custom
     endpoint (MinIO, moto) gets region us-east-1 unless one is given, because botocore
     refuses to sign without a region and those servers accept any.
     """

@@ -2,7 +2,7 @@
 
 Every storage call goes through s3fs's raw client (``fs._call_s3``), not its file API:
 ``cat_file`` and ``open("rb")`` cost a HEAD before the GET and return no ETag, and
-``pipe_file`` drops ``IfMatch`` on its multipart path (see BACKENDS.md).
+``pipe_file`` drops ``IfMatch`` on its multipart path (docs/decisions.md, storage facts).
 
 Request budget (no HEAD on either path):
   read    one GetObject, which returns the bytes and their ETag together
