@@ -11,10 +11,11 @@ through the ``pytest11`` entry point; ``-p no:fsseam`` turns it off).
 - ``fsseam_gcs_bucket`` (per test): a fresh bucket on it (a GcsBucket);
 - ``fsseam_gcs_workspace`` (per test): a Workspace at the root of that bucket.
 
-This module is imported by pytest at start-up in every environment where fsseam is
-installed, so it imports nothing but pytest at the top: the S3 and GCS fixtures import
-their packages when a test asks for them, and skip that test, with the install command as
-the reason, when fsseam-s3 / moto or fsseam-gcs / fake-gcs-server are not installed.
+pytest imports this module at start-up in every environment where fsseam is installed, so
+it imports only pytest and fsseam's core package (which every install has): the S3 and GCS
+fixtures import their packages when a test asks for them, and skip that test, with the
+install command as the reason, when fsseam-s3 / moto or fsseam-gcs / fake-gcs-server are
+not installed.
 """
 
 from __future__ import annotations
