@@ -32,6 +32,17 @@ def test_unknown_protocol_raises() -> None:
     with pytest.raises(FsError) as info:
         Workspace("nosuchproto://x")
     assert info.value.code is ErrorCode.FS_UNSUPPORTED
+    assert info.value.message.startswith("no fsspec filesystem is known for nosuchproto://")
+
+
+def test_a_known_protocol_whose_package_is_missing_says_so() -> None:
+    # libarchive's C binding is not a dependency of anything here.
+    with pytest.raises(FsError) as info:
+        Workspace("libarchive://x")
+    assert info.value.code is ErrorCode.FS_UNSUPPORTED
+    assert info.value.message.startswith(
+        "fsspec's filesystem for libarchive:// needs a package that is not installed ("
+    )
 
 
 @pytest.mark.parametrize(("protocol", "package"), [("s3", "fsseam-s3"), ("gs", "fsseam-gcs")])
@@ -54,7 +65,7 @@ def test_known_adapter_missing_gives_install_hint(
     ("url", "cause"),
     [
         ("zip://x", "IsADirectoryError"),
-        ("github://x", "TypeError"),
+        ("reference://x", "TypeError"),
     ],
 )
 def test_a_url_the_filesystem_refuses_is_an_fs_error(url: str, cause: str) -> None:

@@ -72,10 +72,17 @@ def backend_class(protocol: str) -> type:
         )
     try:
         fsspec.get_filesystem_class(protocol)
-    except (ValueError, ImportError) as e:
+    except ImportError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"no fsspec filesystem is known for {protocol}:// ({e}).",
+            f"fsspec's filesystem for {protocol}:// needs a package that is not installed "
+            f"({e}); install it and try again.",
+        ) from e
+    except ValueError as e:
+        raise FsError(
+            ErrorCode.FS_UNSUPPORTED,
+            f"no fsspec filesystem is known for {protocol}:// ({e}). Check the URL's "
+            "protocol, or install the package that provides it.",
         ) from e
     return GenericBackend
 
