@@ -69,13 +69,13 @@ def _agent(ws: Any, agent: int, deadline: float, stats: dict[str, Any]) -> None:
         if not read.ok:
             stats["errors"].append(read.text)
             continue
-        line = next((ln for ln in read.value.lines if ln.startswith(tag)), None)
-        if line is None:
+        if not any(ln.startswith(tag) for ln in read.value.lines):
             stats["errors"].append(f"{tag} line missing")
             return
+        # The tag, not the whole line: a read shows long lines cut at 2,000 characters.
         token = f" a{agent}-{seq}"
         res = ctx.tools.execute(
-            "edit", {"file_path": "/log.txt", "old_string": line, "new_string": line + token}
+            "edit", {"file_path": "/log.txt", "old_string": tag, "new_string": tag + token}
         )
         if res.ok:
             stats["ok"].append(token.strip())

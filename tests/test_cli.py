@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -129,8 +130,45 @@ def test_call_usage_errors(root: Path) -> None:
     assert bad_option.returncode == 2
 
     not_json = fsseam("call", str(root), "read", "{oops")
-    assert not_json.returncode == 1
-    assert not_json.stdout.startswith("Error [FS_INVALID_ARGUMENT]: ")
+    assert not_json.returncode == 2
+    assert not_json.stdout == ""
+    assert "fsseam call: error: the tool arguments are not valid JSON" in not_json.stderr
+
+    not_object = fsseam("call", str(root), "read", '["/a.md"]')
+    assert not_object.returncode == 2
+    assert not_object.stdout == ""
+    assert "must be a JSON object" in not_object.stderr
+
+
+def test_unknown_tool_in_call_is_a_usage_error_listing_the_tools(root: Path) -> None:
+    res = fsseam("call", str(root), "remove_file", '{"file_path": "/a.md"}')
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert res.stderr == (
+        "fsseam call: error: there is no tool named 'remove_file'; the tools are: read, "
+        "write, edit, str_replace_editor, ls, glob, grep, delete, move\n"
+    )
+
+
+@pytest.mark.parametrize("command", [["schema"], ["demo"], ["call", "ROOT", "read", "BIG"]])
+def test_a_closed_stdout_ends_quietly(root: Path, command: list[str]) -> None:
+    """`fsseam schema | head`: the reader goes away; no traceback, exit 128 + SIGPIPE."""
+    (root / "big.txt").write_text("x" * 100 + "\n" * 1, encoding="utf-8")
+    args = [
+        str(root) if a == "ROOT" else '{"file_path": "/big.txt"}' if a == "BIG" else a
+        for a in command
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fsseam.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the child has written anything: its first write fails
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 141
+    assert err == b""
 
 
 def test_read_only_call_refuses_writes(root: Path) -> None:
@@ -169,6 +207,10 @@ def test_demo_on_a_local_directory(root: Path) -> None:
     assert "already has /notes.md" in again.stderr
 
 
+@pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("fsseam_s3", "moto")),
+    reason="fsseam-s3 and moto are not installed (pip install -e 'backends/s3[test]')",
+)
 def test_demo_on_s3_against_moto() -> None:
     res = fsseam("demo", "--backend", "s3")
     assert res.returncode == 0, res.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,23 @@ from fsseam.testing import BackendConformance, ProcessConformance, ToolsConforma
 class TestMemory(BackendConformance):
     @pytest.fixture
     def backend(self) -> Backend:
-        b = open_backend("memory://conformance")
+        b = open_backend("memory://conformance", {"global_store": False})
         assert isinstance(b, MemoryBackend)
         return b
+
+
+class TestMemoryGlobalStore(BackendConformance):
+    """The default memory:// store is fsspec's global one: a fresh name per test."""
+
+    @pytest.fixture
+    def backend(self) -> Iterator[Backend]:
+        name = f"conformance-{uuid.uuid4().hex}"
+        b = open_backend(f"memory://{name}")
+        assert isinstance(b, MemoryBackend)
+        assert b.fs.store is MemoryFileSystem.store
+        yield b
+        if MemoryFileSystem().exists(f"/{name}"):
+            MemoryFileSystem().rm(f"/{name}", recursive=True)
 
 
 class TestLocal(BackendConformance, ProcessConformance):
@@ -59,7 +75,7 @@ class TestGenericOverDirFs(BackendConformance):
 class TestMemoryTools(ToolsConformance):
     @pytest.fixture
     def workspace(self) -> Workspace:
-        return Workspace("memory://tools-conformance")
+        return Workspace("memory://tools-conformance", {"global_store": False})
 
 
 class TestLocalTools(ToolsConformance):

@@ -14,7 +14,9 @@ from .helpers import fails, ok, raw
 
 @pytest.fixture(params=["memory", "local"])
 def ws(request: pytest.FixtureRequest, root: Path) -> Workspace:
-    return Workspace("memory://ed" if request.param == "memory" else str(root))
+    if request.param == "memory":
+        return Workspace("memory://ed", {"global_store": False})
+    return Workspace(str(root))
 
 
 def put(ws: Workspace, path: str, data: bytes) -> None:

@@ -67,7 +67,7 @@ def test_insert_is_verbatim_at_the_boundary(
 
 
 def test_seam_edit_is_one_write_and_all_or_nothing() -> None:
-    ws = Workspace("memory://edit-plans-test")
+    ws = Workspace("memory://edit-plans-test", {"global_store": False})
     ws.backend.write("f.txt", b"alpha\nbeta\ngamma\n", Overwrite())
     writes: list[bytes] = []
     real_write = ws.backend.write

@@ -1,5 +1,5 @@
 """The fs/* event gate: exact event sequences, vetoes, preconditions set by plugins,
-policy=False and read_only (DESIGN.md, "The gate and the observation policy")."""
+policy=False and read_only (docs/concepts.md, "The observation policy")."""
 
 from __future__ import annotations
 
@@ -451,3 +451,29 @@ def test_read_only_refuses_every_mutation(kind: str, tmp_path: Path, policy: boo
     assert rec.names == ["fs/read"]
     assert s.get("f.txt") == b"ro\r\ndata\n"
     assert s.get("new.txt") is None and s.get("new2.txt") is None and s.get("c.txt") is None
+
+
+def test_a_missing_bucket_is_not_reported_as_a_missing_file() -> None:
+    """FS_NOT_FOUND with reason "bucket_missing" passes through the seam as the backend said
+    it: no "or create the file", and no absence recorded (a write would fail the same way)."""
+    rec = Recorder()
+    ws = Workspace("memory://b", {"global_store": False}, plugins=[rec], load_entry_points=False)
+    said = FsError(
+        ErrorCode.FS_NOT_FOUND,
+        "the bucket nope does not exist; create it or fix the workspace URL.",
+        path="a.md",
+        reason="bucket_missing",
+    )
+
+    def gone(key: str, chunk_size: int = 0) -> Any:
+        raise said
+
+    ws.backend.open_read = gone  # type: ignore[method-assign]
+    res = ws.context("a").tools.execute("read", {"file_path": "/a.md"})
+    assert res.text == (
+        "Error [FS_NOT_FOUND]: the bucket nope does not exist; create it or fix the workspace "
+        "URL."
+    )
+    assert rec.names == []
+    plain = ws.context("a").fs._missing("a.md", FsError(ErrorCode.FS_NOT_FOUND, "gone"))
+    assert plain.message.endswith("or create the file.")

@@ -18,7 +18,14 @@ from .snapshot import check
 
 @pytest.fixture(params=["memory", "local"])
 def ws(request: pytest.FixtureRequest, root: Path) -> Workspace:
-    return Workspace("memory://tools" if request.param == "memory" else str(root))
+    if request.param == "memory":
+        return Workspace("memory://tools", {"global_store": False})
+    return Workspace(str(root))
+
+
+def _url(kind: str, root: Path) -> tuple[str, dict[str, Any] | None]:
+    """A fresh workspace of ``kind``: an isolated memory store, or the local root."""
+    return ("memory://t", {"global_store": False}) if kind == "memory" else (str(root), None)
 
 
 def put(ws: Workspace, path: str, data: bytes) -> None:
@@ -259,7 +266,7 @@ class Recorder:
 @pytest.mark.parametrize("kind", ["memory", "local"])
 def test_tool_calls_dispatch_events(kind: str, root: Path) -> None:
     rec = Recorder()
-    ws = Workspace("memory://ev" if kind == "memory" else str(root), plugins=[rec])
+    ws = Workspace(*_url(kind, root), plugins=[rec])
     calls: list[Callable[[], Any]] = [
         lambda: run(ws, "read", file_path="/a.txt"),
         lambda: run(ws, "write", file_path="/a.txt", content="one\n"),
@@ -280,7 +287,7 @@ def test_tool_calls_dispatch_events(kind: str, root: Path) -> None:
 
 
 def test_rendered_texts_snapshot() -> None:
-    ws = Workspace("memory://snap")
+    ws = Workspace("memory://snap", {"global_store": False})
     put(ws, "/doc.md", b"# Title\n\n\tindented\r\nlast line without newline")
     out = []
     for tool, args in [
@@ -306,8 +313,7 @@ def test_rendered_texts_snapshot() -> None:
 def test_too_large_for_edit_and_write_changes_nothing(kind: str, root: Path) -> None:
     from fsseam import Limits
 
-    url = "memory://big" if kind == "memory" else str(root)
-    ws = Workspace(url, limits=Limits(max_edit_bytes=1000, read_chunk_bytes=64))
+    ws = Workspace(*_url(kind, root), limits=Limits(max_edit_bytes=1000, read_chunk_bytes=64))
     data = b"0123456789\n" * 100  # 1100 bytes
     put(ws, "/big.txt", data)
     first = ok(run(ws, "read", file_path="/big.txt", limit=3))  # windows still work
@@ -326,7 +332,7 @@ def test_too_large_for_edit_and_write_changes_nothing(kind: str, root: Path) -> 
 
 @pytest.mark.parametrize("kind", ["memory", "local"])
 def test_nul_and_lone_surrogates_are_refused(kind: str, root: Path) -> None:
-    ws = Workspace("memory://nul" if kind == "memory" else str(root))
+    ws = Workspace(*_url(kind, root))
     put(ws, "/t.txt", b"keep\n")
     ok(run(ws, "read", file_path="/t.txt"))
     for args in (

@@ -36,7 +36,7 @@ class AgentsVsModel(RuleBasedStateMachine):
             self.tmp = tempfile.mkdtemp(prefix="fsseam-fuzz-")
             self.ws = Workspace(self.tmp)
         else:
-            self.ws = Workspace("memory://fuzz")
+            self.ws = Workspace("memory://fuzz", {"global_store": False})
         self.current: bytes | None = None
         self.seen: dict[str, Any] = {}
 

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-pytest.importorskip("mcp")
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e '.[mcp]'")
 
+import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from fsseam import Workspace
@@ -150,3 +150,69 @@ def test_server_exits_cleanly_when_stdin_closes(root: Path) -> None:
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+async def _read_only_flow(root: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "fsseam.cli", "mcp", str(root), "--read-only"],
+    )
+    with anyio.fail_after(60):
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            init = await s.initialize()
+            assert init.instructions is not None
+            assert "read-only" in init.instructions
+            listed = await s.list_tools()
+            assert [t.name for t in listed.tools] == ["read", "ls", "glob", "grep"]
+            hints = listed.tools[0].annotations
+            assert hints is not None
+            assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
+                True, False, True
+            )
+            res = await s.call_tool("read", {"file_path": "/notes.txt"})
+            assert _text(res) == "     1\talpha\n     2\tbeta\n     3\tgamma"
+            with pytest.raises(Exception, match="unknown tool 'write'"):
+                await s.call_tool("write", {"file_path": "/x.txt", "content": "x"})
+    assert not (root / "x.txt").exists()
+
+
+def test_read_only_server_lists_only_read_only_tools(root: Path) -> None:
+    (root / "notes.txt").write_bytes(ORIGINAL)
+    anyio.run(_read_only_flow, root)
+
+
+async def _annotations_flow(root: Path) -> None:
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(_server(root, "agent")) as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            init = await s.initialize()
+            assert init.instructions is not None
+            assert "FS_STALE" in init.instructions
+            listed = await s.list_tools()
+            hints = {
+                t.name: (
+                    t.annotations.read_only_hint,
+                    t.annotations.destructive_hint,
+                    t.annotations.idempotent_hint,
+                    t.annotations.open_world_hint,
+                )
+                for t in listed.tools
+                if t.annotations is not None
+            }
+            assert hints == {
+                "read": (True, False, True, False),
+                "write": (False, True, True, False),
+                "edit": (False, True, False, False),
+                "str_replace_editor": (False, True, False, False),
+                "ls": (True, False, True, False),
+                "glob": (True, False, True, False),
+                "grep": (True, False, True, False),
+                "delete": (False, True, False, False),
+                "move": (False, True, False, False),
+            }
+
+
+def test_tools_carry_annotations_and_the_server_sends_instructions(root: Path) -> None:
+    anyio.run(_annotations_flow, root)

@@ -91,7 +91,7 @@ def test_errors_survive_a_process_boundary() -> None:
 
 @pytest.fixture
 def ws() -> Workspace:
-    ws = Workspace("memory://messages-test")
+    ws = Workspace("memory://messages-test", {"global_store": False})
     ctx = ws.context("setup")
     assert ctx.tools.execute("write", {"file_path": "/m.txt", "content": "x\nx\n"}).ok
     return ws

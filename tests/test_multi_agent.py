@@ -1,5 +1,5 @@
 """Several agents on one storage: the observation policy and the compare-and-swap keep
-every update (DESIGN.md, "The gate and the observation policy")."""
+every update (docs/concepts.md, "The observation policy")."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_two_memory_workspaces_on_one_store_see_each_other() -> None:
     w1.context().fs.write("/x.txt", "from w1\n")
     assert w2.context().fs.read("/x.txt").lines == ["from w1"]
     # and a workspace on another store does not
-    w3 = Workspace("memory://shared", load_entry_points=False)
+    w3 = Workspace("memory://shared", {"global_store": False}, load_entry_points=False)
     assert code_of(lambda: w3.context().fs.read("/x.txt")) is ErrorCode.FS_NOT_FOUND
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from fsseam import Workspace
 
 
@@ -54,3 +59,51 @@ def test_markdown_fence_outgrows_backticks_in_the_text() -> None:
     assert ctx.tools.execute("write", {"file_path": "/a.md", "content": "```py\n```\n"}).ok
     res = ctx.tools.execute("read", {"file_path": "/a.md"})
     assert res._repr_markdown_() == "**read** ok\n\n````\n     1\t```py\n     2\t```\n````"
+
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "notebook.ipynb"
+
+
+def _outputs(cell: Any) -> str:
+    parts = []
+    for out in cell.outputs:
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif "text/markdown" in out.get("data", {}):
+            parts.append(out.data["text/markdown"])
+        elif "text/plain" in out.get("data", {}):
+            parts.append(out.data["text/plain"])
+    return "".join(parts)
+
+
+def test_the_docs_notebook_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/notebook.ipynb, executed by a real kernel: fsspec writes, the agent edits, the
+    diff displays, an outside write makes the next edit stale."""
+    monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")  # jupyter_core's migration warning
+    nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed")
+    nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed")
+    pytest.importorskip("ipykernel", reason="ipykernel is not installed")
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(nb)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
+        "the notebook is stored without outputs"
+    )
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for cell in code:
+        assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
+
+    assert _outputs(code[1]) == (
+        "**read** ok\n\n```\n     1\tcity,temp_c\n     2\tOslo,3\n     3\tLima,19\n```"
+    )
+    assert _outputs(code[2]).endswith(
+        "```diff\n--- a/cities.csv\n+++ b/cities.csv\n@@ -1,3 +1,3 @@\n city,temp_c\n"
+        "-Oslo,3\n+Oslo,4\n Lima,19\n```"
+    )
+    assert _outputs(code[4]) == "'city,temp_c\\nOslo,4\\nLima,19\\n'"
+    assert _outputs(code[5]) == (
+        "Error [FS_STALE]: /cities.csv has changed since you last read it. Read it again, "
+        "then retry the edit.\n"
+    )
+    assert _outputs(code[7]) == "'city,temp_c\\nOslo,4\\nLima,20\\n'"

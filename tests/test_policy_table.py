@@ -182,8 +182,9 @@ def _mkdir(ws: Workspace) -> None:
 @pytest.fixture(params=["memory", "local"])
 def make_ws(request: pytest.FixtureRequest, root: Path) -> Iterator[Callable[..., Workspace]]:
     def make(**kw: Any) -> Workspace:
-        url = "memory://table" if request.param == "memory" else str(root)
-        return Workspace(url, **kw)
+        if request.param == "memory":
+            return Workspace("memory://table", {"global_store": False}, **kw)
+        return Workspace(str(root), **kw)
 
     yield make
 

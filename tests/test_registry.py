@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import uuid
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -30,6 +32,17 @@ def test_unknown_protocol_raises() -> None:
     with pytest.raises(FsError) as info:
         Workspace("nosuchproto://x")
     assert info.value.code is ErrorCode.FS_UNSUPPORTED
+    assert info.value.message.startswith("no fsspec filesystem is known for nosuchproto://")
+
+
+def test_a_known_protocol_whose_package_is_missing_says_so() -> None:
+    # libarchive's C binding is not a dependency of anything here.
+    with pytest.raises(FsError) as info:
+        Workspace("libarchive://x")
+    assert info.value.code is ErrorCode.FS_UNSUPPORTED
+    assert info.value.message.startswith(
+        "fsspec's filesystem for libarchive:// needs a package that is not installed ("
+    )
 
 
 @pytest.mark.parametrize(("protocol", "package"), [("s3", "fsseam-s3"), ("gs", "fsseam-gcs")])
@@ -42,8 +55,32 @@ def test_known_adapter_missing_gives_install_hint(
         Workspace(f"{protocol}://bucket/prefix")
     assert info.value.code is ErrorCode.FS_UNSUPPORTED
     assert f"pip install {package}" in info.value.message
+    source = {"fsseam-s3": "backends/s3", "fsseam-gcs": "backends/gcs"}[package]
+    assert f"pip install ./{source}" in info.value.message
+    assert f"pip install . ./{source}" in info.value.message
+    assert "fsseam[" not in info.value.message  # no index has that extra's packages
 
 
+@pytest.mark.parametrize(
+    ("url", "cause"),
+    [
+        ("zip://x", "IsADirectoryError"),
+        ("reference://x", "TypeError"),
+    ],
+)
+def test_a_url_the_filesystem_refuses_is_an_fs_error(url: str, cause: str) -> None:
+    with pytest.raises(FsError) as info:
+        Workspace(url)
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert info.value.message.startswith(f"cannot open the workspace {url}: ")
+    assert f"({cause}: " in info.value.message
+
+
+@pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("fsseam_s3", "fsseam_gcs")),
+    reason="fsseam-s3 and fsseam-gcs are not installed (pip install -e backends/s3 -e "
+    "backends/gcs)",
+)
 def test_installed_adapters_register_through_entry_points() -> None:
     names = {ep.name for ep in entry_points(group="fsseam.backends")}
     assert {"memory", "file", "local", "s3", "s3a", "gs", "gcs"} <= names
@@ -52,13 +89,33 @@ def test_installed_adapters_register_through_entry_points() -> None:
         assert backend_class(proto).__module__.startswith(module)
 
 
-def test_each_memory_workspace_is_isolated() -> None:
-    a = Workspace("memory://same")
-    b = Workspace("memory://same")
+def test_memory_workspaces_on_one_url_share_the_global_store() -> None:
+    name = f"reg-{uuid.uuid4().hex}"
+    a = Workspace(f"memory://{name}")
+    b = Workspace(f"memory://{name}")
     a.backend.write("f.txt", b"a", CreateOnly())
-    with pytest.raises(FsError):
+    assert b.backend.read("f.txt").data == b"a"
+    assert MemoryFileSystem.store[f"/{name}/f.txt"].getvalue() == b"a"
+    MemoryFileSystem().rm(f"/{name}", recursive=True)
+
+
+def test_global_store_false_isolates_each_workspace() -> None:
+    name = f"reg-{uuid.uuid4().hex}"
+    a = Workspace(f"memory://{name}", {"global_store": False})
+    b = Workspace(f"memory://{name}", {"global_store": False})
+    a.backend.write("f.txt", b"a", CreateOnly())
+    with pytest.raises(FsError) as info:
         b.backend.read("f.txt")
-    assert MemoryFileSystem.store.get("/same/f.txt") is None  # the global store is untouched
+    assert info.value.code is ErrorCode.FS_NOT_FOUND
+    assert f"/{name}/f.txt" not in MemoryFileSystem.store  # the global store is untouched
+
+
+@pytest.mark.parametrize("options", [{"global_store": "no"}, {"auto_mkdir": True}])
+def test_bad_memory_options_are_refused(options: dict[str, object]) -> None:
+    with pytest.raises(FsError) as info:
+        Workspace("memory://x", options)
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert "global_store" in info.value.message
 
 
 def test_passed_filesystem_is_shared() -> None:

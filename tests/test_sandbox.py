@@ -1,5 +1,5 @@
 """The sandbox of a local workspace: `..`, symlinks, NUL bytes, and spellings of one file
-(DESIGN.md, "Public API": anything resolving outside the root is FS_OUTSIDE_ROOT; two
+(docs/concepts.md, "Paths": anything resolving outside the root is FS_OUTSIDE_ROOT; two
 spellings of one file are one file for the policy)."""
 
 from __future__ import annotations

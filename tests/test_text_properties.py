@@ -1,4 +1,4 @@
-"""Property tests of the text rules (DESIGN.md, "Text rules").
+"""Property tests of the text rules (docs/text.md).
 
 The expected bytes are computed here, independently of ``fsseam.text``: a small model of
 the view (CRLF -> LF, lone CR kept, BOM hidden) with a map from view offsets back to

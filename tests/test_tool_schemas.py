@@ -148,28 +148,74 @@ def test_schemas_byte_stable_across_calls_and_processes() -> None:
     ],
 )
 def test_invalid_arguments_name_the_field(args: dict[str, Any], needle: str) -> None:
-    res = Workspace("memory://s").context("a").tools.execute("edit", args)
+    res = Workspace("memory://s", {"global_store": False}).context("a").tools.execute("edit", args)
     assert not res.ok and res.error is not None
     assert res.error.code.value == "FS_INVALID_ARGUMENT"
     assert needle in res.text
 
 
 def test_replace_all_defaults_to_false() -> None:
-    ctx = Workspace("memory://s").context("a")
+    ctx = Workspace("memory://s", {"global_store": False}).context("a")
     ctx.tools.execute("write", {"file_path": "/a", "content": "x x"})
     res = ctx.tools.execute("edit", {"file_path": "/a", "old_string": "x", "new_string": "y"})
     assert res.error is not None and res.error.code.value == "FS_MULTIPLE_MATCHES"
 
 
-def test_unknown_tool_is_a_programmer_error() -> None:
+def test_unknown_tool_is_a_result_listing_the_tools() -> None:
+    ctx = Workspace("memory://s", {"global_store": False}).context("a")
+    res = ctx.tools.execute("remove_file", {"file_path": "/a"})
+    assert not res.ok and res.value is None
+    assert res.error is not None and res.error.code.value == "FS_INVALID_ARGUMENT"
+    assert res.text == (
+        "Error [FS_INVALID_ARGUMENT]: there is no tool named 'remove_file'. The tools are: "
+        "read, write, edit, str_replace_editor, ls, glob, grep, delete, move. Call one of them."
+    )
+    assert str(res) == res.text
+
+
+def test_unknown_tool_raises_in_strict_mode_and_from_get() -> None:
     from fsseam import UnknownToolError
 
+    tools = Workspace("memory://s", {"global_store": False}).context("a").tools
+    with pytest.raises(UnknownToolError) as info:
+        tools.execute("remove_file", {}, strict=True)
+    assert "read, write, edit, str_replace_editor, ls" in str(info.value)
     with pytest.raises(UnknownToolError):
-        Workspace("memory://s").context("a").tools.execute("remove_file", {})
+        tools.get("remove_file")
+    assert tools.execute("read", {"file_path": "/none"}, strict=True).error is not None
+
+
+def test_str_of_a_result_is_the_model_text() -> None:
+    ctx = Workspace("memory://s", {"global_store": False}).context("a")
+    res = ctx.tools.execute("write", {"file_path": "/a.md", "content": "x\n"})
+    assert str(res) == "Created /a.md (1 line)."
+    assert f"{res}" == res.text
+    assert repr(res).startswith("ToolResult(tool='write', ok=True")
+
+
+def test_tool_annotations() -> None:
+    tools = Workspace("memory://s", {"global_store": False}).context("a").tools
+    hints = {n: tools.get(n).annotations.mcp() for n in tools.names()}
+    assert hints == {
+        "read": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+                 "openWorldHint": False},
+        "write": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
+                  "openWorldHint": False},
+        "edit": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                 "openWorldHint": False},
+        "str_replace_editor": {"readOnlyHint": False, "destructiveHint": True,
+                               "idempotentHint": False, "openWorldHint": False},
+        **{n: {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+               "openWorldHint": False} for n in ("ls", "glob", "grep")},
+        "delete": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                   "openWorldHint": False},
+        "move": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                 "openWorldHint": False},
+    }
 
 
 def test_arguments_as_json_string() -> None:
-    ctx = Workspace("memory://s").context("a")
+    ctx = Workspace("memory://s", {"global_store": False}).context("a")
     res = ctx.tools.execute("write", '{"file_path": "/j.txt", "content": "j"}')
     assert res.ok
     bad = ctx.tools.execute("write", "{not json")

@@ -6,8 +6,10 @@
     fsseam schema [--dialect openai|anthropic|json]
 
 Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
-error (``call``), 2 a usage or configuration error (bad arguments, unreadable ledger,
-misconfigured workspace, missing optional package).
+error (``call``), 2 a usage or configuration error (bad arguments, arguments that are not a
+JSON object, an unknown tool, unreadable ledger, misconfigured workspace, missing optional
+package), 141 when the reader of stdout went away (``fsseam schema | head``), quietly, as a
+program killed by SIGPIPE would.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from pydantic import ValidationError
 
 from .errors import FsError
 from .policy import Ledger
-from .tools.registry import UnknownToolError
 from .workspace import Workspace
 
 __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]
@@ -34,6 +35,7 @@ __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what a shell reports for `cmd | head`
 
 LEDGER_FORMAT = Ledger().format
 
@@ -178,12 +180,14 @@ def cmd_call(args: argparse.Namespace) -> int:
             raise LedgerError(f"the directory of ledger {ledger_path} does not exist")
         ledger = load_ledger(ledger_path)
     raw = sys.stdin.read() if args.json == "-" else args.json
+    arguments = _arguments(raw)
     ws = _workspace(args, ledger)
     ctx = ws.context(args.owner)
-    try:
-        result = ctx.tools.execute(args.tool, raw)
-    except UnknownToolError as e:
-        raise UsageError(str(e.args[0] if e.args else e)) from e
+    if args.tool not in ctx.tools.names():
+        raise UsageError(
+            f"there is no tool named {args.tool!r}; the tools are: {', '.join(ctx.tools.names())}"
+        )
+    result = ctx.tools.execute(args.tool, arguments)
     print(result.text)
     sys.stdout.flush()
     if ledger_path is not None and ws.policy is not None:
@@ -192,6 +196,21 @@ def cmd_call(args: argparse.Namespace) -> int:
         except OSError as e:
             raise LedgerError(f"cannot save ledger {ledger_path}: {e}") from e
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    """The JSON argument of ``call``: a mistake here is the shell user's, not a model's, so
+    it is a usage error (exit 2) rather than a tool result."""
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"the tool arguments are not valid JSON ({e}): {raw[:200]!r}") from e
+    if not isinstance(parsed, dict):
+        raise UsageError(
+            f"the tool arguments must be a JSON object such as '{{\"file_path\": \"/a.md\"}}', "
+            f"not {type(parsed).__name__}"
+        )
+    return parsed
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -226,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--backend", choices=["memory", "s3"], default="memory",
         help="s3: start a moto S3 server on 127.0.0.1, run the demo in a fresh bucket, "
-        "stop the server (needs: pip install fsseam-s3 'moto[server]')",
+        "stop the server (needs fsseam-s3 with its test extra; from a clone of fsseam: "
+        "pip install './backends/s3[test]')",
     )
     _add_storage_options(demo)
     demo.set_defaults(func=cmd_demo)
@@ -235,8 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
         "mcp",
         help="serve the tools over MCP (stdio)",
         description="Serve the tools as an MCP server over stdio until stdin closes. Each "
-        "session is its own owner for the observation policy. Needs the MCP SDK: "
-        "pip install 'fsseam[mcp]'.",
+        "session is its own owner for the observation policy. --read-only serves only the "
+        "tools that cannot modify anything. Needs the MCP SDK: pip install 'mcp>=1.10' (the "
+        "mcp extra of fsseam).",
     )
     mcp.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
     mcp.add_argument(
@@ -283,13 +304,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        status: int = args.func(args)
-    except UsageError as e:
-        print(f"fsseam {args.command}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        args = parser.parse_args(argv)
+        try:
+            status: int = args.func(args)
+        except UsageError as e:
+            print(f"fsseam {args.command}: error: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _stdout_gone()
     return status
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout closed it (``| head``): stop quietly. stdout is pointed at
+    /dev/null so that the interpreter's final flush does not print a second traceback."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -29,7 +29,11 @@ from .workspace import Context, Workspace
 __all__ = ["DEFAULT_URL", "S3_INSTALL_HINT", "DemoError", "moto_s3", "run_demo", "run_s3_demo"]
 
 DEFAULT_URL = "memory://demo"
-S3_INSTALL_HINT = "pip install fsseam-s3 'moto[server]'"
+S3_INSTALL_HINT = (
+    "install fsseam-s3 with its test extra in one pip command (so pip picks a boto3 that "
+    "fits the botocore s3fs pins): pip install 'fsseam-s3[test]' from an index that has it, "
+    "or from a clone of fsseam: pip install './backends/s3[test]'"
+)
 PATH = "/notes.md"
 KEY = "notes.md"
 

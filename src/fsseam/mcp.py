@@ -9,7 +9,12 @@ surface that needs it raises :class:`McpUnavailable` with the install hint.
 What a client sees:
 
 - ``tools/list`` returns exactly ``ctx.tools.schemas("json")``: name, description and the
-  parameters schema as ``inputSchema`` (byte-for-byte the schemas the library pins).
+  parameters schema as ``inputSchema`` (byte-for-byte the schemas the library pins), plus
+  each tool's MCP ``annotations`` (``readOnlyHint``, ``destructiveHint``,
+  ``idempotentHint``, ``openWorldHint``). A read-only workspace serves only the tools whose
+  ``readOnlyHint`` is true: a client never offers the model a tool that can only fail.
+- ``initialize`` answers with ``instructions``: the few rules a model needs to use the
+  tools well (read before modifying, what FS_STALE means), the same for every session.
 - ``tools/call`` runs ``ctx.tools.execute``. The text content is exactly the text the
   model would see from the library. A tool error (a model mistake or a storage conflict)
   is an error *result* (``isError: true``, text ``Error [FS_...]: ...``), never a protocol
@@ -45,7 +50,10 @@ __all__ = [
     "serve_stdio",
 ]
 
-INSTALL_HINT = "pip install 'fsseam[mcp]'"
+INSTALL_HINT = (
+    "pip install 'fsseam[mcp]' (from a clone of fsseam: pip install '.[mcp]'; the SDK alone: "
+    "pip install 'mcp>=1.10')"
+)
 
 # Fields of an outcome left out of structuredContent: the file's text is already in the
 # text content, and a client should not get it twice.
@@ -76,6 +84,22 @@ def _version() -> str:
         return "0"
 
 
+INSTRUCTIONS = (
+    "Files of one workspace; paths are absolute, with / as the workspace root. Read a file "
+    "before you write or edit it: every change is a compare-and-swap against the version "
+    "you last read, so a file that changed since (another agent, a person) is refused with "
+    "FS_STALE; read it again and redo the change on what is there now. A new file needs no "
+    "read. ls, glob and grep find files; they do not count as reading them (grep in content "
+    "mode does, for the files it shows). Failed calls change nothing, and each error says "
+    "what to do next."
+)
+READ_ONLY_INSTRUCTIONS = (
+    "Files of one workspace, served read-only; paths are absolute, with / as the workspace "
+    "root. Use read to view a file with line numbers (offset/limit page through long ones), "
+    "ls to list a directory, glob to find files by name and grep to search their contents."
+)
+
+
 class _Session:
     """One MCP session: its own Context (owner) and a lock serializing its calls."""
 
@@ -97,7 +121,14 @@ class ToolServer:
         self._counter = itertools.count(1)
         self._counter_lock = threading.Lock()
         # Schemas are the same for every context; compute them once (they are pinned).
-        self._tools = workspace.context(owner).tools.schemas(dialect="json")
+        registry = workspace.context(owner).tools
+        self._annotations = {n: registry.get(n).annotations for n in registry.names()}
+        self._tools = [
+            s
+            for s in registry.schemas(dialect="json")
+            if self._annotations[s["name"]].read_only or not workspace.read_only
+        ]
+        self.instructions = READ_ONLY_INSTRUCTIONS if workspace.read_only else INSTRUCTIONS
 
     def open_session(self) -> _Session:
         with self._counter_lock:
@@ -108,7 +139,12 @@ class ToolServer:
     def tool_dicts(self) -> list[dict[str, Any]]:
         """The MCP ``Tool`` objects (wire shape) of ``ctx.tools.schemas("json")``."""
         return [
-            {"name": s["name"], "description": s["description"], "inputSchema": s["parameters"]}
+            {
+                "name": s["name"],
+                "description": s["description"],
+                "inputSchema": s["parameters"],
+                "annotations": self._annotations[s["name"]].mcp(),
+            }
             for s in self._tools
         ]
 
@@ -177,13 +213,16 @@ def build_server(tool_server: ToolServer) -> Any:
         return Server(
             "fsseam",
             version=_version(),
+            instructions=tool_server.instructions,
             lifespan=lifespan,
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
 
     # mcp 1.x: decorator registration; the lifespan context is on server.request_context.
-    legacy: Any = Server("fsseam", version=_version(), lifespan=lifespan)
+    legacy: Any = Server(
+        "fsseam", version=_version(), instructions=tool_server.instructions, lifespan=lifespan
+    )
 
     async def list_tools() -> list[Any]:
         return tools

@@ -122,6 +122,8 @@ class Seam:
         return self.backend.resolve(key)
 
     def _missing(self, key: str, err: FsError) -> FsError:
+        # A missing bucket is not a missing file: "create the file" would send the model
+        # into writes that fail the same way, and absence must not be recorded for it.
         if err.code is ErrorCode.FS_NOT_FOUND and err.reason != "bucket_missing":
             self._gate.dispatch(MissingEvent(owner=self.owner, key=key, path=display(key)))
             return FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="not_found")

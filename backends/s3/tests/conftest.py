@@ -3,9 +3,9 @@
 The server itself comes from ``fsseam_s3.testing.moto_server`` (shared with the benchmark
 and demos); this file only adapts it to pytest fixtures.
 
-moto's in-process ``mock_aws`` cannot serve s3fs (aiobotocore awaits a bytes body), so the
-tests talk HTTP to a ``ThreadedMotoServer``. Its WSGI app is wrapped to record every
-request, so request counts are measured at the server, not inferred from client hooks.
+Most tests talk HTTP to a ``ThreadedMotoServer`` (test_s3_mock_aws.py covers moto's
+in-process ``mock_aws``). Its WSGI app is wrapped to record every request, so request
+counts are measured at the server, not inferred from client hooks.
 
 The wrapper also runs one request at a time. moto checks ``If-Match``/``If-None-Match`` and
 then stores the object in separate steps with no lock (moto 5.2.5, s3/responses.py), and a
@@ -18,11 +18,29 @@ that checked with one request and wrote with another would still lose updates he
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from fsseam_s3.testing import CREDENTIALS, MotoEndpoint, RequestLog, moto_server
+
+# A core-only checkout (pip install -e ".[test]") has none of this directory's packages:
+# every test module here is then reported as skipped, with the install command. (This
+# conftest is loaded before collection, where pytest.importorskip would abort the run.)
+NEEDED = ("fsseam_s3", "moto")
+MISSING = [m for m in NEEDED if importlib.util.find_spec(m) is None]
+if MISSING:
+    REASON = f"{', '.join(MISSING)} not installed: pip install -e . -e 'backends/s3[test]'"
+
+    class _Skipped(pytest.File):
+        def collect(self) -> Iterator[pytest.Item]:
+            raise pytest.skip.Exception(REASON, allow_module_level=True)
+
+    def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Any:
+        return _Skipped.from_parent(parent, path=module_path)
+else:
+    from fsseam_s3.testing import CREDENTIALS, MotoEndpoint, RequestLog, moto_server
 
 __all__ = ["CREDENTIALS", "MotoEndpoint", "RequestLog"]
 
@@ -35,7 +53,8 @@ def moto() -> Iterator[MotoEndpoint]:
 
 @pytest.fixture
 def s3_options(moto: MotoEndpoint) -> dict[str, Any]:
-    """DESIGN.md's convenience keys; the backend turns them into s3fs options."""
+    """The convenience keys (endpoint_url, key, secret); the backend turns them into s3fs
+    options."""
     return moto.storage_options()
 
 

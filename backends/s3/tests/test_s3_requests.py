@@ -1,4 +1,4 @@
-"""Request counts measured at the moto server: the round trips DESIGN.md promises."""
+"""Request counts measured at the moto server: the round trips docs/backends.md promises."""
 
 from __future__ import annotations
 
@@ -121,7 +121,8 @@ def test_stream_is_one_get_per_chunk(backend: S3Backend, moto: Any, bucket: str)
 
 
 def test_s3fs_cat_file_costs_head_and_get(backend: S3Backend, moto: Any, bucket: str) -> None:
-    """Regression guard for BACKENDS.md: why read() uses the raw GetObject call."""
+    """Regression guard for a storage fact (docs/decisions.md): why read() uses the raw
+    GetObject call."""
     backend.write("a.txt", b"hello", CreateOnly())
     moto.log.clear()
     assert backend.fs.cat_file(f"{bucket}/p/a.txt") == b"hello"

@@ -46,6 +46,12 @@ def check_precondition(
             raise Conflict("mismatch", f"{shown} has changed since it was read.", path=key)
 
 
+def _root_is_directory() -> FsError:
+    return FsError(
+        ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory, not a file.", path=""
+    )
+
+
 class _FsspecStream:
     def __init__(self, f: Any, chunk_size: int, size: int | None) -> None:
         self._f = f
@@ -112,6 +118,8 @@ class FsspecDigestBackend:
             raise
 
     def read(self, key: str) -> Blob:
+        if not key:
+            raise _root_is_directory()
         path = self.path(key)
         try:
             data = self.fs.cat_file(path)
@@ -122,6 +130,8 @@ class FsspecDigestBackend:
         return Blob(data=data, version=digest_version(data))
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> _FsspecStream:
+        if not key:
+            raise _root_is_directory()
         path = self.path(key)
         try:
             f = self.fs.open(path, "rb")
@@ -134,6 +144,10 @@ class FsspecDigestBackend:
         try:
             info = self.fs.info(path)
         except Exception as e:
+            if not key and isinstance(e, FileNotFoundError):
+                # An object store or a fresh memory:// has no root until a file is written
+                # below it: the root is an empty directory, as on S3 and GCS.
+                return Stat(key="", kind="directory")
             raise map_os_error(e, key, "stat") from e
         kind: Literal["file", "directory"] = (
             "directory" if info.get("type") == "directory" else "file"
@@ -145,6 +159,8 @@ class FsspecDigestBackend:
         try:
             infos = self.fs.ls(path, detail=True)
         except Exception as e:
+            if not key and isinstance(e, FileNotFoundError):
+                return []  # an empty root, as in stat()
             raise map_os_error(e, key, "list") from e
         if len(infos) == 1 and infos[0].get("type") != "directory":
             name = self.fs._strip_protocol(infos[0]["name"]).rstrip("/")

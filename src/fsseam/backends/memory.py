@@ -1,4 +1,11 @@
-"""In-memory backend: fsspec's MemoryFileSystem with an isolated store per Workspace."""
+"""In-memory backend: fsspec's own MemoryFileSystem, shared with every fsspec user.
+
+``memory://proj`` is the store that ``fsspec.filesystem("memory")``, pandas'
+``to_csv("memory://proj/x.csv")`` and a re-run notebook cell all see, so files written there
+by anyone are the agent's files and the other way round. Isolation is asked for explicitly:
+``storage_options={"global_store": False}`` (fsspec's own name for it) gives the workspace a
+store of its own.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +14,48 @@ from typing import Any
 
 from fsspec.implementations.memory import MemoryFileSystem
 
+from ..errors import ErrorCode, FsError
 from ..versions import Capabilities
 from ._fsspec import FsspecDigestBackend, _FsspecStream
+
+__all__ = ["MemoryBackend", "isolated_memory_filesystem"]
+
+
+def isolated_memory_filesystem() -> MemoryFileSystem:
+    """A MemoryFileSystem with a store of its own, on every fsspec version.
+
+    fsspec >= 2025 spells this ``MemoryFileSystem(global_store=False,
+    skip_instance_cache=True)``; older releases have no ``global_store`` and would quietly
+    share the class-level store, so the store is replaced on the instance instead.
+    """
+    fs = MemoryFileSystem(skip_instance_cache=True)
+    fs.store = {}
+    fs.pseudo_dirs = [""]
+    return fs
+
+
+def _global_store(storage_options: dict[str, Any]) -> bool:
+    options = dict(storage_options)
+    value = options.pop("global_store", True)
+    if options:
+        raise FsError(
+            ErrorCode.FS_INVALID_ARGUMENT,
+            f"memory:// takes one storage option, global_store (false for a store of this "
+            f"workspace's own); got {', '.join(sorted(options))}.",
+        )
+    if not isinstance(value, bool):
+        raise FsError(
+            ErrorCode.FS_INVALID_ARGUMENT,
+            f"the memory:// storage option global_store must be true or false, not {value!r}.",
+        )
+    return value
 
 
 class MemoryBackend(FsspecDigestBackend):
     """Digest versions; the compare-and-swap holds a lock shared by every user of the store,
-    and the store lives in this process, so it is atomic."""
+    and the store lives in this process, so it is atomic among fsseam writers. Writers that
+    bypass fsseam (pandas, fsspec) take no lock; the digest re-check under the lock is what
+    catches their changes."""
 
     capabilities = Capabilities(
         create_only_atomic=True,
@@ -30,15 +72,18 @@ class MemoryBackend(FsspecDigestBackend):
         return _FsspecStream(io.BytesIO(blob.data), chunk_size, len(blob.data))
 
     def _lock_token(self) -> int:
-        # Every MemoryFileSystem sharing one store must share one lock.
+        # Every MemoryFileSystem sharing one store must share one lock: for the global store
+        # that is every default instance in the process.
         return id(self.fs.store)
 
     @classmethod
     def from_url(
         cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
     ) -> MemoryBackend:
+        shared = _global_store(storage_options)
         if fs is None:
-            # The class-level store is shared by every instance: never use it implicitly.
-            fs = MemoryFileSystem(global_store=False, skip_instance_cache=True)
+            fs = MemoryFileSystem(skip_instance_cache=True) if shared else (
+                isolated_memory_filesystem()
+            )
         root = MemoryFileSystem._strip_protocol(url) or "/"
         return cls(fs, root)

@@ -34,6 +34,9 @@ KNOWN_ADAPTERS: dict[str, str] = {
 """Protocols whose adapter lives in a package of its own: used only for the install hint
 when that package is missing (the adapters themselves are found by entry point)."""
 
+SOURCE_DIRS: dict[str, str] = {"fsseam-s3": "backends/s3", "fsseam-gcs": "backends/gcs"}
+"""Where each adapter distribution lives in the fsseam repository (for install hints)."""
+
 
 @cache
 def _entry_points() -> dict[str, EntryPoint]:
@@ -70,15 +73,24 @@ def backend_class(protocol: str) -> type:
         package = KNOWN_ADAPTERS[protocol]
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"{protocol}:// needs the fsseam adapter package: pip install {package} "
-            f"(or pip install 'fsseam[{package.split('-')[1]}]').",
+            f"{protocol}:// needs the fsseam adapter package {package}: pip install {package} "
+            f"from an index that has it, or from a clone of the fsseam repository: "
+            f"pip install ./{SOURCE_DIRS[package]} (pip install . ./{SOURCE_DIRS[package]} "
+            "installs fsseam with it).",
         )
     try:
         fsspec.get_filesystem_class(protocol)
-    except (ValueError, ImportError) as e:
+    except ImportError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"no fsspec filesystem is known for {protocol}:// ({e}).",
+            f"fsspec's filesystem for {protocol}:// needs a package that is not installed "
+            f"({e}); install it and try again.",
+        ) from e
+    except ValueError as e:
+        raise FsError(
+            ErrorCode.FS_UNSUPPORTED,
+            f"no fsspec filesystem is known for {protocol}:// ({e}). Check the URL's "
+            "protocol, or install the package that provides it.",
         ) from e
     return _load(GENERIC, protocol)
 
@@ -99,5 +111,34 @@ def open_backend(
         else:
             protocol = "file"
     cls = backend_class(protocol)
-    backend: Backend = cls.from_url(url, dict(storage_options or {}), fs)  # type: ignore[attr-defined]
+    try:
+        backend: Backend = cls.from_url(url, dict(storage_options or {}), fs)  # type: ignore[attr-defined]
+    except FsError:
+        raise
+    except Exception as e:
+        raise _construction_error(url, protocol, e) from e
     return backend
+
+
+def _construction_error(url: str, protocol: str, exc: Exception) -> FsError:
+    """A filesystem that refused to be built is a misconfigured workspace: one FsError with
+    the cause, never the filesystem's own exception (``zip://x`` raises IsADirectoryError,
+    ``ftp://`` a TypeError about a missing host)."""
+    cause = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ImportError):
+        return FsError(
+            ErrorCode.FS_UNSUPPORTED,
+            f"{protocol}:// needs a package that is not installed ({cause}); install it and "
+            "try again.",
+        )
+    if isinstance(exc, PermissionError):
+        return FsError(
+            ErrorCode.FS_PERMISSION_DENIED,
+            f"cannot open the workspace {url}: permission denied ({cause}). Check the "
+            "credentials or storage_options.",
+        )
+    return FsError(
+        ErrorCode.FS_INVALID_ARGUMENT,
+        f"cannot open the workspace {url}: the {protocol}:// filesystem refused the URL or its "
+        f"storage_options ({cause}). Check both.",
+    )

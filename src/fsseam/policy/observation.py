@@ -1,7 +1,7 @@
 """The observation policy: no agent modifies a file state it has not seen.
 
 Per owner, the ledger keeps the version last observed of each file, or that the file was
-confirmed absent. Rules:
+confirmed absent. Rules (docs/concepts.md, "The observation policy"):
 
 - a successful read (windows too) records the version; a successful write records the new
   one, so an agent's own edits never make its next edit stale;

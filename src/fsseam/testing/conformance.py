@@ -167,6 +167,14 @@ class BackendConformance:
         assert [e.size for e in entries if e.kind == "file"] == [1, 2]
         assert [e.name for e in backend.list("")] == ["d"]
 
+    def test_empty_root_is_an_empty_directory(self, backend: Backend) -> None:
+        assert backend.list("") == []
+        assert backend.stat("").kind == "directory"
+        for read in (backend.read, backend.open_read):
+            with pytest.raises(FsError) as info:
+                read("")
+            assert info.value.code is ErrorCode.FS_IS_DIRECTORY
+
     def test_list_missing_is_not_found(self, backend: Backend) -> None:
         with pytest.raises(FsError) as info:
             backend.list("nope")

@@ -82,7 +82,7 @@ class ToolsConformance:
             "src/app.py": b"import os\n\ndef main():\n    return os.getcwd()\n",
             "src/lib/util.py": b"def helper():\n    return 42\n",
             "src/lib/data.bin": b"\x00\x01def\x02",
-            "docs/guide.md": b"def is not code here\n",
+            "notes/guide.md": b"def is not code here\n",
             ".hidden/secret.py": b"def hidden():\n    pass\n",
         }.items():
             ws.backend.write(key, data, Overwrite())

@@ -1,5 +1,6 @@
 """Model-facing tools: read, write, edit, str_replace_editor."""
 
+from .annotations import ToolAnnotations
 from .base import Tool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
@@ -18,6 +19,7 @@ __all__ = [
     "ReadTool",
     "StrReplaceEditor",
     "Tool",
+    "ToolAnnotations",
     "ToolError",
     "ToolRegistry",
     "ToolResult",

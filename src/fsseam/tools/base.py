@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from ..errors import FsError
 from ..messages import DEFAULT_VOCABULARY, Vocabulary
 from ..seam import Seam
+from .annotations import ToolAnnotations
 from .render import render
 from .schema import parameters_schema
 
@@ -32,6 +33,10 @@ class Tool(ABC, Generic[ArgsT, OutcomeT]):
     args_model: ClassVar[type[BaseModel]]
     vocabulary: ClassVar[Vocabulary] = DEFAULT_VOCABULARY
     """How this tool's error texts name its arguments (see :mod:`fsseam.messages`)."""
+    annotations: ClassVar[ToolAnnotations] = ToolAnnotations(
+        read_only=False, destructive=True, idempotent=False
+    )
+    """What the tool may do; the default assumes the worst (it modifies and destroys)."""
 
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the arguments, as model APIs accept it."""

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..outcomes import EditOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
+from .annotations import READ_ONLY, ToolAnnotations
 from .base import Tool
 from .render import MAX_LINE_CHARS, MAX_READ_CHARS
 
@@ -75,6 +76,7 @@ EDIT_DESCRIPTION = (
 
 class ReadTool(Tool[ReadArgs, ReadOutcome]):
     name = "read"
+    annotations = READ_ONLY
     args_model = ReadArgs
 
     def __init__(self, description: str = READ_DESCRIPTION) -> None:
@@ -87,6 +89,9 @@ class ReadTool(Tool[ReadArgs, ReadOutcome]):
 
 class WriteTool(Tool[WriteArgs, WriteOutcome]):
     name = "write"
+    # Writing the same content again changes nothing (the agent's own write is what it
+    # observed); it replaces whatever the file held, hence destructive.
+    annotations = ToolAnnotations(read_only=False, destructive=True, idempotent=True)
     args_model = WriteArgs
 
     def __init__(self, description: str = WRITE_DESCRIPTION) -> None:

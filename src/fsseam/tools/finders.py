@@ -15,6 +15,7 @@ from ..globs import compile_glob
 from ..grep import MAX_CONTEXT, compile_pattern
 from ..outcomes import GlobOutcome, GrepOutcome, ListOutcome
 from ..seam import Seam
+from .annotations import READ_ONLY
 from .base import Tool
 from .render import render_glob, render_grep, render_ls
 
@@ -101,6 +102,7 @@ class GrepArgs(BaseModel):
 
 class LsTool(Tool[LsArgs, ListOutcome]):
     name = "ls"
+    annotations = READ_ONLY
     args_model = LsArgs
 
     def __init__(self, description: str = LS_DESCRIPTION) -> None:
@@ -115,6 +117,7 @@ class LsTool(Tool[LsArgs, ListOutcome]):
 
 class GlobTool(Tool[GlobArgs, GlobOutcome]):
     name = "glob"
+    annotations = READ_ONLY
     args_model = GlobArgs
 
     def __init__(self, description: str = GLOB_DESCRIPTION,
@@ -135,6 +138,7 @@ class GlobTool(Tool[GlobArgs, GlobOutcome]):
 
 class GrepTool(Tool[GrepArgs, GrepOutcome]):
     name = "grep"
+    annotations = READ_ONLY
     args_model = GrepArgs
 
     def __init__(self, description: str = GREP_DESCRIPTION) -> None:

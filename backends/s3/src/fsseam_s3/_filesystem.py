@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._moto import attach_to_filesystem
+
 __all__ = ["BACKEND_OPTIONS", "make_filesystem", "split_options"]
 
 # Options read by S3Backend itself; everything else goes to s3fs.S3FileSystem.
@@ -26,8 +28,9 @@ def split_options(storage_options: dict[str, Any]) -> tuple[dict[str, Any], dict
 def make_filesystem(fs_options: dict[str, Any]) -> Any:
     """An ``s3fs.S3FileSystem`` of its own, with no listings cache.
 
-    ``endpoint_url`` and ``region_name`` at the top level are conveniences (DESIGN.md's
-    ``{"endpoint_url", "key", "secret"}``); s3fs wants them in ``client_kwargs``. A custom
+    ``endpoint_url`` and ``region_name`` at the top level are conveniences (a workspace's
+    storage_options are ``{"endpoint_url", "key", "secret"}``); s3fs wants them in
+    ``client_kwargs``. A custom
     endpoint (MinIO, moto) gets region us-east-1 unless one is given, because botocore
     refuses to sign without a region and those servers accept any.
     """
@@ -49,4 +52,7 @@ def make_filesystem(fs_options: dict[str, Any]) -> Any:
     # between workspaces; the listings cache would serve stale ETags and sizes.
     options["skip_instance_cache"] = True
     options["use_listings_cache"] = False
-    return s3fs.S3FileSystem(**options)
+    fs = s3fs.S3FileSystem(**options)
+    # moto's in-process mock_aws answers this client too (a no-op without an active mock).
+    attach_to_filesystem(fs)
+    return fs

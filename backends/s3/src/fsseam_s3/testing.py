@@ -8,11 +8,12 @@
         ...
         s3.log.counts()          # {"GET": 3, "PUT": 2}
 
-moto's in-process ``mock_aws`` cannot serve s3fs (aiobotocore awaits a bytes body), so
-this talks HTTP to a ``ThreadedMotoServer`` bound to 127.0.0.1 (its default is 0.0.0.0).
-Its WSGI app is wrapped to record every request (method, path, status, body sizes), so
-request counts and bytes transferred are measured at the server, not inferred from
-client hooks.
+moto's in-process ``mock_aws`` serves S3 workspaces too (see ``fsseam_s3._moto``); a
+server is for what the mock cannot show: requests counted on the wire, several processes
+on one store, a real HTTP stack. This talks HTTP to a ``ThreadedMotoServer`` bound to
+127.0.0.1 (its default is 0.0.0.0). Its WSGI app is wrapped to record every request
+(method, path, status, body sizes), so request counts and bytes transferred are measured
+at the server, not inferred from client hooks.
 
 ``serialize=True`` (the default) also runs one request at a time. moto checks
 ``If-Match``/``If-None-Match`` and then stores the object in separate steps with no lock
@@ -27,8 +28,9 @@ real server's parallelism, but moto's conditional writes are then not atomic).
 ``faults=`` puts a :class:`fsseam.testing.faults.FaultPlan` in front of moto: the requests it
 names fail with S3-style errors (:func:`s3_error_body`), cut connections or lost answers.
 
-moto and boto3 are test extras (``pip install fsseam-s3[test]``), imported only when a
-server is started or a client made.
+moto (and the boto3 it brings) is in the test extra (``pip install 'fsseam-s3[test]'``,
+from a clone ``pip install './backends/s3[test]'``), imported only when a server is started
+or a client made.
 """
 
 from __future__ import annotations
@@ -170,7 +172,8 @@ class MotoEndpoint:
         )
 
     def storage_options(self) -> dict[str, Any]:
-        """Workspace ``storage_options`` for this server (DESIGN.md's convenience keys)."""
+        """Workspace ``storage_options`` for this server (``endpoint_url``, ``key``,
+        ``secret``: the convenience keys the backend turns into s3fs options)."""
         return {"endpoint_url": self.url, **CREDENTIALS}
 
     def s3fs_options(self) -> dict[str, Any]:
