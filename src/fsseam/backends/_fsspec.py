@@ -256,6 +256,13 @@ class FsspecDigestBackend:
             found = {}
         except Exception as e:
             raise map_os_error(e, key, "list") from e
+        if not isinstance(found, dict):
+            # Some filesystems answer a file's path with a list of names whatever
+            # ``detail`` asks (adlfs): the same answer, without the details.
+            names = [self._relative(n) for n in found]
+            if key and key in names:
+                raise self._not_a_directory(key)
+            found = {n: self.fs.info(self._fresh(n)) for n in found}
         files: list[Entry] = []
         prefix = key + "/" if key else ""
         for name, info in found.items():
