@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["CountingProxy", "ProxiedRequest", "counting_proxy", "serve_http"]
+__all__ = ["CountingProxy", "ProxiedRequest", "counting_proxy", "forwarding_handler", "serve_http"]
 
 # Hop-by-hop headers (RFC 9110 7.6.1) are the proxy's own business on each side.
 _HOP_BY_HOP = frozenset(
@@ -91,7 +91,10 @@ def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
     return handler.rfile.read(length) if length else b""
 
 
-def _handler(proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
+def forwarding_handler(proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
+    """The request handler class of ``proxy`` (forward to ``proxy.upstream``, record).
+    Subclass it to alter answers (a fault or a misbehaving intermediary) and serve it with
+    :func:`serve_http`."""
     target = urlsplit(proxy.upstream)
     host, port = target.hostname or "127.0.0.1", target.port
 
@@ -188,6 +191,6 @@ def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
 def counting_proxy(upstream: str) -> Iterator[CountingProxy]:
     """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``."""
     proxy = CountingProxy(url="", upstream=upstream.rstrip("/"))
-    with serve_http(_handler(proxy)) as url:
+    with serve_http(forwarding_handler(proxy)) as url:
         proxy.url = url
         yield proxy
