@@ -366,3 +366,27 @@ def test_a_caching_filesystem_is_refused(tmp_path: Any) -> None:
         open_backend("/data", fs=cached)
     assert info.value.code is ErrorCode.FS_UNSUPPORTED
     assert "without the cache layer" in info.value.message
+
+
+def test_a_filesystem_that_refuses_the_listings_option_still_opens() -> None:
+    """Some constructors hand their keyword arguments to a client that takes no others
+    (SFTP's to paramiko): without the listings option the backend still gets its own
+    instance, and forgets listings itself."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class StrictFileSystem(MemoryFileSystem):
+        protocol = "fsseam-strict-test"
+
+        def __init__(self, **kwargs: Any) -> None:
+            unknown = set(kwargs) - {"global_store"}
+            if unknown:
+                raise TypeError(f"unexpected keyword arguments {sorted(unknown)}")
+            super().__init__(global_store=False)
+
+    fsspec.register_implementation("fsseam-strict-test", StrictFileSystem, clobber=True)
+    a = open_backend("fsseam-strict-test://root")
+    b = open_backend("fsseam-strict-test://root")
+    assert isinstance(a, GenericBackend) and isinstance(a.fs, StrictFileSystem)
+    assert a.fs is not b.fs
+    a.write("k.txt", b"v", CreateOnly())
+    assert a.read("k.txt").data == b"v"

@@ -132,8 +132,8 @@ class FsspecDigestBackend:
                     break
                 p = parent
         except Exception:
-            # Forgetting is an optimisation of correctness only where a cache exists; a
-            # filesystem whose invalidation fails has nothing we could have dropped.
+            # A filesystem whose invalidate_cache fails (or is not implemented for these
+            # paths) keeps no listings we could drop: nothing stale can come from it.
             pass
         return path
 
