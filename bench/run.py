@@ -9,6 +9,12 @@ Backends: memory, local (a temporary directory; FSSEAM_BENCH_DIR picks its paren
 s3 (moto server in this process, requests serialized: see fsseam_s3.testing) and gcs
 (fake-gcs-server; requests counted by a proxy in a separate pass so the proxy does not
 add to the timed calls). Prints markdown tables on stdout; progress goes to stderr.
+
+The generic path (``--generic s3,gcs,azure``, on by default): the same read / write /
+edit through the generic backend over s3fs (moto), gcsfs (fake-gcs-server) and adlfs
+(Azurite), requests counted at the server, next to the dedicated adapters.
+
+    python bench/run.py --backends none --generic s3,gcs,azure --quick   # that part only
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ MiB = 1 << 20
 LINES = 2000
 FILLER = "lorem ipsum dolor sit amet, consectetur adipiscing elit sed do eiusmod"
 ALL_BACKENDS = ("memory", "local", "s3", "gcs")
+GENERIC_STORES = ("s3", "gcs", "azure")
 
 
 def log(msg: str) -> None:
@@ -610,6 +617,150 @@ def _overwrite() -> Any:
     return Overwrite()
 
 
+# -- 4. the generic path: what the dedicated adapters save ----------------------------------
+
+
+class RecordsCounter:
+    """Requests seen by an ``fsseam.testing.proxy.CountingProxy``."""
+
+    def __init__(self, proxy: Any) -> None:
+        self.proxy = proxy
+
+    def reset(self) -> None:
+        self.proxy.take()
+
+    def count(self) -> int:
+        with self.proxy.lock:
+            return len(self.proxy.records)
+
+
+@dataclass
+class GenericResult:
+    store: str
+    filesystem: str
+    generic_requests: dict[str, float]
+    generic_ms: dict[str, float]
+    adapter: str | None = None
+    """The dedicated adapter's package, when there is one."""
+    adapter_requests: dict[str, float] | None = None
+    adapter_ms: dict[str, float] | None = None
+
+
+GENERIC_OPS = ("read", "write", "edit")
+
+
+def count_cycle(ws: Any, counter: Any, n: int) -> tuple[dict[str, float], dict[str, float]]:
+    """``n`` rounds of read -> write (after that read) -> edit on one 80 KB file by one
+    agent: mean requests at the server and median milliseconds per call."""
+    ctx = ws.context("bench-generic")
+    texts = [make_text("a"), make_text("b")]
+    res = ctx.tools.execute("write", {"file_path": "/gen.txt", "content": texts[0]})
+    assert res.ok, res.text
+    calls: dict[str, Callable[[int], Any]] = {
+        "read": lambda i: ctx.tools.execute("read", {"file_path": "/gen.txt"}),
+        "write": lambda i: ctx.tools.execute(
+            "write", {"file_path": "/gen.txt", "content": texts[(i + 1) % 2]}
+        ),
+        # The write just before put tok-alpha back.
+        "edit": lambda i: ctx.tools.execute(
+            "edit", {"file_path": "/gen.txt", "old_string": "tok-alpha",
+                     "new_string": "tok-omega"},
+        ),
+    }
+    requests: dict[str, list[int]] = {op: [] for op in GENERIC_OPS}
+    times: dict[str, list[float]] = {op: [] for op in GENERIC_OPS}
+    for i in range(n + 1):  # the first round warms clients and connections
+        for op in GENERIC_OPS:
+            counter.reset()
+            t0 = time.perf_counter()
+            res = calls[op](i)
+            took = time.perf_counter() - t0
+            if not res.ok:
+                raise RuntimeError(f"generic {op}: {res.text}")
+            if i:
+                requests[op].append(counter.count())
+                times[op].append(took)
+    return (
+        {op: statistics.mean(v) for op, v in requests.items()},
+        {op: statistics.median(v) * 1e3 for op, v in times.items()},
+    )
+
+
+def bench_generic(store: str, n: int, stack: ExitStack) -> GenericResult | None:
+    from fsseam import Workspace
+
+    if store == "s3":
+        from fsseam_s3.testing import moto_server
+
+        ep = stack.enter_context(moto_server(serialize=True))
+        bucket = ep.create_bucket()
+        counter: Any = S3Counter(ep, bucket)
+        s3fs_options = {k: v for k, v in ep.s3fs_options().items()
+                        if k != "skip_instance_cache"}
+        generic = Workspace(f"s3://{bucket}/g", storage_options=s3fs_options, backend="generic")
+        adapter = Workspace(f"s3://{bucket}/a", storage_options=ep.storage_options())
+        result = GenericResult("s3 (moto)", "s3fs", {}, {}, "fsseam-s3")
+    elif store == "gcs":
+        from fsseam_gcs.testing import fake_gcs_server
+
+        from fsseam.testing.proxy import counting_proxy
+
+        gcs = stack.enter_context(fake_gcs_server())
+        bucket = gcs.create_bucket()
+        proxy = stack.enter_context(counting_proxy(gcs.url))
+        counter = RecordsCounter(proxy)
+        options = {**gcs.storage_options(), "endpoint_url": proxy.url}
+        generic = Workspace(f"gs://{bucket}/g", storage_options=options, backend="generic")
+        adapter = Workspace(f"gs://{bucket}/a", storage_options=options)
+        result = GenericResult("gcs (fake-gcs-server)", "gcsfs", {}, {}, "fsseam-gcs")
+    elif store == "azure":
+        from fsseam.testing.azurite import AzuriteNotFound, azurite_server
+
+        try:
+            az = stack.enter_context(azurite_server())
+        except AzuriteNotFound as e:
+            log(f"azure: skipped ({e})")
+            return None
+        container = az.create_container()
+        counter = RecordsCounter(az.proxy)
+        generic = Workspace(f"az://{container}/g", storage_options=az.storage_options(),
+                            backend="generic")
+        adapter = None
+        result = GenericResult("azure (Azurite)", "adlfs", {}, {})
+    else:
+        raise SystemExit(f"unknown store {store!r}; choose from {', '.join(GENERIC_STORES)}")
+    result.generic_requests, result.generic_ms = count_cycle(generic, counter, n)
+    if adapter is not None:
+        result.adapter_requests, result.adapter_ms = count_cycle(adapter, counter, n)
+    return result
+
+
+def render_generic(rows: list[GenericResult]) -> str:
+    out = [
+        "| generic path | filesystem | read | write after read | edit "
+        "| dedicated adapter: read / write / edit | generic ms read / write / edit "
+        "| adapter ms read / write / edit |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cells = [r.store, r.filesystem]
+        cells += [fmt_req(r.generic_requests[op]) for op in GENERIC_OPS]
+        if r.adapter_requests is not None and r.adapter_ms is not None:
+            cells.append(
+                "/".join(fmt_req(r.adapter_requests[op]) for op in GENERIC_OPS)
+                + f" ({r.adapter})"
+            )
+        else:
+            cells.append("no adapter yet")
+        cells.append(" / ".join(fmt_ms(r.generic_ms[op]) for op in GENERIC_OPS))
+        cells.append(
+            " / ".join(fmt_ms(r.adapter_ms[op]) for op in GENERIC_OPS)
+            if r.adapter_ms is not None else "n/a"
+        )
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 # -- output ----------------------------------------------------------------------------------
 
 
@@ -684,7 +835,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small K/M, no 1 GiB row")
     ap.add_argument("--backends", default=",".join(ALL_BACKENDS),
-                    help="comma-separated subset of memory,local,s3,gcs")
+                    help="comma-separated subset of memory,local,s3,gcs (or none)")
+    ap.add_argument("--generic", default=",".join(GENERIC_STORES),
+                    help="stores for the generic-path requests: subset of s3,gcs,azure "
+                         "(or none)")
     ap.add_argument("-n", type=int, default=None, help="timed calls per op (default 40; 10)")
     ap.add_argument("--json", help="also write the raw results to this file")
     ap.add_argument("--no-windows", action="store_true")
@@ -695,10 +849,16 @@ def main(argv: list[str] | None = None) -> int:
         window_child(json.loads(args.window_child))
         return 0
 
-    names = [b.strip() for b in args.backends.split(",") if b.strip()]
+    names = [b.strip() for b in args.backends.split(",") if b.strip() not in ("", "none")]
     for b in names:
         if b not in ALL_BACKENDS:
             ap.error(f"unknown backend {b!r}")
+    generic_stores = [
+        g.strip() for g in args.generic.split(",") if g.strip() not in ("", "none")
+    ]
+    for g in generic_stores:
+        if g not in GENERIC_STORES:
+            ap.error(f"unknown store {g!r} for --generic")
     n = args.n or (10 if args.quick else 40)
     if args.quick:
         plan: list[tuple[int, int]] = [(2, 5), (4, 3)]
@@ -736,12 +896,23 @@ def main(argv: list[str] | None = None) -> int:
                         log(f"{name}: {k} agents x {m} edits ({mode})")
                         agents.append(bench_agents(target, mode, k, m, budget))
 
+    generic_rows: list[GenericResult] = []
+    for g in generic_stores:
+        with ExitStack() as stack:
+            log(f"{g}: generic path requests (read, write after read, edit)")
+            row = bench_generic(g, 3 if args.quick else 10, stack)
+            if row is not None:
+                generic_rows.append(row)
+
     print(f"fsseam benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
           f"{platform.python_implementation()} {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, {'quick' if args.quick else 'full'} run "
           f"({n} timed calls per op, medians; 2,000-line 80,000-byte file)")
     print()
     print(render(latency, windows, agents))
+    if generic_rows:
+        print()
+        print(render_generic(generic_rows))
     if notes:
         print()
         for x in notes:
@@ -755,6 +926,7 @@ def main(argv: list[str] | None = None) -> int:
                                 for k, v in latency.items()},
                     "windows": [asdict(w) for w in windows],
                     "agents": [asdict(a) | {"throughput": a.throughput} for a in agents],
+                    "generic": [asdict(g) for g in generic_rows],
                 },
                 f,
                 indent=2,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,3 +73,45 @@ def test_quick_bench_on_embedded_backends() -> None:
         assert r[requests] == "n/a", r
         for col in ("read ratio", "write ratio", "edit ratio"):
             assert float(r[header.index(col)]) > 0, r
+
+
+def test_generic_path_requests_next_to_the_adapters() -> None:
+    """bench/run.py's generic-path table: requests counted at the server for read, write
+    after read and edit through the generic backend, and the dedicated adapters' 1/1/2."""
+    from fsseam.testing.azurite import AzuriteNotFound, find_azurite
+
+    stores = []
+    for store, module in (("s3", "fsseam_s3.testing"), ("gcs", "fsseam_gcs.testing")):
+        if importlib.util.find_spec(module.split(".")[0]) is not None:
+            stores.append(store)
+    try:
+        find_azurite()
+        if importlib.util.find_spec("adlfs") is not None:
+            stores.append("azure")
+    except AzuriteNotFound:
+        pass
+    if not stores:
+        pytest.skip("no emulator for the generic path is installed")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--backends", "none",
+         "--generic", ",".join(stores)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header, rows = _table_with(_tables(proc.stdout), "write after read")
+    got = {r[0].split(" ")[0]: r for r in rows}
+    assert sorted(got) == sorted(stores)
+    read, write, edit = (header.index(c) for c in ("read", "write after read", "edit"))
+    adapter = next(i for i, h in enumerate(header) if h.startswith("dedicated adapter"))
+    expected = {
+        "s3": (("2", "3", "5"), "1/1/2 (fsseam-s3)"),  # s3fs's cat_file: HEAD + GET
+        "gcs": (("1", "2", "3"), "1/1/2 (fsseam-gcs)"),
+        "azure": (("1", "2", "3"), "no adapter yet"),
+    }
+    for store, r in got.items():
+        assert ((r[read], r[write], r[edit]), r[adapter]) == expected[store], r

@@ -21,8 +21,10 @@ class Workspace:
     """A root on some storage, with its gate and observation policy.
 
     ``url``: ``/abs/dir``, ``file:///abs/dir``, ``memory://name``, ``s3://bucket/prefix``,
-    ``gs://bucket/prefix`` or any fsspec URL. Raises FsError for a misconfigured workspace
-    (unknown protocol, adapter package missing, local root that does not exist).
+    ``gs://bucket/prefix`` or any fsspec URL. ``backend="generic"`` uses the generic backend
+    (compare-and-swap emulated in this process) even where the protocol has an adapter.
+    Raises FsError for a misconfigured workspace (unknown protocol, adapter package
+    missing, local root that does not exist).
     """
 
     def __init__(
@@ -37,10 +39,11 @@ class Workspace:
         limits: Limits | None = None,
         ledger: Ledger | None = None,
         load_entry_points: bool = True,
+        backend: str | None = None,
     ) -> None:
         self.url = url
         self.read_only = read_only
-        self.backend: Backend = open_backend(url, storage_options, fs)
+        self.backend: Backend = open_backend(url, storage_options, fs, backend=backend)
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = ObservationPolicy(ledger) if policy else None
         first = [self.policy] if self.policy is not None else []

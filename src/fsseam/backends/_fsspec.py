@@ -7,9 +7,10 @@ so a lock makes it atomic; generic: other processes may write to the same storag
 
 from __future__ import annotations
 
+import builtins
 import posixpath
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import Any, ClassVar, Literal
 
 from fsspec import AbstractFileSystem
@@ -18,13 +19,13 @@ from ..errors import Conflict, ErrorCode, FsError
 from ..oserrors import map_os_error
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import digest_version, hasher, version_of
-from .base import Blob, Entry, Stat
+from .base import ANY_VERSION, Blob, Entry, ReadStream, Stat, VersionInfo
 
-_LOCKS: dict[int, threading.RLock] = {}
+_LOCKS: dict[Hashable, threading.RLock] = {}
 _LOCKS_GUARD = threading.Lock()
 
 
-def _lock_for(token: int) -> threading.RLock:
+def _lock_for(token: Hashable) -> threading.RLock:
     with _LOCKS_GUARD:
         lock = _LOCKS.get(token)
         if lock is None:
@@ -77,8 +78,36 @@ class _FsspecStream:
         self._f.close()
 
 
+class _BlobStream:
+    """Chunks of bytes already read whole, with their version known up front."""
+
+    def __init__(self, blob: Blob, chunk_size: int) -> None:
+        self._blob = blob
+        self._chunk_size = max(1, chunk_size)
+        self.size: int | None = len(blob.data)
+
+    @property
+    def version(self) -> Version | None:
+        return self._blob.version
+
+    def chunks(self) -> Iterator[bytes]:
+        data, step = self._blob.data, self._chunk_size
+        view = memoryview(data)
+        for start in range(0, len(data), step):
+            yield bytes(view[start : start + step])
+
+    def close(self) -> None:
+        pass
+
+
 class FsspecDigestBackend:
-    """Digest versions and a lock-guarded compare-and-swap over an fsspec filesystem."""
+    """Digest versions and a lock-guarded compare-and-swap over an fsspec filesystem.
+
+    Reads are whole-object ``cat_file`` calls and every answer about a path (``info``,
+    ``ls``, ``find``) is asked after dropping what the filesystem's listings cache holds
+    for it: a size or a listing remembered from earlier never decides what a read returns
+    (see the generic backend for why).
+    """
 
     capabilities: ClassVar[Capabilities]
 
@@ -87,7 +116,7 @@ class FsspecDigestBackend:
         self.root = root.rstrip("/") or "/"
         self._lock = _lock_for(self._lock_token())
 
-    def _lock_token(self) -> int:
+    def _lock_token(self) -> Hashable:
         return id(self.fs)
 
     # -- paths -------------------------------------------------------------
@@ -97,9 +126,26 @@ class FsspecDigestBackend:
     def resolve(self, key: str) -> str:
         return key
 
+    def _fresh(self, path: str) -> str:
+        """``path``, after forgetting every listing the filesystem cached for it or for a
+        directory above it (a cached parent listing answers ``info`` with old sizes)."""
+        p = self.fs._strip_protocol(path).rstrip("/")
+        try:
+            while True:
+                self.fs.invalidate_cache(p)
+                parent = self.fs._parent(p).rstrip("/")
+                if not parent or parent == p:
+                    break
+                p = parent
+        except Exception:
+            # A filesystem whose invalidate_cache fails (or is not implemented for these
+            # paths) keeps no listings we could drop: nothing stale can come from it.
+            pass
+        return path
+
     def _is_dir(self, path: str) -> bool:
         try:
-            return bool(self.fs.isdir(path))
+            return bool(self.fs.isdir(self._fresh(path)))
         except Exception:
             return False
 
@@ -107,6 +153,14 @@ class FsspecDigestBackend:
         if isinstance(exc, FileNotFoundError) and self._is_dir(self.path(key)):
             return map_os_error(IsADirectoryError(key), key, action)
         return map_os_error(exc, key, action)
+
+    def _info(self, key: str) -> dict[str, Any] | None:
+        """The filesystem's info of ``key``, asked now; None when nothing is there."""
+        try:
+            info: dict[str, Any] = self.fs.info(self._fresh(self.path(key)))
+        except FileNotFoundError:
+            return None
+        return info
 
     # -- reads -------------------------------------------------------------
     def _current(self, key: str) -> Version | None:
@@ -120,7 +174,7 @@ class FsspecDigestBackend:
     def read(self, key: str) -> Blob:
         if not key:
             raise _root_is_directory()
-        path = self.path(key)
+        path = self._fresh(self.path(key))
         try:
             data = self.fs.cat_file(path)
         except Exception as e:
@@ -129,35 +183,59 @@ class FsspecDigestBackend:
             data = bytes(data)
         return Blob(data=data, version=digest_version(data))
 
-    def open_read(self, key: str, chunk_size: int = 1 << 20) -> _FsspecStream:
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         if not key:
             raise _root_is_directory()
-        path = self.path(key)
-        try:
-            f = self.fs.open(path, "rb")
-        except Exception as e:
-            raise self._not_found(e, key, "read") from e
-        return _FsspecStream(f, chunk_size, getattr(f, "size", None))
+        # One whole-object read, not fs.open(): a buffered file reads as many bytes as
+        # info() says the object has, and that size may come from a cached listing (or a
+        # HEAD that disagrees with the object), so the bytes could be cut short or empty.
+        # Reading it whole also pins the stream to one version.
+        return _BlobStream(self.read(key), chunk_size)
 
     def stat(self, key: str) -> Stat:
-        path = self.path(key)
         try:
-            info = self.fs.info(path)
+            info = self._info(key)
         except Exception as e:
             if not key and isinstance(e, FileNotFoundError):
                 # An object store or a fresh memory:// has no root until a file is written
                 # below it: the root is an empty directory, as on S3 and GCS.
                 return Stat(key="", kind="directory")
             raise map_os_error(e, key, "stat") from e
+        if info is None:
+            if not key:
+                return Stat(key=key, kind="directory")
+            raise map_os_error(FileNotFoundError(key), key, "stat")
         kind: Literal["file", "directory"] = (
             "directory" if info.get("type") == "directory" else "file"
         )
         return Stat(key=key, kind=kind, size=info.get("size") if kind == "file" else None)
 
+    def _relative(self, name: str) -> str:
+        full: str = self.fs._strip_protocol(name).rstrip("/")
+        base: str = self.fs._strip_protocol(self.root).rstrip("/")
+        if full == base:
+            return ""
+        if base and full.startswith(base + "/"):
+            return full[len(base) + 1 :]
+        if not base:
+            return full.lstrip("/")
+        return full
+
+    def _not_a_directory(self, key: str) -> FsError:
+        return FsError(
+            ErrorCode.FS_INVALID_ARGUMENT,
+            f"/{key} is a file, not a directory. Read it instead.",
+            path=key,
+        )
+
     def list(self, key: str) -> list[Entry]:
-        path = self.path(key)
+        path = self._fresh(self.path(key))
         try:
             infos = self.fs.ls(path, detail=True)
+        except FileNotFoundError as e:
+            if not key:
+                return []  # an empty root: object stores have no object for it
+            raise map_os_error(e, key, "list") from e
         except Exception as e:
             if not key and isinstance(e, FileNotFoundError):
                 return []  # an empty root, as in stat()
@@ -165,16 +243,10 @@ class FsspecDigestBackend:
         if len(infos) == 1 and infos[0].get("type") != "directory":
             name = self.fs._strip_protocol(infos[0]["name"]).rstrip("/")
             if name == self.fs._strip_protocol(path).rstrip("/"):
-                raise FsError(
-                    ErrorCode.FS_INVALID_ARGUMENT,
-                    f"/{key} is a file, not a directory. Read it instead.",
-                    path=key,
-                )
+                raise self._not_a_directory(key)
         entries = []
-        base = self.fs._strip_protocol(self.root).rstrip("/")
         for info in infos:
-            full = self.fs._strip_protocol(info["name"]).rstrip("/")
-            rel = full[len(base) :].lstrip("/") if full.startswith(base) else full
+            rel = self._relative(info["name"])
             if not rel or rel == key:
                 continue
             kind: Literal["file", "directory"] = (
@@ -190,43 +262,153 @@ class FsspecDigestBackend:
             )
         return sorted(entries, key=lambda e: e.name)
 
+    def walk(self, key: str) -> Iterator[Entry]:
+        path = self._fresh(self.path(key))
+        try:
+            found = self.fs.find(path, detail=True)
+        except FileNotFoundError:
+            found = {}
+        except Exception as e:
+            raise map_os_error(e, key, "list") from e
+        if not isinstance(found, dict):
+            # Some filesystems answer a file's path with a list of names whatever
+            # ``detail`` asks (adlfs): the same answer, without the details.
+            names = [self._relative(n) for n in found]
+            if key and key in names:
+                raise self._not_a_directory(key)
+            found = {n: self.fs.info(self._fresh(n)) for n in found}
+        files: list[Entry] = []
+        prefix = key + "/" if key else ""
+        for name, info in found.items():
+            if info.get("type") == "directory":
+                continue
+            rel = self._relative(info.get("name") or name)
+            if rel == key and key:
+                raise self._not_a_directory(key)
+            if not rel.startswith(prefix):
+                continue
+            files.append(
+                Entry(key=rel, name=posixpath.basename(rel), kind="file", size=info.get("size"))
+            )
+        if not files and key:
+            # Nothing below it: an empty directory, a file, or nothing at all.
+            try:
+                info = self._info(key)
+            except Exception as e:
+                raise map_os_error(e, key, "list") from e
+            if info is None:
+                raise map_os_error(FileNotFoundError(key), key, "list")
+            if info.get("type") != "directory":
+                raise self._not_a_directory(key)
+        files.sort(key=lambda e: e.key)
+        yield from files
+
+    def read_version(self, key: str, version: Version) -> Blob:
+        raise self._no_history(key)
+
+    def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
+        raise self._no_history(key)
+
+    def _no_history(self, key: str) -> FsError:
+        return FsError(
+            ErrorCode.FS_UNSUPPORTED,
+            f"this storage keeps no older versions of /{key}: only the current one can be "
+            "read.",
+            path=key,
+        )
+
     # -- writes ------------------------------------------------------------
-    def _check_writable_path(self, key: str) -> None:
+    def _check_writable_path(self, key: str, *, itself: bool = True) -> None:
+        """Refuse a write at the root, at a directory (unless ``itself`` is known not to
+        be one) and below a file."""
         if not key:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
-        path = self.path(key)
-        if self._is_dir(path):
+        if itself and self._is_dir(self.path(key)):
             raise map_os_error(IsADirectoryError(key), key, "write")
         parent = posixpath.dirname(key)
         while parent:
             try:
-                info = self.fs.info(self.path(parent))
-            except FileNotFoundError:
-                parent = posixpath.dirname(parent)
-                continue
+                info = self._info(parent)
             except Exception as e:
                 raise map_os_error(e, key, "write") from e
+            if info is None:
+                parent = posixpath.dirname(parent)
+                continue
             if info.get("type") != "directory":
                 raise map_os_error(NotADirectoryError(key), key, "write")
             break
 
-    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
-        with self._lock:
-            self._check_writable_path(key)
-            if not isinstance(precondition, Overwrite):
-                check_precondition(key, precondition, self._current(key))
-            try:
-                self.fs.pipe_file(self.path(key), data)
-            except Exception as e:
-                raise map_os_error(e, key, "write") from e
+    def _put(self, key: str, data: bytes) -> Version:
+        path = self.path(key)
+        try:
+            self.fs.pipe_file(path, data)
+        except Exception as e:
+            raise map_os_error(e, key, "write") from e
+        finally:
+            # Whatever the filesystem remembered about this path (or its parents' listings)
+            # predates the write; some forget only part of it themselves.
+            self._fresh(path)
         return digest_version(data)
 
-    def delete(self, key: str) -> None:
+    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+        if not key:
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
         with self._lock:
+            if isinstance(precondition, Overwrite):
+                self._check_writable_path(key)
+            else:
+                # The read that decides the precondition also tells a file (no further
+                # checks needed) from a directory (FS_IS_DIRECTORY) or nothing.
+                current = self._current(key)
+                check_precondition(key, precondition, current)
+                if current is None:
+                    self._check_writable_path(key, itself=False)
+            return self._put(key, data)
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+        if isinstance(precondition, CreateOnly):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                "delete takes IfMatch(version) or no precondition, not CreateOnly.",
+                path=key,
+            )
+        if not key:
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
+        with self._lock:
+            if isinstance(precondition, IfMatch):
+                check_precondition(key, precondition, self._current(key))
+            else:
+                try:
+                    info = self._info(key)
+                except Exception as e:
+                    raise map_os_error(e, key, "delete") from e
+                if info is None:
+                    raise map_os_error(FileNotFoundError(key), key, "delete")
+                if info.get("type") == "directory":
+                    raise map_os_error(IsADirectoryError(key), key, "delete")
             path = self.path(key)
-            if self._is_dir(path):
-                raise map_os_error(IsADirectoryError(key), key, "delete")
             try:
                 self.fs.rm_file(path)
             except Exception as e:
                 raise map_os_error(e, key, "delete") from e
+            finally:
+                self._fresh(path)
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        if isinstance(source, CreateOnly):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                "copy takes IfMatch(version) or no precondition for its source, not "
+                "CreateOnly.",
+                path=src,
+            )
+        with self._lock:
+            try:
+                blob = self.read(src)
+            except FsError as e:
+                if e.code is ErrorCode.FS_NOT_FOUND and isinstance(source, IfMatch):
+                    check_precondition(src, source, None)
+                raise
+            if isinstance(source, IfMatch):
+                check_precondition(src, source, blob.version)
+            return self.write(dst, blob.data, CreateOnly())

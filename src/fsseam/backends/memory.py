@@ -62,6 +62,9 @@ class MemoryBackend(FsspecDigestBackend):
         if_match_atomic=True,
         version_kind="sha256",
         ranged_reads=True,
+        delete_if_match_atomic=True,
+        copy_create_only_atomic=True,
+        history=False,
         note="atomic within this process (the store is in-process memory)",
     )
 

@@ -96,12 +96,20 @@ def backend_class(protocol: str) -> type:
 
 
 def open_backend(
-    url: str, storage_options: dict[str, Any] | None = None, fs: Any | None = None
+    url: str,
+    storage_options: dict[str, Any] | None = None,
+    fs: Any | None = None,
+    *,
+    backend: str | None = None,
 ) -> Backend:
     """Build the backend for ``url`` (``/abs/dir``, ``file://``, ``memory://``, ``s3://``...).
 
     With ``fs`` (an fsspec filesystem instance), the backend uses it instead of making one;
-    its protocol picks the adapter when the URL has none.
+    its protocol picks the adapter when the URL has none. ``backend`` names the adapter
+    instead of the protocol: ``"generic"`` is the emulated compare-and-swap over any fsspec
+    filesystem (for a store whose dedicated adapter cannot work, such as an S3-compatible
+    server without conditional writes), any other name an adapter as ``backend_class``
+    finds it.
     """
     protocol, _ = split_protocol(url)
     if protocol is None:
@@ -110,14 +118,14 @@ def open_backend(
             protocol = p[0] if isinstance(p, (tuple, list)) else p
         else:
             protocol = "file"
-    cls = backend_class(protocol)
+    cls = _load(GENERIC, protocol) if backend == "generic" else backend_class(backend or protocol)
     try:
-        backend: Backend = cls.from_url(url, dict(storage_options or {}), fs)  # type: ignore[attr-defined]
+        made: Backend = cls.from_url(url, dict(storage_options or {}), fs)  # type: ignore[attr-defined]
     except FsError:
         raise
     except Exception as e:
         raise _construction_error(url, protocol, e) from e
-    return backend
+    return made
 
 
 def _construction_error(url: str, protocol: str, exc: Exception) -> FsError:

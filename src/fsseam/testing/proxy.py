@@ -1,0 +1,199 @@
+"""A counting HTTP proxy: how many requests a call costs, as the server sees them.
+
+    from fsseam.testing.proxy import counting_proxy
+
+    with counting_proxy("http://127.0.0.1:10000") as proxy:
+        ...                                   # point the client at proxy.url
+        proxy.take()                          # [("HEAD", "/acct/c/k"), ("GET", ...)]
+        proxy.counts()                        # Counter({"GET": 1, "HEAD": 1})
+
+It forwards every request to one upstream on a keep-alive connection per client
+connection, records method, path, status and body sizes, and speaks HTTP/1.1 to the
+client (chunked request bodies are forwarded with a Content-Length). For emulators with no
+request log of their own (Azurite, fake-gcs-server); binds 127.0.0.1 on a free port and
+stops with the ``with`` block.
+"""
+
+from __future__ import annotations
+
+import http.client
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["CountingProxy", "ProxiedRequest", "counting_proxy", "forwarding_handler", "serve_http"]
+
+# Hop-by-hop headers (RFC 9110 7.6.1) are the proxy's own business on each side.
+_HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
+     "proxy-connection", "content-length"}
+)
+
+
+@dataclass(frozen=True)
+class ProxiedRequest:
+    method: str
+    path: str
+    """The request path without the query string."""
+    query: str
+    status: int
+    request_bytes: int
+    response_bytes: int
+
+
+@dataclass
+class CountingProxy:
+    """Where the proxy listens (``url``) and what it forwarded since the last take."""
+
+    url: str
+    upstream: str
+    records: list[ProxiedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self) -> list[tuple[str, str]]:
+        """The (method, path) of every request since the last take, in order (and reset)."""
+        return [(r.method, r.path) for r in self.take_records()]
+
+    def take_records(self) -> list[ProxiedRequest]:
+        """The full records since the last take, in completion order (and reset)."""
+        with self.lock:
+            out, self.records = self.records, []
+        return out
+
+    def counts(self) -> Counter[str]:
+        """Requests per HTTP method since the last take (without resetting)."""
+        with self.lock:
+            return Counter(r.method for r in self.records)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.records = []
+
+
+def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
+    if "chunked" in handler.headers.get("Transfer-Encoding", "").lower():
+        parts = []
+        while True:
+            size = int(handler.rfile.readline().split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                break
+            parts.append(handler.rfile.read(size))
+            handler.rfile.readline()
+        return b"".join(parts)
+    length = int(handler.headers.get("Content-Length") or 0)
+    return handler.rfile.read(length) if length else b""
+
+
+def forwarding_handler(proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
+    """The request handler class of ``proxy`` (forward to ``proxy.upstream``, record).
+    Subclass it to alter answers (a fault or a misbehaving intermediary) and serve it with
+    :func:`serve_http`."""
+    target = urlsplit(proxy.upstream)
+    host, port = target.hostname or "127.0.0.1", target.port
+
+    class Forward(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the clients expect
+        # Headers and body go out in two writes: with Nagle's algorithm the body waits
+        # for the client's delayed ACK of the headers (40 ms on Linux) on small answers.
+        disable_nagle_algorithm = True
+        upstream_conn: http.client.HTTPConnection | None = None
+
+        def _upstream(self) -> http.client.HTTPConnection:
+            if self.upstream_conn is None:
+                self.upstream_conn = http.client.HTTPConnection(host, port, timeout=120)
+            return self.upstream_conn
+
+        def _exchange(
+            self, body: bytes, headers: dict[str, str]
+        ) -> tuple[http.client.HTTPResponse, bytes]:
+            # A kept-alive upstream connection may have been closed by the server while
+            # idle: one fresh connection is tried before giving up.
+            for attempt in (0, 1):
+                conn = self._upstream()
+                try:
+                    conn.request(self.command, self.path, body=body or None, headers=headers)
+                    resp = conn.getresponse()
+                    data = resp.read()
+                    if resp.will_close:
+                        conn.close()
+                        self.upstream_conn = None
+                    return resp, data
+                except (http.client.HTTPException, ConnectionError):
+                    conn.close()
+                    self.upstream_conn = None
+                    if attempt:
+                        raise
+            raise AssertionError("unreachable")
+
+        def _forward(self) -> None:
+            body = _read_body(self)
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
+            headers.pop("Host", None)
+            if body or self.command in ("POST", "PUT", "PATCH"):
+                headers["Content-Length"] = str(len(body))
+            resp, data = self._exchange(body, headers)
+            path, _, query = self.path.partition("?")
+            # Recorded before the client sees the answer, so a count taken right after a
+            # call includes all of its requests.
+            with proxy.lock:
+                proxy.records.append(
+                    ProxiedRequest(self.command, path, query, resp.status, len(body), len(data))
+                )
+            self.send_response(resp.status, resp.reason)
+            for k, v in resp.getheaders():
+                if k.lower() not in _HOP_BY_HOP:
+                    self.send_header(k, v)
+            if self.command == "HEAD":
+                # A HEAD answer carries the length the GET would have, and no body.
+                length = resp.getheader("Content-Length")
+                if length is not None:
+                    self.send_header("Content-Length", length)
+            else:
+                self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _forward
+
+        def finish(self) -> None:
+            super().finish()
+            if self.upstream_conn is not None:
+                self.upstream_conn.close()
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+    return Forward
+
+
+@contextmanager
+def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port) in a thread; yields the base URL and
+    stops the server on exit."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@contextmanager
+def counting_proxy(upstream: str) -> Iterator[CountingProxy]:
+    """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``."""
+    proxy = CountingProxy(url="", upstream=upstream.rstrip("/"))
+    with serve_http(forwarding_handler(proxy)) as url:
+        proxy.url = url
+        yield proxy

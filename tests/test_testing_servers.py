@@ -1,0 +1,127 @@
+"""fsseam.testing.proxy and fsseam.testing.azurite: the helpers other packages reuse."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fsseam.testing.proxy import counting_proxy, serve_http
+
+
+class _Upstream(BaseHTTPRequestHandler):
+    """Echoes what it received: method, the body's length and its first bytes."""
+
+    protocol_version = "HTTP/1.1"
+    body = b"0123456789" * 10
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.send_header("X-Seen", "get")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+
+    def do_PUT(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        got = self.rfile.read(length)
+        reply = b"%d:%s" % (len(got), got[:20])
+        self.send_response(201)
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _request(url: str, method: str, path: str, **kwargs: Any) -> tuple[int, dict[str, str], bytes]:
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.request(method, path, **kwargs)
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def test_proxy_forwards_and_counts_head_get_and_chunked_put() -> None:
+    with serve_http(_Upstream) as upstream, counting_proxy(upstream) as proxy:
+        status, headers, body = _request(proxy.url, "HEAD", "/k?x=1")
+        # A HEAD answer keeps the length of the object, not of its (empty) body.
+        assert (status, headers["content-length"], body) == (200, "100", b"")
+        status, headers, body = _request(proxy.url, "GET", "/k")
+        assert (status, headers["x-seen"], body) == (200, "get", _Upstream.body)
+        chunks = iter([b"abc", b"defgh"])
+        status, _, body = _request(
+            proxy.url, "PUT", "/k", body=chunks, encode_chunked=True,
+            headers={"Transfer-Encoding": "chunked"},
+        )
+        assert (status, body) == (201, b"8:abcdefgh")
+        assert proxy.counts() == {"HEAD": 1, "GET": 1, "PUT": 1}
+        records = proxy.take_records()
+        assert [(r.method, r.path, r.query, r.status) for r in records] == [
+            ("HEAD", "/k", "x=1", 200), ("GET", "/k", "", 200), ("PUT", "/k", "", 201),
+        ]
+        assert [(r.request_bytes, r.response_bytes) for r in records] == [
+            (0, 0), (0, 100), (8, 10),
+        ]
+        assert proxy.take() == []
+
+
+def _port_open(url: str) -> bool:
+    host, port = url.removeprefix("http://").split(":")
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex((host, int(port))) == 0
+
+
+def test_azurite_server_serves_adlfs_counts_requests_and_stops(tmp_path: Path) -> None:
+    pytest.importorskip("adlfs", reason="adlfs is not installed (pip install -e '.[test]')")
+    from fsseam.testing.azurite import AzuriteNotFound, azurite_server, find_azurite
+
+    try:
+        find_azurite()
+    except AzuriteNotFound as e:
+        pytest.skip(str(e))
+    with azurite_server(tmp_path) as az:
+        assert az.server_url.startswith("http://127.0.0.1:")
+        assert az.blob_endpoint.startswith(az.proxy.url if az.proxy else "?")
+        assert f"BlobEndpoint={az.blob_endpoint};" in az.connection_string
+        container = az.create_container()
+        assert az.take() == []  # made on the server directly, not counted
+        fs = az.filesystem()
+        fs.pipe_file(f"{container}/k.txt", b"hello")
+        az.take()
+        assert fs.cat_file(f"{container}/k.txt") == b"hello"
+        assert az.take() == [("GET", f"/devstoreaccount1/{container}/k.txt")]
+        server = az.server_url
+    assert not _port_open(server)
+    assert (tmp_path / "azurite.log").exists()
+
+
+def test_azurite_missing_binary_names_the_install_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from fsseam.testing.azurite import AzuriteNotFound, find_azurite
+
+    monkeypatch.setenv("FSSEAM_AZURITE", str(tmp_path / "no-such-azurite"))
+    with pytest.raises(AzuriteNotFound) as info:
+        find_azurite()
+    assert "npm install --prefix .ci/node azurite@3" in str(info.value)
+    fake = tmp_path / "azurite"
+    fake.write_text("")
+    (tmp_path / "azurite-blob").write_text("")
+    monkeypatch.setenv("FSSEAM_AZURITE", str(fake))
+    # All services would bind fixed ports: the blob-only command next to it is used.
+    assert find_azurite() == tmp_path / "azurite-blob"
