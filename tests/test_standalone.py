@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +19,22 @@ SUFFIXES = {".py", ".md", ".toml", ".ini", ".yml", ".yaml", ".ipynb", ".txt", ".
 OUTSIDE = [name + ".md" for name in ("DES" + "IGN", "BACK" + "ENDS", "ANCH" + "ORS", "STY" + "LE")]
 
 
+def _tracked() -> list[Path] | None:
+    """The files git tracks or would track (ignored ones, such as installed tools, are not
+    the repository's); None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT, capture_output=True, check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return [ROOT / name for name in out.decode().split("\0") if name]
+
+
 def _files() -> Iterator[Path]:
-    for path in sorted(ROOT.rglob("*")):
+    tracked = _tracked()
+    for path in sorted(tracked if tracked is not None else ROOT.rglob("*")):
         rel = path.relative_to(ROOT)
         if any(part in SKIP_DIRS or part.endswith(".egg-info") for part in rel.parts):
             continue
