@@ -7,6 +7,7 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal
 
@@ -26,7 +27,7 @@ from .events import (
     WrittenEvent,
 )
 from .gate import Gate
-from .globs import Glob, is_skipped
+from .globs import SKIP_DIRS, Glob, is_skipped
 from .grep import Pattern, SearchTimeout, has_match, hunks, matching_lines
 from .limits import Limits
 from .messages import Role
@@ -732,5 +733,11 @@ class Seam:
         return MoveOutcome(source=src_shown, destination=dst_shown, version=version)
 
 
+_SKIP_RE = re.compile("|".join(re.escape(d) for d in sorted(SKIP_DIRS)))
+
+
 def _searchable(relative: str) -> bool:
+    # Cheap first: most paths have no dot segment and no dependency directory at all.
+    if "/." not in "/" + relative and _SKIP_RE.search(relative) is None:
+        return True
     return not any(is_skipped(seg) for seg in relative.split("/"))
