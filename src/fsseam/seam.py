@@ -8,10 +8,10 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
-from .backends.base import Backend, Blob, Entry
+from .backends.base import Backend, Entry
 from .doccache import DocCache
 from .edits import EditOp, EditPlan, Insert, Replace, apply, check_new_text, check_replace
 from .errors import Conflict, ErrorCode, FsError
@@ -582,7 +582,7 @@ class Seam:
         shown: list[GrepFile] = []
         files_matched = lines_matched = searched = shown_lines = 0
         truncated = False
-        for entry, got in self._read_many(candidates()):
+        for entry, got in self.backend.read_many(candidates()):
             if isinstance(got, FsError):
                 skip("too_large" if got.code is ErrorCode.FS_TOO_LARGE else "unreadable")
                 continue
@@ -638,18 +638,6 @@ class Seam:
             files_matched=files_matched, lines_matched=lines_matched, searched=searched,
             limit=limit, truncated=truncated, skipped=skipped,
         )
-
-    def _read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
-        """Whole files, in the order given; the backend may fetch several at once."""
-        many = getattr(self.backend, "read_many", None)
-        if many is not None:
-            yield from many(entries)
-            return
-        for e in entries:
-            try:
-                yield e, self.backend.read(e.key)
-            except FsError as err:
-                yield e, err
 
     # -- managing ----------------------------------------------------------
     def delete(self, path: str) -> DeleteOutcome:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import posixpath
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from typing import Any, ClassVar, Literal
 
 from fsspec import AbstractFileSystem
@@ -182,6 +182,15 @@ class FsspecDigestBackend:
         if not isinstance(data, bytes):
             data = bytes(data)
         return Blob(data=data, version=digest_version(data))
+
+    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
+        # One object at a time: the emulated compare-and-swap already serializes this
+        # backend's calls, and in-memory reads cost less than any pool would.
+        for entry in entries:
+            try:
+                yield entry, self.read(entry.key)
+            except FsError as err:
+                yield entry, err
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         if not key:

@@ -12,12 +12,13 @@ subclass :class:`fsseam.errors.Conflict`); storage exceptions never escape.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import FsError
 from ..versions import Capabilities, Overwrite, Precondition, Version
 
 __all__ = ["ANY_VERSION", "Backend", "Blob", "Entry", "ReadStream", "Stat", "VersionInfo"]
@@ -112,6 +113,12 @@ class Backend(Protocol):
 
     def read(self, key: str) -> Blob:
         """The whole object and its version, in one round trip."""
+        ...
+
+    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
+        """Whole files (as ``read``), yielded in the order given, each with its Blob or the
+        FsError that reading it raised. A store that can fetch several at once does, with a
+        bound on how many and on how many bytes it holds ahead (a search reads thousands)."""
         ...
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:

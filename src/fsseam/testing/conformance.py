@@ -275,6 +275,25 @@ class BackendConformance:
         finally:
             stream.close()
 
+    def test_read_many_in_order_with_errors_in_place(self, backend: Backend) -> None:
+        from ..backends.base import Entry
+
+        files = {f"m/{i:03d}.txt": f"body {i}\n".encode() * (i + 1) for i in range(40)}
+        for key, data in files.items():
+            backend.write(key, data, CreateOnly())
+        keys = [*files, "m/missing.txt", "m"]
+        entries = [Entry(key=k, name=k.rsplit("/", 1)[-1], kind="file") for k in keys]
+        got = list(backend.read_many(iter(entries)))
+        assert [e.key for e, _ in got] == keys
+        for (_, blob), key in zip(got[:40], files, strict=True):
+            assert not isinstance(blob, FsError), blob
+            assert blob.data == files[key]
+            assert blob.version == backend.read(key).version
+        missing, directory = got[40][1], got[41][1]
+        assert isinstance(missing, FsError) and missing.code is ErrorCode.FS_NOT_FOUND
+        assert isinstance(directory, FsError)
+        assert directory.code in (ErrorCode.FS_IS_DIRECTORY, ErrorCode.FS_NOT_FOUND)
+
     # -- paths -----------------------------------------------------------
     def test_resolve_is_identity_on_canonical_keys(self, backend: Backend) -> None:
         backend.write("d/f.txt", b"x", CreateOnly())
