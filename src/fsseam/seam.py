@@ -7,6 +7,7 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
@@ -560,14 +561,23 @@ class Seam:
             skipped[why] = skipped.get(why, 0) + 1
 
         def candidates() -> Iterator[Entry]:
+            # The walk first: it is the common case, and it says when path is a file (a
+            # stat first would cost object stores two requests on every search).
+            walked = self._walk_visible(key)
             try:
-                st = self.backend.stat(key) if key else None
+                head = list(itertools.islice(walked, 1))
             except FsError as err:
-                raise self._missing(key, err) from None
-            if st is not None and st.kind == "file":
+                if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
+                    raise self._missing(key, err) from None
+                try:
+                    st = self.backend.stat(key)
+                except FsError as err2:
+                    raise self._missing(key, err2) from None
+                if st.kind != "file":
+                    raise
                 yield Entry(key=key, name=key.rsplit("/", 1)[-1], kind="file", size=st.size)
                 return
-            for e in self._walk_visible(key):
+            for e in itertools.chain(head, walked):
                 relative = e.key[len(prefix):]
                 if files is not None and not files.match(relative):
                     continue

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import http.client
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,9 @@ class CountingProxy:
 
     url: str
     upstream: str
+    latency: float = 0.0
+    """Seconds each request waits before it is forwarded: a network round trip to the
+    store, for measuring what concurrency buys (emulators answer in microseconds)."""
     records: list[ProxiedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -134,6 +138,8 @@ def forwarding_handler(proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
 
         def _forward(self) -> None:
             body = _read_body(self)
+            if proxy.latency:
+                time.sleep(proxy.latency)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
             headers.pop("Host", None)
             if body or self.command in ("POST", "PUT", "PATCH"):
@@ -191,9 +197,10 @@ def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
 
 
 @contextmanager
-def counting_proxy(upstream: str) -> Iterator[CountingProxy]:
-    """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``."""
-    proxy = CountingProxy(url="", upstream=upstream.rstrip("/"))
+def counting_proxy(upstream: str, *, latency: float = 0.0) -> Iterator[CountingProxy]:
+    """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``
+    (each delayed by ``latency`` seconds, if given)."""
+    proxy = CountingProxy(url="", upstream=upstream.rstrip("/"), latency=latency)
     with serve_http(forwarding_handler(proxy)) as url:
         proxy.url = url
         yield proxy
