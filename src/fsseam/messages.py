@@ -278,15 +278,7 @@ _MESSAGES: dict[str, str] = {
     "memory_empty_directory": "{path} is an empty directory; there is nothing to {action}.",
     # -- native tool calls ---------------------------------------------------------------
     "native_unknown_tool": "there is no tool named {name}; the tools are: {tools}.",
-    "native_bad_operation": (
-        "the apply_patch operation {operation} is not one of create_file, update_file or "
-        "delete_file."
-    ),
     "native_bad_call": "the tool call is malformed: {problem}.",
-    "native_other_failed": (
-        "not applied, because operation {index} of the same turn ({path}) failed; no "
-        "operation of the turn was applied."
-    ),
     # -- finding ------------------------------------------------------------------------
     "glob_empty": "the pattern is empty; give a glob such as **/*.py.",
     "glob_parent": (

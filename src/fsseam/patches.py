@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .changes import Create, Delete, DocEdit, FileChange, Update
 from .errors import ErrorCode, FsError
 from .messages import Role
 from .text import TextDoc, split_lines
@@ -45,6 +46,8 @@ __all__ = [
     "PatchOp",
     "UpdateFile",
     "apply_hunks",
+    "as_changes",
+    "hunk_edit",
     "parse_create_diff",
     "parse_patch",
     "parse_update_diff",
@@ -441,3 +444,26 @@ def apply_hunks(doc: TextDoc, hunks: Sequence[Hunk], path: str) -> TextDoc:
         current = current.splice([(begin, end, text)])
         cursor = start + len(new)
     return current
+
+
+def hunk_edit(hunks: Sequence[Hunk]) -> DocEdit:
+    """The hunks as an edit of a whole text, for :class:`fsseam.changes.Update`."""
+    frozen = tuple(hunks)
+
+    def edit(doc: TextDoc, path: str) -> TextDoc:
+        return apply_hunks(doc, frozen, path)
+
+    return edit
+
+
+def as_changes(ops: Sequence[PatchOp]) -> list[FileChange]:
+    """The file changes a parsed patch asks for, in its order."""
+    out: list[FileChange] = []
+    for op in ops:
+        if isinstance(op, AddFile):
+            out.append(Create(op.path, op.content))
+        elif isinstance(op, DeleteFile):
+            out.append(Delete(op.path))
+        else:
+            out.append(Update(op.path, hunk_edit(op.hunks) if op.hunks else None, op.move_to))
+    return out
