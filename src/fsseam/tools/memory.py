@@ -320,10 +320,13 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
         """The keys of every file below the directory ``key``."""
         return [fs.key(e.path) for e in fs.walk(display(key)) if e.type == "file"]
 
-    def _delete(self, fs: Seam, cmd: MemDelete) -> DeleteOutcome | ChangeOutcome:
+    def _delete(self, fs: Seam, cmd: MemDelete) -> ChangeOutcome:
+        # Files go through Seam.change too: it compares the version observed with the one
+        # it reads before deleting, so the guard holds even where a store ignores a
+        # delete's precondition.
         key = _inner(fs, cmd.path, "deleted")
         if fs.stat(display(key)).type == "file":
-            return fs.delete(display(key))
+            return fs.change([Delete(display(key))])
         files = self._files(fs, key)
         if not files:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
@@ -333,9 +336,9 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
     def _rename(self, fs: Seam, cmd: MemRename) -> MemoryOutcome:
         src = _inner(fs, cmd.old_path, "renamed")
         dst = _inner(fs, cmd.new_path, "replaced")
-        result: MoveOutcome | ChangeOutcome
+        result: ChangeOutcome
         if fs.stat(display(src)).type == "file":
-            result = fs.move(display(src), display(dst))
+            result = fs.change([Update(display(src), move_to=display(dst))])
         else:
             if dst == src or dst.startswith(src + "/"):
                 raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(src),
