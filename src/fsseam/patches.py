@@ -138,8 +138,9 @@ class _Hunks:
         hunks: list[Hunk] = []
         while self.i < len(self.lines):
             line = self.lines[self.i]
-            if line.strip() == "" and not self._is_header(line):
-                # Blank lines between hunks; a blank line inside a hunk is read there.
+            if line == "":
+                # Empty lines between hunks; one inside a hunk is read there (as an empty
+                # context line whose space was dropped).
                 self.i += 1
                 continue
             if line.startswith("*") and not line.startswith(END_OF_FILE):
@@ -152,7 +153,8 @@ class _Hunks:
 
     @staticmethod
     def _is_header(line: str) -> bool:
-        return line.strip() == "@@" or line.startswith("@@ ")
+        # Never a hunk line: those start with a space, - or +.
+        return line.rstrip() == "@@" or line.startswith("@@ ")
 
     @staticmethod
     def _anchor(line: str) -> str | None:
@@ -181,7 +183,7 @@ class _Hunks:
         end_of_file = False
         while self.i < len(self.lines):
             line = self.lines[self.i]
-            if line.strip() == END_OF_FILE:
+            if line.rstrip() == END_OF_FILE:
                 end_of_file = True
                 self.i += 1
                 break
@@ -278,7 +280,7 @@ def _section(line: str) -> tuple[str | None, str]:
 def parse_update_diff(diff: str) -> tuple[Hunk, ...]:
     """The hunks of a V4A diff without the envelope (an ``update_file`` operation)."""
     lines = _lines(diff)
-    while lines and lines[-1].strip() in ("", END):
+    while lines and (lines[-1] == "" or lines[-1].rstrip() == END):
         lines.pop()
     reader = _Hunks(lines, 0, first_needs_header=False)
     hunks = reader.read()
@@ -294,7 +296,7 @@ def parse_create_diff(diff: str) -> str:
     """The content of a new file given as ``+`` lines (a ``create_file`` operation): each
     line becomes a line of the file, ending in a newline."""
     lines = _lines(diff)
-    while lines and lines[-1].strip() in ("", END):
+    while lines and (lines[-1] == "" or lines[-1].rstrip() == END):
         lines.pop()
     out: list[str] = []
     for number, line in enumerate(lines, start=1):
