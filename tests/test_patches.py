@@ -51,7 +51,8 @@ def test_every_section_kind() -> None:
 
 
 def test_lenient_wrapping_crlf_and_whitespace_around_markers() -> None:
-    text = "<<'EOF'\r\n  *** Begin Patch \r\n*** Update File: f\r\n-a\r\n+b\r\n*** End Patch  \r\nEOF\r\n"
+    text = ("<<'EOF'\r\n  *** Begin Patch \r\n*** Update File: f\r\n-a\r\n+b\r\n"
+            "*** End Patch  \r\nEOF\r\n")
     (op,) = parse_patch(text)
     assert isinstance(op, UpdateFile)
     assert op.hunks == (Hunk((), ("a",), ("b",), False, 4),)
