@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from fsseam import ErrorCode, FsError, Limits, Workspace, hookimpl
+from fsseam.backends.base import ANY_VERSION
 from fsseam.events import DeletedEvent, WrittenEvent
-from fsseam.versions import Overwrite, Precondition, Version
+from fsseam.versions import Precondition, Version
 
 BEFORE = {
     "a.txt": b"alpha\r\nbeta\r\n",
@@ -96,10 +97,10 @@ class Faulty:
         version: Version = self._call("write", key, lambda: self.inner.write(key, data, pre))
         return version
 
-    def delete(self, key: str, pre: Precondition = Overwrite()) -> None:
+    def delete(self, key: str, pre: Precondition = ANY_VERSION) -> None:
         self._call("delete", key, lambda: self.inner.delete(key, pre))
 
-    def copy(self, src: str, dst: str, source: Precondition = Overwrite()) -> Version:
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         version: Version = self._call("copy", dst, lambda: self.inner.copy(src, dst, source))
         return version
 
