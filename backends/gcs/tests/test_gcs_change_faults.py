@@ -10,6 +10,7 @@ at its DELETE by its name. gcsfs's retry sleeps are shortened; its decisions are
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,10 +59,8 @@ class Env:
     def stored(self) -> dict[str, bytes]:
         out = {}
         for name in ("n.txt", *BEFORE):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 out[name] = self.client.get_media(f"{PREFIX}/{name}").data
-            except FileNotFoundError:
-                pass
         return out
 
     def observed(self) -> Any:
