@@ -362,8 +362,8 @@ class ToolsConformance:
         assert len(winners) == 1, {o: r.text for o, r in results.items()}
         winner = winners[0]
         loser = "b" if winner == "a" else "a"
-        assert results[loser].error is not None
-        assert results[loser].error.code is ErrorCode.FS_STALE, results[loser].text
+        lost = results[loser].error
+        assert lost is not None and lost.code is ErrorCode.FS_STALE, results[loser].text
         data = {n: ws.backend.read(f"s/{n}.txt").data for n in
                 ("shared1", "shared2", "a_only", "b_only")}
         assert data == {"shared1": winner.encode() + b"\n", "shared2": winner.encode() + b"\n",
