@@ -15,6 +15,7 @@ DOCUMENTED = {
     # the seam and its outcomes
     "Seam", "Limits", "ReadOutcome", "WriteOutcome", "EditOutcome", "StatOutcome",
     "ListOutcome", "ListEntry", "GlobOutcome", "GrepOutcome", "DeleteOutcome", "MoveOutcome",
+    "ChangeOutcome", "ChangedFile",
     # gate, events, policy
     "hookimpl", "hookspec", "FsEvent", "ReadEvent", "MissingEvent", "WriteIntent",
     "EditIntent", "WrittenEvent", "StatEvent", "ListEvent", "DeleteIntent", "DeletedEvent",
@@ -22,6 +23,7 @@ DOCUMENTED = {
     # tools, for users who compose their own registry
     "Tool", "ToolRegistry", "ReadTool", "WriteTool", "EditTool", "StrReplaceEditor",
     "LsTool", "GlobTool", "GrepTool", "DeleteTool", "MoveTool",
+    "MultiEditTool", "ApplyPatchTool", "MemoryTool", "MemoryOutcome",
 }
 
 

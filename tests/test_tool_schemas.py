@@ -39,7 +39,7 @@ def test_schema_snapshot(dialect: str) -> None:
 def test_names_registered_and_snake_case() -> None:
     names = Workspace("memory://s").context("a").tools.names()
     assert names == ["read", "write", "edit", "str_replace_editor", "ls", "glob", "grep",
-                     "delete", "move"]
+                     "delete", "move", "multi_edit", "apply_patch", "memory"]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -63,6 +63,14 @@ def test_names_registered_and_snake_case() -> None:
         ),
         ("delete", {"file_path"}, set()),
         ("move", {"source_path", "destination_path"}, set()),
+        ("multi_edit", {"file_path", "edits"}, set()),
+        ("apply_patch", {"patch"}, set()),
+        (
+            "memory",
+            {"command"},
+            {"path", "view_range", "file_text", "old_str", "new_str", "insert_line",
+             "insert_text", "old_path", "new_path"},
+        ),
     ],
 )
 def test_required_and_optional_arguments(
@@ -108,6 +116,28 @@ def test_dialect_shapes() -> None:
     assert set(a) == {"name", "description", "input_schema"}
     with pytest.raises(ValueError, match="unknown schema dialect"):
         Workspace("memory://s").context("a").tools.schemas(dialect="xml")  # type: ignore[arg-type]
+
+
+def test_nested_and_command_schemas() -> None:
+    edits = params("json", "multi_edit")["properties"]["edits"]
+    assert edits["type"] == "array" and edits["minItems"] == 1
+    item = edits["items"]
+    assert "$ref" not in json.dumps(params("json", "multi_edit"))  # inlined for every API
+    assert item["required"] == ["old_string", "new_string"]
+    assert item["additionalProperties"] is False
+    assert set(item["properties"]) == {"old_string", "new_string", "replace_all"}
+    mem = params("json", "memory")["properties"]
+    assert mem["command"]["enum"] == ["view", "create", "str_replace", "insert", "delete",
+                                      "rename"]
+
+
+@pytest.mark.parametrize("tool", ["multi_edit", "apply_patch", "memory"])
+def test_change_tools_state_exact_matching_and_all_or_nothing(tool: str) -> None:
+    desc = next(s["description"] for s in schemas("json") if s["name"] == tool).lower()
+    assert "fs_not_observed" in desc and "fs_stale" in desc
+    if tool != "memory":
+        assert "exact" in desc and "no fuzzy matching" in desc
+    assert "none is applied" in desc or "no file is changed" in desc or "all or nothing" in desc
 
 
 @pytest.mark.parametrize("tool", ["read", "write", "edit", "str_replace_editor"])

@@ -22,6 +22,8 @@ from .events import (
 from .gate import hookimpl, hookspec
 from .limits import Limits
 from .outcomes import (
+    ChangedFile,
+    ChangeOutcome,
     DeleteOutcome,
     EditOutcome,
     GlobOutcome,
@@ -36,12 +38,16 @@ from .outcomes import (
 from .policy import Ledger, ObservationPolicy
 from .seam import Seam
 from .tools import (
+    ApplyPatchTool,
     DeleteTool,
     EditTool,
     GlobTool,
     GrepTool,
     LsTool,
+    MemoryOutcome,
+    MemoryTool,
     MoveTool,
+    MultiEditTool,
     ReadTool,
     StrReplaceEditor,
     Tool,
@@ -55,8 +61,11 @@ from .versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition
 from .workspace import Context, Workspace
 
 __all__ = [
+    "ApplyPatchTool",
     "Backend",
     "Capabilities",
+    "ChangeOutcome",
+    "ChangedFile",
     "Conflict",
     "Context",
     "CreateOnly",
@@ -81,9 +90,12 @@ __all__ = [
     "ListEvent",
     "ListOutcome",
     "LsTool",
+    "MemoryOutcome",
+    "MemoryTool",
     "MissingEvent",
     "MoveOutcome",
     "MoveTool",
+    "MultiEditTool",
     "ObservationPolicy",
     "Overwrite",
     "Precondition",

@@ -48,6 +48,10 @@ DEFAULT_VOCABULARY: Vocabulary = MappingProxyType(
         "modify": "edit",
         # How the model re-reads a file.
         "reread": "Read",
+        # How the model creates a file (the call that never replaces one).
+        "add": "create",
+        # What a patch is called in line references ("line 4 of the patch").
+        "patch": "patch",
     }
 )
 
@@ -186,6 +190,95 @@ _MESSAGES: dict[str, str] = {
         "other writer's version and {destination} the other writer's bytes. Read both "
         "before going on."
     ),
+    # -- patches ------------------------------------------------------------------------
+    "patch_no_begin": (
+        "the patch must start with the line *** Begin Patch; it starts with {text}."
+    ),
+    "patch_no_end": "the patch must end with the line *** End Patch (was it cut short?).",
+    "patch_empty": (
+        "the patch names no file: give at least one *** Add File, *** Update File or "
+        "*** Delete File section."
+    ),
+    "patch_bad_header": (
+        "line {line} of the {patch}, {text}, does not start a file section: use *** Add File: "
+        "PATH, *** Update File: PATH or *** Delete File: PATH (each line of a new file starts "
+        "with +)."
+    ),
+    "patch_no_path": "line {line} of the {patch} gives no path after {marker}.",
+    "patch_bad_line": (
+        "line {line} of the {patch}, {text}, is not a hunk line: each line of a hunk starts "
+        "with a space (context), - (removed) or + (added), and every hunk after the first "
+        "starts with @@."
+    ),
+    "patch_empty_update": (
+        "the *** Update File section of {path} (line {line}) has no hunks: give at least one "
+        "hunk, or a *** Move to line."
+    ),
+    "patch_empty_hunk": "the hunk at line {line} of the {patch} has no lines.",
+    "patch_add_line": (
+        "line {line} of the {patch}, {text}, does not start with +: every line of a new file "
+        "does."
+    ),
+    "patch_hunk_no_match": (
+        "hunk {hunk} of {path} (line {line} of the {patch}) does not match the file: its "
+        "context and - lines, starting with {first}, were not found{where}. They must match "
+        "the file exactly, whitespace and indentation included; read the file and rebuild the "
+        "hunk from its current text."
+    ),
+    "patch_hunk_ambiguous": (
+        "hunk {hunk} of {path} (line {line} of the {patch}) matches {count} places, at lines "
+        "{lines}{more}. Add context lines, or an @@ line naming the enclosing function or "
+        "class, so that it matches one place."
+    ),
+    "patch_anchor_not_found": (
+        "the @@ line {anchor} of hunk {hunk} of {path} (line {line} of the {patch}) names no "
+        "line of the file{where}. It must equal a line of the file, apart from surrounding "
+        "whitespace."
+    ),
+    # -- changes of several files --------------------------------------------------------
+    "change_empty": "no file changes were given; give at least one.",
+    "change_same_path": (
+        "{path} is named more than once in one change (as a file to create, update, delete "
+        "or move to); give each file one section."
+    ),
+    "change_nothing": "{path}: an update needs an edit or a new path; nothing to do.",
+    "add_exists": (
+        "{path} already exists; {add} never replaces a file. {reread} it, then change it with "
+        "{modify}."
+    ),
+    "change_not_applied": "Nothing was applied: every file is as it was.",
+    "change_rollback_incomplete": (
+        "{cause} Undoing what had already been written did not fully succeed: {files}. Read "
+        "these files before going on."
+    ),
+    "rollback_restored": "{path} is as it was",
+    "rollback_untouched": "{path} was not written",
+    "rollback_changed": (
+        "{path} was changed by someone else after this change wrote it, and was left as they "
+        "made it"
+    ),
+    "rollback_deleted": "{path} was deleted by someone else after this change wrote it",
+    "rollback_recreated": (
+        "{path} was created again by someone else after this change deleted it, and was left "
+        "as they made it"
+    ),
+    "rollback_kept": "{path} still holds this change's new content (undoing failed: {error})",
+    "rollback_still_deleted": "{path} is still deleted (restoring it failed: {error})",
+    "multi_edit_failed": (
+        "edit {index} of {count} failed, so no edit was applied and {path} is unchanged: "
+        "{cause}"
+    ),
+    # -- the memory tool ----------------------------------------------------------------
+    "memory_outside": (
+        "{path} is not under /memories: the memory tool only works on paths under /memories "
+        "(such as /memories/notes.md)."
+    ),
+    "memory_root": "/memories itself cannot be {action}; name a file or directory inside it.",
+    "memory_into_itself": "{path} cannot be moved into itself ({destination}).",
+    "memory_empty_directory": "{path} is an empty directory; there is nothing to {action}.",
+    # -- native tool calls ---------------------------------------------------------------
+    "native_unknown_tool": "there is no tool named {name}; the tools are: {tools}.",
+    "native_bad_call": "the tool call is malformed: {problem}.",
     # -- finding ------------------------------------------------------------------------
     "glob_empty": "the pattern is empty; give a glob such as **/*.py.",
     "glob_parent": (
@@ -210,6 +303,7 @@ _MESSAGES: dict[str, str] = {
     "invalid_arguments": "invalid arguments for {tool}: {problems}.",
     "arguments_not_json": "arguments are not valid JSON ({error}).",
     "arguments_not_object": "arguments must be a JSON object.",
+    "unknown_tool": "there is no tool named {name}. The tools are: {tools}. Call one of them.",
     "arguments_too_deep": (
         "arguments are nested too deeply to be read; send a flat JSON object."
     ),

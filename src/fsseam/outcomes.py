@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from functools import cached_property
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
-from .diff import LazyDiff
+from .diff import LazyDiff, unified_diff
 from .versions import Version
 
 __all__ = [
+    "ChangeOutcome",
+    "ChangedFile",
     "DeleteOutcome",
     "EditOutcome",
     "GlobOutcome",
@@ -159,3 +162,39 @@ class MoveOutcome(_Outcome):
     destination: str
     version: Version
     """The destination's version, which the mover has now observed."""
+
+
+class ChangedFile(_Outcome):
+    """One file of a change that committed."""
+
+    path: str
+    """The file's path now (for a move: the destination)."""
+    action: Literal["add", "update", "move", "delete"]
+    source: str | None = None
+    """For a move: the path it was moved from."""
+    version: Version | None = None
+    """Its new version (None for a delete)."""
+    lines: int | None = None
+    """Lines of the new text (None for a delete, or a move of a file not read as text)."""
+
+
+class ChangeOutcome(_Outcome):
+    """A change of several files that committed: every file, in the order given."""
+
+    kind: Literal["change"] = "change"
+    files: list[ChangedFile]
+    _diff_parts: list[tuple[str, str | None, str]] = PrivateAttr(default_factory=list)
+
+    def with_diffs(self, parts: list[tuple[str, str | None, str]]) -> Self:
+        """Attach (path, old text or None if unknown, new text) of each file."""
+        self._diff_parts = parts
+        return self
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def diff(self) -> str | None:
+        """The unified diffs of the files whose old text is known, one after another."""
+        known = [(p, old, new) for p, old, new in self._diff_parts if old is not None]
+        if not known:
+            return None
+        return "".join(unified_diff(p, old, new) for p, old, new in known if old is not None)

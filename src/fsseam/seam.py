@@ -10,9 +10,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from .backends.base import Backend, Entry
+from .changes import Create, Delete, FileChange, Step, Update, commit
 from .doccache import DocCache
 from .edits import EditOp, EditPlan, Insert, Replace, apply, check_new_text, check_replace
 from .errors import Conflict, ErrorCode, FsError
@@ -33,6 +35,8 @@ from .grep import Pattern, SearchTimeout, has_match, hunks, matching_lines
 from .limits import Limits
 from .messages import Role
 from .outcomes import (
+    ChangedFile,
+    ChangeOutcome,
     DeleteOutcome,
     EditOutcome,
     GlobOutcome,
@@ -216,6 +220,11 @@ class Seam:
     def _load(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
         """The whole file as text, for an edit: one round trip, and never more than the
         edit limit fetched (a huge object is refused, not downloaded)."""
+        data, version = self._load_bytes(key, record_missing)
+        return decode(data, display(key)), version
+
+    def _load_bytes(self, key: str, record_missing: bool = True) -> tuple[bytes, Version]:
+        """The whole file's bytes and their version, within the edit limit."""
         shown = display(key)
         cap = self.limits.max_edit_bytes
         try:
@@ -235,6 +244,10 @@ class Seam:
                     if total > cap:
                         break
                 size = max(size, total)
+        except FsError as e:
+            if not record_missing:
+                raise
+            raise self._missing(key, e) from None
         finally:
             stream.close()
         if size > cap:
@@ -247,7 +260,7 @@ class Seam:
         version = stream.version
         if version is None:  # pragma: no cover - a backend bug
             raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="no_version")
-        return decode(b"".join(parts), shown), version
+        return b"".join(parts), version
 
     def stat(self, path: str) -> StatOutcome:
         key = self.key(path)
@@ -419,11 +432,16 @@ class Seam:
         self._writable()
         if not ops:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="no_edits")
-        for op in ops:
-            if isinstance(op, Replace):
-                check_replace(op)
-            else:
-                check_new_text(op.text, "text")
+        for index, op in enumerate(ops, start=1):
+            try:
+                if isinstance(op, Replace):
+                    check_replace(op)
+                else:
+                    check_new_text(op.text, "text")
+            except FsError as e:
+                if len(ops) > 1:
+                    e.details["edit_index"] = index
+                raise
         key = self.key(path)
         shown = display(key)
         doc, current = self._load(key)
@@ -492,6 +510,211 @@ class Seam:
         of the file, the line count = its end); no newline is added: end the text with one
         to insert whole lines."""
         return self.edit(path, [Insert(line, text)])
+
+    # -- changing several files at once -------------------------------------
+    def change(self, changes: Sequence[FileChange]) -> ChangeOutcome:
+        """Create, update, move and delete several files as one change, all or nothing.
+
+        Nothing is written until every part has been validated: every path resolved (none
+        named twice), one read of each file updated, moved or deleted, the gate's intent for
+        each (the observation policy decides each precondition: a fresh observation of
+        each existing file, the absence of each new one), every new content computed and
+        within the limits. Then :func:`fsseam.changes.commit` writes it in a fixed order,
+        each step conditional, undoing the steps done if one fails. The written and deleted
+        events are dispatched only once the whole change has committed.
+        """
+        self._writable()
+        if not changes:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="change_empty")
+        for c in changes:
+            if isinstance(c, Create):
+                check_new_text(c.content, "content")
+        named: set[str] = set()
+        resolved: list[tuple[FileChange, str, str | None]] = []
+        for c in changes:
+            key = self._file_key(c.path)
+            dst: str | None = None
+            if isinstance(c, Update):
+                if c.move_to is not None:
+                    dst = self._file_key(c.move_to)
+                    dst = None if dst == key else dst
+                if c.edit is None and dst is None:
+                    raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
+                                  reason="change_nothing")
+            for k in (key, dst):
+                if k is None:
+                    continue
+                if k in named:
+                    raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(k),
+                                  reason="change_same_path")
+                named.add(k)
+            resolved.append((c, key, dst))
+        prepared = [self._prepare(c, key, dst) for c, key, dst in resolved]
+        commit(self.backend, [step for p in prepared for step in p.steps])
+        return self._committed(prepared)
+
+    def _file_key(self, path: str) -> str:
+        key = self.key(path)
+        if not key:
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+        return key
+
+    def _absent(self, key: str, exists: FsError) -> None:
+        """Raise ``exists`` (or FS_IS_DIRECTORY) unless nothing is at ``key`` now."""
+        try:
+            st = self.backend.stat(key)
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND and e.reason != "bucket_missing":
+                return
+            raise
+        if st.kind == "directory":
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key), reason="is_directory")
+        raise exists
+
+    def _stale_before(self, pre: Precondition, current: Version, shown: str,
+                      intent: EditIntent | DeleteIntent) -> None:
+        """A precondition already lost against the version just read: refuse now."""
+        if isinstance(pre, IfMatch) and pre.version != current:
+            raise self._conflict(Conflict("mismatch", path=shown), shown, intent.conflict_code,
+                                 intent.conflict_reason, intent.conflict_hint)
+
+    def _prepare(self, c: FileChange, key: str, dst: str | None) -> _Prepared:
+        shown = display(key)
+        if isinstance(c, Create):
+            return self._prepare_create(c, key, shown)
+        if isinstance(c, Delete):
+            raw, current = self._load_bytes(key)
+            intent = DeleteIntent(
+                owner=self.owner, key=key, path=shown, operation="delete",
+                precondition=IfMatch(current), conflict_code=ErrorCode.FS_STALE,
+                conflict_reason="stale_delete",
+            )
+            self._gate.dispatch(intent)
+            pre = intent.precondition
+            self._stale_before(pre, current, shown, intent)
+
+            def gone(err: Conflict) -> FsError:
+                if err.reason == "missing":
+                    return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="missing")
+                return self._conflict(err, shown, intent.conflict_code, intent.conflict_reason,
+                                      intent.conflict_hint)
+
+            step = Step("delete", key, shown, pre, gone, old=raw)
+            return _Prepared(c, key, shown, [step], before=_text_or_none(raw))
+        return self._prepare_update(c, key, shown, dst)
+
+    def _prepare_create(self, c: Create, key: str, shown: str) -> _Prepared:
+        intent = WriteIntent(owner=self.owner, key=key, path=shown, operation="create",
+                             precondition=CreateOnly(), size=len(c.content))
+        self._gate.dispatch(intent)
+        self._absent(key, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason="add_exists"))
+        data = _encode(lambda: encode_new(c.content, None), "content")
+        self._check_size(shown, len(data))
+
+        def exists(err: Conflict) -> FsError:
+            return self._conflict(err, shown, ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
+
+        step = Step("create", key, shown, CreateOnly(), exists, data=data)
+        return _Prepared(c, key, shown, [step], before="", after=decode(data, shown))
+
+    def _prepare_update(self, c: Update, key: str, shown: str, dst: str | None) -> _Prepared:
+        after: TextDoc | None = None
+        before: str | None = None
+        pre: Precondition
+        if c.edit is not None:
+            doc, current = self._load(key)
+            edit = EditIntent(
+                owner=self.owner, key=key, path=shown, operation="edit", current=current,
+                precondition=IfMatch(current), conflict_code=ErrorCode.FS_STALE,
+                conflict_reason="changed_during_edit",
+            )
+            self._gate.dispatch(edit)
+            pre = edit.precondition
+            self._stale_before(pre, current, shown, edit)
+            after = c.edit(doc, shown)
+            data = _encode(after.encode, "new")
+            self._check_size(shown, len(data))
+            old, before = doc.encode(), doc.view
+
+            def lost(err: Conflict) -> FsError:
+                return self._conflict(err, shown, edit.conflict_code, edit.conflict_reason,
+                                      edit.conflict_hint)
+        else:
+            old, current = self._load_bytes(key)
+        if dst is None:
+            assert after is not None
+            step = Step("write", key, shown, pre, lost, data=data, old=old)
+            return _Prepared(c, key, shown, [step], before=before, after=after)
+        dst_shown = display(dst)
+        move = DeleteIntent(
+            owner=self.owner, key=key, path=shown, operation="move", destination=dst_shown,
+            precondition=IfMatch(current), conflict_code=ErrorCode.FS_STALE,
+            conflict_reason="stale_move",
+        )
+        self._gate.dispatch(move)
+        source = move.precondition
+        self._stale_before(source, current, shown, move)
+        facts = {"destination": dst_shown}
+        self._absent(dst, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown,
+                                  reason="move_destination_exists", details=facts))
+
+        def moved(err: Conflict) -> FsError:
+            if err.reason == "exists":
+                return FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown,
+                               reason="move_destination_exists", details=facts)
+            if err.reason == "missing":
+                return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="deleted_before_move")
+            return self._conflict(err, shown, move.conflict_code, move.conflict_reason,
+                                  move.conflict_hint)
+
+        if after is not None:
+            put = Step("create", dst, dst_shown, CreateOnly(), moved, data=after.encode())
+        else:
+            put = Step("copy", dst, dst_shown, source, moved, source=key)
+        remove = Step("delete", key, shown, source, moved, old=old)
+        return _Prepared(c, key, shown, [put, remove], before=before, after=after, dst=dst,
+                         dst_shown=dst_shown)
+
+    def _committed(self, prepared: Sequence[_Prepared]) -> ChangeOutcome:
+        """Record and report a change that committed."""
+        files: list[ChangedFile] = []
+        diffs: list[tuple[str, str | None, str]] = []
+        for p in prepared:
+            c = p.change
+            if isinstance(c, Delete):
+                self._gate.dispatch(DeletedEvent(owner=self.owner, key=p.key, path=p.shown))
+                files.append(ChangedFile(path=p.shown, action="delete"))
+                diffs.append((p.shown, p.before, ""))
+                continue
+            written = p.steps[0]
+            version = written.version
+            assert version is not None
+            key, shown = (p.dst, p.dst_shown) if p.dst is not None else (p.key, p.shown)
+            assert key is not None and shown is not None
+            new_view = p.after.view if p.after is not None else None
+            if p.after is not None:
+                self._docs.put(key, version, p.after.format, p.after.view)
+            operation: Literal["create", "edit", "move"] = (
+                "create" if isinstance(c, Create) else "move" if p.dst is not None else "edit"
+            )
+            event = WrittenEvent(owner=self.owner, key=key, path=shown, operation=operation,
+                                 version=version, created=operation != "edit")
+            if new_view is not None:
+                event = event.with_diff(shown, p.before, new_view)
+            self._gate.dispatch(event)
+            if p.dst is not None:
+                self._gate.dispatch(DeletedEvent(owner=self.owner, key=p.key, path=p.shown,
+                                                 operation="move", destination=shown))
+            action: Literal["add", "update", "move"] = (
+                "add" if operation == "create" else "move" if operation == "move" else "update"
+            )
+            files.append(ChangedFile(
+                path=shown, action=action, source=p.shown if p.dst is not None else None,
+                version=version, lines=None if p.after is None else len(p.after.lines),
+            ))
+            if new_view is not None:
+                diffs.append((shown, p.before, new_view))
+        return ChangeOutcome(files=files).with_diffs(diffs)
 
     # -- finding -----------------------------------------------------------
     def glob(self, pattern: Glob, path: str = "/", limit: int = 100) -> GlobOutcome:
@@ -732,6 +955,30 @@ class Seam:
 
 
 _SKIP_RE = re.compile("|".join(re.escape(d) for d in sorted(SKIP_DIRS)))
+
+
+@dataclass
+class _Prepared:
+    """One validated part of a change: its steps and the texts around it."""
+
+    change: FileChange
+    key: str
+    shown: str
+    steps: list[Step]
+    before: str | None = None
+    """The old text (None: not text, or not read)."""
+    after: TextDoc | None = None
+    """The new text (None: a delete, or a move of bytes not read as text)."""
+    dst: str | None = None
+    dst_shown: str | None = None
+
+
+def _text_or_none(data: bytes) -> str | None:
+    """The model view of ``data`` when it is text (for a diff); None otherwise."""
+    try:
+        return decode(data, "").view
+    except FsError:
+        return None
 
 
 def _searchable(relative: str) -> bool:

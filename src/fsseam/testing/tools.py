@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 from ..errors import ErrorCode
+from ..events import EditIntent
+from ..gate import hookimpl
+from ..tools.result import ToolResult
 from ..versions import Overwrite
 from ..workspace import Workspace
 
@@ -195,3 +200,235 @@ class ToolsConformance:
                                        "new_string": "moved"})
         assert res.ok, res.text
         assert ws.backend.read("n/dst.txt").data == b"\xef\xbb\xbfmoved\r\n"
+
+    # -- changing many things at once ----------------------------------------------------
+    def test_multi_edit_is_sequenced_and_all_or_nothing(self, workspace: Workspace) -> None:
+        ws = workspace
+        ws.backend.write("me.txt", b"\xef\xbb\xbfalpha\r\n\tbeta\r\ngamma\r\n", Overwrite())
+        ctx = ws.context(owner="a")
+        assert ctx.tools.execute("read", {"file_path": "/me.txt"}).ok
+        # the second edit matches only the result of the first; the third fails
+        res = ctx.tools.execute("multi_edit", {"file_path": "/me.txt", "edits": [
+            {"old_string": "alpha", "new_string": "ALPHA"},
+            {"old_string": "ALPHA\n\tbeta", "new_string": "ALPHA\n\tBETA"},
+            {"old_string": "delta", "new_string": "DELTA"},
+        ]})
+        assert res.error is not None and res.error.code is ErrorCode.FS_NO_MATCH, res.text
+        assert "edit 3 of 3 failed" in res.text
+        assert ws.backend.read("me.txt").data == b"\xef\xbb\xbfalpha\r\n\tbeta\r\ngamma\r\n"
+        res = ctx.tools.execute("multi_edit", {"file_path": "/me.txt", "edits": [
+            {"old_string": "alpha", "new_string": "ALPHA"},
+            {"old_string": "ALPHA\n\tbeta", "new_string": "ALPHA\n\tBETA\nnew"},
+            {"old_string": "a", "new_string": "A", "replace_all": True},
+        ]})
+        assert res.ok, res.text
+        assert ws.backend.read("me.txt").data == (
+            b"\xef\xbb\xbfALPHA\r\n\tBETA\r\nnew\r\ngAmmA\r\n"
+        )
+        # its own write is observed: the next multi_edit needs no read
+        res = ctx.tools.execute("multi_edit", {"file_path": "/me.txt", "edits": [
+            {"old_string": "new", "new_string": "NEW"}]})
+        assert res.ok, res.text
+
+    def test_patch_keeps_crlf_bom_tabs_and_every_other_byte(self, workspace: Workspace) -> None:
+        ws = workspace
+        original = b"\xef\xbb\xbfdef f():\r\n\treturn 1\r\n\r\ndef g():\r\n\treturn 2\r\n"
+        ws.backend.write("crlf.py", original, Overwrite())
+        ctx = ws.context(owner="a")
+        assert ctx.tools.execute("read", {"file_path": "/crlf.py"}).ok
+        patch = (
+            "*** Begin Patch\n*** Update File: crlf.py\n@@ def g():\n-\treturn 2\n"
+            "+\treturn 3\n+\t# done\n*** End Patch\n"
+        )
+        res = ctx.tools.execute("apply_patch", {"patch": patch})
+        assert res.ok, res.text
+        assert res.text == "Success. Updated the following files:\nM /crlf.py"
+        assert ws.backend.read("crlf.py").data == (
+            b"\xef\xbb\xbfdef f():\r\n\treturn 1\r\n\r\ndef g():\r\n\treturn 3\r\n\t# done\r\n"
+        )
+
+    def test_two_file_patch_whose_second_hunk_fails_changes_nothing(
+        self, workspace: Workspace
+    ) -> None:
+        ws = workspace
+        ws.backend.write("p/one.txt", b"one\nuno\n", Overwrite())
+        ws.backend.write("p/two.txt", b"two\r\ndos\r\n", Overwrite())
+        ctx = ws.context(owner="a")
+        for path in ("/p/one.txt", "/p/two.txt"):
+            assert ctx.tools.execute("read", {"file_path": path}).ok
+        patch = (
+            "*** Begin Patch\n*** Update File: p/one.txt\n@@\n-one\n+ONE\n"
+            "*** Update File: p/two.txt\n@@\n-two\n+TWO\n@@\n-tres\n+TRES\n*** End Patch"
+        )
+        res = ctx.tools.execute("apply_patch", {"patch": patch})
+        assert res.error is not None and res.error.code is ErrorCode.FS_NO_MATCH, res.text
+        assert "hunk 2 of /p/two.txt" in res.text and "Nothing was applied" in res.text
+        assert ws.backend.read("p/one.txt").data == b"one\nuno\n"
+        assert ws.backend.read("p/two.txt").data == b"two\r\ndos\r\n"
+
+    def test_add_delete_and_move_in_one_patch(self, workspace: Workspace) -> None:
+        ws = workspace
+        ws.backend.write("q/old.txt", b"keep\nchange me\n", Overwrite())
+        ws.backend.write("q/gone.txt", b"bye\n", Overwrite())
+        ws.backend.write("q/taken.txt", b"taken\n", Overwrite())
+        ctx = ws.context(owner="a")
+        for path in ("/q/old.txt", "/q/gone.txt"):
+            assert ctx.tools.execute("read", {"file_path": path}).ok
+        patch = (
+            "*** Begin Patch\n*** Add File: q/new/made.txt\n+made\n+\tit\n"
+            "*** Delete File: q/gone.txt\n"
+            "*** Update File: q/old.txt\n*** Move to: q/moved.txt\n@@\n keep\n-change me\n"
+            "+changed\n*** End Patch"
+        )
+        # an Add over an existing file refuses the whole patch
+        res = ctx.tools.execute("apply_patch", {"patch": patch.replace("new/made", "taken")})
+        assert res.error is not None and res.error.code is ErrorCode.FS_ALREADY_EXISTS, res.text
+        assert ws.backend.read("q/gone.txt").data == b"bye\n"
+        assert ws.backend.read("q/old.txt").data == b"keep\nchange me\n"
+        res = ctx.tools.execute("apply_patch", {"patch": patch})
+        assert res.ok, res.text
+        assert res.text.splitlines()[1:] == [
+            "A /q/new/made.txt", "D /q/gone.txt", "M /q/moved.txt (moved from /q/old.txt)",
+        ]
+        assert ws.backend.read("q/new/made.txt").data == b"made\n\tit\n"
+        assert ws.backend.read("q/moved.txt").data == b"keep\nchanged\n"
+        for gone in ("/q/gone.txt", "/q/old.txt"):
+            res = ctx.tools.execute("read", {"file_path": gone})
+            assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND
+        # every file the patch wrote is observed: edits follow without a read
+        assert ctx.tools.execute("edit", {"file_path": "/q/moved.txt", "old_string": "keep",
+                                          "new_string": "kept"}).ok
+        assert ctx.tools.execute("edit", {"file_path": "/q/new/made.txt",
+                                          "old_string": "made", "new_string": "MADE"}).ok
+
+    def test_patch_over_a_file_someone_else_changed(self, workspace: Workspace) -> None:
+        ws = workspace
+        ws.backend.write("r/a.txt", b"a\n", Overwrite())
+        ws.backend.write("r/b.txt", b"b\n", Overwrite())
+        a, b = ws.context(owner="a"), ws.context(owner="b")
+        for path in ("/r/a.txt", "/r/b.txt"):
+            assert a.tools.execute("read", {"file_path": path}).ok
+        assert b.tools.execute("read", {"file_path": "/r/b.txt"}).ok
+        assert b.tools.execute("edit", {"file_path": "/r/b.txt", "old_string": "b",
+                                        "new_string": "B"}).ok
+        patch = (
+            "*** Begin Patch\n*** Add File: r/c.txt\n+c\n*** Update File: r/a.txt\n@@\n-a\n+A\n"
+            "*** Update File: r/b.txt\n@@\n-B\n+b2\n*** End Patch"
+        )
+        res = a.tools.execute("apply_patch", {"patch": patch})
+        assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        assert "/r/b.txt" in res.text
+        assert ws.backend.read("r/a.txt").data == b"a\n"
+        assert ws.backend.read("r/b.txt").data == b"B\n"
+        res = a.tools.execute("read", {"file_path": "/r/c.txt"})
+        assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND
+        # a file never read is not observed
+        res = b.tools.execute("apply_patch", {"patch": patch.replace("-B\n+b2", "-B\n+b3")})
+        assert res.error is not None and res.error.code is ErrorCode.FS_NOT_OBSERVED, res.text
+
+    def test_two_agents_race_on_overlapping_patches(self, workspace: Workspace) -> None:
+        """Both validate against the same versions before either commits; exactly one
+        wins, and the loser's files (shared or not) are as they were."""
+        ws = workspace
+        for name in ("s/shared1.txt", "s/shared2.txt", "s/a_only.txt", "s/b_only.txt"):
+            ws.backend.write(name, b"base\n", Overwrite())
+        agents = {o: ws.context(owner=o) for o in ("a", "b")}
+        for ctx in agents.values():
+            for path in ("/s/shared1.txt", "/s/shared2.txt", "/s/a_only.txt", "/s/b_only.txt"):
+                assert ctx.tools.execute("read", {"file_path": path}).ok
+        gate = _Rendezvous(parties=2, path="/s/shared2.txt")
+        ws.gate.register(gate)
+
+        def patch(owner: str) -> str:
+            return (
+                f"*** Begin Patch\n*** Update File: s/{owner}_only.txt\n@@\n-base\n+{owner}\n"
+                f"*** Update File: s/shared1.txt\n@@\n-base\n+{owner}\n"
+                f"*** Update File: s/shared2.txt\n@@\n-base\n+{owner}\n*** End Patch"
+            )
+
+        results: dict[str, ToolResult] = {}
+
+        def run(owner: str) -> None:
+            results[owner] = agents[owner].tools.execute("apply_patch", {"patch": patch(owner)})
+
+        threads = [threading.Thread(target=run, args=(o,)) for o in agents]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        ws.gate.pm.unregister(gate)
+        assert gate.met, "both agents should have validated before either committed"
+        winners = [o for o, r in results.items() if r.ok]
+        assert len(winners) == 1, {o: r.text for o, r in results.items()}
+        winner = winners[0]
+        loser = "b" if winner == "a" else "a"
+        lost = results[loser].error
+        assert lost is not None and lost.code is ErrorCode.FS_STALE, results[loser].text
+        data = {n: ws.backend.read(f"s/{n}.txt").data for n in
+                ("shared1", "shared2", "a_only", "b_only")}
+        assert data == {"shared1": winner.encode() + b"\n", "shared2": winner.encode() + b"\n",
+                        f"{winner}_only": winner.encode() + b"\n", f"{loser}_only": b"base\n"}
+
+    def test_memory_tool_paths_and_guards(self, workspace: Workspace) -> None:
+        ws = workspace
+        a, b = ws.context(owner="a"), ws.context(owner="b")
+        m = "memory"
+        res = a.tools.execute(m, {"command": "view", "path": "/memories"})
+        assert res.ok, res.text
+        for bad in ({"command": "view", "path": "/notes.md"},
+                    {"command": "create", "path": "/memories/../x.md", "file_text": "x"},
+                    {"command": "rename", "old_path": "/memories/a.md", "new_path": "/a.md"}):
+            res = a.tools.execute(m, bad)
+            assert res.error is not None and res.error.code is ErrorCode.FS_OUTSIDE_ROOT, bad
+        res = a.tools.execute(m, {"command": "create", "path": "/memories/prefs.md",
+                                  "file_text": "- likes tea\n"})
+        assert res.ok and res.text == "File created successfully at: /memories/prefs.md"
+        res = a.tools.execute(m, {"command": "insert", "path": "/memories/prefs.md",
+                                  "insert_line": 1, "insert_text": "- dislikes noise"})
+        assert res.ok, res.text
+        assert ws.backend.read("memories/prefs.md").data == b"- likes tea\n- dislikes noise\n"
+        res = a.tools.execute(m, {"command": "view", "path": "/memories"})
+        assert res.text.splitlines()[1:] == ["-\t/memories", "29B\t/memories/prefs.md"]
+        # someone else changes the file: a's str_replace, rename and delete are refused
+        assert b.tools.execute(m, {"command": "view", "path": "/memories/prefs.md"}).ok
+        assert b.tools.execute(m, {"command": "str_replace", "path": "/memories/prefs.md",
+                                   "old_str": "tea", "new_str": "coffee"}).ok
+        for cmd in ({"command": "str_replace", "path": "/memories/prefs.md",
+                     "old_str": "noise", "new_str": "din"},
+                    {"command": "rename", "old_path": "/memories/prefs.md",
+                     "new_path": "/memories/p.md"},
+                    {"command": "delete", "path": "/memories/prefs.md"}):
+            res = a.tools.execute(m, cmd)
+            assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        after_b = b"- likes coffee\n- dislikes noise\n"
+        assert ws.backend.read("memories/prefs.md").data == after_b
+        res = a.tools.execute(m, {"command": "view", "path": "/memories/p.md"})
+        assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND
+        # after a fresh view, a may rename and delete
+        assert a.tools.execute(m, {"command": "view", "path": "/memories/prefs.md"}).ok
+        res = a.tools.execute(m, {"command": "rename", "old_path": "/memories/prefs.md",
+                                  "new_path": "/memories/people/p.md"})
+        assert res.ok and res.text == (
+            "Successfully renamed /memories/prefs.md to /memories/people/p.md"
+        ), res.text
+        assert ws.backend.read("memories/people/p.md").data == after_b
+        res = a.tools.execute(m, {"command": "delete", "path": "/memories/people"})
+        assert res.ok and res.text == "Successfully deleted /memories/people", res.text
+        res = a.tools.execute(m, {"command": "view", "path": "/memories"})
+        assert res.ok and res.text.splitlines()[1:] == ["-\t/memories"], res.text
+
+
+class _Rendezvous:
+    """A plugin that holds each change at its intent for ``path`` until ``parties`` changes
+    have got there: every one of them has then validated, none has committed."""
+
+    def __init__(self, parties: int, path: str) -> None:
+        self.path = path
+        self.barrier = threading.Barrier(parties, timeout=60)
+        self.met = False
+
+    @hookimpl
+    def fs_edit_intent(self, event: EditIntent) -> None:
+        if event.path == self.path:
+            self.barrier.wait()
+            self.met = True

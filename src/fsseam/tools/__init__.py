@@ -1,21 +1,28 @@
-"""Model-facing tools: read, write, edit, str_replace_editor."""
+"""Model-facing tools: read, write, edit, str_replace_editor, the finders, delete and move,
+multi_edit, apply_patch and memory."""
 
 from .annotations import ToolAnnotations
 from .base import Tool
+from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
 from .manage import DeleteTool, MoveTool
+from .memory import MemoryOutcome, MemoryTool
 from .registry import ToolRegistry, UnknownToolError, default_tools
 from .result import ToolError, ToolResult
 
 __all__ = [
+    "ApplyPatchTool",
     "DeleteTool",
     "EditTool",
     "GlobTool",
     "GrepTool",
     "LsTool",
+    "MemoryOutcome",
+    "MemoryTool",
     "MoveTool",
+    "MultiEditTool",
     "ReadTool",
     "StrReplaceEditor",
     "Tool",

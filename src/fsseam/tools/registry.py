@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -13,10 +14,21 @@ from ..oserrors import map_os_error
 from ..paths import escape_surrogates
 from ..seam import Seam
 from .base import Tool
+from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
 from .manage import DeleteTool, MoveTool
+from .memory import MemoryTool
+from .native import (
+    NATIVE_ANTHROPIC,
+    ApplyPatchCallTool,
+    Provider,
+    definitions,
+    operations,
+    parse_call,
+    reply,
+)
 from .render import render_error
 from .result import ToolError, ToolResult
 from .schema import Dialect, tool_schema
@@ -60,7 +72,14 @@ def default_tools() -> list[Tool[Any, Any]]:
         GrepTool(),
         DeleteTool(),
         MoveTool(),
+        MultiEditTool(),
+        ApplyPatchTool(),
+        MemoryTool(),
     ]
+
+
+# Commands of the tools whose arguments are a union selected by ``command``.
+_COMMANDS = frozenset(("view", "create", "str_replace", "insert", "delete", "rename"))
 
 
 def _describe(err: ValidationError) -> str:
@@ -68,7 +87,7 @@ def _describe(err: ValidationError) -> str:
     for e in err.errors():
         loc = [str(x) for x in e["loc"] if not isinstance(x, int)]
         # Drop the union tag pydantic puts in front of a discriminated member's fields.
-        if len(loc) > 1 and loc[0] in ("view", "create", "str_replace", "insert"):
+        if len(loc) > 1 and loc[0] in _COMMANDS:
             loc = loc[1:]
         field = ".".join(loc) or "arguments"
         if e["type"] == "extra_forbidden":
@@ -78,9 +97,9 @@ def _describe(err: ValidationError) -> str:
         elif e["type"] == "string_too_short" and field in ("old_string", "old_str"):
             parts.append(f"{field} is empty; give the exact text to replace")
         elif e["type"] == "union_tag_invalid":
-            parts.append(
-                "command must be one of 'view', 'create', 'str_replace', 'insert'"
-            )
+            ctx = e.get("ctx") or {}
+            tag = str(ctx.get("discriminator", "command")).strip("'")
+            parts.append(f"{tag} must be one of {ctx.get('expected_tags', '')}")
         elif e["type"] == "union_tag_not_found":
             parts.append("missing required argument 'command'")
         else:
@@ -95,6 +114,7 @@ class ToolRegistry:
     def __init__(self, fs: Seam, tools: list[Tool[Any, Any]] | None = None) -> None:
         self._fs = fs
         self._tools: dict[str, Tool[Any, Any]] = {}
+        self._native_editor: Tool[Any, Any] | None = None
         for tool in tools if tools is not None else default_tools():
             self.register(tool)
 
@@ -132,16 +152,20 @@ class ToolRegistry:
         if tool is None:
             if strict:
                 self.get(name)
-            message = (
-                f"there is no tool named {name!r}. The tools are: "
-                f"{', '.join(self._tools)}. Call one of them."
-            )
+            message = FsError(
+                ErrorCode.FS_INVALID_ARGUMENT, reason="unknown_tool",
+                details={"name": repr(name), "tools": ", ".join(self._tools)},
+            ).message
             return ToolResult(
                 tool=name,
                 ok=False,
                 text=render_error(ErrorCode.FS_INVALID_ARGUMENT, message),
                 error=ToolError(code=ErrorCode.FS_INVALID_ARGUMENT, message=message),
             )
+        return self._run(tool, args)
+
+    def _run(self, tool: Tool[Any, Any], args: Mapping[str, Any] | str | None) -> ToolResult:
+        name = tool.name
         try:
             raw = self._raw(args)
             try:
@@ -169,6 +193,71 @@ class ToolRegistry:
             # OSError ever leaves a tool call.
             return self._failed(tool, map_os_error(stray, _path_of(args), name))
         return ToolResult(tool=name, ok=True, text=_safe(tool.render(outcome)), value=outcome)
+
+    # -- native tool shapes ------------------------------------------------------------
+    def native_tools(
+        self, provider: Provider, *, max_characters: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The tool definitions to hand a provider's API, native where it has a native
+        form of a registered tool: for ``"anthropic"``, ``memory`` as ``memory_20250818``
+        and ``str_replace_editor`` as ``text_editor_20250728`` (named
+        ``str_replace_based_edit_tool``, with ``max_characters`` when given: its views are
+        then clipped there); for ``"openai"`` (the Responses API), ``apply_patch`` as the
+        native ``apply_patch`` tool. Every other tool is in its JSON-schema function form.
+        :meth:`handle` routes the calls of any of them."""
+        editor = self._tools.get("str_replace_editor")
+        if editor is not None and max_characters is not None:
+            editor = copy.copy(editor)
+            editor.max_output_chars = max_characters  # type: ignore[attr-defined]
+        self._native_editor = editor
+        return definitions(provider, self._tools, self._schema, max_characters)
+
+    def _schema(self, tool: Tool[Any, Any], dialect: Dialect) -> dict[str, Any]:
+        return tool_schema(tool.name, tool.description, tool.parameters(), dialect)
+
+    def handle(self, call: Any) -> dict[str, Any]:
+        """Run one native call and return the provider's answer item: an Anthropic
+        ``tool_use`` block gives a ``tool_result`` block; an OpenAI Responses
+        ``function_call`` item a ``function_call_output`` item, an ``apply_patch_call``
+        item an ``apply_patch_call_output`` item. Takes dicts or the SDKs' objects."""
+        parsed = parse_call(call)
+        if parsed.kind == "apply_patch_call":
+            return self.handle_apply_patch_calls([call])[0]
+        tool = self._native_tool(parsed.name) if parsed.kind == "tool_use" else None
+        if tool is None:
+            tool = self._tools.get(parsed.name)
+        if tool is None:
+            err = FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_unknown_tool",
+                          details={"name": parsed.name, "tools": ", ".join(self._tools)})
+            message = err.message
+            result = ToolResult(tool=parsed.name, ok=False,
+                                text=render_error(err.code, message),
+                                error=ToolError(code=err.code, message=message))
+        else:
+            result = self._run(tool, parsed.arguments)
+        return reply(parsed, result)
+
+    def _native_tool(self, name: str) -> Tool[Any, Any] | None:
+        target = NATIVE_ANTHROPIC.get(name)
+        if target is None:
+            return None
+        if target == "str_replace_editor" and self._native_editor is not None:
+            return self._native_editor
+        return self._tools.get(target)
+
+    def handle_apply_patch_calls(self, calls: Any) -> list[dict[str, Any]]:
+        """Apply the operations of several ``apply_patch_call`` items (a model's calls of
+        one turn) as one change, all or nothing; one ``apply_patch_call_output`` per call,
+        all completed or all failed, each with the same text."""
+        parsed = [parse_call(c) for c in calls]
+        tool = ApplyPatchCallTool()
+        try:
+            args: Mapping[str, Any] = operations(parsed)
+        except FsError as e:
+            failed = self._failed(tool, e)
+            return [reply(p, failed) for p in parsed]
+        result = self._run(tool, args)
+        return [reply(p, result) for p in parsed]
 
     @staticmethod
     def _failed(tool: Tool[Any, Any], e: FsError) -> ToolResult:

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from ..errors import ErrorCode
 from ..outcomes import (
+    ChangeOutcome,
     DeleteOutcome,
     EditOutcome,
     GlobOutcome,
@@ -30,6 +31,7 @@ __all__ = [
     "fit",
     "numbered",
     "render",
+    "render_change",
     "render_delete",
     "render_edit",
     "render_error",
@@ -128,6 +130,11 @@ def _(o: MoveOutcome) -> str:
     return render_move(o)
 
 
+@render.register
+def _(o: ChangeOutcome) -> str:
+    return render_change(o)
+
+
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
     if o.total == 0:
         return f"(The file {o.path} is empty.)"
@@ -163,7 +170,12 @@ def render_write(o: WriteOutcome) -> str:
 
 
 def render_edit(o: EditOutcome) -> str:
-    if o.operation == "insert":
+    if o.edits > 1:
+        head = (
+            f"Edited {o.path}: {o.edits} edits applied in one write ({o.replacements} "
+            f"replacements); the first at line {o.first_line}."
+        )
+    elif o.operation == "insert":
         head = f"Inserted into {o.path} at line {o.first_line}."
     elif o.replacements == 1:
         head = f"Edited {o.path}: replaced 1 occurrence at line {o.first_line}."
@@ -296,6 +308,18 @@ def render_delete(o: DeleteOutcome) -> str:
 
 def render_move(o: MoveOutcome) -> str:
     return f"Moved {o.source} to {o.destination}."
+
+
+_LETTER = {"add": "A", "update": "M", "move": "M", "delete": "D"}
+
+
+def render_change(o: ChangeOutcome) -> str:
+    """Codex's summary of an applied patch: a letter (Added, Modified, Deleted) per file."""
+    rows = ["Success. Updated the following files:"]
+    for f in o.files:
+        moved = f" (moved from {f.source})" if f.source is not None else ""
+        rows.append(f"{_LETTER[f.action]} {f.path}{moved}")
+    return "\n".join(rows)
 
 
 def render_error(code: ErrorCode, message: str) -> str:

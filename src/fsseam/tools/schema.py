@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-__all__ = ["Dialect", "clean_schema", "parameters_schema", "tool_schema"]
+__all__ = ["Dialect", "clean_schema", "inline_refs", "parameters_schema", "tool_schema"]
 
 Dialect = Literal["openai", "anthropic", "json"]
 
@@ -42,8 +42,24 @@ def clean_schema(node: Any) -> Any:
     return out
 
 
+def inline_refs(node: Any, defs: dict[str, Any]) -> Any:
+    """``node`` with every ``{"$ref": "#/$defs/X"}`` replaced by ``X`` itself: not every
+    model API resolves references in a tool's schema."""
+    if isinstance(node, list):
+        return [inline_refs(n, defs) for n in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = dict(defs[ref.removeprefix("#/$defs/")])
+        target.update({k: v for k, v in node.items() if k != "$ref"})
+        return inline_refs(target, defs)
+    return {k: inline_refs(v, defs) for k, v in node.items() if k != "$defs"}
+
+
 def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = clean_schema(model.model_json_schema())
+    raw = model.model_json_schema()
+    schema = clean_schema(inline_refs(raw, raw.get("$defs", {})))
     result: dict[str, Any] = {
         "type": "object",
         "properties": schema.get("properties", {}),
