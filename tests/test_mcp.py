@@ -211,6 +211,9 @@ async def _annotations_flow(root: Path) -> None:
                 "grep": (True, False, True, False),
                 "delete": (False, True, False, False),
                 "move": (False, True, False, False),
+                "multi_edit": (False, True, False, False),
+                "apply_patch": (False, True, False, False),
+                "memory": (False, True, False, False),
             }
 
 

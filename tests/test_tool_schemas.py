@@ -198,7 +198,8 @@ def test_unknown_tool_is_a_result_listing_the_tools() -> None:
     assert res.error is not None and res.error.code.value == "FS_INVALID_ARGUMENT"
     assert res.text == (
         "Error [FS_INVALID_ARGUMENT]: there is no tool named 'remove_file'. The tools are: "
-        "read, write, edit, str_replace_editor, ls, glob, grep, delete, move. Call one of them."
+        "read, write, edit, str_replace_editor, ls, glob, grep, delete, move, multi_edit, "
+        "apply_patch, memory. Call one of them."
     )
     assert str(res) == res.text
 
@@ -237,10 +238,9 @@ def test_tool_annotations() -> None:
                                "idempotentHint": False, "openWorldHint": False},
         **{n: {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
                "openWorldHint": False} for n in ("ls", "glob", "grep")},
-        "delete": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
-                   "openWorldHint": False},
-        "move": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
-                 "openWorldHint": False},
+        **{n: {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+               "openWorldHint": False} for n in ("delete", "move", "multi_edit", "apply_patch",
+                                                 "memory")},
     }
 
 
