@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -292,3 +293,16 @@ def test_resumable_create_only_on_existing_conflicts(small_threshold: GCSBackend
     backend.write("big.bin", b"y" * (2 * MiB), CreateOnly())
     with pytest.raises(Conflict):
         backend.write("big.bin", b"z" * (2 * MiB), CreateOnly())
+
+
+def test_reading_an_empty_object_logs_no_traceback(
+    backend: GCSBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The ranged GET of an empty object answers 416, which the backend expects; gcsfs
+    would log it with a traceback on every such read."""
+    backend.write("empty.txt", b"", Overwrite())
+    with caplog.at_level(logging.DEBUG, logger="gcsfs"):
+        stream = backend.open_read("empty.txt")
+        assert b"".join(stream.chunks()) == b""
+        stream.close()
+    assert [r for r in caplog.records if r.exc_info] == []

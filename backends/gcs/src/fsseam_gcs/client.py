@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import uuid
 from dataclasses import dataclass
@@ -38,6 +39,19 @@ from fsseam.backends.objectstore import (
     ObjectHead,
 )
 from fsseam.versions import Version
+
+
+class _QuietRangeNotSatisfiable(logging.Filter):
+    """gcsfs logs a traceback for every non-retriable HTTP error, including the 416 that a
+    ranged GET of an empty object answers; the template expects that one (it then reads the
+    object whole), so it is not an error worth a traceback in the user's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return getattr(exc, "code", None) != 416
+
+
+logging.getLogger("gcsfs").addFilter(_QuietRangeNotSatisfiable())
 
 __all__ = [
     "RESUMABLE_THRESHOLD",
