@@ -185,7 +185,8 @@ def commit(backend: Backend, steps: Sequence[Step]) -> list[Step]:
             if result.complete or not isinstance(failure, Exception):
                 raise
             cause = failure if isinstance(failure, FsError) else FsError(
-                ErrorCode.FS_BACKEND, f"{step.shown}: {failure!r}", path=step.shown)
+                ErrorCode.FS_BACKEND, path=step.shown, reason="step_failed",
+                details={"action": step.action, "detail": repr(failure)})
             raise FsError(
                 cause.code, path=step.shown, reason="change_rollback_incomplete",
                 details={"cause": cause.message, "files": "; ".join(result.files),

@@ -8,16 +8,24 @@ and ``str_replace_editor`` calls it ``old_str``. So nothing below the tools laye
 tool's argument names, and each sentence exists in exactly one place.
 
 A template is a ``str.format`` string. Its fields come from, in order of precedence, the
-error's ``details``, ``path``, and the vocabulary (``{old}``, ``{new}``, ...).
+error's ``details``, ``path``, and the vocabulary (``{old}``, ``{new}``, ...). A field named
+after a *clause* (an entry whose name starts with ``_``) is that clause, rendered with the same
+fields: a clause several sentences share is written once too. A detail that is a
+:class:`Part` names the clause to put there (``Part("_nul_bytes")``), for a sentence whose
+middle depends on the facts.
+
+Adapters and plugins add their own sentences with :func:`add`; a reason, once added, always
+names the same sentence.
 """
 
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["DEFAULT_VOCABULARY", "MESSAGES", "Role", "Vocabulary", "render"]
+__all__ = ["DEFAULT_VOCABULARY", "MESSAGES", "Part", "Role", "Vocabulary", "add", "render"]
 
 Vocabulary = Mapping[str, str]
 
@@ -25,6 +33,13 @@ Vocabulary = Mapping[str, str]
 class Role(str):
     """A detail that names a tool argument by its role (``Role("new")``): rendered as that
     argument's name in the calling tool's vocabulary (``new_string``, ``new_str``)."""
+
+    __slots__ = ()
+
+
+class Part(str):
+    """A detail that is a clause of the catalogue (``Part("_nul_bytes")``): rendered as that
+    clause, with the same fields as the sentence it is part of."""
 
     __slots__ = ()
 
@@ -46,23 +61,58 @@ DEFAULT_VOCABULARY: Vocabulary = MappingProxyType(
         "all_hint": ", or set replace_all to replace every occurrence",
         # How to change an existing file, for a call that only creates.
         "modify": "edit",
-        # How the model re-reads a file.
+        # How the model reads a file (again, or instead of listing it).
         "reread": "Read",
         # How the model creates a file (the call that never replaces one).
         "add": "create",
         # What a patch is called in line references ("line 4 of the patch").
         "patch": "patch",
+        # The [start, end] line range of a view (the editor's; the file tools page with
+        # offset/limit).
+        "range": "view_range",
     }
 )
 
 _MESSAGES: dict[str, str] = {
+    # -- clauses: parts of the sentences below, each written once ----------------------
+    "_below_file": "a parent of this path is a file, not a directory",
+    "_inside_only": "Only paths inside the workspace can be used.",
+    "_choose_other": "Choose another path or ask the user.",
+    "_failed_to": "storage failed to {action} {path} ({detail})",
+    "_nul_bytes": "it contains NUL bytes, so it looks binary",
+    "_bad_utf8": "invalid UTF-8",
+    "_bad_utf8_at": "invalid UTF-8 at byte {byte}",
+    "_fifo": "a FIFO (named pipe)",
+    "_char_device": "a character device",
+    "_block_device": "a block device",
+    "_socket": "a socket",
+    "_special": "a special file",
     # -- paths ---------------------------------------------------------------------------
     "path_empty": "the path is empty; give a file path such as /notes.md.",
     "path_nul": "the path contains a NUL byte; NUL bytes are never valid in a path.",
     "path_escapes": "{path} leads outside the workspace root. Use a path under /.",
     "path_symlink_escapes": (
-        "{path} leads outside the workspace (through a symbolic link). Only paths inside the "
-        "workspace can be used."
+        "{path} leads outside the workspace (through a symbolic link). {_inside_only}"
+    ),
+    "symlink_unfollowable": (
+        "{path} leads through a symbolic link that cannot be followed here. {_inside_only}"
+    ),
+    "path_surrogate": (
+        "{path} contains a lone surrogate (\\ud800-\\udfff) that no storage can use in a "
+        "name. Copy paths from listings exactly."
+    ),
+    "path_too_deep": (
+        "the path is {depth} levels deep; paths may be at most {max} levels deep. Use a "
+        "shorter path."
+    ),
+    "path_too_long": (
+        "the path is {length} characters long; paths may be at most {max} characters. Use a "
+        "shorter path."
+    ),
+    "name_too_long": "the path {path} is too long for this storage; use shorter names.",
+    "reserved_name": (
+        "{path}: names of this form are reserved for fsseam's temporary files. Choose another "
+        "name."
     ),
     "root_is_directory": "/ is the workspace root directory; give a file path.",
     # -- missing, kinds ------------------------------------------------------------------
@@ -72,9 +122,37 @@ _MESSAGES: dict[str, str] = {
     ),
     "missing": "{path} does not exist. Check the path, or list the parent directory.",
     "is_directory": "{path} is a directory, not a file. List it, or give a file path.",
-    "not_directory": "{path} is a file, not a directory. Read it instead.",
-    "parent_is_file": "cannot {action} {path}: a parent of this path is a file, not a directory.",
+    "not_directory": "{path} is a file, not a directory. {reread} it instead.",
+    "missing_below_file": "{path} does not exist: {_below_file}.",
+    "parent_is_file": "cannot {action} {path}: {_below_file}.",
+    "special_file": (
+        "{path} is {kind}, not a regular file; fsseam reads and writes regular files only, "
+        "and left it untouched."
+    ),
     "read_only": "this workspace is read-only; files can be read but not changed.",
+    # -- what the storage allows ---------------------------------------------------------
+    "mounted_read_only": (
+        "cannot {action} {path}: the storage is mounted read-only; nothing was changed."
+    ),
+    "permission_denied": "permission denied to {action} {path}. {_choose_other}",
+    "write_protected": (
+        "{path} is write-protected (mode {mode}), so fsseam did not {action} it; it was left "
+        "unchanged. Ask the user to make it writable if it should change."
+    ),
+    "no_space": (
+        "no space left on the device (or the disk quota is reached) to {action} {path}; "
+        "nothing was changed. Free some space or ask the user."
+    ),
+    "too_large_for_storage": (
+        "{path} would be larger than this storage allows for one file ({detail}); nothing "
+        "was written."
+    ),
+    "storage_failed": "{_failed_to}; nothing was changed. Retry later.",
+    "step_failed": "{_failed_to}.",
+    "no_version": "the storage returned no version for {path}, so fsseam cannot version it.",
+    "no_history": (
+        "this storage keeps no older versions of {path}: only the current one can be read."
+    ),
     # -- text ----------------------------------------------------------------------------
     "not_text": (
         "{path} is not a UTF-8 text file ({why}); it cannot be read or edited as text and "
@@ -98,12 +176,22 @@ _MESSAGES: dict[str, str] = {
     ),
     # -- reads ---------------------------------------------------------------------------
     "offset_below_one": "{offset} is 1-based: use 1 or more.",
-    "limit_below_one": "{limit} must be 1 or more.",
+    "below_one": "{arg} must be 1 or more.",
     "offset_past_end": (
         "{offset} {requested} is past the end of {path}, which has {total} lines. Use "
         "{offset}=1 to read from the start."
     ),
-    "no_version": "{path}: the storage returned no version.",
+    "changed_while_read": (
+        "{path} changed while it was being read, so what was read is not one version of the "
+        "file. {reread} it again."
+    ),
+    "kept_changing": (
+        "{path} kept changing while it was {doing}; nothing was changed. Retry later."
+    ),
+    "read_cut_short": (
+        "{path} ended at byte {offset} of {size} while being read; nothing was changed. "
+        "{reread} it again."
+    ),
     # -- edits ---------------------------------------------------------------------------
     "old_empty": "{old} is empty; give the exact text to replace (read the file to copy it).",
     "old_equals_new": "{old} and {new} are the same; nothing would change.",
@@ -147,10 +235,6 @@ _MESSAGES: dict[str, str] = {
     "deleted_since_read": (
         "{path} no longer exists. It was deleted since you last read it; read it again (it "
         "will be reported missing), then write it to recreate it."
-    ),
-    "create_exists": (
-        "{path} already exists; create never replaces a file. View it and use {modify} to "
-        "change it."
     ),
     # Backend-level conflicts, before the seam says what the agent should do about them.
     "conflict_exists": "{path} already exists.",
@@ -277,8 +361,100 @@ _MESSAGES: dict[str, str] = {
     "memory_into_itself": "{path} cannot be moved into itself ({destination}).",
     "memory_empty_directory": "{path} is an empty directory; there is nothing to {action}.",
     # -- native tool calls ---------------------------------------------------------------
-    "native_unknown_tool": "there is no tool named {name}; the tools are: {tools}.",
-    "native_bad_call": "the tool call is malformed: {problem}.",
+    "native_no_operation": (
+        "the tool call is malformed: an apply_patch_call needs an operation object."
+    ),
+    # -- object stores -------------------------------------------------------------------
+    "no_bucket": (
+        "a workspace on {scheme}:// needs a bucket: {scheme}://bucket or "
+        "{scheme}://bucket/prefix."
+    ),
+    "bucket_missing": (
+        "the bucket {bucket} does not exist (while trying to {action} {path}); nothing was "
+        "changed. Create the bucket, or fix the workspace URL; ask the user if you cannot."
+    ),
+    "no_credentials": (
+        "{store} did not accept the credentials (or found none) while trying to {action} "
+        "{path} ({detail}); nothing was changed. Retrying will not help; to configure "
+        "credentials, {configure} Ask the user to set them up."
+    ),
+    "credentials_unusable": (
+        "no usable {store} credentials were found ({detail}). To configure credentials, "
+        "{configure}"
+    ),
+    "store_denied": (
+        "permission denied to {action} {path} ({detail}); nothing was changed. The {store} "
+        "credentials in use may not do this here: {grant} {_choose_other}"
+    ),
+    "store_busy": (
+        "{store} kept rejecting the {action} of {path} because other conditional requests to "
+        "it were in progress ({detail}); nothing was changed. Retry later."
+    ),
+    "store_rejected": "{store} rejected the request to {action} {path}: {detail}",
+    "history_off": (
+        "the {store} bucket {bucket} keeps no older versions of {path}: enable versioning on "
+        "bucket {bucket} to keep them (only writes made after that are kept)."
+    ),
+    "version_not_kept": (
+        "version {version} of {path} is not kept (or was never a version of it). List its "
+        "versions to see which are."
+    ),
+    # -- calls a backend refuses (mistakes of the code calling it) ------------------------
+    "create_only_delete": (
+        "a delete of {path} cannot be create-only; delete whatever is there or only a "
+        "version you hold."
+    ),
+    "create_only_copy": (
+        "the source of a copy, {path}, cannot be create-only; copy whatever is there or only "
+        "a version you hold."
+    ),
+    # -- opening a workspace --------------------------------------------------------------
+    "root_not_directory": (
+        "the workspace root {root} is not an existing directory; create it first."
+    ),
+    "memory_options": (
+        "memory:// takes one storage option, global_store (false for a store of this "
+        "workspace's own); got {options}."
+    ),
+    "memory_global_store": (
+        "the memory:// storage option global_store must be true or false, not {value!r}."
+    ),
+    "cached_filesystem": (
+        "{filesystem} serves files from a local copy, so reads could show bytes the store no "
+        "longer holds; open the workspace on the URL without the cache layer (no "
+        "simplecache::, filecache:: or blockcache::)."
+    ),
+    "backend_import_failed": (
+        "the fsseam backend for {protocol}:// failed to import ({error}); reinstall it."
+    ),
+    "adapter_missing": (
+        "{protocol}:// needs the fsseam adapter package {package}: pip install {package} from "
+        "an index that has it, or from a clone of the fsseam repository: pip install "
+        "./{source} (pip install . ./{source} installs fsseam with it)."
+    ),
+    "needs_package": (
+        "{protocol}:// needs a package that is not installed ({error}); install it and try "
+        "again."
+    ),
+    "unknown_protocol": (
+        "no fsspec filesystem is known for {protocol}:// ({error}). Check the URL's protocol, "
+        "or install the package that provides it."
+    ),
+    "workspace_denied": (
+        "cannot open the workspace {url}: permission denied ({error}). Check the credentials "
+        "or storage_options."
+    ),
+    "workspace_refused": (
+        "cannot open the workspace {url}: the {protocol}:// filesystem refused the URL or its "
+        "storage_options ({error}). Check both."
+    ),
+    # -- the editor ----------------------------------------------------------------------
+    "undo_edit_unsupported": "undo_edit is not supported; use {modify} to change the text back.",
+    "view_range_invalid": (
+        "{range} [{start}, {end}] is invalid: use [start, end] with 1 <= start <= end, or "
+        "end = -1 for the end of the file."
+    ),
+    "view_range_directory": "{path} is a directory; {range} applies to files only.",
     # -- finding ------------------------------------------------------------------------
     "glob_empty": "the pattern is empty; give a glob such as **/*.py.",
     "glob_parent": (
@@ -301,9 +477,17 @@ _MESSAGES: dict[str, str] = {
     "limit_out_of_range": "{arg} must be between {low} and {high}; it was {value}.",
     # -- tool calls ----------------------------------------------------------------------
     "invalid_arguments": "invalid arguments for {tool}: {problems}.",
+    # The problems, joined with "; " (pydantic's own words for the rest).
+    "_arg_unexpected": "unexpected argument '{arg}'",
+    "_arg_missing": "missing required argument '{arg}'",
+    "_tag_invalid": "{tag} must be one of {expected}",
+    "_insert_text_missing": "insert needs the text to insert, in {text} (or insert_text)",
+    "_insert_text_twice": "give the text to insert once: {text} or insert_text, not both",
     "arguments_not_json": "arguments are not valid JSON ({error}).",
-    "arguments_not_object": "arguments must be a JSON object.",
-    "unknown_tool": "there is no tool named {name}. The tools are: {tools}. Call one of them.",
+    "arguments_not_object": "arguments must be a JSON object, not {kind}.",
+    "unknown_tool": (
+        "there is no tool named {name!r}. The tools are: {tools}. Call one of them."
+    ),
     "arguments_too_deep": (
         "arguments are nested too deeply to be read; send a flat JSON object."
     ),
@@ -314,7 +498,29 @@ _MESSAGES: dict[str, str] = {
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)
-"""reason -> template. Read-only: a sentence is changed here, nowhere else."""
+"""reason -> template. Read-only: a sentence is changed here (or where :func:`add` adds it),
+nowhere else."""
+
+
+def add(entries: Mapping[str, str]) -> None:
+    """Add sentences to the catalogue: an adapter's or a plugin's own, under reasons of its
+    own (``s3_part_size``). Adding a reason again with the same text does nothing; with
+    another text it raises ValueError, so a reason always names one sentence."""
+    for reason, template in entries.items():
+        list(string.Formatter().parse(template))  # a malformed template fails here, not later
+        known = _MESSAGES.get(reason)
+        if known is not None and known != template:
+            raise ValueError(f"the message catalogue already has a sentence for {reason!r}")
+    _MESSAGES.update(entries)
+
+
+class _Fields(dict[str, Any]):
+    """The fields of one rendering; a field named after a clause is that clause."""
+
+    def __missing__(self, name: str) -> str:
+        if name.startswith("_") and name in _MESSAGES:
+            return _MESSAGES[name].format_map(self)
+        raise KeyError(name)
 
 
 def render(
@@ -324,12 +530,18 @@ def render(
     vocabulary: Vocabulary | None = None,
 ) -> str:
     """The text of one error, in the words of ``vocabulary`` (default: the file tools')."""
-    fields: dict[str, Any] = dict(DEFAULT_VOCABULARY)
+    fields = _Fields(DEFAULT_VOCABULARY)
     if vocabulary:
         fields.update(vocabulary)
     if path is not None:
         fields["path"] = path
+    parts: dict[str, str] = {}
     if details:
         for name, value in details.items():
-            fields[name] = fields.get(value, value) if isinstance(value, Role) else value
-    return MESSAGES[reason].format_map(fields)
+            if isinstance(value, Part):
+                parts[name] = value
+            else:
+                fields[name] = fields.get(value, value) if isinstance(value, Role) else value
+    for name, part in parts.items():
+        fields[name] = _MESSAGES[part].format_map(fields)
+    return _MESSAGES[reason].format_map(fields)

@@ -24,72 +24,32 @@ def map_os_error(exc: BaseException, key: str, action: str) -> FsError:
         return exc
     shown = display(key)
     code = exc.errno if isinstance(exc, OSError) else None
+
+    def fact(kind: ErrorCode, reason: str, **details: object) -> FsError:
+        return FsError(kind, path=shown, reason=reason, details={"action": action, **details})
+
     if isinstance(exc, FileNotFoundError):
-        return FsError(
-            ErrorCode.FS_NOT_FOUND,
-            f"{shown} does not exist. Check the path, or list the parent directory.",
-            path=key,
-        )
+        return fact(ErrorCode.FS_NOT_FOUND, "missing")
     if isinstance(exc, IsADirectoryError):
-        return FsError(
-            ErrorCode.FS_IS_DIRECTORY,
-            f"{shown} is a directory, not a file. List it, or give a file path.",
-            path=key,
-        )
+        return fact(ErrorCode.FS_IS_DIRECTORY, "is_directory")
     if isinstance(exc, NotADirectoryError) or code == errno.ENOTDIR:
         if action in _LOOKING:
-            return FsError(
-                ErrorCode.FS_NOT_FOUND,
-                f"{shown} does not exist: a parent of this path is a file, not a directory.",
-                path=key,
-            )
-        return FsError(
-            ErrorCode.FS_INVALID_ARGUMENT,
-            f"cannot {action} {shown}: a parent of this path is a file, not a directory.",
-            path=key,
-        )
+            return fact(ErrorCode.FS_NOT_FOUND, "missing_below_file")
+        return fact(ErrorCode.FS_INVALID_ARGUMENT, "parent_is_file")
     if code == errno.EROFS:
-        return FsError(
-            ErrorCode.FS_READ_ONLY,
-            f"cannot {action} {shown}: the storage is mounted read-only; nothing was changed.",
-            path=key,
-        )
+        return fact(ErrorCode.FS_READ_ONLY, "mounted_read_only")
     if isinstance(exc, PermissionError):
-        return FsError(
-            ErrorCode.FS_PERMISSION_DENIED,
-            f"permission denied to {action} {shown}. Choose another path or ask the user.",
-            path=key,
-        )
+        return fact(ErrorCode.FS_PERMISSION_DENIED, "permission_denied")
     if code == errno.EFBIG:
         assert isinstance(exc, OSError)
-        return FsError(
-            ErrorCode.FS_TOO_LARGE,
-            f"{shown} would be larger than this storage allows for one file "
-            f"({exc.strerror}); nothing was written.",
-            path=key,
-        )
+        return fact(ErrorCode.FS_TOO_LARGE, "too_large_for_storage", detail=exc.strerror)
     if code in (errno.ENOSPC, errno.EDQUOT):
-        return FsError(
-            ErrorCode.FS_BACKEND,
-            f"no space left on the device (or the disk quota is reached) to {action} "
-            f"{shown}; nothing was changed. Free some space or ask the user.",
-            path=key,
-        )
+        return fact(ErrorCode.FS_BACKEND, "no_space")
     if code == errno.ENAMETOOLONG:
-        return FsError(ErrorCode.FS_INVALID_ARGUMENT, f"the path {shown} is too long.", path=key)
+        return fact(ErrorCode.FS_INVALID_ARGUMENT, "name_too_long")
     if code == errno.ELOOP:
-        return FsError(
-            ErrorCode.FS_OUTSIDE_ROOT,
-            f"{shown} leads through a symbolic link that cannot be followed here. Only "
-            "paths inside the workspace can be used.",
-            path=key,
-        )
-    return FsError(
-        ErrorCode.FS_BACKEND,
-        f"storage failed to {action} {shown} ({type(exc).__name__}: {exc}); nothing was "
-        "changed. Retry later.",
-        path=key,
-    )
+        return fact(ErrorCode.FS_OUTSIDE_ROOT, "symlink_unfollowable")
+    return fact(ErrorCode.FS_BACKEND, "storage_failed", detail=f"{type(exc).__name__}: {exc}")
 
 
 @contextlib.contextmanager

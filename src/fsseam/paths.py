@@ -92,11 +92,9 @@ def to_key(path: str) -> str:
     than ``MAX_PATH_CHARS`` characters is FS_INVALID_ARGUMENT.
     """
     if not isinstance(path, str) or not path.strip():
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, "the path is empty; give a file path such "
-                      "as /notes.md.")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="path_empty")
     if "\x00" in path:
-        raise FsError(ErrorCode.FS_OUTSIDE_ROOT, "the path contains a NUL byte; NUL bytes are "
-                      "never valid in a path.")
+        raise FsError(ErrorCode.FS_OUTSIDE_ROOT, reason="path_nul")
     if len(path) > 4 * MAX_PATH_CHARS:
         # Checked before splitting, so a huge argument costs no more than this.
         raise _too_long(len(path))
@@ -106,27 +104,20 @@ def to_key(path: str) -> str:
             continue
         if raw == "..":
             if not parts:
-                raise FsError(
-                    ErrorCode.FS_OUTSIDE_ROOT,
-                    f"{escape(path)} leads outside the workspace root. Use a path under /.",
-                    path=escape(path),
-                )
+                raise FsError(ErrorCode.FS_OUTSIDE_ROOT, path=escape(path), reason="path_escapes")
             parts.pop()
             continue
         part = unescape(raw)
         if _UNNAMEABLE.search(part):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                f"{escape(path)} contains a lone surrogate (\\ud800-\\udfff) that no storage "
-                "can use in a name. Copy paths from listings exactly.",
-                path=escape(path),
+                ErrorCode.FS_INVALID_ARGUMENT, path=escape(path), reason="path_surrogate"
             )
         parts.append(part)
     if len(parts) > MAX_PATH_DEPTH:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            f"the path is {len(parts)} levels deep; paths may be at most {MAX_PATH_DEPTH} "
-            "levels deep. Use a shorter path.",
+            reason="path_too_deep",
+            details={"depth": len(parts), "max": MAX_PATH_DEPTH},
         )
     key = "/".join(parts)
     if len(key) > MAX_PATH_CHARS:
@@ -137,8 +128,8 @@ def to_key(path: str) -> str:
 def _too_long(n: int) -> FsError:
     return FsError(
         ErrorCode.FS_INVALID_ARGUMENT,
-        f"the path is {n} characters long; paths may be at most {MAX_PATH_CHARS} characters. "
-        "Use a shorter path.",
+        reason="path_too_long",
+        details={"length": n, "max": MAX_PATH_CHARS},
     )
 
 

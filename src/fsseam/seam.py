@@ -153,7 +153,8 @@ class Seam:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="offset_below_one")
         limit = self.limits.default_read_lines if limit is None else limit
         if limit < 1:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="limit_below_one")
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="below_one",
+                          details={"arg": Role("limit")})
         key = self.key(path)
         shown = display(key)
         try:
@@ -369,7 +370,7 @@ class Seam:
         code, reason, hint = intent.conflict_code, intent.conflict_reason, intent.conflict_hint
         if operation == "create":
             precondition = CreateOnly()
-            code, reason, hint = ErrorCode.FS_ALREADY_EXISTS, "create_exists", None
+            code, reason, hint = ErrorCode.FS_ALREADY_EXISTS, "add_exists", None
         fmt: TextFormat | None = None
         old_view: str | None = None
         if isinstance(precondition, IfMatch):

@@ -13,6 +13,7 @@ import codecs
 from dataclasses import dataclass, field
 
 from .errors import ErrorCode, FsError
+from .messages import Part
 
 __all__ = ["BOM", "LineWindow", "TextDoc", "TextFormat", "decode", "encode_new", "split_lines"]
 
@@ -21,18 +22,18 @@ BOM_BYTES = BOM.encode("utf-8")
 SNIFF_BYTES = 8192
 
 
-def not_text(path: str, why: str) -> FsError:
+def not_text(path: str, byte: int | None = None) -> FsError:
+    """FS_NOT_TEXT for invalid UTF-8 (at ``byte``, when known)."""
+    why = Part("_bad_utf8") if byte is None else Part("_bad_utf8_at")
     return FsError(
-        ErrorCode.FS_NOT_TEXT,
-        f"{path} is not a UTF-8 text file ({why}); it cannot be read or edited as text and "
-        "was left unchanged.",
-        path=path,
+        ErrorCode.FS_NOT_TEXT, path=path, reason="not_text", details={"why": why, "byte": byte}
     )
 
 
 def check_sniff(data: bytes, path: str) -> None:
     if b"\x00" in data[:SNIFF_BYTES]:
-        raise not_text(path, "it contains NUL bytes, so it looks binary")
+        raise FsError(ErrorCode.FS_NOT_TEXT, path=path, reason="not_text",
+                      details={"why": Part("_nul_bytes")})
 
 
 def check_text(data: bytes, path: str) -> None:
@@ -41,7 +42,7 @@ def check_text(data: bytes, path: str) -> None:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise not_text(path, f"invalid UTF-8 at byte {e.start}") from e
+        raise not_text(path, e.start) from e
 
 
 def decode(data: bytes, path: str) -> TextDoc:
@@ -50,7 +51,7 @@ def decode(data: bytes, path: str) -> TextDoc:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise not_text(path, f"invalid UTF-8 at byte {e.start}") from e
+        raise not_text(path, e.start) from e
     bom = text.startswith(BOM)
     return TextDoc(text[1:] if bom else text, bom)
 
@@ -183,7 +184,7 @@ class _LongLine:
         try:
             self.chars += len(self._decoder.decode(piece))
         except UnicodeDecodeError as e:
-            raise not_text(self.path, "invalid UTF-8") from e
+            raise not_text(self.path) from e
         self.ends_cr = piece.endswith(b"\r")
 
     def finish(self, terminated: bool) -> tuple[str, int]:
@@ -191,7 +192,7 @@ class _LongLine:
         try:
             self._decoder.decode(b"", final=True)
         except UnicodeDecodeError as e:
-            raise not_text(self.path, "invalid UTF-8") from e
+            raise not_text(self.path) from e
         # The prefix may end inside a character: decode only the complete ones.
         text = codecs.getincrementaldecoder("utf-8")().decode(self.prefix)
         return text, self.chars - (1 if terminated and self.ends_cr else 0)
@@ -293,7 +294,7 @@ class LineWindow:
         try:
             text = joined.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise not_text(self.path, "invalid UTF-8") from e
+            raise not_text(self.path) from e
         self._add(text.split("\n"), first_no)
 
     def _hold(self, piece: bytes) -> None:
