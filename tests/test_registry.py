@@ -41,7 +41,7 @@ def test_a_known_protocol_whose_package_is_missing_says_so() -> None:
         Workspace("libarchive://x")
     assert info.value.code is ErrorCode.FS_UNSUPPORTED
     assert info.value.message.startswith(
-        "fsspec's filesystem for libarchive:// needs a package that is not installed ("
+        "libarchive:// needs a package that is not installed ("
     )
 
 

@@ -393,8 +393,9 @@ def test_rewrite_refused_by_gcs_is_a_conflict_naming_the_right_side(env: Env) ->
     with pytest.raises(Conflict) as stale:
         backend.copy("src.txt", "new.txt", IfMatch(v))
 
-    assert (exists.value.reason, exists.value.path) == ("exists", "taken.txt")
-    assert (stale.value.reason, stale.value.path) == ("mismatch", "src.txt")
+    # The path as the model sees it, never the storage key.
+    assert (exists.value.reason, exists.value.path) == ("exists", "/taken.txt")
+    assert (stale.value.reason, stale.value.path) == ("mismatch", "/src.txt")
     assert env.proxy.seen("POST", "/rewriteTo/", forwarded=True) == 0
     assert backend.read("taken.txt").data == b"theirs"
     with pytest.raises(FsError) as missing:

@@ -608,8 +608,9 @@ def test_server_side_copy_refused_by_s3_is_a_conflict_naming_the_right_side(env:
     with pytest.raises(Conflict) as stale:
         backend.copy("src.txt", "new.txt", IfMatch(v))
 
-    assert (exists.value.reason, exists.value.path) == ("exists", "taken.txt")
-    assert (stale.value.reason, stale.value.path) == ("mismatch", "src.txt")
+    # The path as the model sees it, never the storage key.
+    assert (exists.value.reason, exists.value.path) == ("exists", "/taken.txt")
+    assert (stale.value.reason, stale.value.path) == ("mismatch", "/src.txt")
     assert env.current("taken.txt") == b"theirs"
     assert env.current("new.txt") is None
     assert env.seen("PUT", "taken.txt") == 1 and env.seen("PUT", "new.txt") == 1

@@ -17,6 +17,7 @@ from fsspec import AbstractFileSystem
 
 from ..errors import Conflict, ErrorCode, FsError
 from ..oserrors import map_os_error
+from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import digest_version, hasher, version_of
 from .base import ANY_VERSION, Blob, Entry, ReadStream, Stat, VersionInfo
@@ -37,20 +38,18 @@ def check_precondition(
     key: str, precondition: Precondition, current: Version | None
 ) -> None:
     """Raise Conflict unless ``precondition`` holds against ``current`` (None = absent)."""
-    shown = "/" + key
+    shown = display(key)
     if isinstance(precondition, CreateOnly) and current is not None:
-        raise Conflict("exists", f"{shown} already exists.", path=key)
+        raise Conflict("exists", path=shown)
     if isinstance(precondition, IfMatch):
         if current is None:
-            raise Conflict("missing", f"{shown} no longer exists.", path=key)
+            raise Conflict("missing", path=shown)
         if current != precondition.version:
-            raise Conflict("mismatch", f"{shown} has changed since it was read.", path=key)
+            raise Conflict("mismatch", path=shown)
 
 
 def _root_is_directory() -> FsError:
-    return FsError(
-        ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory, not a file.", path=""
-    )
+    return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
 
 
 class _FsspecStream:
@@ -231,11 +230,7 @@ class FsspecDigestBackend:
         return full
 
     def _not_a_directory(self, key: str) -> FsError:
-        return FsError(
-            ErrorCode.FS_INVALID_ARGUMENT,
-            f"/{key} is a file, not a directory. Read it instead.",
-            path=key,
-        )
+        return FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="not_directory")
 
     def list(self, key: str) -> list[Entry]:
         path = self._fresh(self.path(key))
@@ -319,19 +314,14 @@ class FsspecDigestBackend:
         raise self._no_history(key)
 
     def _no_history(self, key: str) -> FsError:
-        return FsError(
-            ErrorCode.FS_UNSUPPORTED,
-            f"this storage keeps no older versions of /{key}: only the current one can be "
-            "read.",
-            path=key,
-        )
+        return FsError(ErrorCode.FS_UNSUPPORTED, path=display(key), reason="no_history")
 
     # -- writes ------------------------------------------------------------
     def _check_writable_path(self, key: str, *, itself: bool = True) -> None:
         """Refuse a write at the root, at a directory (unless ``itself`` is known not to
         be one) and below a file."""
         if not key:
-            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
+            raise _root_is_directory()
         if itself and self._is_dir(self.path(key)):
             raise map_os_error(IsADirectoryError(key), key, "write")
         parent = posixpath.dirname(key)
@@ -361,7 +351,7 @@ class FsspecDigestBackend:
 
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
         if not key:
-            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
+            raise _root_is_directory()
         with self._lock:
             if isinstance(precondition, Overwrite):
                 self._check_writable_path(key)
@@ -377,12 +367,10 @@ class FsspecDigestBackend:
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         if isinstance(precondition, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                "delete takes IfMatch(version) or no precondition, not CreateOnly.",
-                path=key,
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="create_only_delete"
             )
         if not key:
-            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
+            raise _root_is_directory()
         with self._lock:
             if isinstance(precondition, IfMatch):
                 check_precondition(key, precondition, self._current(key))
@@ -406,10 +394,7 @@ class FsspecDigestBackend:
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         if isinstance(source, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                "copy takes IfMatch(version) or no precondition for its source, not "
-                "CreateOnly.",
-                path=src,
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(src), reason="create_only_copy"
             )
         with self._lock:
             try:

@@ -43,9 +43,8 @@ class GenericBackend(FsspecDigestBackend):
         if isinstance(fs, CachingFileSystem):
             raise FsError(
                 ErrorCode.FS_UNSUPPORTED,
-                f"{type(fs).__name__} serves files from a local copy, so reads could show "
-                "bytes the store no longer holds; open the workspace on the URL without "
-                "the cache layer (no simplecache::, filecache:: or blockcache::).",
+                reason="cached_filesystem",
+                details={"filesystem": type(fs).__name__},
             )
         super().__init__(fs, root)
 

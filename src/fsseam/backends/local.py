@@ -49,6 +49,7 @@ from typing import Any
 from fsspec.implementations.local import LocalFileSystem
 
 from ..errors import Conflict, ErrorCode, FsError
+from ..messages import Part
 from ..oserrors import map_os_error, mapped
 from ..paths import MAX_PATH_DEPTH, display
 from ..versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
@@ -117,13 +118,17 @@ class _StatCache:
 
 
 def _changed_while_read(key: str) -> FsError:
+    return FsError(ErrorCode.FS_STALE, path=display(key), reason="changed_while_read")
+
+
+def _kept_changing(key: str, doing: str) -> FsError:
     return FsError(
-        ErrorCode.FS_STALE,
-        f"{display(key)} was changed by another program while it was being read; what was "
-        "read is not one version of the file. Read it again.",
-        path=key,
-        reason="changed_while_read",
+        ErrorCode.FS_BACKEND, path=display(key), reason="kept_changing", details={"doing": doing}
     )
+
+
+def _root_is_directory() -> FsError:
+    return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
 
 
 class _LocalStream:
@@ -177,30 +182,21 @@ class _LocalStream:
 
 
 def _outside(key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_OUTSIDE_ROOT,
-        f"{display(key)} leads outside the workspace (through a symbolic link). Only paths "
-        "inside the workspace can be used.",
-        path=key,
-    )
+    return FsError(ErrorCode.FS_OUTSIDE_ROOT, path=display(key), reason="path_symlink_escapes")
 
 
 _KINDS = {
-    stat_mod.S_IFIFO: "a FIFO (named pipe)",
-    stat_mod.S_IFCHR: "a character device",
-    stat_mod.S_IFBLK: "a block device",
-    stat_mod.S_IFSOCK: "a socket",
+    stat_mod.S_IFIFO: Part("_fifo"),
+    stat_mod.S_IFCHR: Part("_char_device"),
+    stat_mod.S_IFBLK: Part("_block_device"),
+    stat_mod.S_IFSOCK: Part("_socket"),
 }
 
 
 def _special(key: str, mode: int) -> FsError:
-    what = _KINDS.get(stat_mod.S_IFMT(mode), "not a regular file")
+    kind = _KINDS.get(stat_mod.S_IFMT(mode), Part("_special"))
     return FsError(
-        ErrorCode.FS_UNSUPPORTED,
-        f"{display(key)} is {what}, not a regular file; fsseam reads and writes regular "
-        "files only, and left it untouched.",
-        path=key,
-        reason="special_file",
+        ErrorCode.FS_UNSUPPORTED, path=display(key), reason="special_file", details={"kind": kind}
     )
 
 
@@ -246,10 +242,9 @@ def _check_writable(dfd: int, name: str, st: os.stat_result, key: str, action: s
         raise map_os_error(OSError(errno.EROFS, os.strerror(errno.EROFS)), key, action)
     raise FsError(
         ErrorCode.FS_PERMISSION_DENIED,
-        f"{display(key)} is write-protected (mode {stat_mod.S_IMODE(st.st_mode):04o}), so "
-        f"fsseam did not {action} it; it was left unchanged. Ask the user to make it "
-        "writable if it should change.",
-        path=key,
+        path=display(key),
+        reason="write_protected",
+        details={"mode": f"{stat_mod.S_IMODE(st.st_mode):04o}", "action": action},
     )
 
 
@@ -345,8 +340,7 @@ class LocalBackend:
         real = os.path.realpath(root)
         if not os.path.isdir(real):
             raise FsError(
-                ErrorCode.FS_NOT_FOUND,
-                f"the workspace root {root} is not an existing directory; create it first.",
+                ErrorCode.FS_NOT_FOUND, reason="root_not_directory", details={"root": root}
             )
         self.root = real
         self._root_slash = real.rstrip(os.sep) + os.sep
@@ -542,12 +536,7 @@ class LocalBackend:
                 os.close(fd)
             if blob is not None:
                 return blob
-        raise FsError(
-            ErrorCode.FS_BACKEND,
-            f"{display(key)} kept changing while it was read; nothing was changed. Retry "
-            "later.",
-            path=key,
-        )
+        raise _kept_changing(key, "read")
 
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
         """Whole files, in the order given. Consecutive files of one directory share one
@@ -604,12 +593,7 @@ class LocalBackend:
             if same:
                 data = parts[0] if len(parts) == 1 else b"".join(parts)
                 return Blob(data=data, version=digest_version(data))
-        raise FsError(
-            ErrorCode.FS_BACKEND,
-            f"{display(key)} kept changing while it was read; nothing was changed. Retry "
-            "later.",
-            path=key,
-        )
+        raise _kept_changing(key, "read")
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:
         fd, st = self._open(key)
@@ -651,9 +635,7 @@ class LocalBackend:
                     if stat_mod.S_ISLNK(st.st_mode):
                         raise _outside(key) from e
                     raise FsError(
-                        ErrorCode.FS_INVALID_ARGUMENT,
-                        f"{display(key)} is a file, not a directory. Read it instead.",
-                        path=key,
+                        ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="not_directory"
                     ) from e
         finally:
             os.close(dfd)
@@ -733,7 +715,7 @@ class LocalBackend:
     # -- writes ------------------------------------------------------------
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
         if not key:
-            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
+            raise _root_is_directory()
         self._refuse_temp_name(key)
         for _ in range(3):
             created: list[tuple[int, str]] = []
@@ -754,12 +736,7 @@ class LocalBackend:
     @staticmethod
     def _refuse_temp_name(key: str) -> None:
         if is_temp_name(key.rsplit("/", 1)[-1]):
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                f"{display(key)}: names of this form are reserved for fsseam's temporary "
-                "files. Choose another name.",
-                path=key,
-            )
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="reserved_name")
 
     def _check_target(
         self, dfd: int, name: str, key: str, st: os.stat_result | None, pre: Precondition
@@ -767,13 +744,13 @@ class LocalBackend:
         """What can be decided from the target's lstat alone."""
         if st is None:
             if isinstance(pre, IfMatch):
-                raise Conflict("missing", f"{display(key)} no longer exists.", path=key)
+                raise Conflict("missing", path=display(key))
             return
         if stat_mod.S_ISLNK(st.st_mode) or stat_mod.S_ISDIR(st.st_mode):
             _check_kind(key, st)
         if isinstance(pre, CreateOnly):
             # Only existence matters: never open (a FIFO) or read (a huge file) it.
-            raise Conflict("exists", f"{display(key)} already exists.", path=key)
+            raise Conflict("exists", path=display(key))
         _check_kind(key, st)
         _check_writable(dfd, name, st, key, "write")
 
@@ -793,12 +770,7 @@ class LocalBackend:
                 os.close(fd)
             if version is not None:
                 return version, st
-        raise FsError(
-            ErrorCode.FS_BACKEND,
-            f"{display(key)} kept changing while it was checked; nothing was changed. Retry "
-            "later.",
-            path=key,
-        )
+        raise _kept_changing(key, "checked")
 
     def _write_at(
         self, dfd: int, key: str, name: str, data: bytes, pre: Precondition
@@ -848,12 +820,7 @@ class LocalBackend:
                     continue
             os.replace(temp.name, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             return
-        raise FsError(
-            ErrorCode.FS_BACKEND,
-            f"{display(key)} kept changing while it was checked; nothing was changed. Retry "
-            "later.",
-            path=key,
-        )
+        raise _kept_changing(key, "checked")
 
     def _sweep_orphans(self, dfd: int, parent: str) -> None:
         """Remove temp files of writers killed mid-write, once per directory per backend.
@@ -885,7 +852,7 @@ class LocalBackend:
         try:
             os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
         except FileExistsError as e:
-            raise Conflict("exists", f"{display(key)} already exists.", path=key) from e
+            raise Conflict("exists", path=display(key)) from e
         except OSError as e:
             if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
                 raise
@@ -894,16 +861,14 @@ class LocalBackend:
             if _lstat(dfd, name) is None:
                 os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
                 return
-            raise Conflict("exists", f"{display(key)} already exists.", path=key) from e
+            raise Conflict("exists", path=display(key)) from e
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         if not key:
             raise map_os_error(IsADirectoryError(key), key, "delete")
         if isinstance(precondition, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                "delete takes Overwrite (whatever is there) or IfMatch(version), not "
-                "CreateOnly.",
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="create_only_delete"
             )
         dfd, name = self._walk(key, "delete")
         try:
@@ -913,8 +878,7 @@ class LocalBackend:
                     st = _lstat(dfd, name)
                     if st is None:
                         if isinstance(precondition, IfMatch):
-                            raise Conflict("missing", f"{display(key)} no longer exists.",
-                                           path=key)
+                            raise Conflict("missing", path=display(key))
                         raise map_os_error(FileNotFoundError(key), key, "delete")
                     _check_kind(key, st)
                     _check_writable(dfd, name, st, key, "delete")
@@ -930,12 +894,7 @@ class LocalBackend:
                     os.unlink(name, dir_fd=dfd)
                     break
                 else:
-                    raise FsError(
-                        ErrorCode.FS_BACKEND,
-                        f"{display(key)} kept changing while it was checked; nothing was "
-                        "changed. Retry later.",
-                        path=key,
-                    )
+                    raise _kept_changing(key, "checked")
                 fcntl.flock(dfd, fcntl.LOCK_UN)
                 with contextlib.suppress(OSError):
                     os.fsync(dfd)
@@ -947,23 +906,22 @@ class LocalBackend:
         source's version against what was copied, then publish create-only (a hard link)."""
         if isinstance(source, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                "copy's source precondition is Overwrite (any version) or IfMatch(version).",
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(src), reason="create_only_copy"
             )
         if not dst:
-            raise FsError(ErrorCode.FS_IS_DIRECTORY, "/ is the workspace root directory.")
+            raise _root_is_directory()
         self._refuse_temp_name(dst)
         try:
             sfd, sst = self._open(src, "copy")
         except FsError as e:
             if e.code is ErrorCode.FS_NOT_FOUND and isinstance(source, IfMatch):
-                raise Conflict("missing", f"{display(src)} no longer exists.", path=src) from e
+                raise Conflict("missing", path=display(src)) from e
             raise
         try:
             if isinstance(source, IfMatch):
                 cached = self._cache.get(self.path(src), sst)
                 if cached is not None and cached != source.version:
-                    raise Conflict("mismatch", f"{display(src)} has changed.", path=src)
+                    raise Conflict("mismatch", path=display(src))
             for _ in range(3):
                 created: list[tuple[int, str]] = []
                 dfd, name = self._walk(dst, "copy to", created)
@@ -990,7 +948,7 @@ class LocalBackend:
         if existing is not None:
             if stat_mod.S_ISDIR(existing.st_mode):
                 raise map_os_error(IsADirectoryError(dst), dst, "copy to")
-            raise Conflict("exists", f"{display(dst)} already exists.", path=dst)
+            raise Conflict("exists", path=display(dst))
         temp = _Temp(dfd, name, dst)
         try:
             started = time.time_ns()
@@ -1007,7 +965,7 @@ class LocalBackend:
             version = version_of(h)
             self._cache.put(self.path(src), sst, version, started)
             if isinstance(source, IfMatch) and version != source.version:
-                raise Conflict("mismatch", f"{display(src)} has changed.", path=src)
+                raise Conflict("mismatch", path=display(src))
             os.fchmod(temp.fd, stat_mod.S_IMODE(sst.st_mode) & 0o777 & ~_process_umask())
             os.fsync(temp.fd)
             fcntl.flock(dfd, fcntl.LOCK_EX)
@@ -1025,13 +983,7 @@ class LocalBackend:
     # -- history -----------------------------------------------------------
     @staticmethod
     def _no_history(key: str) -> FsError:
-        return FsError(
-            ErrorCode.FS_UNSUPPORTED,
-            f"local files keep no history: older versions of {display(key)} cannot be read "
-            "or listed.",
-            path=key,
-            reason="no_history",
-        )
+        return FsError(ErrorCode.FS_UNSUPPORTED, path=display(key), reason="no_history")
 
     def read_version(self, key: str, version: Version) -> Blob:
         raise self._no_history(key)

@@ -40,13 +40,12 @@ def _global_store(storage_options: dict[str, Any]) -> bool:
     if options:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            f"memory:// takes one storage option, global_store (false for a store of this "
-            f"workspace's own); got {', '.join(sorted(options))}.",
+            reason="memory_options",
+            details={"options": ", ".join(sorted(options))},
         )
     if not isinstance(value, bool):
         raise FsError(
-            ErrorCode.FS_INVALID_ARGUMENT,
-            f"the memory:// storage option global_store must be true or false, not {value!r}.",
+            ErrorCode.FS_INVALID_ARGUMENT, reason="memory_global_store", details={"value": value}
         )
     return value
 

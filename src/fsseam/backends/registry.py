@@ -55,7 +55,8 @@ def _load(target: EntryPoint | str, protocol: str) -> type:
     except ImportError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"the fsseam backend for {protocol}:// failed to import ({e}); reinstall it.",
+            reason="backend_import_failed",
+            details={"protocol": protocol, "error": str(e)},
         ) from e
     return cls
 
@@ -73,24 +74,22 @@ def backend_class(protocol: str) -> type:
         package = KNOWN_ADAPTERS[protocol]
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"{protocol}:// needs the fsseam adapter package {package}: pip install {package} "
-            f"from an index that has it, or from a clone of the fsseam repository: "
-            f"pip install ./{SOURCE_DIRS[package]} (pip install . ./{SOURCE_DIRS[package]} "
-            "installs fsseam with it).",
+            reason="adapter_missing",
+            details={"protocol": protocol, "package": package, "source": SOURCE_DIRS[package]},
         )
     try:
         fsspec.get_filesystem_class(protocol)
     except ImportError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"fsspec's filesystem for {protocol}:// needs a package that is not installed "
-            f"({e}); install it and try again.",
+            reason="needs_package",
+            details={"protocol": protocol, "error": str(e)},
         ) from e
     except ValueError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"no fsspec filesystem is known for {protocol}:// ({e}). Check the URL's "
-            "protocol, or install the package that provides it.",
+            reason="unknown_protocol",
+            details={"protocol": protocol, "error": str(e)},
         ) from e
     return _load(GENERIC, protocol)
 
@@ -132,21 +131,9 @@ def _construction_error(url: str, protocol: str, exc: Exception) -> FsError:
     """A filesystem that refused to be built is a misconfigured workspace: one FsError with
     the cause, never the filesystem's own exception (``zip://x`` raises IsADirectoryError,
     ``ftp://`` a TypeError about a missing host)."""
-    cause = f"{type(exc).__name__}: {exc}"
+    facts = {"url": url, "protocol": protocol, "error": f"{type(exc).__name__}: {exc}"}
     if isinstance(exc, ImportError):
-        return FsError(
-            ErrorCode.FS_UNSUPPORTED,
-            f"{protocol}:// needs a package that is not installed ({cause}); install it and "
-            "try again.",
-        )
+        return FsError(ErrorCode.FS_UNSUPPORTED, reason="needs_package", details=facts)
     if isinstance(exc, PermissionError):
-        return FsError(
-            ErrorCode.FS_PERMISSION_DENIED,
-            f"cannot open the workspace {url}: permission denied ({cause}). Check the "
-            "credentials or storage_options.",
-        )
-    return FsError(
-        ErrorCode.FS_INVALID_ARGUMENT,
-        f"cannot open the workspace {url}: the {protocol}:// filesystem refused the URL or its "
-        f"storage_options ({cause}). Check both.",
-    )
+        return FsError(ErrorCode.FS_PERMISSION_DENIED, reason="workspace_denied", details=facts)
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="workspace_refused", details=facts)

@@ -33,13 +33,11 @@ from typing import Any
 
 from fsseam.errors import ErrorCode, FsError
 
+from . import _messages  # noqa: F401  (the sentence raised here)
+
 __all__ = ["attach", "attach_to_filesystem"]
 
 _HOOK_ID = "fsseam-moto-in-process"
-FIXTURE_HINT = (
-    "use a moto server instead: the fsseam_s3_bucket pytest fixture (see 'Testing your "
-    "agent' in the fsseam docs) or fsseam_s3.testing.moto_server()"
-)
 
 
 def _active_stubber() -> Any | None:
@@ -123,8 +121,8 @@ async def _before_send(request: Any, event_name: str = "", **kwargs: Any) -> Any
         # moto or aiobotocore no longer fits the bridge. Retrying cannot help.
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            f"moto's in-process mock_aws could not answer an s3fs request "
-            f"({type(e).__name__}: {e}); {FIXTURE_HINT}.",
+            reason="s3_moto_bridge",
+            details={"error": f"{type(e).__name__}: {e}"},
         ) from e
 
 

@@ -24,6 +24,7 @@ from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
 from fsseam.errors import ErrorCode, FsError
 from fsseam.versions import Capabilities
 
+from . import _messages  # noqa: F401  (the sentences raised here)
 from ._filesystem import make_filesystem, split_options
 from .client import (
     DEFAULT_MULTIPART_THRESHOLD,
@@ -89,12 +90,13 @@ class S3Backend(ObjectStoreBackend):
         if not 0 < multipart_threshold <= MAX_PUT_SIZE:
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT,
-                f"multipart_threshold must be between 1 and {MAX_PUT_SIZE} bytes.",
+                reason="limit_out_of_range",
+                details={"arg": "multipart_threshold", "low": 1, "high": MAX_PUT_SIZE,
+                         "value": multipart_threshold},
             )
         if multipart_part_size < MIN_PART_SIZE:
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                f"multipart_part_size must be at least {MIN_PART_SIZE} bytes (S3's minimum).",
+                ErrorCode.FS_INVALID_ARGUMENT, reason="s3_part_size", details={"min": MIN_PART_SIZE}
             )
         self.fs = fs
         client = S3Client(

@@ -1,7 +1,9 @@
-"""The error contract of object stores: the mapper classifies, the template words.
+"""The error contract of object stores: the mapper classifies, the template decides.
 
     store exception ──mapper.classify(exc, op)──> StoreError(fault, detail)
-    StoreError ──translate(...)──> FsError / Conflict (sentences from messages.py)
+    StoreError ──translate(...)──> FsError / Conflict (facts: a reason and details)
+
+The words are the message catalogue's (:mod:`fsseam.messages`), rendered at the tools layer.
 
 A store's mapper only says *what happened*, as one of the :class:`Fault` values, with a short
 ``detail`` naming the store's own error (``AccessDenied``, ``HttpError: ...``) for the
@@ -115,7 +117,7 @@ def translate(
     if fault is Fault.DENIED:
         return messages.denied(mapper.store, key, action, err.detail, mapper.grant)
     if fault is Fault.TOO_LARGE:
-        return messages.too_large(mapper.store, key)
+        return messages.too_large(mapper.store, key, err.detail)
     if fault is Fault.BUSY:
         return messages.busy(mapper.store, key, action, err.detail)
     if fault is Fault.INVALID:

@@ -1,7 +1,8 @@
-"""Every sentence an object-store backend says, each written once.
+"""The errors an object-store backend raises, one constructor each: facts, not sentences.
 
-One helper per sentence, so that the sentences can move into a message catalogue without
-hunting for copies. ``key`` is the backend key; the model sees it as ``/key``.
+Each helper names its catalogue sentence (:mod:`fsseam.messages`) by reason and gives the
+facts it needs; the text is rendered from them by the tool the model called. ``key`` is the
+backend key; the error carries the path the model sees (``/key``).
 """
 
 from __future__ import annotations
@@ -38,197 +39,121 @@ __all__ = [
 ]
 
 
+def _at(code: ErrorCode, key: str, reason: str, **details: object) -> FsError:
+    return FsError(code, path=display(key), reason=reason, details=details)
+
+
 def already_exists(key: str) -> Conflict:
-    return Conflict("exists", f"{display(key)} already exists.", path=key)
+    return Conflict("exists", path=display(key))
 
 
 def changed_since_read(key: str) -> Conflict:
-    return Conflict("mismatch", f"{display(key)} has changed since it was read.", path=key)
+    return Conflict("mismatch", path=display(key))
 
 
 def no_longer_exists(key: str) -> Conflict:
-    return Conflict("missing", f"{display(key)} no longer exists.", path=key)
+    return Conflict("missing", path=display(key))
 
 
 def changed_while_read(key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_STALE,
-        f"{display(key)} changed while it was being read; read it again.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_STALE, key, "changed_while_read")
 
 
 def stream_ended(key: str, offset: int, size: int) -> FsError:
-    return FsError(
-        ErrorCode.FS_BACKEND,
-        f"{display(key)} ended at byte {offset} of {size} while being read; nothing was "
-        "changed. Read it again.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_BACKEND, key, "read_cut_short", offset=offset, size=size)
 
 
 def not_found(key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_NOT_FOUND,
-        f"{display(key)} does not exist. Check the path, or list the parent directory.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_NOT_FOUND, key, "missing")
 
 
 def is_directory(key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_IS_DIRECTORY,
-        f"{display(key)} is a directory, not a file. List it, or give a file path.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_IS_DIRECTORY, key, "is_directory")
 
 
 def not_a_directory(key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_INVALID_ARGUMENT,
-        f"{display(key)} is a file, not a directory. Read it instead.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "not_directory")
 
 
 def parent_is_file(key: str, action: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_INVALID_ARGUMENT,
-        f"cannot {action} {display(key)}: a parent of this path is a file, not a directory.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "parent_is_file", action=action)
 
 
 def root_is_directory(action: str) -> FsError:
     return FsError(
-        ErrorCode.FS_IS_DIRECTORY,
-        f"cannot {action} /: it is the workspace root directory.",
-        path="",
+        ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory", details={"action": action}
     )
 
 
 def create_only_delete(key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_INVALID_ARGUMENT,
-        f"a delete of {display(key)} cannot be create-only; delete whatever is there or "
-        "only a version you hold.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "create_only_delete")
 
 
 def create_only_source(key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_INVALID_ARGUMENT,
-        f"the source of a copy, {display(key)}, cannot be create-only; copy whatever is "
-        "there or only a version you hold.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "create_only_copy")
 
 
 def no_bucket(scheme: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_INVALID_ARGUMENT,
-        f"a workspace on {scheme}:// needs a bucket: {scheme}://bucket or "
-        f"{scheme}://bucket/prefix.",
-    )
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="no_bucket", details={"scheme": scheme})
 
 
 def not_positive(name: str) -> FsError:
-    return FsError(ErrorCode.FS_INVALID_ARGUMENT, f"{name} must be 1 or more.")
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="below_one", details={"arg": name})
 
 
 def bucket_missing(bucket: str, key: str, action: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_NOT_FOUND,
-        f"the bucket {bucket} does not exist (while trying to {action} {display(key)}); "
-        "nothing was changed. Create the bucket, or fix the workspace URL; ask the user if "
-        "you cannot.",
-        path=key,
-        reason="bucket_missing",
-    )
+    """``reason`` is ``bucket_missing``: callers branch on it (a missing bucket is not a
+    missing file)."""
+    return _at(ErrorCode.FS_NOT_FOUND, key, "bucket_missing", bucket=bucket, action=action)
 
 
 def no_credentials(store: str, key: str, action: str, detail: str, configure: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_PERMISSION_DENIED,
-        f"{store} did not accept the credentials (or found none) while trying to {action} "
-        f"{display(key)} ({detail}); nothing was changed. Retrying will not help; to "
-        f"configure credentials, {configure} Ask the user to set them up.",
-        path=key,
+    return _at(
+        ErrorCode.FS_PERMISSION_DENIED, key, "no_credentials",
+        store=store, action=action, detail=detail, configure=configure,
     )
 
 
 def credentials_unusable(store: str, detail: str, configure: str) -> FsError:
     return FsError(
         ErrorCode.FS_PERMISSION_DENIED,
-        f"no usable {store} credentials were found ({detail}). To configure credentials, "
-        f"{configure}",
+        reason="credentials_unusable",
+        details={"store": store, "detail": detail, "configure": configure},
     )
 
 
 def denied(store: str, key: str, action: str, detail: str, grant: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_PERMISSION_DENIED,
-        f"permission denied to {action} {display(key)} ({detail}); nothing was changed. "
-        f"The {store} credentials in use may not do this here: {grant} Choose another path "
-        "or ask the user.",
-        path=key,
+    return _at(
+        ErrorCode.FS_PERMISSION_DENIED, key, "store_denied",
+        store=store, action=action, detail=detail, grant=grant,
     )
 
 
-def too_large(store: str, key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_TOO_LARGE, f"{display(key)} is too large for {store} to store.", path=key
-    )
+def too_large(store: str, key: str, detail: str) -> FsError:
+    return _at(ErrorCode.FS_TOO_LARGE, key, "too_large_for_storage", detail=f"{store}: {detail}")
 
 
 def busy(store: str, key: str, action: str, detail: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_BACKEND,
-        f"{store} kept rejecting the {action} of {display(key)} because other conditional "
-        f"requests to it were in progress ({detail}); nothing was changed. Retry later.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_BACKEND, key, "store_busy", store=store, action=action,
+               detail=detail)
 
 
 def invalid_request(store: str, key: str, action: str, detail: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_INVALID_ARGUMENT,
-        f"{store} rejected the request to {action} {display(key)}: {detail}",
-        path=key,
-    )
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "store_rejected", store=store, action=action,
+               detail=detail)
 
 
 def storage_failed(key: str, action: str, detail: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_BACKEND,
-        f"storage failed to {action} {display(key)} ({detail}); nothing was changed. Retry "
-        "later.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_BACKEND, key, "storage_failed", action=action, detail=detail)
 
 
 def no_version(store: str, key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_BACKEND,
-        f"{store} returned no version for {display(key)}; this storage cannot version it.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_BACKEND, key, "no_version", store=store)
 
 
 def history_off(store: str, bucket: str, key: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_UNSUPPORTED,
-        f"the {store} bucket {bucket} keeps no older versions of {display(key)}: enable "
-        f"versioning on bucket {bucket} to keep them (only writes made after that are kept).",
-        path=key,
-    )
+    return _at(ErrorCode.FS_UNSUPPORTED, key, "history_off", store=store, bucket=bucket)
 
 
 def version_not_kept(key: str, version: str) -> FsError:
-    return FsError(
-        ErrorCode.FS_NOT_FOUND,
-        f"version {version} of {display(key)} is not kept (or was never a version of it). "
-        "List its versions to see which are.",
-        path=key,
-    )
+    return _at(ErrorCode.FS_NOT_FOUND, key, "version_not_kept", version=version)
