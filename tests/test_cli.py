@@ -132,12 +132,16 @@ def test_call_usage_errors(root: Path) -> None:
     not_json = fsseam("call", str(root), "read", "{oops")
     assert not_json.returncode == 2
     assert not_json.stdout == ""
-    assert "fsseam call: error: the tool arguments are not valid JSON" in not_json.stderr
+    # The catalogue's sentence (a model calling a tool gets the same), and what was given.
+    assert not_json.stderr.startswith("fsseam call: error: arguments are not valid JSON (")
+    assert not_json.stderr.endswith(" The argument was '{oops'.\n")
 
     not_object = fsseam("call", str(root), "read", '["/a.md"]')
     assert not_object.returncode == 2
     assert not_object.stdout == ""
-    assert "must be a JSON object" in not_object.stderr
+    assert not_object.stderr == (
+        "fsseam call: error: arguments must be a JSON object, not an array.\n"
+    )
 
 
 def test_unknown_tool_in_call_is_a_usage_error_listing_the_tools(root: Path) -> None:
@@ -145,9 +149,9 @@ def test_unknown_tool_in_call_is_a_usage_error_listing_the_tools(root: Path) -> 
     assert res.returncode == 2
     assert res.stdout == ""
     assert res.stderr == (
-        "fsseam call: error: there is no tool named 'remove_file'; the tools are: read, "
+        "fsseam call: error: there is no tool named 'remove_file'. The tools are: read, "
         "write, edit, str_replace_editor, ls, glob, grep, delete, move, multi_edit, "
-        "apply_patch, memory\n"
+        "apply_patch, memory. Call one of them.\n"
     )
 
 

@@ -246,4 +246,4 @@ def test_function_calls_of_the_responses_api() -> None:
     unknown = tools.handle(ResponseFunctionToolCall(type="function_call", call_id="call_10",
                                                     name="rm_rf", arguments="{}"))
     assert unknown["output"].startswith("Error [FS_INVALID_ARGUMENT]: there is no tool named "
-                                        "rm_rf; the tools are: read, write")
+                                        "'rm_rf'. The tools are: read, write")

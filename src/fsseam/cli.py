@@ -27,7 +27,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import FsError
+from .messages import render
 from .policy import Ledger
+from .tools.registry import parse_arguments
 from .workspace import Workspace
 
 __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]
@@ -184,9 +186,9 @@ def cmd_call(args: argparse.Namespace) -> int:
     ws = _workspace(args, ledger)
     ctx = ws.context(args.owner)
     if args.tool not in ctx.tools.names():
-        raise UsageError(
-            f"there is no tool named {args.tool!r}; the tools are: {', '.join(ctx.tools.names())}"
-        )
+        # The sentence a model gets for the same mistake (the catalogue's).
+        raise UsageError(render("unknown_tool", details={
+            "name": args.tool, "tools": ", ".join(ctx.tools.names())}))
     result = ctx.tools.execute(args.tool, arguments)
     print(result.text)
     sys.stdout.flush()
@@ -200,17 +202,12 @@ def cmd_call(args: argparse.Namespace) -> int:
 
 def _arguments(raw: str) -> dict[str, Any]:
     """The JSON argument of ``call``: a mistake here is the shell user's, not a model's, so
-    it is a usage error (exit 2) rather than a tool result."""
+    it is a usage error (exit 2) rather than a tool result (in the words a model gets)."""
     try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"the tool arguments are not valid JSON ({e}): {raw[:200]!r}") from e
-    if not isinstance(parsed, dict):
-        raise UsageError(
-            f"the tool arguments must be a JSON object such as '{{\"file_path\": \"/a.md\"}}', "
-            f"not {type(parsed).__name__}"
-        )
-    return parsed
+        return parse_arguments(raw)
+    except FsError as e:
+        shown = f" The argument was {raw[:200]!r}." if e.reason == "arguments_not_json" else ""
+        raise UsageError(e.message + shown) from e
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

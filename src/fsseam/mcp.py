@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from .messages import render
 from .tools.result import ToolResult
 
 if TYPE_CHECKING:
@@ -196,7 +197,8 @@ def build_server(tool_server: ToolServer) -> Any:
         return types.CallToolResult.model_validate(tool_server.result_dict(result))
 
     def unknown(name: str) -> str:
-        return f"unknown tool {name!r}; the tools are: " + ", ".join(t.name for t in tools)
+        return render("unknown_tool", details={"name": name,
+                                                "tools": ", ".join(t.name for t in tools)})
 
     if _new_style_sdk(Server):
         from mcp.shared.exceptions import MCPError

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from ..errors import ErrorCode, FsError
-from ..messages import DEFAULT_VOCABULARY
+from ..messages import DEFAULT_VOCABULARY, render
 from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
@@ -28,6 +28,7 @@ EDITOR_VOCABULARY = MappingProxyType(
         "text": "new_str",
         "all_hint": "",
         "modify": "str_replace (or insert)",
+        "reread": "View",
     }
 )
 
@@ -65,13 +66,13 @@ class InsertCmd(_Cmd):
     @model_validator(mode="after")
     def _one_text(self) -> InsertCmd:
         if self.new_str is None and self.insert_text is None:
-            raise ValueError("insert needs the text to insert, in new_str (or insert_text)")
+            raise ValueError(render("_insert_text_missing", vocabulary=EDITOR_VOCABULARY))
         if (
             self.new_str is not None
             and self.insert_text is not None
             and self.new_str != self.insert_text
         ):
-            raise ValueError("give the text to insert once: new_str or insert_text, not both")
+            raise ValueError(render("_insert_text_twice", vocabulary=EDITOR_VOCABULARY))
         return self
 
     @property
@@ -173,10 +174,7 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
         # Models often send every field, with null for those a command does not use.
         cleaned = {k: v for k, v in args.items() if v is not None}
         if cleaned.get("command") == "undo_edit":
-            raise FsError(
-                ErrorCode.FS_UNSUPPORTED,
-                "undo_edit is not supported; use str_replace to change the text back.",
-            )
+            raise FsError(ErrorCode.FS_UNSUPPORTED, reason="undo_edit_unsupported")
         return cleaned
 
     def run(self, fs: Seam, args: EditorArgs) -> EditorOutcome:
@@ -200,8 +198,8 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
             if start < 1 or (end != -1 and end < start):
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT,
-                    f"view_range [{start}, {end}] is invalid: use [start, end] with 1 <= start "
-                    "<= end, or end = -1 for the end of the file.",
+                    reason="view_range_invalid",
+                    details={"start": start, "end": end},
                 )
             limit = None if end == -1 else end - start + 1
             if end == -1:
@@ -213,7 +211,8 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
             if cmd.view_range is not None:
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT,
-                    f"{cmd.path} is a directory; view_range applies to files only.",
+                    path=e.path or cmd.path,
+                    reason="view_range_directory",
                 ) from None
             return fs.list(cmd.path, depth=2, skip=_skip)
 

@@ -279,9 +279,8 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
                 return fs.read(display(key), **budget)
             start, end = cmd.view_range
             if start < 1 or (end != -1 and end < start):
-                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="invalid_arguments",
-                              details={"tool": self.name, "problems": "view_range must be "
-                                       "[start, end] with 1 <= start <= end, or end -1"})
+                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="view_range_invalid",
+                              details={"start": start, "end": end})
             limit = (1 << 30) if end == -1 else end - start + 1
             return fs.read(display(key), start, limit, **budget)
         except FsError as e:

@@ -208,7 +208,6 @@ def operations(calls: Sequence[NativeCall]) -> dict[str, Any]:
     ops = []
     for call in calls:
         if not isinstance(call.arguments, Mapping):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_bad_call",
-                          details={"problem": "an apply_patch_call needs an operation object"})
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_no_operation")
         ops.append(dict(call.arguments))
     return {"operations": ops}

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..messages import Vocabulary, render
 from ..oserrors import map_os_error
 from ..paths import escape_surrogates
 from ..seam import Seam
@@ -33,7 +34,7 @@ from .render import render_error
 from .result import ToolError, ToolResult
 from .schema import Dialect, tool_schema
 
-__all__ = ["ToolRegistry", "UnknownToolError", "default_tools"]
+__all__ = ["ToolRegistry", "UnknownToolError", "default_tools", "parse_arguments"]
 
 
 def _safe(text: str) -> str:
@@ -82,7 +83,9 @@ def default_tools() -> list[Tool[Any, Any]]:
 _COMMANDS = frozenset(("view", "create", "str_replace", "insert", "delete", "rename"))
 
 
-def _describe(err: ValidationError) -> str:
+def _describe(err: ValidationError, vocabulary: Vocabulary) -> str:
+    """The problems of some arguments, as clauses of the catalogue (pydantic's own words for
+    the checks fsseam does not word itself)."""
     parts = []
     for e in err.errors():
         loc = [str(x) for x in e["loc"] if not isinstance(x, int)]
@@ -91,17 +94,20 @@ def _describe(err: ValidationError) -> str:
             loc = loc[1:]
         field = ".".join(loc) or "arguments"
         if e["type"] == "extra_forbidden":
-            parts.append(f"unexpected argument '{field}'")
+            parts.append(render("_arg_unexpected", details={"arg": field}))
         elif e["type"] == "missing":
-            parts.append(f"missing required argument '{field}'")
+            parts.append(render("_arg_missing", details={"arg": field}))
         elif e["type"] == "string_too_short" and field in ("old_string", "old_str"):
-            parts.append(f"{field} is empty; give the exact text to replace")
+            # The sentence the seam says of an empty old text, as one clause of the list.
+            words = {**vocabulary, "old": field}
+            parts.append(render("old_empty", vocabulary=words).removesuffix("."))
         elif e["type"] == "union_tag_invalid":
             ctx = e.get("ctx") or {}
             tag = str(ctx.get("discriminator", "command")).strip("'")
-            parts.append(f"{tag} must be one of {ctx.get('expected_tags', '')}")
+            parts.append(render("_tag_invalid",
+                                details={"tag": tag, "expected": ctx.get("expected_tags", "")}))
         elif e["type"] == "union_tag_not_found":
-            parts.append("missing required argument 'command'")
+            parts.append(render("_arg_missing", details={"arg": "command"}))
         else:
             msg = e["msg"].removeprefix("Value error, ")
             parts.append(f"{field}: {msg}")
@@ -154,7 +160,7 @@ class ToolRegistry:
                 self.get(name)
             message = FsError(
                 ErrorCode.FS_INVALID_ARGUMENT, reason="unknown_tool",
-                details={"name": repr(name), "tools": ", ".join(self._tools)},
+                details={"name": name, "tools": ", ".join(self._tools)},
             ).message
             return ToolResult(
                 tool=name,
@@ -174,7 +180,7 @@ class ToolRegistry:
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT,
                     reason="invalid_arguments",
-                    details={"tool": name, "problems": _describe(e)},
+                    details={"tool": name, "problems": _describe(e, tool.vocabulary)},
                 ) from None
             outcome = tool.run(self._fs, parsed)
         except FsError as e:
@@ -227,7 +233,7 @@ class ToolRegistry:
         if tool is None:
             tool = self._tools.get(parsed.name)
         if tool is None:
-            err = FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_unknown_tool",
+            err = FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="unknown_tool",
                           details={"name": parsed.name, "tools": ", ".join(self._tools)})
             message = err.message
             result = ToolResult(tool=parsed.name, ok=False,
@@ -271,20 +277,33 @@ class ToolRegistry:
 
     @staticmethod
     def _raw(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
-        if args is None:
-            return {}
-        if isinstance(args, str):
-            try:
-                loaded = json.loads(args)
-            except json.JSONDecodeError as e:
-                raise FsError(
-                    ErrorCode.FS_INVALID_ARGUMENT,
-                    reason="arguments_not_json",
-                    details={"error": str(e)},
-                ) from None
-            except RecursionError:
-                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep") from None
-            args = loaded
-        if not isinstance(args, Mapping):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_not_object")
-        return dict(args)
+        return parse_arguments(args)
+
+
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "a boolean", type(None): "null"}
+
+
+def parse_arguments(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    """The arguments of a tool call, from a mapping or its JSON text (raises
+    FS_INVALID_ARGUMENT with the catalogue's reason when they are not a JSON object)."""
+    if args is None:
+        return {}
+    if isinstance(args, str):
+        try:
+            loaded = json.loads(args)
+        except json.JSONDecodeError as e:
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                reason="arguments_not_json",
+                details={"error": str(e)},
+            ) from None
+        except RecursionError:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep") from None
+        args = loaded
+    if not isinstance(args, Mapping):
+        kind = _JSON_KINDS.get(type(args), type(args).__name__)
+        raise FsError(
+            ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_not_object", details={"kind": kind}
+        )
+    return dict(args)
