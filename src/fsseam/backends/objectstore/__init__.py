@@ -5,7 +5,8 @@ What the template does once for every store (``backend.py``): key mapping under
 the rule that a path is a file or a directory but never both (checked on the create path),
 write-id recovery after a lost answer, the guard against versions minted elsewhere, the
 pinned ranged-read stream (``stream.py``), delete / copy / walk / versions with their
-preconditions, and the words of every error (``errors.py``, ``messages.py``).
+preconditions, and what every store error means (``errors.py``; ``messages.py`` has one
+constructor per error, whose sentence is the message catalogue's, :mod:`fsseam.messages`).
 
 Adding a store (Azure Blob, say) is a package laid out like ``fsseam-s3`` and ``fsseam-gcs``:
 
@@ -28,7 +29,10 @@ Adding a store (Azure Blob, say) is a package laid out like ``fsseam-s3`` and ``
     ``grant`` (what to grant when a permission is missing) and ``classify(exc, op)``, which
     says which :class:`Fault` an exception is (412 -> PRECONDITION, 404 -> NOT_FOUND or
     BUCKET_MISSING, 401 -> UNAUTHENTICATED, 403 -> DENIED, ...). Nothing else: the template
-    decides what each fault means for the caller and words it.
+    decides what each fault means for the caller, and the catalogue words it. A sentence
+    only this store needs (a limit of its own, say) is added to the catalogue with
+    :func:`fsseam.messages.add` and raised as ``FsError(code, reason=..., details=...)``,
+    never as a literal message (see ``fsseam_s3/_messages.py``).
 
 ``backend.py`` -- ``class AzureBackend(ObjectStoreBackend)`` with ``capabilities`` (what the
     store decides itself: say ``delete_if_match_atomic`` only if it checks ``If-Match`` on
