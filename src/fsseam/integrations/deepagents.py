@@ -37,22 +37,28 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from deepagents.backends.protocol import (
-    BackendProtocol,
-    DeleteResult,
-    EditResult,
-    FileData,
-    FileDownloadResponse,
-    FileInfo,
-    FileUploadResponse,
-    GlobResult,
-    GrepMatch,
-    GrepResult,
-    LsResult,
-    ReadResult,
-    WriteResult,
-)
-from deepagents.backends.utils import InvalidGlobPatternError, compile_grep_include_glob
+try:
+    from deepagents.backends.protocol import (
+        BackendProtocol,
+        DeleteResult,
+        EditResult,
+        FileData,
+        FileDownloadResponse,
+        FileInfo,
+        FileUploadResponse,
+        GlobResult,
+        GrepMatch,
+        GrepResult,
+        LsResult,
+        ReadResult,
+        WriteResult,
+    )
+    from deepagents.backends.utils import InvalidGlobPatternError, compile_grep_include_glob
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        f"fsseam.integrations.deepagents needs deepagents: pip install 'fsseam[deepagents]' "
+        f"(from a clone: pip install '.[deepagents]'): {e}"
+    ) from e
 
 from ..changes import Delete
 from ..errors import ErrorCode, FsError

@@ -25,9 +25,15 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-from agents import ApplyPatchTool, FunctionTool, Tool
-from agents.editor import ApplyPatchOperation, ApplyPatchResult
-from agents.tool_context import ToolContext
+try:
+    from agents import ApplyPatchTool, FunctionTool, Tool
+    from agents.editor import ApplyPatchOperation, ApplyPatchResult
+    from agents.tool_context import ToolContext
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        f"fsseam.integrations.openai_agents needs openai-agents: "
+        f"pip install 'fsseam[openai-agents]' (from a clone: pip install '.[openai-agents]'): {e}"
+    ) from e
 
 from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError

@@ -30,10 +30,16 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic_ai import ModelRetry, RunContext, ToolDefinition
-from pydantic_ai.exceptions import ToolFailed
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
+try:
+    from pydantic_ai import ModelRetry, RunContext, ToolDefinition
+    from pydantic_ai.exceptions import ToolFailed
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+    from pydantic_core import SchemaValidator, core_schema
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        f"fsseam.integrations.pydantic_ai needs pydantic-ai-slim: "
+        f"pip install 'fsseam[pydantic-ai]' (from a clone: pip install '.[pydantic-ai]'): {e}"
+    ) from e
 
 from ..errors import ErrorCode
 from ..workspace import Context, Workspace
