@@ -204,6 +204,36 @@ def test_an_async_run_goes_through_the_async_forms(fsseam_s3_workspace: Workspac
     assert stored(ws) == b"retries = 4\n"
 
 
+def test_a_route_of_a_composite_backend(tmp_path: Path) -> None:
+    """deepagents' CompositeBackend hands a route's paths to fsseam without its prefix."""
+    from deepagents.backends import CompositeBackend, StateBackend
+
+    ws = Workspace(str(tmp_path))
+    seed(ws)
+    backend = CompositeBackend(default=StateBackend(),
+                               routes={"/project/": FsseamBackend(ws, owner="agent")})
+    messages = run(agent_on(
+        backend,
+        call("ls", path="/project"),
+        call("read_file", file_path="/project/config.toml"),
+        call("edit_file", file_path="/project/config.toml", old_string="retries = 1",
+             new_string="retries = 2"),
+        call("grep", pattern="retries", path="/project"),
+        call("write_file", file_path="/scratch.md", content="in the agent's state\n"),
+        "Done.",
+    ))
+    assert [(m.status, m.content) for m in messages] == [
+        ("success", "['/project/config.toml']"),
+        ("success", "@@ lines 1-1 of 1 @@\nretries = 1"),
+        ("success", "Successfully replaced 1 instance(s) of the string in "
+                    "'/project/config.toml'"),
+        ("success", "/project/config.toml"),
+        ("success", "Updated file /scratch.md"),
+    ]
+    assert stored(ws) == b"retries = 2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
+
+
 def _lost_update(backend_a: BackendProtocol, backend_b: BackendProtocol) -> ToolMessage:
     """a edits a line; b, which read the file before that, writes the whole file."""
     a_edited = threading.Event()

@@ -11,10 +11,10 @@ One backend is one observation owner (a fsseam ``Context``): what its ``read_fil
 ``grep`` and its own writes have seen is what its ``write_file``, ``edit_file`` and
 ``delete`` may change. A stale or unobserved change is refused by the storage's
 compare-and-swap and comes back as the tool error deepagents shows the model (an
-``EditResult.error``, ...), with fsseam's code and next step:
-``Error [FS_STALE]: /notes.md has changed since you last read it. Read it again, then retry
-the edit.`` Give each agent that runs at the same time its own backend (deepagents 0.7 has
-no backend factories: build the backend, and the agent, per run for one owner per run).
+``EditResult.error``, ...) with fsseam's code and next step (``Error [FS_STALE]: ...``, read
+the file again, then retry). Give each agent that runs at the same time its own backend
+(deepagents 0.7 has no backend factories: build the backend, and the agent, per run for one
+owner per run).
 
 Semantics follow deepagents' protocol where fsseam has none of its own:
 
@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import replace
+from typing import Any, Final, TypeVar
 
 try:
     from deepagents.backends.protocol import (
@@ -66,6 +67,7 @@ from ..globs import Glob
 from ..grep import compile_pattern
 from ..messages import DEFAULT_VOCABULARY
 from ..outcomes import ListEntry, ReadOutcome
+from ..paths import display
 from ..versions import Overwrite
 from ..workspace import Context, Workspace
 from ._common import Failure, attempt, context_of
@@ -81,6 +83,9 @@ MAX_GREP_MATCHES = 10_000
 """A grep without ``max_count`` shows at most this many lines (``truncated``)."""
 
 T = TypeVar("T")
+
+_BUDGET: Final = "budget"
+"""deepagents' truncation reason for a glob that stopped at its cap."""
 
 _UPLOAD_ERRORS: dict[ErrorCode, str] = {
     ErrorCode.FS_NOT_FOUND: "file_not_found",
@@ -226,9 +231,7 @@ class FsseamBackend(BackendProtocol):
                           path, "delete")
         if isinstance(files, Failure):
             return DeleteResult(error=files.text)
-        shown = self._try(lambda: fs.stat(path).path, path, "delete")
-        if isinstance(shown, Failure):
-            return DeleteResult(error=shown.text)
+        shown = display(fs.key(path))
         if not files:
             # An empty directory: object stores have none, local disk keeps one.
             return DeleteResult(error=Failure(FsError(
@@ -259,7 +262,7 @@ class FsseamBackend(BackendProtocol):
             if not matcher(relative):
                 continue
             if len(matches) >= MAX_GLOB_MATCHES:
-                return GlobResult(matches=matches, truncated=True, truncation_reason="budget")
+                return GlobResult(matches=matches, truncated=True, truncation_reason=_BUDGET)
             matches.append(_info(entry))
         return GlobResult(matches=matches)
 
@@ -268,7 +271,7 @@ class FsseamBackend(BackendProtocol):
         names one)."""
         fs = self.context.fs
         try:
-            return fs.stat(path).path, [e for e in fs.walk(path) if e.type == "file"]
+            return display(fs.key(path)), [e for e in fs.walk(path) if e.type == "file"]
         except FsError as e:
             if e.code is not ErrorCode.FS_INVALID_ARGUMENT:
                 raise
@@ -297,7 +300,9 @@ class FsseamBackend(BackendProtocol):
             except InvalidGlobPatternError as e:
                 return GrepResult(error=str(e))
         base = path or "/"
-        literal = compile_pattern(re.escape(pattern))
+        # Literal text: the escaped pattern for the engine, found with str.find where the
+        # search can (fsseam's plain-text path).
+        literal = replace(compile_pattern(re.escape(pattern)), source=pattern, literal=pattern)
         limit = MAX_GREP_MATCHES if max_count is None else max(1, min(max_count,
                                                                       MAX_GREP_MATCHES))
         out = self._try(

@@ -94,8 +94,16 @@ class FsseamToolset(AbstractToolset[Any]):
         if per_run and isinstance(source, Context):
             raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
         self._names = tuple(DEFAULT_TOOLS if names is None else names)
-        for name in self._names:
-            self.context.tools.get(name)  # UnknownToolError now, not at the first call
+        # The definitions once (an unknown name is UnknownToolError now, not at a call):
+        # fsseam's schemas are stable, byte for byte, across calls.
+        self._defs = {
+            name: ToolDefinition(
+                name=name,
+                description=self.context.tools.get(name).description,
+                parameters_json_schema=self.context.tools.get(name).parameters(),
+            )
+            for name in self._names
+        }
         self._id = id
         self.max_retries = max_retries
         self.retry_codes = frozenset(retry_codes)
@@ -123,20 +131,11 @@ class FsseamToolset(AbstractToolset[Any]):
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         retries = ctx.max_retries if self.max_retries is None else self.max_retries
-        out: dict[str, ToolsetTool[Any]] = {}
-        for name in self._names:
-            tool = self.context.tools.get(name)
-            out[name] = ToolsetTool(
-                toolset=self,
-                tool_def=ToolDefinition(
-                    name=name,
-                    description=tool.description,
-                    parameters_json_schema=tool.parameters(),
-                ),
-                max_retries=retries,
-                args_validator=_ANY_OBJECT,
-            )
-        return out
+        return {
+            name: ToolsetTool(toolset=self, tool_def=tool_def, max_retries=retries,
+                              args_validator=_ANY_OBJECT)
+            for name, tool_def in self._defs.items()
+        }
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
