@@ -409,7 +409,7 @@ def test_delete_files_and_directories(ws: Workspace) -> None:
     ))
 
 
-def test_upload_and_download_are_the_applications(ws: Workspace) -> None:
+def test_uploads_are_recorded_for_no_one_downloads_are_reads(ws: Workspace) -> None:
     seed(ws)
     b = FsseamBackend(ws)
     b.read("/config.toml")
@@ -420,6 +420,8 @@ def test_upload_and_download_are_the_applications(ws: Workspace) -> None:
         FileUploadResponse(path="../out", error="invalid_path"),
         FileUploadResponse(path="/", error="is_directory"),
     ]
+    # The upload is another writer's change to what the agent read.
+    assert b.edit("/config.toml", "retries", "tries") == EditResult(error=STALE)
     assert b.download_files(["/config.toml", "/img.bin", "/nope", "/", "../x"]) == [
         FileDownloadResponse(path="/config.toml", content=b"retries = 7\n"),
         FileDownloadResponse(path="/img.bin", content=b"\x00\xff"),
@@ -427,12 +429,40 @@ def test_upload_and_download_are_the_applications(ws: Workspace) -> None:
         FileDownloadResponse(path="/", error="is_directory"),
         FileDownloadResponse(path="../x", error="invalid_path"),
     ]
-    # The upload is another writer's change to what the agent read.
-    assert b.edit("/config.toml", "retries", "tries") == EditResult(error=STALE)
+    # What was downloaded was read.
+    assert b.edit("/config.toml", "retries", "tries") == EditResult(path="/config.toml",
+                                                                    occurrences=1)
+    assert b.delete("/img.bin") == DeleteResult(path="/img.bin")
+    assert stored(ws) == b"tries = 7\n"
     read_only = FsseamBackend(Workspace(ws.url, storage_options={"global_store": False},
                                         read_only=True))
     assert read_only.upload_files([("/x.txt", b"x")]) == [
         FileUploadResponse(path="/x.txt", error="permission_denied")]
+
+
+def test_deepagents_history_append_download_then_whole_edit(ws: Workspace) -> None:
+    """What deepagents' summarization does with its conversation history: download the
+    file, then edit all of it into all of it plus a new section."""
+    path = "/conversation_history/thread.md"
+    seed(ws, path, "## one\n")  # written by an earlier run's backend
+    b = FsseamBackend(ws, owner="run-2")
+    (got,) = b.download_files([path])
+    assert got.content is not None
+    old = got.content.decode()
+    assert b.edit(path, old, old + "## two\n") == EditResult(path=path, occurrences=1)
+    # Someone else appends between the download and the edit: refused, nothing lost.
+    (got,) = b.download_files([path])
+    assert got.content is not None
+    other = ws.context("other")
+    other.tools.execute("read", {"file_path": path})
+    assert other.tools.execute("edit", {"file_path": path, "old_string": "## two\n",
+                                        "new_string": "## two\n## other\n"}).ok
+    old = got.content.decode()
+    assert b.edit(path, old, old + "## three\n").error == (
+        "Error [FS_STALE]: /conversation_history/thread.md has changed since you last read it. "
+        "Read it again, then retry the edit."
+    )
+    assert stored(ws, path) == b"## one\n## two\n## other\n"
 
 
 def test_the_async_forms(ws: Workspace) -> None:

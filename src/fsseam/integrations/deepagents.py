@@ -26,9 +26,11 @@ Semantics follow deepagents' protocol where fsseam has none of its own:
   the files it shows, as fsseam's ``grep`` in content mode does.
 - ``delete``: a file is deleted at the version this owner observed; a directory is one
   change of all its files, all or nothing, each at its observed version.
-- ``upload_files`` / ``download_files`` are the application's, not the model's: bytes as
-  given, an upload replaces what is there and is recorded for no owner (the agent reads a
-  file before changing it, as after any other writer), a download records nothing.
+- ``upload_files`` / ``download_files`` carry bytes for the application and deepagents'
+  middleware: an upload replaces what is there and is recorded for no owner (the agent
+  reads a file before changing it, as after any other writer); a download is a read of the
+  whole file, recorded like one (deepagents downloads its conversation history, then edits
+  it whole).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 
 from ..changes import Delete
 from ..errors import ErrorCode, FsError
+from ..events import ReadEvent
 from ..globs import Glob
 from ..grep import compile_pattern
 from ..messages import DEFAULT_VOCABULARY
@@ -349,11 +352,18 @@ class FsseamBackend(BackendProtocol):
         fs = self.context.fs
 
         def get() -> bytes:
-            stream = fs.backend.open_read(fs.key(path), fs.limits.read_chunk_bytes)
+            key = fs.key(path)
+            stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
             try:
-                return b"".join(stream.chunks())
+                data = b"".join(stream.chunks())
             finally:
                 stream.close()
+            if stream.version is not None:
+                # A download is a read of the whole file: deepagents' own middleware
+                # downloads a file, then edits it whole (its conversation history).
+                self.context.workspace.gate.dispatch(ReadEvent(
+                    owner=self.owner, key=key, path=display(key), version=stream.version))
+            return data
 
         out = self._try(get, path, "read")
         if isinstance(out, Failure):
