@@ -1,0 +1,398 @@
+"""deepagents on fsseam: a ``BackendProtocol`` over any Workspace (memory, local, S3, GCS).
+
+    from deepagents import create_deep_agent
+    from fsseam import Workspace
+    from fsseam.integrations.deepagents import FsseamBackend
+
+    backend = FsseamBackend(Workspace("s3://bucket/project"), owner="agent")
+    agent = create_deep_agent(model=..., backend=backend)
+
+One backend is one observation owner (a fsseam ``Context``): what its ``read_file``,
+``grep`` and its own writes have seen is what its ``write_file``, ``edit_file`` and
+``delete`` may change. A stale or unobserved change is refused by the storage's
+compare-and-swap and comes back as the tool error deepagents shows the model (an
+``EditResult.error``, ...) with fsseam's code and next step (``Error [FS_STALE]: ...``, read
+the file again, then retry). Give each agent that runs at the same time its own backend
+(deepagents 0.7 has no backend factories: build the backend, and the agent, per run for one
+owner per run).
+
+Semantics follow deepagents' protocol where fsseam has none of its own:
+
+- ``read``: ``offset`` 0-based, the raw lines of the window with its pagination fields;
+  a read (of any window) is an observation. Text only: a binary file is FS_NOT_TEXT.
+- ``grep``: a literal search (not a regex); ``glob`` patterns (of ``glob`` and of
+  ``grep``'s file filter) follow deepagents' shared matcher (a pattern without ``/``
+  matches the file name at any depth). A search shows lines, so it counts as a read of
+  the files it shows, as fsseam's ``grep`` in content mode does.
+- ``delete``: a file is deleted at the version this owner observed; a directory is one
+  change of all its files, all or nothing, each at its observed version.
+- ``upload_files`` / ``download_files`` carry bytes for the application and deepagents'
+  middleware: an upload replaces what is there and is recorded for no owner (the agent
+  reads a file before changing it, as after any other writer); a download is a read of the
+  whole file, recorded like one (deepagents downloads its conversation history, then edits
+  it whole).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Final, TypeVar
+
+try:
+    from deepagents.backends.protocol import (
+        BackendProtocol,
+        DeleteResult,
+        EditResult,
+        FileData,
+        FileDownloadResponse,
+        FileInfo,
+        FileUploadResponse,
+        GlobResult,
+        GrepMatch,
+        GrepResult,
+        LsResult,
+        ReadResult,
+        WriteResult,
+    )
+    from deepagents.backends.utils import InvalidGlobPatternError, compile_grep_include_glob
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        f"fsseam.integrations.deepagents needs deepagents: pip install 'fsseam[deepagents]' "
+        f"(from a clone: pip install '.[deepagents]'): {e}"
+    ) from e
+
+from ..changes import Delete
+from ..errors import ErrorCode, FsError
+from ..events import ReadEvent
+from ..globs import Glob
+from ..grep import compile_pattern
+from ..messages import DEFAULT_VOCABULARY
+from ..outcomes import ListEntry, ReadOutcome
+from ..paths import display
+from ..versions import Overwrite
+from ..workspace import Context, Workspace
+from ._common import Failure, attempt, context_of
+
+__all__ = ["DEEPAGENTS_VOCABULARY", "MAX_GLOB_MATCHES", "MAX_GREP_MATCHES", "FsseamBackend"]
+
+DEEPAGENTS_VOCABULARY = {**DEFAULT_VOCABULARY, "modify": "edit_file", "add": "write_file"}
+"""fsseam's error texts in the words of deepagents' tools (``edit`` is ``edit_file``)."""
+
+MAX_GLOB_MATCHES = 10_000
+"""A glob stops after this many files (``truncated``, reason ``budget``)."""
+MAX_GREP_MATCHES = 10_000
+"""A grep without ``max_count`` shows at most this many lines (``truncated``)."""
+
+T = TypeVar("T")
+
+_BUDGET: Final = "budget"
+"""deepagents' truncation reason for a glob that stopped at its cap."""
+
+_UPLOAD_ERRORS: dict[ErrorCode, str] = {
+    ErrorCode.FS_NOT_FOUND: "file_not_found",
+    ErrorCode.FS_PERMISSION_DENIED: "permission_denied",
+    ErrorCode.FS_READ_ONLY: "permission_denied",
+    ErrorCode.FS_IS_DIRECTORY: "is_directory",
+    ErrorCode.FS_OUTSIDE_ROOT: "invalid_path",
+    ErrorCode.FS_INVALID_ARGUMENT: "invalid_path",
+}
+"""fsseam codes that are one of deepagents' ``FileOperationError`` literals."""
+
+
+def _listed(failure: Failure) -> str:
+    """An error of ls, read, glob or grep, which deepagents shows as ``Error: TEXT``."""
+    return f"[{failure.code.value}] {failure.message}"
+
+
+class _IncludeGlob(Glob):
+    """deepagents' include-glob matcher where the seam takes a :class:`~fsseam.globs.Glob`
+    (the matcher decides about hidden names itself)."""
+
+    _matcher: Callable[[str], bool]
+
+    def __init__(self, pattern: str, matcher: Callable[[str], bool]) -> None:
+        super().__init__(pattern=pattern, regex=re.compile(""), base="", named=frozenset())
+        object.__setattr__(self, "_matcher", matcher)
+
+    def match(self, relative: str) -> bool:
+        return self._matcher(relative)
+
+    def allows(self, relative: str) -> bool:
+        return True
+
+
+class FsseamBackend(BackendProtocol):
+    """deepagents' file backend on a fsseam Workspace; one instance is one observation owner.
+
+    ``source``: a ``Workspace`` (the backend makes a context of ``owner`` on it), a
+    ``Context`` (used as it is: share one with fsseam's own tools), or a URL (with
+    ``storage_options``). Every method returns deepagents' result types and never raises
+    for a model mistake or a storage conflict.
+    """
+
+    def __init__(
+        self,
+        source: Workspace | Context | str,
+        *,
+        owner: str = "deepagents",
+        storage_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.context: Context = context_of(source, owner, storage_options)
+
+    @property
+    def owner(self) -> str:
+        return self.context.owner
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.context.workspace
+
+    def __repr__(self) -> str:
+        return f"FsseamBackend({self.context.workspace.url!r}, owner={self.owner!r})"
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _try(self, call: Callable[[], T], path: str, action: str) -> T | Failure:
+        return attempt(call, path, action, DEEPAGENTS_VOCABULARY)
+
+    # -- listing and reading ---------------------------------------------------------------
+    def ls(self, path: str) -> LsResult:
+        out = self._try(lambda: self.context.fs.list(path, depth=1), path, "list")
+        if isinstance(out, Failure):
+            text = _listed(out)
+            if out.code is ErrorCode.FS_INVALID_ARGUMENT and self._is_file(path):
+                # deepagents' delete tool reads this token to tell a file from a directory.
+                text = f"[{out.code.value}] not_a_directory: {out.message}"
+            return LsResult(error=text)
+        return LsResult(entries=[_info(e) for e in out.entries])
+
+    def _is_file(self, path: str) -> bool:
+        st = self._try(lambda: self.context.fs.stat(path), path, "stat")
+        return not isinstance(st, Failure) and st.type == "file"
+
+    def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
+        start, count = max(int(offset), 0), max(int(limit), 0)
+        if count == 0:
+            return ReadResult(file_data=FileData(content="", encoding="utf-8"),
+                              no_lines_requested=True)
+        out = self._try(lambda: self.context.fs.read(file_path, start + 1, count), file_path,
+                        "read")
+        if isinstance(out, Failure):
+            if out.error.reason == "offset_past_end":
+                total = out.error.details.get("total")
+                return ReadResult(error=(
+                    f"[{out.code.value}] Line offset {start} exceeds file length ({total} "
+                    f"lines) of {out.error.path}. Use offset=0 to read from the start."
+                ))
+            return ReadResult(error=_listed(out))
+        return _read_result(out)
+
+    # -- writing ---------------------------------------------------------------------------
+    def write(self, file_path: str, content: str) -> WriteResult:
+        out = self._try(lambda: self.context.fs.write(file_path, content), file_path, "write")
+        if isinstance(out, Failure):
+            return WriteResult(error=out.text)
+        return WriteResult(path=out.path)
+
+    def edit(
+        self,
+        file_path: str,
+        old_string: str,
+        new_string: str,
+        replace_all: bool = False,
+    ) -> EditResult:
+        out = self._try(
+            lambda: self.context.fs.replace(file_path, old_string, new_string, replace_all),
+            file_path, "edit",
+        )
+        if isinstance(out, Failure):
+            return EditResult(error=out.text)
+        return EditResult(path=out.path, occurrences=out.replacements)
+
+    def delete(self, file_path: str) -> DeleteResult:
+        fs = self.context.fs
+        out = self._try(lambda: fs.delete(file_path), file_path, "delete")
+        if not isinstance(out, Failure):
+            return DeleteResult(path=out.path)
+        if out.code in (ErrorCode.FS_IS_DIRECTORY, ErrorCode.FS_NOT_OBSERVED):
+            # A directory cannot be observed, and a path that is not there was never seen:
+            # one stat tells which, only on this failure path.
+            st = self._try(lambda: fs.stat(file_path), file_path, "stat")
+            if isinstance(st, Failure):
+                if st.code is ErrorCode.FS_NOT_FOUND:
+                    return DeleteResult(error=st.text)
+            elif st.type == "directory":
+                return self._delete_directory(file_path)
+        return DeleteResult(error=out.text)
+
+    def _delete_directory(self, path: str) -> DeleteResult:
+        """Every file below ``path`` as one change, all or nothing, each at its observed
+        version."""
+        fs = self.context.fs
+        files = self._try(lambda: [e.path for e in fs.walk(path) if e.type != "directory"],
+                          path, "delete")
+        if isinstance(files, Failure):
+            return DeleteResult(error=files.text)
+        shown = display(fs.key(path))
+        if not files:
+            # An empty directory: object stores have none, local disk keeps one.
+            return DeleteResult(error=Failure(FsError(
+                ErrorCode.FS_INVALID_ARGUMENT, path=shown, reason="memory_empty_directory",
+                details={"action": "delete"}), DEEPAGENTS_VOCABULARY).text)
+        done = self._try(lambda: fs.change([Delete(f) for f in files]), path, "delete")
+        if isinstance(done, Failure):
+            return DeleteResult(error=done.text)
+        return DeleteResult(path=shown)
+
+    # -- finding ---------------------------------------------------------------------------
+    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
+        try:
+            matcher = compile_grep_include_glob(pattern)
+        except InvalidGlobPatternError as e:
+            return GlobResult(error=str(e))
+        base = path or "/"
+        walked = self._try(lambda: self._files_below(base), base, "glob")
+        if isinstance(walked, Failure):
+            if walked.code is ErrorCode.FS_NOT_FOUND:
+                return GlobResult(matches=[])
+            return GlobResult(error=_listed(walked))
+        root, entries = walked
+        matches: list[FileInfo] = []
+        for entry in entries:
+            relative = (entry.path[len(root):].lstrip("/") if entry.path != root
+                        else entry.path.rsplit("/", 1)[-1])
+            if not matcher(relative):
+                continue
+            if len(matches) >= MAX_GLOB_MATCHES:
+                return GlobResult(matches=matches, truncated=True, truncation_reason=_BUDGET)
+            matches.append(_info(entry))
+        return GlobResult(matches=matches)
+
+    def _files_below(self, path: str) -> tuple[str, list[ListEntry]]:
+        """The search root as shown, and the files below it (the file itself when ``path``
+        names one)."""
+        fs = self.context.fs
+        try:
+            return display(fs.key(path)), [e for e in fs.walk(path) if e.type == "file"]
+        except FsError as e:
+            if e.code is not ErrorCode.FS_INVALID_ARGUMENT:
+                raise
+            st = fs.stat(path)
+            if st.type != "file":
+                raise
+            return st.path, [ListEntry(path=st.path, type="file", size=st.size, depth=0)]
+
+    def grep(
+        self,
+        pattern: str,
+        path: str | None = None,
+        glob: str | None = None,
+        *,
+        max_count: int | None = None,
+    ) -> GrepResult:
+        if pattern == "":
+            return GrepResult(error=(
+                f"[{ErrorCode.FS_INVALID_ARGUMENT.value}] the pattern is empty; give the text "
+                "to search for."
+            ))
+        files: Glob | None = None
+        if glob:
+            try:
+                files = _IncludeGlob(glob, compile_grep_include_glob(glob))
+            except InvalidGlobPatternError as e:
+                return GrepResult(error=str(e))
+        base = path or "/"
+        # Literal text: the escaped pattern for the engine, found with str.find where the
+        # search can (fsseam's plain-text path).
+        literal = replace(compile_pattern(re.escape(pattern)), source=pattern, literal=pattern)
+        limit = MAX_GREP_MATCHES if max_count is None else max(1, min(max_count,
+                                                                      MAX_GREP_MATCHES))
+        out = self._try(
+            lambda: self.context.fs.grep(literal, base, files=files, mode="content", limit=limit),
+            base, "grep",
+        )
+        if isinstance(out, Failure):
+            if out.code is ErrorCode.FS_NOT_FOUND:
+                return GrepResult(matches=[])
+            return GrepResult(error=_listed(out))
+        matches: list[GrepMatch] = [
+            GrepMatch(path=f.path, line=h.first + i, text=line)
+            for f in out.files
+            for h in f.hunks
+            for i, line in enumerate(h.lines)
+            if h.first + i in h.matches
+        ]
+        return GrepResult(matches=matches, truncated=out.truncated)
+
+    # -- the application's files -----------------------------------------------------------
+    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        return [self._upload(path, data) for path, data in files]
+
+    def _upload(self, path: str, data: bytes) -> FileUploadResponse:
+        fs = self.context.fs
+
+        def put() -> None:
+            if fs.read_only:
+                raise FsError(ErrorCode.FS_READ_ONLY, reason="read_only")
+            key = fs.key(path)
+            if not key:
+                raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+            fs.backend.write(key, bytes(data), Overwrite())
+
+        out = self._try(put, path, "write")
+        if isinstance(out, Failure):
+            return FileUploadResponse(path=path, error=_UPLOAD_ERRORS.get(out.code, out.text))
+        return FileUploadResponse(path=path)
+
+    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        return [self._download(path) for path in paths]
+
+    def _download(self, path: str) -> FileDownloadResponse:
+        fs = self.context.fs
+
+        def get() -> bytes:
+            key = fs.key(path)
+            stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
+            try:
+                data = b"".join(stream.chunks())
+            finally:
+                stream.close()
+            if stream.version is not None:
+                # A download is a read of the whole file: deepagents' own middleware
+                # downloads a file, then edits it whole (its conversation history).
+                self.context.workspace.gate.dispatch(ReadEvent(
+                    owner=self.owner, key=key, path=display(key), version=stream.version))
+            return data
+
+        out = self._try(get, path, "read")
+        if isinstance(out, Failure):
+            return FileDownloadResponse(path=path, error=_UPLOAD_ERRORS.get(out.code, out.text))
+        return FileDownloadResponse(path=path, content=out)
+
+
+def _info(e: ListEntry) -> FileInfo:
+    if e.type == "directory":
+        return FileInfo(path=e.path.rstrip("/") + "/", is_dir=True)
+    info = FileInfo(path=e.path, is_dir=False)
+    if e.size is not None:
+        info["size"] = e.size
+    return info
+
+
+def _read_result(out: ReadOutcome) -> ReadResult:
+    """The window as deepagents' middleware numbers it: raw lines, each ending in a
+    newline, with where it starts, ends and how to go on."""
+    if not out.lines:
+        return ReadResult(file_data=FileData(content="", encoding="utf-8"))
+    content = "".join(f"{line}\n" for line in out.lines)
+    start = out.offset
+    end = start + out.returned - 1
+    more = out.total is None or end < out.total
+    return ReadResult(
+        file_data=FileData(content=content, encoding="utf-8"),
+        total_lines=out.total,
+        start_line=start,
+        end_line=end,
+        next_offset=end if more else None,
+    )

@@ -1,0 +1,149 @@
+"""Pydantic AI on fsseam: a toolset of fsseam's tools, on one observation owner.
+
+    from pydantic_ai import Agent
+    from fsseam import Workspace
+    from fsseam.integrations.pydantic_ai import FsseamToolset
+
+    agent = Agent(model, toolsets=[FsseamToolset(Workspace("s3://b/p"), owner="agent")])
+
+Each tool keeps fsseam's name, description and JSON schema (the arguments are validated by
+fsseam, with its texts). A successful call returns fsseam's text. A refused one raises what
+Pydantic AI expects of a tool:
+
+- ``ModelRetry`` (a retry prompt, counted against the tool's retries) when the call itself
+  was wrong and the same tool with other arguments fixes it: a path, an ``old_string`` that
+  matches nothing or several places, an argument out of range (:data:`RETRY_CODES`);
+- ``ToolFailed`` (a failed result the model adapts to, not counted as a retry) for
+  everything else: a file that changed since it was read (FS_STALE) or was never read
+  (FS_NOT_OBSERVED), where the next call must be a read, and what no call fixes (a
+  read-only workspace, a binary file, a storage failure).
+
+Both carry fsseam's text, ``Error [CODE]: ...`` with the next step. One toolset is one
+owner; ``per_run=True`` gives every agent run its own (``OWNER/RUN_ID``), for an agent
+whose runs may overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+try:
+    from pydantic_ai import ModelRetry, RunContext, ToolDefinition
+    from pydantic_ai.exceptions import ToolFailed
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+    from pydantic_core import SchemaValidator, core_schema
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        f"fsseam.integrations.pydantic_ai needs pydantic-ai-slim: "
+        f"pip install 'fsseam[pydantic-ai]' (from a clone: pip install '.[pydantic-ai]'): {e}"
+    ) from e
+
+from ..errors import ErrorCode
+from ..workspace import Context, Workspace
+from ._common import context_of
+
+__all__ = ["DEFAULT_TOOLS", "RETRY_CODES", "FsseamToolset"]
+
+DEFAULT_TOOLS = ("read", "write", "edit", "multi_edit", "apply_patch", "ls", "glob", "grep",
+                 "delete", "move")
+"""The tools a toolset holds by default: fsseam's file tools, without the Anthropic shapes
+``str_replace_editor`` and ``memory`` (ask for them by name)."""
+
+RETRY_CODES = frozenset({
+    ErrorCode.FS_INVALID_ARGUMENT,
+    ErrorCode.FS_NOT_FOUND,
+    ErrorCode.FS_IS_DIRECTORY,
+    ErrorCode.FS_ALREADY_EXISTS,
+    ErrorCode.FS_NO_MATCH,
+    ErrorCode.FS_MULTIPLE_MATCHES,
+    ErrorCode.FS_OUTSIDE_ROOT,
+})
+"""Codes raised as ``ModelRetry``: other arguments to the same tool fix the call. Every
+other code is ``ToolFailed``."""
+
+_ANY_OBJECT = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(),
+                                                      core_schema.any_schema()))
+"""Arguments pass as a JSON object: fsseam validates them, in its own words."""
+
+
+class FsseamToolset(AbstractToolset[Any]):
+    """fsseam's tools (``names``, default :data:`DEFAULT_TOOLS`) of one context.
+
+    ``source``: a ``Workspace`` (a context of ``owner`` is made on it), a ``Context`` (used
+    as it is), or a URL (with ``storage_options``). ``max_retries``: per tool, default the
+    agent's. ``retry_codes``: which codes are retry prompts (:data:`RETRY_CODES`).
+    ``per_run``: a context of its own for every agent run (needs a Workspace or URL).
+    """
+
+    def __init__(
+        self,
+        source: Workspace | Context | str,
+        *,
+        owner: str = "agent",
+        storage_options: dict[str, Any] | None = None,
+        names: Iterable[str] | None = None,
+        id: str | None = None,
+        max_retries: int | None = None,
+        retry_codes: Iterable[ErrorCode] = RETRY_CODES,
+        per_run: bool = False,
+    ) -> None:
+        self.context: Context = context_of(source, owner, storage_options)
+        if per_run and isinstance(source, Context):
+            raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
+        self._names = tuple(DEFAULT_TOOLS if names is None else names)
+        # The definitions once (an unknown name is UnknownToolError now, not at a call):
+        # fsseam's schemas are stable, byte for byte, across calls.
+        self._defs = {
+            name: ToolDefinition(
+                name=name,
+                description=self.context.tools.get(name).description,
+                parameters_json_schema=self.context.tools.get(name).parameters(),
+            )
+            for name in self._names
+        }
+        self._id = id
+        self.max_retries = max_retries
+        self.retry_codes = frozenset(retry_codes)
+        self.per_run = per_run
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    @property
+    def owner(self) -> str:
+        return self.context.owner
+
+    def __repr__(self) -> str:
+        return f"FsseamToolset({self.context.workspace.url!r}, owner={self.owner!r})"
+
+    async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        if not self.per_run:
+            return self
+        run = ctx.run_id or uuid.uuid4().hex
+        return FsseamToolset(
+            self.context.workspace, owner=f"{self.owner}/{run}", names=self._names,
+            id=self._id, max_retries=self.max_retries, retry_codes=self.retry_codes,
+        )
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        retries = ctx.max_retries if self.max_retries is None else self.max_retries
+        return {
+            name: ToolsetTool(toolset=self, tool_def=tool_def, max_retries=retries,
+                              args_validator=_ANY_OBJECT)
+            for name, tool_def in self._defs.items()
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> str:
+        result = await asyncio.to_thread(self.context.tools.execute, name, tool_args)
+        if result.ok:
+            return result.text
+        assert result.error is not None
+        if result.error.code in self.retry_codes:
+            raise ModelRetry(result.text)
+        raise ToolFailed(result.text)

@@ -1,0 +1,232 @@
+"""The OpenAI Agents SDK on fsseam: real ``Runner`` runs of agents with the SDK's own
+``ScriptedModel``, ``ApplyPatchTool`` with ``FsseamEditor`` and fsseam's function tools, on
+memory, local, S3 (moto) and GCS (fake-gcs-server); the stored bytes are asserted after every
+run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "agents", reason="openai-agents is not installed: pip install -e '.[openai-agents]'"
+)
+
+from agents import Agent, ApplyPatchTool, FunctionTool, RunConfig, Runner
+from agents.editor import ApplyPatchOperation, ApplyPatchResult
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from fsseam import UnknownToolError, Workspace
+from fsseam.integrations.openai_agents import (
+    DEFAULT_FUNCTION_TOOLS,
+    FsseamEditor,
+    fsseam_tools,
+    function_tools,
+)
+
+from .helpers import (
+    RACED,
+    EditsMeet,
+    make_workspace,
+    run_docs_example,
+    seed,
+    stored,
+)
+
+pytest_plugins = ("pytester",)
+
+NO_TRACING = RunConfig(tracing_disabled=True)
+NOTHING = " Nothing was applied: every file is as it was."
+
+
+def read(call_id: str, path: str = "/config.toml") -> Any:
+    return function_call("read", {"file_path": path}, call_id=call_id)
+
+
+def op(call_id: str, **operation: Any) -> dict[str, Any]:
+    return {"type": "apply_patch_call", "call_id": call_id, "operation": operation}
+
+
+def patch(call_id: str, old: str, new: str, **more: Any) -> dict[str, Any]:
+    return op(call_id, type="update_file", path="config.toml", diff=f"@@\n-{old}\n+{new}\n",
+              **more)
+
+
+def run(tools: list[Any], *turns: Any) -> list[dict[str, Any]]:
+    model = ScriptedModel([*turns, [assistant_message("Done.")]])
+    agent = Agent(name="editor", model=model, tools=tools)
+    result = asyncio.run(Runner.run(agent, "Edit the config.", run_config=NO_TRACING))
+    model.assert_complete()
+    return [item.raw_item for item in result.new_items if item.type == "tool_call_output_item"]
+
+
+def applied(call_id: str, *rows: str) -> dict[str, Any]:
+    return {"type": "apply_patch_call_output", "call_id": call_id, "status": "completed",
+            "output": "\n".join(["Success. Updated the following files:", *rows])}
+
+
+def failed(call_id: str, output: str) -> dict[str, Any]:
+    return {"type": "apply_patch_call_output", "call_id": call_id, "status": "failed",
+            "output": output}
+
+
+# -- the docs page ---------------------------------------------------------------------------
+
+
+def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
+    run_docs_example(pytester, "openai-agents.md", "test_openai_agents_s3", passed=2)
+
+
+# -- agents end to end -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["memory", "local", "s3", "gcs"])
+def test_an_agent_reads_and_patches_on_every_store(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    ws = make_workspace(kind, request, tmp_path)
+    seed(ws)
+    out = run(fsseam_tools(ws), [read("r")], [patch("p", "retries = 1", "retries = 3")])
+    assert out[0]["output"] == "     1\tretries = 1"
+    assert out[1] == applied("p", "M /config.toml")
+    assert stored(ws) == b"retries = 3\n"
+
+
+def test_create_move_and_delete_files(fsseam_s3_workspace: Workspace) -> None:
+    ws = fsseam_s3_workspace
+    seed(ws)
+    seed(ws, "/old.txt", "bye\n")
+    out = run(
+        fsseam_tools(ws),
+        [op("c", type="create_file", path="notes/new.md", diff="+# New\n+text")],
+        [read("r1"), read("r2", "/old.txt")],
+        [patch("m", "retries = 1", "retries = 2", move_to="conf/config.toml")],
+        [op("d", type="delete_file", path="old.txt")],
+    )
+    assert out[0] == applied("c", "A /notes/new.md")
+    assert out[3] == applied("m", "M /conf/config.toml (moved from /config.toml)")
+    assert out[4] == applied("d", "D /old.txt")
+    assert stored(ws, "/notes/new.md") == b"# New\ntext\n"
+    assert stored(ws, "/conf/config.toml") == b"retries = 2\n"
+    listing = ws.context("check").tools.execute("ls", {"path": "/"}).text
+    assert listing == "/conf/\n/notes/"
+
+
+def test_a_patch_of_a_file_never_read_is_refused(fsseam_s3_workspace: Workspace) -> None:
+    ws = fsseam_s3_workspace
+    seed(ws)
+    (out,) = run(fsseam_tools(ws), [patch("p", "retries = 1", "retries = 3")])
+    assert out == failed("p", "Error [FS_NOT_OBSERVED]: /config.toml has not been read yet. "
+                              "Read it first, then retry the edit." + NOTHING)
+    assert stored(ws) == b"retries = 1\n"
+
+
+def test_two_patches_of_one_line_in_one_response(fsseam_s3_workspace: Workspace) -> None:
+    """The SDK applies a turn's patches in order: the second no longer matches."""
+    ws = fsseam_s3_workspace
+    seed(ws)
+    both = [patch("p1", "retries = 1", "retries = 2"), patch("p2", "retries = 1", "retries = 3")]
+    out = run(fsseam_tools(ws), [read("r")], both)
+    assert out[1] == applied("p1", "M /config.toml")
+    assert out[2] == failed("p2", (
+        "Error [FS_NO_MATCH]: hunk 1 of /config.toml (line 1 of the diff) does not match the "
+        "file: its context and - lines, starting with 'retries = 1', were not found. They must "
+        "match the file exactly, whitespace and indentation included; read the file and "
+        "rebuild the hunk from its current text." + NOTHING
+    ))
+    assert stored(ws) == b"retries = 2\n"
+
+
+def test_two_parallel_edit_calls_and_the_storage_decides(fsseam_s3_bucket: Any) -> None:
+    """The SDK runs a turn's function calls at once; both edits read the same version
+    (held until both have), and S3's If-Match lets exactly one write through."""
+    ws = fsseam_s3_bucket.workspace(plugins=[EditsMeet()])
+    seed(ws)
+
+    def edit(call_id: str, new: str) -> Any:
+        return function_call("edit", {"file_path": "/config.toml", "old_string": "retries = 1",
+                                      "new_string": new}, call_id=call_id)
+
+    out = run(fsseam_tools(ws), [read("r")], [edit("e2", "retries = 2"), edit("e3", "retries = 3")])
+    texts = {o["call_id"]: o["output"] for o in out[1:]}
+    landed = [c for c, t in texts.items() if t.startswith("Edited /config.toml")]
+    assert len(landed) == 1
+    (lost,) = set(texts) - set(landed)
+    assert texts[lost] == RACED
+    assert stored(ws) == f"retries = {landed[0][1]}\n".encode()
+
+
+def test_a_patch_that_cannot_be_read(fsseam_s3_workspace: Workspace) -> None:
+    ws = fsseam_s3_workspace
+    seed(ws)
+    out = run(fsseam_tools(ws), [read("r")],
+              [op("p", type="update_file", path="config.toml", diff="retries = 1\n")])
+    assert out[1] == failed("p", (
+        "Error [FS_INVALID_ARGUMENT]: line 1 of the diff, 'retries = 1', is not a hunk line: "
+        "each line of a hunk starts with a space (context), - (removed) or + (added), and every "
+        "hunk after the first starts with @@." + NOTHING
+    ))
+    assert stored(ws) == b"retries = 1\n"
+
+
+# -- the editor and the tools ----------------------------------------------------------------
+
+
+@pytest.fixture
+def ws() -> Workspace:
+    return Workspace("memory://openai-agents", storage_options={"global_store": False})
+
+
+def test_the_editor_on_its_own(ws: Workspace) -> None:
+    seed(ws)
+    editor = FsseamEditor(ws, owner="e")
+    ctx = editor.context
+    assert ctx.owner == "e" and repr(editor) == f"FsseamEditor({ws.url!r}, owner='e')"
+    ctx.tools.execute("read", {"file_path": "/config.toml"})
+    update = ApplyPatchOperation(type="update_file", path="/config.toml",
+                                 diff=" retries = 1\n+timeout = 5\n")
+    assert asyncio.run(editor.update_file(update)) == ApplyPatchResult(
+        status="completed", output="Success. Updated the following files:\nM /config.toml")
+    create = ApplyPatchOperation(type="create_file", path="config.toml", diff="+x")
+    assert asyncio.run(editor.create_file(create)) == ApplyPatchResult(status="failed", output=(
+        "Error [FS_ALREADY_EXISTS]: /config.toml already exists; *** Add File never replaces a "
+        "file. Read it, then change it with an *** Update File section." + NOTHING
+    ))
+    delete = ApplyPatchOperation(type="delete_file", path="/config.toml")
+    assert asyncio.run(editor.delete_file(delete)).status == "completed"
+    assert asyncio.run(editor.delete_file(delete)) == ApplyPatchResult(status="failed", output=(
+        "Error [FS_NOT_FOUND]: /config.toml does not exist. Check the path (list the parent "
+        "directory), or create the file." + NOTHING
+    ))
+    no_diff = ApplyPatchOperation(type="update_file", path="/x.txt")
+    assert editor.apply(no_diff) == ApplyPatchResult(status="failed", output=(
+        "Error [FS_INVALID_ARGUMENT]: the tool call is malformed: a update_file operation "
+        "needs a diff." + NOTHING
+    ))
+
+
+def test_function_tools_are_fsseams_tools(ws: Workspace) -> None:
+    ctx = ws.context("f")
+    tools = function_tools(ctx)
+    assert [t.name for t in tools] == list(DEFAULT_FUNCTION_TOOLS)
+    for tool in tools:
+        assert isinstance(tool, FunctionTool)
+        assert tool.description == ctx.tools.get(tool.name).description
+        assert tool.params_json_schema == ctx.tools.get(tool.name).parameters()
+        assert tool.strict_json_schema is False
+    assert [t.name for t in function_tools(ctx, ["memory", "str_replace_editor"])] == [
+        "memory", "str_replace_editor"]
+    with pytest.raises(UnknownToolError):
+        function_tools(ctx, ["shell"])
+    every = fsseam_tools(ws, owner="o", names=["read"])
+    assert isinstance(every[0], ApplyPatchTool) and isinstance(every[0].editor, FsseamEditor)
+    assert [getattr(t, "name", None) for t in every] == ["apply_patch", "read"]
+    # One owner: the function tool's read lets the editor's patch through.
+    seed(ws)
+    out = run(every, [read("r")], [patch("p", "retries = 1", "retries = 2")])
+    assert out[1]["status"] == "completed"
+    assert stored(ws) == b"retries = 2\n"

@@ -1,0 +1,243 @@
+"""Pydantic AI on fsseam: real agent runs with Pydantic AI's FunctionModel and
+``FsseamToolset`` on memory, local, S3 (moto) and GCS (fake-gcs-server); the stored bytes are
+asserted after every run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "pydantic_ai", reason="pydantic-ai is not installed: pip install -e '.[pydantic-ai]'"
+)
+
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.exceptions import UnexpectedModelBehavior
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RunUsage
+
+from fsseam import ErrorCode, ReadEvent, UnknownToolError, Workspace, hookimpl
+from fsseam.integrations.pydantic_ai import DEFAULT_TOOLS, FsseamToolset
+
+from .helpers import (
+    NOT_OBSERVED,
+    RACED,
+    STALE,
+    EditsMeet,
+    make_workspace,
+    run_docs_example,
+    seed,
+    stored,
+)
+
+pytest_plugins = ("pytester",)
+
+
+def scripted(*turns: Any) -> FunctionModel:
+    remaining = list(turns)
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        turn = remaining.pop(0)
+        parts = await turn() if callable(turn) else turn
+        return ModelResponse(parts=parts)
+
+    return FunctionModel(respond)
+
+
+READ = [ToolCallPart("read", {"file_path": "/config.toml"}, tool_call_id="read")]
+DONE = [TextPart("Done.")]
+
+
+def edit(old: str, new: str, call_id: str = "edit") -> list[ToolCallPart]:
+    return [ToolCallPart("edit", {"file_path": "/config.toml", "old_string": old,
+                                  "new_string": new}, tool_call_id=call_id)]
+
+
+def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    return [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+
+
+def run(toolset: FsseamToolset, *turns: Any, **kwargs: Any) -> list[ToolReturnPart]:
+    agent = Agent(scripted(*turns, DONE), toolsets=[toolset])
+    result = asyncio.run(agent.run("Edit the config.", **kwargs))
+    return returns(result.all_messages())
+
+
+def edited(line: int, *rows: str) -> str:
+    return "\n".join([f"Edited /config.toml: replaced 1 occurrence at line {line}.", *rows])
+
+
+# -- the docs page ---------------------------------------------------------------------------
+
+
+def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
+    run_docs_example(pytester, "pydantic-ai.md", "test_pydantic_ai_s3", passed=2)
+
+
+# -- agents end to end -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["memory", "local", "s3", "gcs"])
+def test_an_agent_reads_and_edits_on_every_store(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    ws = make_workspace(kind, request, tmp_path)
+    seed(ws)
+    read, done = run(FsseamToolset(ws), READ, edit("retries = 1", "retries = 3"))
+    assert (read.outcome, read.content) == ("success", "     1\tretries = 1")
+    assert (done.outcome, done.content) == ("success", edited(1, "     1\tretries = 3"))
+    assert stored(ws) == b"retries = 3\n"
+
+
+def test_an_edit_of_a_file_never_read_is_a_failed_result(fsseam_s3_workspace: Workspace) -> None:
+    ws = fsseam_s3_workspace
+    seed(ws)
+    (refused,) = run(FsseamToolset(ws, max_retries=0), edit("retries = 1", "retries = 3"))
+    assert (refused.outcome, refused.content) == ("failed", NOT_OBSERVED)
+    assert stored(ws) == b"retries = 1\n"
+
+
+def test_a_stale_edit_is_refused_and_the_agent_recovers(fsseam_s3_workspace: Workspace) -> None:
+    ws = fsseam_s3_workspace
+    seed(ws)
+
+    async def someone_edits_then_agent_edits() -> list[ToolCallPart]:
+        person = ws.context("person")
+        person.tools.execute("read", {"file_path": "/config.toml"})
+        assert person.tools.execute("edit", {"file_path": "/config.toml",
+                                             "old_string": "retries = 1",
+                                             "new_string": "retries = 2"}).ok
+        return edit("retries = 1", "retries = 5", "e1")
+
+    out = run(FsseamToolset(ws, max_retries=0), READ, someone_edits_then_agent_edits,
+              [ToolCallPart("read", {"file_path": "/config.toml"}, tool_call_id="again")],
+              edit("retries = 2", "retries = 5", "e2"))
+    assert [(p.tool_call_id, p.outcome) for p in out] == [
+        ("read", "success"), ("e1", "failed"), ("again", "success"), ("e2", "success")]
+    assert out[1].content == STALE
+    assert out[2].content == "     1\tretries = 2"
+    assert stored(ws) == b"retries = 5\n"
+
+
+def test_argument_mistakes_are_retry_prompts(fsseam_s3_workspace: Workspace) -> None:
+    ws = fsseam_s3_workspace
+    seed(ws)
+    out = run(FsseamToolset(ws), READ, edit("retries = 9", "retries = 3", "miss"),
+              edit("retries = 1", "retries = 3", "hit"))
+    assert [(p.tool_call_id, p.outcome) for p in out] == [
+        ("read", "success"), ("miss", "retried"), ("hit", "success")]
+    assert out[1].content == (
+        "Error [FS_NO_MATCH]: old_string was not found in /config.toml. It must match the file "
+        "exactly, including whitespace and indentation; read the file and copy the text."
+    )
+    assert stored(ws) == b"retries = 3\n"
+    # They count against the tool's retries: with none left the run ends.
+    with pytest.raises(UnexpectedModelBehavior, match="Tool 'edit' exceeded max retries count "
+                                                      "of 0"):
+        run(FsseamToolset(ws, max_retries=0), READ, edit("retries = 9", "x", "miss"))
+    # retry_codes decides which codes are retries.
+    out = run(FsseamToolset(ws, max_retries=0, retry_codes=()), READ,
+              edit("retries = 9", "x", "miss"))
+    assert out[1].outcome == "failed"
+    assert stored(ws) == b"retries = 3\n"
+
+
+def test_two_edits_in_one_response_run_at_once_and_the_storage_decides(
+    fsseam_s3_bucket: Any,
+) -> None:
+    """Pydantic AI runs one response's calls concurrently: both edits read the same version
+    (each held until both have), and S3's If-Match lets exactly one write through."""
+    ws = fsseam_s3_bucket.workspace(plugins=[EditsMeet()])
+    seed(ws)
+    both = [*edit("retries = 1", "retries = 2", "e2"), *edit("retries = 1", "retries = 3", "e3")]
+    out = run(FsseamToolset(ws), READ, both)
+    results = {p.tool_call_id: p for p in out[1:]}
+    landed = [c for c, p in results.items() if p.outcome == "success"]
+    assert len(landed) == 1
+    (lost,) = set(results) - set(landed)
+    assert (results[lost].outcome, results[lost].content) == ("failed", RACED)
+    assert stored(ws) == f"retries = {landed[0][1]}\n".encode()
+
+
+def test_apply_patch_through_the_toolset(fsseam_s3_workspace: Workspace) -> None:
+    ws = fsseam_s3_workspace
+    seed(ws)
+    patch = ("*** Begin Patch\n*** Update File: config.toml\n@@\n-retries = 1\n+retries = 2\n"
+             "*** Add File: notes.md\n+hello\n*** End Patch")
+    _, patched = run(FsseamToolset(ws), READ, [ToolCallPart("apply_patch", {"patch": patch})])
+    assert (patched.outcome, patched.content) == (
+        "success", "Success. Updated the following files:\nM /config.toml\nA /notes.md")
+    assert stored(ws) == b"retries = 2\n" and stored(ws, "/notes.md") == b"hello\n"
+
+
+# -- owners ----------------------------------------------------------------------------------
+
+
+class Readers:
+    """Records which owner read which path."""
+
+    def __init__(self) -> None:
+        self.reads: list[tuple[str, str]] = []
+
+    @hookimpl
+    def fs_read(self, event: ReadEvent) -> None:
+        self.reads.append((event.owner, event.path))
+
+
+def test_one_owner_per_toolset_or_per_run() -> None:
+    readers = Readers()
+    ws = Workspace("memory://per-run", storage_options={"global_store": False},
+                   plugins=[readers])
+    seed(ws)
+    shared = FsseamToolset(ws, owner="agent")
+    run(shared, READ, run_id="first")
+    # The same toolset in a later run: one owner, so the earlier read counts.
+    (done,) = run(shared, edit("retries = 1", "retries = 2"), run_id="second")
+    assert done.outcome == "success"
+    per_run = FsseamToolset(ws, owner="agent", per_run=True)
+    run(per_run, READ, run_id="third")
+    (refused,) = run(per_run, edit("retries = 2", "retries = 3"), run_id="fourth")
+    assert (refused.outcome, refused.content) == ("failed", NOT_OBSERVED)
+    assert readers.reads == [("agent", "/config.toml"), ("agent/third", "/config.toml")]
+    assert stored(ws) == b"retries = 2\n"
+
+
+# -- the toolset -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ws() -> Workspace:
+    return Workspace("memory://pydantic-ai", storage_options={"global_store": False})
+
+
+def test_tools_carry_fsseams_schemas_and_descriptions(ws: Workspace) -> None:
+    toolset = FsseamToolset(ws, owner="t", id="files", max_retries=3)
+    ctx = RunContext(deps=None, model=scripted(), usage=RunUsage())
+    tools = asyncio.run(toolset.get_tools(ctx))
+    assert list(tools) == list(DEFAULT_TOOLS)
+    for name, tool in tools.items():
+        fsseam_tool = toolset.context.tools.get(name)
+        assert tool.tool_def.name == name
+        assert tool.tool_def.description == fsseam_tool.description
+        assert tool.tool_def.parameters_json_schema == fsseam_tool.parameters()
+        assert tool.max_retries == 3 and tool.toolset is toolset
+    assert (toolset.id, toolset.owner) == ("files", "t")
+    assert repr(toolset) == f"FsseamToolset({ws.url!r}, owner='t')"
+    named = FsseamToolset(ws, names=["memory", "str_replace_editor"])
+    assert list(asyncio.run(named.get_tools(ctx))) == ["memory", "str_replace_editor"]
+    with pytest.raises(UnknownToolError):
+        FsseamToolset(ws, names=["shell"])
+    with pytest.raises(TypeError, match="per_run makes a context per run"):
+        FsseamToolset(ws.context("c"), per_run=True)
+    assert ErrorCode.FS_STALE not in toolset.retry_codes
