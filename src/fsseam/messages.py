@@ -364,6 +364,7 @@ _MESSAGES: dict[str, str] = {
     "native_no_operation": (
         "the tool call is malformed: an apply_patch_call needs an operation object."
     ),
+    "native_no_diff": "the tool call is malformed: a {operation} operation needs a diff.",
     # -- object stores -------------------------------------------------------------------
     "no_bucket": (
         "a workspace on {scheme}:// needs a bucket: {scheme}://bucket or "

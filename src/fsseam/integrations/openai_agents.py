@@ -97,8 +97,8 @@ def _change(op: ApplyPatchOperation) -> FileChange:
     if op.type == "delete_file":
         return Delete(op.path)
     if op.diff is None:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_bad_call",
-                      details={"problem": f"a {op.type} operation needs a diff"})
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_no_diff",
+                      details={"operation": op.type})
     if op.type == "create_file":
         return Create(op.path, parse_create_diff(op.diff))
     hunks = parse_update_diff(op.diff) if op.diff.strip() else ()
