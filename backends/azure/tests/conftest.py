@@ -75,24 +75,9 @@ def az_options(azurite: Any) -> dict[str, Any]:
     return options
 
 
-class Requests:
-    """The (method, path below the container) of the requests one container received."""
-
-    def __init__(self, azurite: Any, container: str) -> None:
-        self.azurite = azurite
-        self.prefix = f"/devstoreaccount1/{container}"
-
-    def take(self) -> list[tuple[str, str]]:
-        out = []
-        for method, path in self.azurite.take():
-            if path == self.prefix or path.startswith(self.prefix + "/"):
-                out.append((method, path[len(self.prefix) :] or "/"))
-        return out
-
-    def methods(self) -> list[str]:
-        return [m for m, _ in self.take()]
-
-
 @pytest.fixture
-def requests(azurite: Any, container: str) -> Requests:
-    return Requests(azurite, container)
+def requests(azurite: Any, container: str) -> Any:
+    """Requests to this test's container, counted at the server (``take()``)."""
+    from fsseam_azure.testing import ContainerRequests
+
+    return ContainerRequests(azurite, container)

@@ -40,9 +40,12 @@ from fsseam.testing.azurite import ACCOUNT_NAME, AzuriteEndpoint, connection_str
 
 __all__ = [
     "EMULATOR_KEEPS_NO_VERSIONS",
+    "ContainerRequests",
     "FaultProxy",
+    "agent_edits",
     "azure_error_body",
     "fault_proxy",
+    "shorten_retries",
 ]
 
 EMULATOR_KEEPS_NO_VERSIONS = (
@@ -79,6 +82,26 @@ def azure_error_body(status: int, path: str = "") -> tuple[str, bytes]:
     return "application/xml", body.encode()
 
 
+class ContainerRequests:
+    """The requests one container received through Azurite's counting proxy, as (method,
+    path below the container): ``("GET", "/p/a.txt")``; a listing is ``("GET", "/")``."""
+
+    def __init__(self, azurite: AzuriteEndpoint, container: str) -> None:
+        self.azurite = azurite
+        self.prefix = f"/{ACCOUNT_NAME}/{container}"
+
+    def take(self) -> list[tuple[str, str]]:
+        """Every request to the container since the last take, in order (and reset)."""
+        out = []
+        for method, path in self.azurite.take():
+            if path == self.prefix or path.startswith(self.prefix + "/"):
+                out.append((method, path[len(self.prefix) :] or "/"))
+        return out
+
+    def methods(self) -> list[str]:
+        return [m for m, _ in self.take()]
+
+
 @dataclass
 class FaultProxy(_faults.FaultProxy):
     """A fault-injecting proxy (see :mod:`fsseam.testing.faults`) answering Azure errors.
@@ -95,9 +118,56 @@ class FaultProxy(_faults.FaultProxy):
         return {"connection_string": connection_string(self.blob_endpoint), **extra}
 
 
+def shorten_retries(monkeypatch: Any) -> None:
+    """Make the SDK's retry backoff (15 s, then 18 s, 24 s, ...) and the downloader's own
+    1 s pause last 1 ms, for the test using ``monkeypatch``. Whether and how often the SDK
+    retries is unchanged."""
+    from azure.storage.blob._shared import policies_async
+    from azure.storage.blob.aio import _download_async
+
+    monkeypatch.setattr(
+        policies_async.ExponentialRetry, "get_backoff_time", lambda self, settings: 0.001
+    )
+    _faults.shorten_sleeps(monkeypatch, _download_async)
+
+
 @contextmanager
 def fault_proxy(azurite: AzuriteEndpoint) -> Iterator[FaultProxy]:
     """A proxy on 127.0.0.1 (free port) in front of the Azurite server itself (not its
     counting proxy), injecting the faults of its ``plan``."""
     with _faults.serve_proxy(azurite.server_url, FaultProxy()) as proxy:
         yield proxy
+
+
+def agent_edits(
+    url: str, storage_options: dict[str, Any], agent: int, times: int, start: Any = None
+) -> tuple[list[str], int]:
+    """One agent in a process of its own: ``times`` times read the shared file, then edit
+    its own line (``slot-N:``) to append a token, re-reading after every FS_STALE. Returns
+    (the tokens whose edit succeeded, the stale refusals met). Only the storage's
+    compare-and-swap stands between agents. ``start``: a barrier (a multiprocessing
+    manager's) the agents wait at once their workspace is made, so that they do overlap."""
+    from fsseam import Workspace
+
+    ctx = Workspace(url, storage_options=storage_options).context(f"agent-{agent}")
+    if start is not None:
+        start.wait(timeout=120)
+    mine = f"slot-{agent}:"
+    done: list[str] = []
+    stale = 0
+    while len(done) < times:
+        res = ctx.tools.execute("read", {"file_path": "/shared.txt"})
+        if not res.ok:
+            raise RuntimeError(res.text)
+        line = next(x for x in res.value.lines if x.startswith(mine))
+        token = f" t{agent}.{len(done)}"
+        res = ctx.tools.execute(
+            "edit", {"file_path": "/shared.txt", "old_string": line, "new_string": line + token}
+        )
+        if res.ok:
+            done.append(token.strip())
+        elif res.error is not None and res.error.code == "FS_STALE":
+            stale += 1
+        else:
+            raise RuntimeError(res.text)
+    return done, stale
