@@ -96,8 +96,13 @@ class AzureErrorMapper:
             if code == "ContainerNotFound" or op in ("list", "versions", "bucket"):
                 return StoreError(Fault.BUCKET_MISSING, detail)
             return StoreError(Fault.NOT_FOUND, detail)
-        if code in _UNAUTHENTICATED or status == 401 or (
-            status is None and isinstance(exc, ClientAuthenticationError)
+        if (
+            code in _UNAUTHENTICATED
+            or status == 401
+            or (status is None and isinstance(exc, ClientAuthenticationError))
+            # Azurite answers a bad signature with 403 AuthorizationFailure, where Azure
+            # says AuthenticationFailed; both word it the same.
+            or _words(exc).startswith("Server failed to authenticate")
         ):
             return StoreError(Fault.UNAUTHENTICATED, detail)
         if status == 403 or code in _LEASED:
