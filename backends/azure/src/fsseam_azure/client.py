@@ -56,8 +56,9 @@ __all__ = [
 MiB = 1 << 20
 DEFAULT_BLOCK_THRESHOLD = 64 * MiB
 """Up to this size one Put Blob; above it staged blocks and one Put Block List. It is also the
-SDK's own limit for a single Put Blob (``max_single_put_size``), which it enforces by
-splitting larger uploads into blocks of its own, without the condition on the commit."""
+SDK's own limit for a single Put Blob (``max_single_put_size``): above it ``upload_blob``
+splits the upload into blocks of its own (4 MiB each, ids it picks), so the blocks are
+staged here instead, where their size, their ids and the commit's condition are ours."""
 DEFAULT_BLOCK_SIZE = 16 * MiB
 MAX_BLOCK_SIZE = 4000 * MiB
 """Azure's largest block (service version 2019-12-12 and later)."""
