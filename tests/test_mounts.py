@@ -159,7 +159,7 @@ def test_a_mounted_workspace_through_the_tools(three: dict[str, Spec], moto_s3: 
 
 
 def test_a_cross_mount_move_whose_source_changes_after_the_copy_is_taken_back(
-    three: dict[str, Spec], moto_s3: Any
+    three: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The other agent's edit lands between the copy and the guarded delete: S3 refuses
     the delete (If-Match), the copy on the local store is removed again (guarded by its own
@@ -178,7 +178,7 @@ def test_a_cross_mount_move_whose_source_changes_after_the_copy_is_taken_back(
                                             "new_string": "theirs"}).ok
         real_delete(key, precondition)
 
-    object.__setattr__(s3_mount.backend, "delete", delete_after_the_other_edit)
+    monkeypatch.setattr(s3_mount.backend, "delete", delete_after_the_other_edit)
     res = a.tools.execute("move", {"source_path": "/data/r.txt",
                                    "destination_path": "/repo/r.txt"})
     assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
@@ -251,6 +251,12 @@ def test_a_read_only_mount_refuses_every_change_before_asking_its_store(
     assert info.value.code is ErrorCode.FS_NOT_FOUND
     # The rest of the workspace is writable.
     assert ctx.tools.execute("write", {"file_path": "/other.txt", "content": "ok\n"}).ok
+
+
+def test_read_only_may_name_one_mount_point(three: dict[str, Spec]) -> None:
+    ws = _mount(three, read_only="/repo")
+    assert isinstance(ws.backend, MountBackend)
+    assert [m.point for m in ws.backend.mounts if m.read_only] == ["/repo"]
 
 
 def test_read_only_true_makes_the_whole_mounted_workspace_read_only(
@@ -383,10 +389,12 @@ def test_capabilities_are_the_weakest_and_per_path(three: dict[str, Spec]) -> No
     assert b.capabilities_for("/data/x.csv").version_kind == "etag"
     assert b.capabilities_for("/data/x.csv").note.startswith("PutObject")
     assert b.capabilities_for("/repo/a.py").version_kind == "sha256"
-    assert b.capabilities_for("/notes.md") is b.mount_of("/").backend.capabilities  # type: ignore[union-attr]
+    root = b.mount_of("/")
+    assert root is not None and b.capabilities_for("/notes.md") is root.backend.capabilities
     generic = Workspace.mount({"/": _mem(), "/g": "memory://g"}, backend={"/g": "generic"})
     assert generic.backend.capabilities.create_only_atomic is False
-    assert generic.backend.capabilities_for("/x").create_only_atomic is True  # type: ignore[attr-defined]
+    assert isinstance(generic.backend, MountBackend)
+    assert generic.backend.capabilities_for("/x").create_only_atomic is True
 
 
 def test_versions_stay_each_stores_own(three: dict[str, Spec]) -> None:

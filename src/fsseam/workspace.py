@@ -91,7 +91,12 @@ class Workspace:
         """
         from .backends.mounts import build_mounts
 
-        frozen = () if isinstance(read_only, bool) else tuple(read_only)
+        if isinstance(read_only, bool):
+            frozen: tuple[str, ...] = ()
+        elif isinstance(read_only, str):  # one mount point, not its characters
+            frozen = (read_only,)
+        else:
+            frozen = tuple(read_only)
         router = build_mounts(mounts, storage_options, frozen, backend)
         return cls(
             repr(router).removeprefix("MountBackend(").removesuffix(")"),

@@ -503,43 +503,41 @@ def build_mounts(
     backends: Mapping[str, str] | None = None,
 ) -> MountBackend:
     """A :class:`MountBackend` from ``{"/path": URL or Backend}``, per-mount storage options
-    and adapter names, and the mount points to mount read-only (all keyed by mount path)."""
+    and adapter names, and the mount points to mount read-only (all keyed by mount path).
+    The table is checked whole before any store is opened."""
     from .registry import open_backend
 
-    keys = {mount_path(p): p for p in table}
-    if len(keys) != len(table):
-        seen: dict[str, str] = {}
-        for p in table:
-            k = mount_path(p)
-            if k in seen:
-                raise FsError(
-                    ErrorCode.FS_INVALID_ARGUMENT,
-                    reason="mount_duplicate",
-                    details={"mount": display(k)},
-                )
-            seen[k] = p
+    keys = [mount_path(p) for p in table]
+    for i, k in enumerate(keys):
+        if k in keys[:i]:  # "/data" and "/data/" are one mount point
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                reason="mount_duplicate",
+                details={"mount": display(k)},
+            )
     options = _by_mount(storage_options or {}, keys, "storage_options")
     names = _by_mount(backends or {}, keys, "backend")
-    frozen = set(_by_mount({p: True for p in read_only}, keys, "read_only"))
+    frozen = set(_by_mount(dict.fromkeys(read_only, True), keys, "read_only"))
+    targets = dict(zip(keys, table.values(), strict=True))
+    for k, target in targets.items():
+        if not isinstance(target, str) and (k in options or k in names):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT,
+                reason="mount_options_for_backend",
+                details={"mount": display(k)},
+            )
     mounts = []
-    for k, given in keys.items():
-        target = table[given]
+    for k, target in targets.items():
         if isinstance(target, str):
             backend = open_backend(target, options.get(k), backend=names.get(k))
-            url = target
+            mounts.append(Mount(k, backend, read_only=k in frozen, url=target))
         else:
-            if k in options or k in names:
-                raise FsError(
-                    ErrorCode.FS_INVALID_ARGUMENT,
-                    reason="mount_options_for_backend",
-                    details={"mount": display(k)},
-                )
-            backend, url = target, ""
-        mounts.append(Mount(k, backend, read_only=k in frozen, url=url))
+            mounts.append(Mount(k, target, read_only=k in frozen))
     return MountBackend(mounts)
 
 
-def _by_mount(values: Mapping[str, Any], keys: Mapping[str, str], what: str) -> dict[str, Any]:
+def _by_mount(values: Mapping[str, Any], keys: list[str], what: str) -> dict[str, Any]:
+    """``values`` keyed by mount point key; a path that is not mounted is a mistake."""
     out: dict[str, Any] = {}
     for p, v in values.items():
         k = mount_path(p)
