@@ -366,6 +366,23 @@ def test_a_link_in_a_local_mount_cannot_leave_it(three: dict[str, Spec]) -> None
     assert "/repo/escape/passwd" in res.text
 
 
+def test_a_link_into_a_path_another_mount_hides_is_refused(
+    local_spec: Spec, memory_spec: Spec
+) -> None:
+    """A link in the local store at / that points at its own data/ directory, where another
+    store is mounted: following it would reach that store, so it is refused."""
+    local = Path(local_spec[0])
+    (local / "data").mkdir()
+    (local / "data" / "x.txt").write_bytes(b"hidden by the mount\n")
+    os.symlink("data/x.txt", local / "link.txt")
+    ws = _mount({"/": local_spec, "/data": memory_spec})
+    ws.backend.write("data/x.txt", b"in the mounted store\n", CreateOnly())
+    res = ws.context("a").tools.execute("read", {"file_path": "/link.txt"})
+    assert res.error is not None and res.error.code is ErrorCode.FS_OUTSIDE_ROOT, res.text
+    assert "/link.txt" in res.text
+    assert ws.backend.read("data/x.txt").data == b"in the mounted store\n"
+
+
 def test_a_real_path_under_a_local_mount_names_its_file(three: dict[str, Spec]) -> None:
     local = Path(three["/repo"][0])
     (local / "real.txt").write_bytes(b"on disk\n")

@@ -323,7 +323,15 @@ class MountBackend:
         if not inner:
             return key
         with _Errors((inner, key)):
-            return m.outer(m.backend.resolve(inner))
+            resolved = m.outer(m.backend.resolve(inner))
+        landed = self._route(resolved)
+        if landed is None or landed[0] is not m or self._is_point(resolved):
+            # A link in one store that points where another store is mounted: the file it
+            # names is hidden by that mount, and following it would reach the other store.
+            raise FsError(
+                ErrorCode.FS_OUTSIDE_ROOT, path=display(key), reason="path_symlink_escapes"
+            )
+        return resolved
 
     # -- reads -------------------------------------------------------------------
     def read(self, key: str) -> Blob:
