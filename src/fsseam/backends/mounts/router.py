@@ -1,4 +1,4 @@
-"""Mounts: several stores under one root, as one backend.
+"""MountBackend: the Backend protocol over child backends, each at a mount point.
 
     ws = Workspace.mount({"/": "memory://scratch", "/data": "s3://bucket/prefix",
                           "/repo": "/abs/dir"}, read_only={"/repo"})
@@ -28,36 +28,19 @@ policy keeps them per path, so a version is only ever compared on the store that
 from __future__ import annotations
 
 import builtins
-import copy
 import heapq
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
-from ..errors import Conflict, ErrorCode, FsError
-from ..paths import display, to_key
-from ..versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
-from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo
+from ...errors import Conflict, ErrorCode, FsError
+from ...paths import display, to_key
+from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
+from ..base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo
+from .relocate import Relocated, RelocatedStream, Remapped
 
-__all__ = ["Mount", "MountBackend", "mount_path"]
-
-
-def mount_path(path: str) -> str:
-    """The key of a mount point: ``/`` -> ``""``, ``/data/`` -> ``data``. Mount points are
-    absolute paths without ``.`` or ``..`` parts (FS_INVALID_ARGUMENT otherwise)."""
-    parts = path.split("/") if isinstance(path, str) else []
-    if (
-        not isinstance(path, str)
-        or not path.startswith("/")
-        or any(p in (".", "..") for p in parts)
-        or "\x00" in path
-    ):
-        raise FsError(
-            ErrorCode.FS_INVALID_ARGUMENT, reason="mount_path_invalid", details={"mount": path}
-        )
-    return to_key(path) if path.strip("/") else ""
+__all__ = ["Mount", "MountBackend"]
 
 
 @dataclass(frozen=True)
@@ -80,86 +63,6 @@ class Mount:
         if not self.path:
             return inner
         return f"{self.path}/{inner}" if inner else self.path
-
-
-class _Remapped:
-    """A child's error in the workspace's paths: the child named its own keys (``x.csv``),
-    the model must hear the paths it uses (``/data/x.csv``)."""
-
-    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
-        # (inner, outer) key pairs, longest inner first so that "/a/b" is replaced before "/a".
-        self.pairs = sorted(((i, o) for i, o in pairs if i != o), key=lambda p: -len(p[0]))
-
-    def path(self, value: Any) -> Any:
-        for inner, outer in self.pairs:
-            if value == inner:
-                return outer
-            if value == display(inner):
-                return display(outer)
-        return value
-
-    def text(self, message: str) -> str:
-        for inner, outer in self.pairs:
-            if not inner:
-                continue  # "/" cannot be told apart from any other slash in a sentence
-            shown = re.escape(display(inner))
-            pattern = rf"(?<![\w/.\\-]){shown}(?![\w/\\-])(?!\.\w)"
-            # A plain string would read backslashes in the path as escapes of the regex.
-            message = re.sub(pattern, _literal(display(outer)), message)
-        return message
-
-    def error(self, err: FsError) -> FsError:
-        if not self.pairs:
-            return err
-        new = copy.copy(err)  # FsError pickles (and copies) as the facts it carries
-        new.path = self.path(err.path)
-        new.details = {k: self.path(v) for k, v in err.details.items()}
-        literal = getattr(err, "_message", None)  # a sentence not from the catalogue
-        if isinstance(literal, str):
-            new._message = self.text(literal)
-            new.args = (err.code, new._message)
-        return new
-
-
-def _literal(text: str) -> Callable[[re.Match[str]], str]:
-    return lambda _: text
-
-
-class _Errors:
-    """``with _Errors(pairs):`` re-raises a child's FsError in the workspace's paths."""
-
-    def __init__(self, *pairs: tuple[str, str]) -> None:
-        self.remap = _Remapped(pairs)
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        if isinstance(exc, FsError):
-            mapped = self.remap.error(exc)
-            if mapped is not exc:
-                raise mapped from exc
-
-
-class _MappedStream:
-    """A child's stream whose later errors (a replaced object, a cut connection) name the
-    workspace's path."""
-
-    def __init__(self, inner: ReadStream, errors: _Errors) -> None:
-        self._inner = inner
-        self._errors = errors
-        self.size = inner.size
-
-    @property
-    def version(self) -> Version | None:
-        return self._inner.version
-
-    def chunks(self) -> Iterator[bytes]:
-        with self._errors:
-            yield from self._inner.chunks()
-
-    def close(self) -> None:
-        self._inner.close()
 
 
 def _weakest(mounts: Iterable[Mount]) -> Capabilities:
@@ -322,7 +225,7 @@ class MountBackend:
         m, inner = routed
         if not inner:
             return key
-        with _Errors((inner, key)):
+        with Relocated((inner, key)):
             resolved = m.outer(m.backend.resolve(inner))
         landed = self._route(resolved)
         if landed is None or landed[0] is not m or self._is_point(resolved):
@@ -336,7 +239,7 @@ class MountBackend:
     # -- reads -------------------------------------------------------------------
     def read(self, key: str) -> Blob:
         m, inner = self._file(key)
-        with _Errors((inner, key)):
+        with Relocated((inner, key)):
             return m.backend.read(inner)
 
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
@@ -367,7 +270,7 @@ class MountBackend:
             for inner_e, got in results:
                 outer = outer_of[inner_e.key]
                 if isinstance(got, FsError):
-                    got = _Remapped([(inner_e.key, outer.key)]).error(got)
+                    got = Remapped([(inner_e.key, outer.key)]).error(got)
                 yield outer, got
 
     @staticmethod
@@ -379,15 +282,15 @@ class MountBackend:
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         m, inner = self._file(key)
-        errors = _Errors((inner, key))
+        errors = Relocated((inner, key))
         with errors:
-            return _MappedStream(m.backend.open_read(inner, chunk_size), errors)
+            return RelocatedStream(m.backend.open_read(inner, chunk_size), errors)
 
     def stat(self, key: str) -> Stat:
         if not key or self._is_point(key):
             return Stat(key=key, kind="directory")
         m, inner = self._file(key)
-        with _Errors((inner, key)):
+        with Relocated((inner, key)):
             st = m.backend.stat(inner)
         return st.model_copy(update={"key": key})
 
@@ -402,7 +305,7 @@ class MountBackend:
         if routed is not None:
             m, inner = routed
             try:
-                with _Errors((inner, key)):
+                with Relocated((inner, key)):
                     children = m.backend.list(inner)
             except FsError as e:
                 # A directory that exists only on the way to a mount point.
@@ -435,7 +338,7 @@ class MountBackend:
         # hidden, as a listing hides them.
         hidden = [d.path for d in below if _strictly_below(d.path, m.path)]
         try:
-            with _Errors((inner, key)):
+            with Relocated((inner, key)):
                 for e in m.backend.walk(inner):
                     outer = _outer_entry(m, e)
                     if any(outer.key == h or outer.key.startswith(h + "/") for h in hidden):
@@ -449,28 +352,28 @@ class MountBackend:
     # -- writes ------------------------------------------------------------------
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
         m, inner = self._writable(key)
-        with _Errors((inner, key)):
+        with Relocated((inner, key)):
             return m.backend.write(inner, data, precondition)
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         m, inner = self._writable(key)
-        with _Errors((inner, key)):
+        with Relocated((inner, key)):
             m.backend.delete(inner, precondition)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         sm, s_inner = self._file(src)
         dm, d_inner = self._writable(dst)
         if sm is dm:
-            with _Errors((s_inner, src), (d_inner, dst)):
+            with Relocated((s_inner, src), (d_inner, dst)):
                 return sm.backend.copy(s_inner, d_inner, source)
         if isinstance(source, CreateOnly):
-            from .objectstore import messages
+            from ..objectstore import messages
 
             raise messages.create_only_source(src)
         # Between stores: the source's bytes and version from one read on its store, then a
         # create-only write on the target's, which its store decides.
         try:
-            with _Errors((s_inner, src)):
+            with Relocated((s_inner, src)):
                 blob = sm.backend.read(s_inner)
         except FsError as e:
             if isinstance(source, IfMatch) and e.code is ErrorCode.FS_NOT_FOUND and (
@@ -480,18 +383,18 @@ class MountBackend:
             raise
         if isinstance(source, IfMatch) and blob.version != source.version:
             raise Conflict("mismatch", path=display(src))
-        with _Errors((d_inner, dst)):
+        with Relocated((d_inner, dst)):
             return dm.backend.write(d_inner, blob.data, CreateOnly())
 
     # -- history -----------------------------------------------------------------
     def read_version(self, key: str, version: Version) -> Blob:
         m, inner = self._file(key)
-        with _Errors((inner, key)):
+        with Relocated((inner, key)):
             return m.backend.read_version(inner, version)
 
     def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
         m, inner = self._file(key)
-        with _Errors((inner, key)):
+        with Relocated((inner, key)):
             return m.backend.versions(inner, limit)
 
 
@@ -502,60 +405,3 @@ def _strictly_below(path: str, key: str) -> bool:
 def _outer_entry(m: Mount, e: Entry) -> Entry:
     target = m.outer(e.target) if e.target is not None else None
     return e.model_copy(update={"key": m.outer(e.key), "target": target})
-
-
-def build_mounts(
-    table: Mapping[str, Any],
-    storage_options: Mapping[str, dict[str, Any]] | None = None,
-    read_only: Iterable[str] = (),
-    backends: Mapping[str, str] | None = None,
-) -> MountBackend:
-    """A :class:`MountBackend` from ``{"/path": URL or Backend}``, per-mount storage options
-    and adapter names, and the mount points to mount read-only (all keyed by mount path).
-    The table is checked whole before any store is opened."""
-    from .registry import open_backend
-
-    keys = [mount_path(p) for p in table]
-    for i, k in enumerate(keys):
-        if k in keys[:i]:  # "/data" and "/data/" are one mount point
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                reason="mount_duplicate",
-                details={"mount": display(k)},
-            )
-    options = _by_mount(storage_options or {}, keys, "storage_options")
-    names = _by_mount(backends or {}, keys, "backend")
-    frozen = set(_by_mount(dict.fromkeys(read_only, True), keys, "read_only"))
-    targets = dict(zip(keys, table.values(), strict=True))
-    for k, target in targets.items():
-        if not isinstance(target, str) and (k in options or k in names):
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                reason="mount_options_for_backend",
-                details={"mount": display(k)},
-            )
-    mounts = []
-    for k, target in targets.items():
-        if isinstance(target, str):
-            backend = open_backend(target, options.get(k), backend=names.get(k))
-            mounts.append(Mount(k, backend, read_only=k in frozen, url=target))
-        else:
-            mounts.append(Mount(k, target, read_only=k in frozen))
-    return MountBackend(mounts)
-
-
-def _by_mount(values: Mapping[str, Any], keys: list[str], what: str) -> dict[str, Any]:
-    """``values`` keyed by mount point key; a path that is not mounted is a mistake."""
-    out: dict[str, Any] = {}
-    for p, v in values.items():
-        k = mount_path(p)
-        if k not in keys:
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                reason="mount_unknown",
-                details={"mount": display(k), "what": what,
-                         "mounts": ", ".join(display(m) for m in sorted(keys))},
-            )
-        out[k] = v
-    return out
-
