@@ -6,9 +6,12 @@ reads of large objects, and K concurrent agents editing one file.
     python bench/run.py --backends memory,local --quick --json out.json
 
 Backends: memory, local (a temporary directory; FSSEAM_BENCH_DIR picks its parent),
-s3 (moto server in this process, requests serialized: see fsseam_s3.testing) and gcs
-(fake-gcs-server; requests counted by a proxy in a separate pass so the proxy does not
-add to the timed calls). Prints markdown tables on stdout; progress goes to stderr.
+s3 (moto server in this process, requests serialized: see fsseam_s3.testing), gcs
+(fake-gcs-server) and azure (Azurite, from npm: npm install --prefix .ci/node azurite@3;
+skipped, saying so, without it); for gcs and azure requests are counted by a proxy in a
+separate pass so the proxy does not add to the timed calls. Raw calls are the store's
+fsspec filesystem (s3fs, gcsfs, adlfs). Prints markdown tables on stdout; progress goes to
+stderr.
 
 The generic path (``--generic s3,gcs,azure``, on by default): the same read / write /
 edit through the generic backend over s3fs (moto), gcsfs (fake-gcs-server) and adlfs
@@ -45,7 +48,7 @@ os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 MiB = 1 << 20
 LINES = 2000
 FILLER = "lorem ipsum dolor sit amet, consectetur adipiscing elit sed do eiusmod"
-ALL_BACKENDS = ("memory", "local", "s3", "gcs")
+ALL_BACKENDS = ("memory", "local", "s3", "gcs", "azure")
 GENERIC_STORES = ("s3", "gcs", "azure")
 
 
@@ -195,6 +198,35 @@ def open_target(name: str, stack: ExitStack) -> Iterator[Target]:
             f"{bucket}/raw",
             counted=counted,
             notes=["fake-gcs-server v1.54.0 (memory backend); requests counted through a proxy"],
+        )
+    elif name == "azure":
+        from fsseam.testing.azurite import ACCOUNT_NAME, azurite_server, connection_string
+
+        az = stack.enter_context(azurite_server())
+        container = az.create_container()
+        direct = {"connection_string": connection_string(f"{az.server_url}/{ACCOUNT_NAME}")}
+
+        def adlfs(options: dict[str, Any]) -> Any:
+            import adlfs as _adlfs
+
+            return _adlfs.AzureBlobFileSystem(**options, skip_instance_cache=True)
+
+        counted = Target(
+            "azure",
+            f"az://{container}/ws",
+            az.storage_options(),
+            adlfs(az.storage_options()),
+            f"{container}/raw",
+            counter=RecordsCounter(az.proxy),
+        )
+        yield Target(
+            name,
+            f"az://{container}/ws",
+            direct,
+            adlfs(direct),
+            f"{container}/raw",
+            counted=counted,
+            notes=["Azurite 3.35 (in memory); requests counted through a proxy"],
         )
     else:
         raise SystemExit(f"unknown backend {name!r}; choose from {', '.join(ALL_BACKENDS)}")
@@ -633,6 +665,10 @@ class RecordsCounter:
         with self.proxy.lock:
             return len(self.proxy.records)
 
+    def fetched(self) -> int:
+        with self.proxy.lock:
+            return sum(r.response_bytes for r in self.proxy.records if r.method == "GET")
+
 
 @dataclass
 class GenericResult:
@@ -687,7 +723,7 @@ def count_cycle(ws: Any, counter: Any, n: int) -> tuple[dict[str, float], dict[s
 
 
 def bench_generic(store: str, n: int, stack: ExitStack) -> GenericResult | None:
-    from fsseam import Workspace
+    from fsseam import FsError, Workspace
 
     if store == "s3":
         from fsseam_s3.testing import moto_server
@@ -725,8 +761,12 @@ def bench_generic(store: str, n: int, stack: ExitStack) -> GenericResult | None:
         counter = RecordsCounter(az.proxy)
         generic = Workspace(f"az://{container}/g", storage_options=az.storage_options(),
                             backend="generic")
-        adapter = None
-        result = GenericResult("azure (Azurite)", "adlfs", {}, {})
+        try:
+            adapter = Workspace(f"az://{container}/a", storage_options=az.storage_options())
+            package: str | None = "fsseam-azure"
+        except FsError:  # fsseam-azure is not installed
+            adapter, package = None, None
+        result = GenericResult("azure (Azurite)", "adlfs", {}, {}, package)
     else:
         raise SystemExit(f"unknown store {store!r}; choose from {', '.join(GENERIC_STORES)}")
     result.generic_requests, result.generic_ms = count_cycle(generic, counter, n)
@@ -831,11 +871,22 @@ def render(
 # -- main ------------------------------------------------------------------------------------
 
 
+def _azurite_available() -> bool:
+    from fsseam.testing.azurite import AzuriteNotFound, find_azurite
+
+    try:
+        find_azurite()
+    except AzuriteNotFound as e:
+        log(f"azure: skipped ({e})")
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small K/M, no 1 GiB row")
     ap.add_argument("--backends", default=",".join(ALL_BACKENDS),
-                    help="comma-separated subset of memory,local,s3,gcs (or none)")
+                    help="comma-separated subset of memory,local,s3,gcs,azure (or none)")
     ap.add_argument("--generic", default=",".join(GENERIC_STORES),
                     help="stores for the generic-path requests: subset of s3,gcs,azure "
                          "(or none)")
@@ -876,6 +927,8 @@ def main(argv: list[str] | None = None) -> int:
     agents: list[AgentsResult] = []
     notes: list[str] = []
     for name in names:
+        if name == "azure" and not _azurite_available():
+            continue
         with ExitStack() as stack, open_target(name, stack) as target:
             log(f"{name}: latency ({n} calls per op)")
             latency[name] = bench_latency(target, n)
@@ -884,7 +937,7 @@ def main(argv: list[str] | None = None) -> int:
                 if name == "local" and not args.quick:
                     log("local: window read of a 1 GiB file")
                     windows.extend(bench_window_local(1024))
-                elif name in ("s3", "gcs"):
+                elif name in ("s3", "gcs", "azure"):
                     log(f"{name}: window read of a {remote_mib} MiB object")
                     windows.append(bench_window_remote(target, remote_mib))
             if not args.no_agents:

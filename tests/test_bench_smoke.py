@@ -111,7 +111,7 @@ def test_generic_path_requests_next_to_the_adapters() -> None:
     expected = {
         "s3": (("2", "3", "5"), "1/1/2 (fsseam-s3)"),  # s3fs's cat_file: HEAD + GET
         "gcs": (("1", "2", "3"), "1/1/2 (fsseam-gcs)"),
-        "azure": (("1", "2", "3"), "no adapter yet"),
+        "azure": (("1", "2", "3"), "1/1/2 (fsseam-azure)"),
     }
     for store, r in got.items():
         assert ((r[read], r[write], r[edit]), r[adapter]) == expected[store], r

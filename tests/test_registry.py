@@ -45,7 +45,10 @@ def test_a_known_protocol_whose_package_is_missing_says_so() -> None:
     )
 
 
-@pytest.mark.parametrize(("protocol", "package"), [("s3", "fsseam-s3"), ("gs", "fsseam-gcs")])
+@pytest.mark.parametrize(
+    ("protocol", "package"),
+    [("s3", "fsseam-s3"), ("gs", "fsseam-gcs"), ("az", "fsseam-azure"), ("abfs", "fsseam-azure")],
+)
 def test_known_adapter_missing_gives_install_hint(
     protocol: str, package: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -55,7 +58,8 @@ def test_known_adapter_missing_gives_install_hint(
         Workspace(f"{protocol}://bucket/prefix")
     assert info.value.code is ErrorCode.FS_UNSUPPORTED
     assert f"pip install {package}" in info.value.message
-    source = {"fsseam-s3": "backends/s3", "fsseam-gcs": "backends/gcs"}[package]
+    source = {"fsseam-s3": "backends/s3", "fsseam-gcs": "backends/gcs",
+              "fsseam-azure": "backends/azure"}[package]
     assert f"pip install ./{source}" in info.value.message
     assert f"pip install . ./{source}" in info.value.message
     assert "fsseam[" not in info.value.message  # no index has that extra's packages
@@ -77,15 +81,16 @@ def test_a_url_the_filesystem_refuses_is_an_fs_error(url: str, cause: str) -> No
 
 
 @pytest.mark.skipif(
-    not all(importlib.util.find_spec(m) for m in ("fsseam_s3", "fsseam_gcs")),
-    reason="fsseam-s3 and fsseam-gcs are not installed (pip install -e backends/s3 -e "
-    "backends/gcs)",
+    not all(importlib.util.find_spec(m) for m in ("fsseam_s3", "fsseam_gcs", "fsseam_azure")),
+    reason="fsseam-s3, fsseam-gcs and fsseam-azure are not installed (pip install -e "
+    "backends/s3 -e backends/gcs -e backends/azure)",
 )
 def test_installed_adapters_register_through_entry_points() -> None:
     names = {ep.name for ep in entry_points(group="fsseam.backends")}
-    assert {"memory", "file", "local", "s3", "s3a", "gs", "gcs"} <= names
+    assert {"memory", "file", "local", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"} <= names
     for proto, module in (("s3", "fsseam_s3"), ("s3a", "fsseam_s3"), ("gs", "fsseam_gcs"),
-                          ("gcs", "fsseam_gcs")):
+                          ("gcs", "fsseam_gcs"), ("az", "fsseam_azure"),
+                          ("abfs", "fsseam_azure"), ("abfss", "fsseam_azure")):
         assert backend_class(proto).__module__.startswith(module)
 
 

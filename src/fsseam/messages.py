@@ -496,6 +496,33 @@ _MESSAGES: dict[str, str] = {
         "a path given to {tool} holds bytes that are not UTF-8, which this storage cannot use "
         "in a name."
     ),
+    # -- mounts (several stores under one root) --------------------------------------------
+    "outside_mounts": (
+        "{path} is not under any mounted store. Use a path under one of the mounts: {mounts}."
+    ),
+    "read_only_mount": (
+        "{path} is on {mount}, which is mounted read-only; files there can be read but not "
+        "changed."
+    ),
+    "mount_path_invalid": (
+        "{mount} is not a mount point: mount points are absolute paths such as /data, "
+        "without . or .. parts."
+    ),
+    "mount_duplicate": "{mount} is mounted twice; mount each path once.",
+    "mounts_empty": "no stores were given to mount; mount at least one, at / for instance.",
+    "mounts_need_a_table": (
+        "a mounted workspace is built from a table of mount points, not from a URL: use "
+        "Workspace.mount."
+    ),
+    "mount_unknown": "{what} names {mount}, which is not mounted; the mounts are {mounts}.",
+    "backend_given_with_options": (
+        "a workspace given a backend instance takes no storage_options and no fs: build the "
+        "backend with them instead."
+    ),
+    "mount_options_for_backend": (
+        "{mount} is mounted with a backend already built; storage options and adapter names "
+        "apply only to mounts given as URLs."
+    ),
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)

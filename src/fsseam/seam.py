@@ -139,6 +139,14 @@ class Seam:
         if self.read_only:
             raise FsError(ErrorCode.FS_READ_ONLY, reason="read_only")
 
+    def _writable_at(self, *keys: str) -> None:
+        """A store mounted read-only refuses a change before anything is read for it (a
+        backend with ``check_writable``: mounts), as a read-only workspace does."""
+        check = getattr(self.backend, "check_writable", None)
+        if check is not None:
+            for key in keys:
+                check(key)
+
     # -- reads -------------------------------------------------------------
     def read(
         self, path: str, offset: int = 1, limit: int | None = None, *,
@@ -357,6 +365,7 @@ class Seam:
         shown = display(key)
         if not key:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, path=shown, reason="root_is_directory")
+        self._writable_at(key)
         intent = WriteIntent(
             owner=self.owner,
             key=key,
@@ -445,6 +454,7 @@ class Seam:
                 raise
         key = self.key(path)
         shown = display(key)
+        self._writable_at(key)
         doc, current = self._load(key)
         operation: Literal["replace", "insert", "edit"] = (
             "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
@@ -881,6 +891,7 @@ class Seam:
         shown = display(key)
         if not key:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, path=shown, reason="root_is_directory")
+        self._writable_at(key)
         intent = DeleteIntent(owner=self.owner, key=key, path=shown, operation="delete")
         self._gate.dispatch(intent)
         pre = intent.precondition
@@ -913,6 +924,7 @@ class Seam:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
         if src == dst:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason="move_same_path")
+        self._writable_at(src, dst)
         intent = DeleteIntent(owner=self.owner, key=src, path=src_shown, operation="move",
                               destination=dst_shown)
         self._gate.dispatch(intent)

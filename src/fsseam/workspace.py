@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .backends.base import Backend
 from .backends.registry import open_backend
 from .doccache import DocCache
+from .errors import ErrorCode, FsError
 from .gate import Gate
 from .limits import Limits
 from .policy import Ledger, ObservationPolicy
@@ -21,8 +22,10 @@ class Workspace:
     """A root on some storage, with its gate and observation policy.
 
     ``url``: ``/abs/dir``, ``file:///abs/dir``, ``memory://name``, ``s3://bucket/prefix``,
-    ``gs://bucket/prefix`` or any fsspec URL. ``backend="generic"`` uses the generic backend
-    (compare-and-swap emulated in this process) even where the protocol has an adapter.
+    ``gs://bucket/prefix``, ``az://container/prefix`` or any fsspec URL.
+    ``backend="generic"`` uses the generic backend (compare-and-swap emulated in this
+    process) even where the protocol has an adapter; a Backend instance is used as it is
+    (``url`` then only names it). Several stores under one root: :meth:`mount`.
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
     missing, local root that does not exist).
     """
@@ -39,16 +42,72 @@ class Workspace:
         limits: Limits | None = None,
         ledger: Ledger | None = None,
         load_entry_points: bool = True,
-        backend: str | None = None,
+        backend: str | Backend | None = None,
     ) -> None:
         self.url = url
         self.read_only = read_only
-        self.backend: Backend = open_backend(url, storage_options, fs, backend=backend)
+        if backend is None or isinstance(backend, str):
+            self.backend: Backend = open_backend(url, storage_options, fs, backend=backend)
+        elif storage_options or fs is not None:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="backend_given_with_options")
+        else:
+            self.backend = backend
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = ObservationPolicy(ledger) if policy else None
         first = [self.policy] if self.policy is not None else []
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
         self._docs = DocCache(self.limits.doc_cache_bytes)
+
+    @classmethod
+    def mount(
+        cls,
+        mounts: Mapping[str, str | Backend],
+        storage_options: Mapping[str, dict[str, Any]] | None = None,
+        read_only: bool | Iterable[str] = False,
+        policy: bool = True,
+        plugins: Iterable[Any] = (),
+        *,
+        limits: Limits | None = None,
+        ledger: Ledger | None = None,
+        load_entry_points: bool = True,
+        backend: Mapping[str, str] | None = None,
+    ) -> Workspace:
+        """One workspace over several stores, each at a mount point::
+
+            Workspace.mount(
+                {"/": "memory://scratch", "/data": "s3://bucket/prefix", "/repo": "/abs/dir"},
+                storage_options={"/data": {"endpoint_url": ...}},
+                read_only={"/repo"},
+            )
+
+        A path belongs to the mount with the longest matching mount point; listing a
+        directory shows the mount points in it. Each mount keeps its own store, versions and
+        capabilities (``ws.backend.capabilities_for(path)``; ``ws.backend.capabilities`` is
+        what every mount guarantees). A move between mounts is a guarded copy and a guarded
+        delete. ``mounts`` values are URLs or Backend instances; ``storage_options`` and
+        ``backend`` (adapter names, such as ``"generic"``) are per mount point;
+        ``read_only`` is True (the whole workspace) or the mount points to mount read-only
+        (FS_READ_ONLY on any change there). See docs/mounts.md.
+        """
+        from .backends.mounts import build_mounts
+
+        if isinstance(read_only, bool):
+            frozen: tuple[str, ...] = ()
+        elif isinstance(read_only, str):  # one mount point, not its characters
+            frozen = (read_only,)
+        else:
+            frozen = tuple(read_only)
+        router = build_mounts(mounts, storage_options, frozen, backend)
+        return cls(
+            repr(router).removeprefix("MountBackend(").removesuffix(")"),
+            read_only=read_only is True,
+            policy=policy,
+            plugins=plugins,
+            limits=limits,
+            ledger=ledger,
+            load_entry_points=load_entry_points,
+            backend=router,
+        )
 
     def context(self, owner: str = "agent") -> Context:
         """One execution context: the owner the observation policy keeps a ledger for."""

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .generic import GenericBackend
     from .local import LocalBackend
     from .memory import MemoryBackend
+    from .mounts import Mount, MountBackend
 
 __all__ = [
     "ANY_VERSION",
@@ -23,6 +24,8 @@ __all__ = [
     "GenericBackend",
     "LocalBackend",
     "MemoryBackend",
+    "Mount",
+    "MountBackend",
     "ReadStream",
     "Stat",
     "VersionInfo",
@@ -34,6 +37,8 @@ _LAZY = {
     "GenericBackend": ".generic",
     "LocalBackend": ".local",
     "MemoryBackend": ".memory",
+    "Mount": ".mounts",
+    "MountBackend": ".mounts",
 }
 
 

@@ -30,11 +30,18 @@ KNOWN_ADAPTERS: dict[str, str] = {
     "s3a": "fsseam-s3",
     "gs": "fsseam-gcs",
     "gcs": "fsseam-gcs",
+    "az": "fsseam-azure",
+    "abfs": "fsseam-azure",
+    "abfss": "fsseam-azure",
 }
 """Protocols whose adapter lives in a package of its own: used only for the install hint
 when that package is missing (the adapters themselves are found by entry point)."""
 
-SOURCE_DIRS: dict[str, str] = {"fsseam-s3": "backends/s3", "fsseam-gcs": "backends/gcs"}
+SOURCE_DIRS: dict[str, str] = {
+    "fsseam-s3": "backends/s3",
+    "fsseam-gcs": "backends/gcs",
+    "fsseam-azure": "backends/azure",
+}
 """Where each adapter distribution lives in the fsseam repository (for install hints)."""
 
 

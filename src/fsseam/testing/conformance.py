@@ -49,6 +49,25 @@ class BackendConformance:
     """Whether the storage under the ``backend`` fixture keeps older versions; None: as
     ``capabilities.history`` says. Object stores keep them only in a versioned bucket, so
     their suites say which kind of bucket the fixture makes."""
+    mount_points: tuple[str, ...] = ()
+    """Directories the fixture's root shows before any test writes (the other mount points
+    of a mounted workspace, empty stores): listings of the root are compared without them,
+    and ``test_mount_points_are_listed`` checks that they are there."""
+
+    def root_entries(self, backend: Backend) -> list[tuple[str, str]]:
+        """(name, kind) of the root's entries, the fixture's mount points left out."""
+        return [
+            (e.name, e.kind)
+            for e in backend.list("")
+            if not (e.kind == "directory" and e.name in self.mount_points)
+        ]
+
+    def test_mount_points_are_listed(self, backend: Backend) -> None:
+        listed = {(e.name, e.kind, e.key) for e in backend.list("")}
+        assert {(m, "directory", m) for m in self.mount_points} <= listed
+        for m in self.mount_points:
+            assert backend.stat(m).kind == "directory"
+            assert backend.list(m) == []
 
     # -- versions --------------------------------------------------------
     def test_write_then_read_returns_bytes_and_same_version(self, backend: Backend) -> None:
@@ -165,10 +184,10 @@ class BackendConformance:
             ("sub", "directory", "d/sub"),
         ]
         assert [e.size for e in entries if e.kind == "file"] == [1, 2]
-        assert [e.name for e in backend.list("")] == ["d"]
+        assert self.root_entries(backend) == [("d", "directory")]
 
     def test_empty_root_is_an_empty_directory(self, backend: Backend) -> None:
-        assert backend.list("") == []
+        assert self.root_entries(backend) == []
         assert backend.stat("").kind == "directory"
         for read in (backend.read, backend.open_read):
             with pytest.raises(FsError) as info:
@@ -191,7 +210,7 @@ class BackendConformance:
         assert info.value.code is ErrorCode.FS_IS_DIRECTORY
         assert not isinstance(info.value, Conflict)
         assert backend.stat("d").kind == "directory"
-        assert [(e.name, e.kind) for e in backend.list("")] == [("d", "directory")]
+        assert self.root_entries(backend) == [("d", "directory")]
         assert backend.read("d/x.txt").data == b"x"
 
     @pytest.mark.parametrize("precondition", [CreateOnly(), Overwrite()], ids=["create", "over"])
@@ -206,7 +225,7 @@ class BackendConformance:
             assert "a parent of this path is a file" in info.value.message
         assert backend.read("f.txt").data == b"file"
         # Nothing below it either: "f.txt" would also be listed as a directory.
-        assert [(e.name, e.kind) for e in backend.list("")] == [("f.txt", "file")]
+        assert self.root_entries(backend) == [("f.txt", "file")]
 
     def test_copy_follows_the_file_or_directory_rule(self, backend: Backend) -> None:
         backend.write("s.txt", b"source", CreateOnly())
@@ -217,7 +236,7 @@ class BackendConformance:
         with pytest.raises(FsError) as below_file:
             backend.copy("s.txt", "s.txt/copy")
         assert below_file.value.code is ErrorCode.FS_INVALID_ARGUMENT
-        assert [(e.name, e.kind) for e in backend.list("")] == [
+        assert self.root_entries(backend) == [
             ("d", "directory"),
             ("s.txt", "file"),
         ]
@@ -310,7 +329,7 @@ class BackendConformance:
         assert backend.read("f.txt").data == b"x"
 
     def test_list_empty_root_is_empty(self, backend: Backend) -> None:
-        assert backend.list("") == []
+        assert self.root_entries(backend) == []
 
     # -- delete ----------------------------------------------------------
     def test_delete_removes_file(self, backend: Backend) -> None:

@@ -1,4 +1,4 @@
-"""One object-store template: S3, GCS (and any other store) are a client and a mapper.
+"""One object-store template: S3, GCS, Azure (and any other store) are a client and a mapper.
 
 What the template does once for every store (``backend.py``): key mapping under
 ``bucket/prefix``, the root guard, directories inferred from prefixes and ``dir/`` markers,
@@ -8,7 +8,8 @@ pinned ranged-read stream (``stream.py``), delete / copy / walk / versions with 
 preconditions, and what every store error means (``errors.py``; ``messages.py`` has one
 constructor per error, whose sentence is the message catalogue's, :mod:`fsseam.messages`).
 
-Adding a store (Azure Blob, say) is a package laid out like ``fsseam-s3`` and ``fsseam-gcs``:
+Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fsseam-azure``
+(the steps below are the ones that package took for Azure Blob):
 
 ``client.py`` -- a class satisfying :class:`ObjectClient` for one container:
     * ``version_kind`` (``"etag"``) and ``silent_delete_of_missing`` (does an

@@ -483,6 +483,8 @@ class ObjectStoreBackend:
                 self._keeps_versions = self._client.keeps_versions()
             except Exception as e:
                 raise self._error(e, "bucket", key, action) from e
+            if self._keeps_versions is None:
+                return  # not known yet: the request that follows answers for this key
         if not self._keeps_versions:
             raise messages.history_off(self._mapper.store, self.bucket, key)
 

@@ -146,6 +146,8 @@ class ObjectClient(Protocol):
         """The versions the store keeps of exactly ``name``, newest first (one page)."""
         ...
 
-    def keeps_versions(self) -> bool:
-        """Whether the bucket keeps older versions (versioning enabled)."""
+    def keeps_versions(self) -> bool | None:
+        """Whether the bucket keeps older versions (versioning enabled); None when the store
+        cannot tell yet (Azure reads it off the blobs, and an empty container has none): the
+        template then asks again at the next history call."""
         ...
