@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["DEFAULT_VOCABULARY", "MESSAGES", "Role", "Vocabulary", "render"]
+__all__ = ["DEFAULT_VOCABULARY", "MESSAGES", "Part", "Role", "Sentences", "Vocabulary", "render"]
 
 Vocabulary = Mapping[str, str]
 
@@ -25,6 +25,22 @@ Vocabulary = Mapping[str, str]
 class Role(str):
     """A detail that names a tool argument by its role (``Role("new")``): rendered as that
     argument's name in the calling tool's vocabulary (``new_string``, ``new_str``)."""
+
+    __slots__ = ()
+
+
+class Part(NamedTuple):
+    """A detail that is itself a catalogue sentence (``Part("target_gone", {...})``): it is
+    rendered with its own details, in the calling tool's vocabulary, where the outer
+    template names it. So a message made of several facts keeps each sentence once."""
+
+    reason: str
+    details: Mapping[str, Any] = MappingProxyType({})
+
+
+class Sentences(tuple[Part, ...]):
+    """A detail made of zero or more sentences: each rendered and followed by a space
+    (nothing at all when empty), so a template can put it before the next sentence."""
 
     __slots__ = ()
 
@@ -217,6 +233,85 @@ _MESSAGES: dict[str, str] = {
         "a path given to {tool} holds bytes that are not UTF-8, which this storage cannot use "
         "in a name."
     ),
+    # -- conflicts that show what changed (see fsseam.conflicts) --------------------------
+    "stale_changed": (
+        "{path} has changed since you last read it, so your {action} was not applied. "
+        "{changes}"
+    ),
+    "stale_undo": (
+        "{path} was changed by someone else after your last change to it, so your change was "
+        "not undone: undoing it would throw their change away. {changes}"
+    ),
+    "changes_complete": (
+        "What changed, from {since} to the current one:\n{diff}\n{status}{advice}"
+    ),
+    "changes_partial": (
+        "What changed, from {since} to the current one (the first {shown} changed lines; "
+        "{more} more are not shown):\n{diff}\n{status}{reread} it again before you go on."
+    ),
+    "changes_none": (
+        "Its text is the same as {since} (it was rewritten with the same content). "
+        "{status}{advice}"
+    ),
+    "since_read": "the version you read",
+    "since_yours": "the version your change made",
+    "advice_retry": (
+        "You have now seen the current version: retry against it without reading it again."
+    ),
+    "advice_by_hand": (
+        "You have now seen the current version: to take your change back, edit it by hand "
+        "against this version (undo would be refused again)."
+    ),
+    "changes_unknown": "{reread} it to see what changed.",
+    "target_unique": "Your {old}{which} still occurs exactly once in it.",
+    "target_gone": "Your {old}{which} no longer occurs in it.",
+    "target_ambiguous": "Your {old}{which} now occurs {count} times in it.",
+    # -- history, restore and undo -------------------------------------------------------
+    "nothing_to_undo": (
+        "you have made no change to {path} that can be undone here (undo takes back your "
+        "own writes and edits of the file, newest first)."
+    ),
+    "undo_needs_policy": (
+        "undo needs the observation policy, which records each agent's changes; this "
+        "workspace runs without it (policy=False)."
+    ),
+    "history_not_kept": (
+        "this workspace keeps no older versions of {path}, which {tool} needs. Open the "
+        "workspace with history=History() to have fsseam keep them (S3 and GCS keep them "
+        "where the bucket has versioning enabled)."
+    ),
+    "version_unknown": (
+        "{path} has no kept version {version}. Call history to see the versions kept."
+    ),
+    "version_ambiguous": (
+        "{version} matches {count} versions of {path}; give more of the version id, as "
+        "history shows it."
+    ),
+    "version_is_deletion": (
+        "{version} is the deletion of {path}: it has no content to bring back. Choose a "
+        "version with content."
+    ),
+    "kept_version_missing": (
+        "version {version} of {path} is no longer kept (the oldest copies are dropped when "
+        "the history is full). Call history to see the versions kept."
+    ),
+    "kept_changing": (
+        "{path} kept changing while its current version was being kept in the history; "
+        "nothing was changed. Retry."
+    ),
+    "history_native": (
+        "this storage keeps versions itself (S3 bucket versioning, GCS object versioning); "
+        "enable versioning on the bucket instead of passing history=."
+    ),
+    "history_inside_root": (
+        "the history directory {where} lies inside the workspace, where the tools would see "
+        "it; choose a directory outside the workspace root."
+    ),
+    "history_dir_foreign": (
+        "the history directory {where} already holds files that are not fsseam's history; "
+        "choose an empty directory, or one fsseam made."
+    ),
+    "history_dir_unusable": "the history directory {where} cannot be used ({error}).",
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)
@@ -237,5 +332,13 @@ def render(
         fields["path"] = path
     if details:
         for name, value in details.items():
-            fields[name] = fields.get(value, value) if isinstance(value, Role) else value
+            if isinstance(value, Role):
+                value = fields.get(value, value)
+            elif isinstance(value, Part):
+                value = render(value.reason, path, value.details, vocabulary)
+            elif isinstance(value, Sentences):
+                value = "".join(
+                    render(p.reason, path, p.details, vocabulary) + " " for p in value
+                )
+            fields[name] = value
     return MESSAGES[reason].format_map(fields)
