@@ -28,6 +28,7 @@ from .events import (
 from .gate import Gate
 from .globs import Glob, is_skipped
 from .grep import Pattern, SearchTimeout, has_match, hunks, matching_lines
+from .history import Authors
 from .limits import Limits
 from .messages import Role
 from .outcomes import (
@@ -54,6 +55,7 @@ from .text import (
     decode,
     encode_new,
 )
+from .undo import HistoryOps
 from .versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 
 __all__ = ["Limits", "Seam"]
@@ -88,12 +90,13 @@ def _entry(e: Entry, depth: int) -> ListEntry:
     )
 
 
-class Seam:
+class Seam(HistoryOps):
     """One owner's view of one workspace (``ctx.fs``).
 
     Its dependencies are handed in (the Workspace builds it): the backend, the gate, the
     limits, the workspace's document cache and whether it is read-only. Nothing above the
-    seam reaches the backend.
+    seam reaches the backend. History, restore and undo come from
+    :class:`~fsseam.undo.HistoryOps`.
     """
 
     def __init__(
@@ -105,6 +108,7 @@ class Seam:
         limits: Limits | None = None,
         docs: DocCache | None = None,
         read_only: bool = False,
+        authors: Authors | None = None,
     ) -> None:
         self.backend = backend
         self.owner = owner
@@ -112,6 +116,7 @@ class Seam:
         self.read_only = read_only
         self._gate = gate
         self._docs = docs or DocCache(self.limits.doc_cache_bytes)
+        self._authors = authors or Authors()
 
     # -- paths -------------------------------------------------------------
     def key(self, path: str) -> str:
@@ -214,6 +219,11 @@ class Seam:
     def _load(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
         """The whole file as text, for an edit: one round trip, and never more than the
         edit limit fetched (a huge object is refused, not downloaded)."""
+        data, version = self._fetch(key, record_missing)
+        return decode(data, display(key)), version
+
+    def _fetch(self, key: str, record_missing: bool = True) -> tuple[bytes, Version]:
+        """The whole file's bytes and their version, as :meth:`_load` reads them."""
         shown = display(key)
         cap = self.limits.max_edit_bytes
         try:
@@ -245,7 +255,7 @@ class Seam:
         version = stream.version
         if version is None:  # pragma: no cover - a backend bug
             raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="no_version")
-        return decode(b"".join(parts), shown), version
+        return b"".join(parts), version
 
     def stat(self, path: str) -> StatOutcome:
         key = self.key(path)
@@ -357,27 +367,27 @@ class Seam:
             code, reason, hint = ErrorCode.FS_ALREADY_EXISTS, "create_exists", None
         fmt: TextFormat | None = None
         old_view: str | None = None
+        # The file's bytes and version when this call read them anyway (no extra request).
+        current: tuple[bytes, Version] | None = None
         if isinstance(precondition, IfMatch):
             cached = self._docs.get(key, precondition.version)
             if cached is not None:
                 fmt, old_view = cached
             else:
                 try:
-                    doc, current = self._load(key, record_missing=False)
+                    current = self._fetch(key, record_missing=False)
                 except FsError as e:
                     if e.code is not ErrorCode.FS_NOT_FOUND:
                         raise
                     raise self._conflict(
                         Conflict("missing", path=shown), shown, code, reason, hint
                     ) from None
-                if current != precondition.version:
-                    raise self._conflict(
-                        Conflict("mismatch", path=shown), shown, code, reason, hint
-                    )
+                doc = decode(current[0], shown)
                 fmt, old_view = doc.format, doc.view
         elif isinstance(precondition, Overwrite):
             try:
-                doc, _ = self._load(key, record_missing=False)
+                current = self._fetch(key, record_missing=False)
+                doc = decode(current[0], shown)
                 fmt, old_view = doc.format, doc.view
             except FsError as e:
                 if e.code is not ErrorCode.FS_NOT_FOUND:
@@ -385,19 +395,38 @@ class Seam:
         check_new_text(content, "content")
         data = _encode(lambda: encode_new(content, fmt), "content")
         self._check_size(shown, len(data))
+        if current is not None and current[0] == data:
+            return self._unchanged_write(key, shown, operation, data, current[1])
+        if isinstance(precondition, IfMatch):
+            seen = precondition.version
+            if current is not None and current[1] != seen:
+                return self._lost_write(Conflict("mismatch", path=shown), key, shown, data,
+                                        precondition, operation, (code, reason, hint), current)
+            if current is None and self._holds(key, seen, data, None):
+                # Writing back exactly what was read: one look at the version instead of
+                # a write (which would make a new version of the same bytes).
+                now = self._probe(key)
+                if now == seen:
+                    return self._unchanged_write(key, shown, operation, data, seen)
+                lost = Conflict("missing" if now is None else "mismatch", path=shown)
+                return self._lost_write(lost, key, shown, data, precondition, operation,
+                                        (code, reason, hint))
         try:
-            version = self.backend.write(key, data, precondition)
+            version = self._put(key, data, precondition)
         except Conflict as c:
-            raise self._conflict(c, shown, code, reason, hint) from None
+            return self._lost_write(c, key, shown, data, precondition, operation,
+                                    (code, reason, hint))
         created = isinstance(precondition, CreateOnly) or (
             isinstance(precondition, Overwrite) and fmt is None
         )
         new_doc = decode(data, shown)
-        self._docs.put(key, version, new_doc.format, new_doc.view)
+        self._docs.put(key, version, new_doc.format, data)
         old_text = "" if created else old_view
+        replaced = (precondition.version if isinstance(precondition, IfMatch)
+                    else current[1] if current is not None else None)
         event = WrittenEvent(
             owner=self.owner, key=key, path=shown, operation=operation, version=version,
-            created=created,
+            created=created, replaced=None if created else replaced,
         )
         self._gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
         outcome = WriteOutcome(
@@ -405,6 +434,48 @@ class Seam:
             lines=len(new_doc.lines),
         )
         outcome.with_diff(shown, old_text, new_doc.view)
+        return outcome
+
+    def _lost_write(
+        self,
+        c: Conflict,
+        key: str,
+        shown: str,
+        data: bytes,
+        precondition: Precondition,
+        operation: Literal["write", "create"],
+        lost: tuple[ErrorCode | None, str | None, str | None],
+        current: tuple[bytes, Version] | None = None,
+    ) -> WriteOutcome:
+        """A write whose precondition failed: success after all when the file already holds
+        exactly these bytes (another agent wrote the same), else the conflict, with what
+        changed since the agent's read when it is FS_STALE."""
+        fallback = self._conflict(c, shown, *lost)
+        if c.reason == "missing":
+            raise fallback
+        if current is None:
+            try:
+                current = self._fetch(key, record_missing=False)
+            except FsError:
+                raise fallback from None
+        if current[0] == data:
+            return self._unchanged_write(key, shown, operation, data, current[1])
+        if isinstance(precondition, IfMatch) and lost[0] is ErrorCode.FS_STALE:
+            raise self._stale(key, shown, precondition.version, current, action="write",
+                              fallback=fallback)
+        raise fallback
+
+    def _unchanged_write(
+        self, key: str, shown: str, operation: Literal["write", "create"], data: bytes,
+        version: Version,
+    ) -> WriteOutcome:
+        """The file holds exactly ``data`` already: nothing is written; the writer has now
+        observed its current version."""
+        self._observed(key, shown, data, version)
+        doc = decode(data, shown)
+        outcome = WriteOutcome(path=shown, operation=operation, created=False, version=version,
+                               size=len(data), lines=len(doc.lines), unchanged=True)
+        outcome.with_diff(shown, doc.view, doc.view)
         return outcome
 
     def edit(self, path: str, ops: Sequence[EditOp]) -> EditOutcome:
@@ -438,14 +509,55 @@ class Seam:
             conflict_code=ErrorCode.FS_STALE,
             conflict_reason="changed_during_edit",
         )
-        self._gate.dispatch(intent)
+        try:
+            self._gate.dispatch(intent)
+        except FsError as e:
+            seen = e.details.get("observed")
+            if e.code is not ErrorCode.FS_STALE or not isinstance(seen, Version):
+                raise
+            return self._stale_edit(key, shown, doc, current, seen, ops, intent, e)
         pre = intent.precondition
         code, reason, hint = intent.conflict_code, intent.conflict_reason, intent.conflict_hint
         if isinstance(pre, IfMatch) and pre.version != current:
             raise self._conflict(Conflict("mismatch", path=shown), shown, code, reason, hint)
         plan = apply(doc, ops, shown)
-        replace_all = len(ops) == 1 and isinstance(ops[0], Replace) and ops[0].replace_all
-        return self._commit(key, shown, plan, pre, intent, replace_all)
+        if not plan.changed:
+            return self._unchanged_edit(key, shown, plan, doc, current, intent, ops)
+        return self._commit(key, shown, plan, pre, intent, _replace_all(ops), ops)
+
+    def _stale_edit(
+        self, key: str, shown: str, doc: TextDoc, current: Version, seen: Version,
+        ops: Sequence[EditOp], intent: EditIntent, refused: FsError,
+    ) -> EditOutcome:
+        """The file moved on from the version the agent read. If the edit, made on what the
+        agent read, gives exactly the current bytes (another agent made the same change),
+        it succeeds without a write; otherwise FS_STALE shows what changed."""
+        old = self._text_at(key, seen)
+        if old is not None:
+            try:
+                mine = apply(old, ops, shown)
+            except FsError:
+                mine = None
+            if mine is not None and mine.after.encode() == doc.encode():
+                return self._unchanged_edit(key, shown, mine, doc, current, intent, ops)
+        raise self._stale(key, shown, seen, (doc.encode(), current), action="edit",
+                          fallback=refused, ops=ops, old=old) from None
+
+    def _unchanged_edit(
+        self, key: str, shown: str, plan: EditPlan, doc: TextDoc, current: Version,
+        intent: EditIntent, ops: Sequence[EditOp],
+    ) -> EditOutcome:
+        """The file already holds the edit's result: nothing is written."""
+        self._observed(key, shown, doc.encode(), current)
+        first = plan.spans[0]
+        snippet, start = _snippet(doc, first.first_line, first.last_line)
+        outcome = EditOutcome(
+            path=shown, operation=intent.operation, replacements=plan.replacements,
+            replace_all=_replace_all(ops), version=current, first_line=first.first_line,
+            snippet=snippet, snippet_start=start, edits=len(plan.spans), unchanged=True,
+        )
+        outcome.with_diff(shown, doc.view, doc.view)
+        return outcome
 
     def _commit(
         self,
@@ -455,20 +567,35 @@ class Seam:
         pre: Precondition,
         intent: EditIntent,
         replace_all: bool,
+        ops: Sequence[EditOp] = (),
     ) -> EditOutcome:
         new_doc = plan.after
         data = _encode(new_doc.encode, "new")
         self._check_size(shown, len(data))
+        seen = pre.version if isinstance(pre, IfMatch) else None
         try:
-            version = self.backend.write(key, data, pre)
+            version = self._put(key, data, pre)
         except Conflict as c:
-            raise self._conflict(
+            fallback = self._conflict(
                 c, shown, intent.conflict_code, intent.conflict_reason, intent.conflict_hint
-            ) from None
-        self._docs.put(key, version, new_doc.format, new_doc.view)
+            )
+            if c.reason == "missing":
+                raise fallback from None
+            try:
+                now = self._fetch(key, record_missing=False)
+            except FsError:
+                raise fallback from None
+            if now[0] == data:  # another writer made exactly this change meanwhile
+                return self._unchanged_edit(key, shown, plan, decode(now[0], shown), now[1],
+                                            intent, ops)
+            if intent.conflict_code is not ErrorCode.FS_STALE:
+                raise fallback from None
+            raise self._stale(key, shown, seen, now, action="edit", fallback=fallback,
+                              ops=ops, old=plan.before) from None
+        self._docs.put(key, version, new_doc.format, data)
         event = WrittenEvent(
             owner=self.owner, key=key, path=shown, operation=intent.operation,
-            version=version, created=False,
+            version=version, created=False, replaced=seen,
         )
         self._gate.dispatch(event.with_diff(shown, plan.before.view, new_doc.view))
         first = plan.spans[0]
@@ -667,13 +794,23 @@ class Seam:
             if c.reason == "missing":
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
                               reason="deleted_before_delete") from None
-            raise self._conflict(c, shown, intent.conflict_code, intent.conflict_reason,
-                                 intent.conflict_hint) from None
+            raise self._stale_source(c, key, shown, pre, intent, "delete") from None
         except FsError as e:
             raise self._missing(key, e) if e.reason != "is_directory" else e from None
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=key, path=shown))
         return DeleteOutcome(path=shown,
                              version=pre.version if isinstance(pre, IfMatch) else None)
+
+    def _stale_source(
+        self, c: Conflict, key: str, shown: str, pre: Precondition, intent: DeleteIntent,
+        action: str,
+    ) -> FsError:
+        """A delete or move whose source moved on: what changed, when it is FS_STALE."""
+        fallback = self._conflict(c, shown, intent.conflict_code, intent.conflict_reason,
+                                  intent.conflict_hint)
+        if not isinstance(pre, IfMatch) or intent.conflict_code is not ErrorCode.FS_STALE:
+            return fallback
+        return self._stale(key, shown, pre.version, None, action=action, fallback=fallback)
 
     def move(self, source: str, destination: str) -> MoveOutcome:
         """Move a file to a path that does not exist yet.
@@ -704,8 +841,7 @@ class Seam:
             if c.reason == "missing":
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
                               reason="deleted_before_move") from None
-            raise self._conflict(c, src_shown, intent.conflict_code, intent.conflict_reason,
-                                 intent.conflict_hint) from None
+            raise self._stale_source(c, src, src_shown, pre, intent, "move") from None
         except FsError as e:
             raise self._missing(src, e) if e.code is ErrorCode.FS_NOT_FOUND else e from None
         try:
@@ -722,14 +858,17 @@ class Seam:
                 if e.reason == "missing":
                     raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
                                   reason="deleted_before_move") from None
-                raise self._conflict(e, src_shown, intent.conflict_code,
-                                     intent.conflict_reason, intent.conflict_hint) from None
+                raise self._stale_source(e, src, src_shown, pre, intent, "move") from None
             raise
         self._gate.dispatch(WrittenEvent(owner=self.owner, key=dst, path=dst_shown,
                                          operation="move", version=version, created=True))
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=src, path=src_shown,
                                          operation="move", destination=dst_shown))
         return MoveOutcome(source=src_shown, destination=dst_shown, version=version)
+
+
+def _replace_all(ops: Sequence[EditOp]) -> bool:
+    return len(ops) == 1 and isinstance(ops[0], Replace) and ops[0].replace_all
 
 
 def _searchable(relative: str) -> bool:
