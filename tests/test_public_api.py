@@ -22,6 +22,10 @@ DOCUMENTED = {
     # tools, for users who compose their own registry
     "Tool", "ToolRegistry", "ReadTool", "WriteTool", "EditTool", "StrReplaceEditor",
     "LsTool", "GlobTool", "GrepTool", "DeleteTool", "MoveTool",
+    # history: opt-in kept history, the history and restore tools and their outcomes,
+    # undo's event, and what a write tells a store that keeps it
+    "History", "HistoryTool", "RestoreTool", "HistoryOutcome", "HistoryEntry",
+    "RestoreOutcome", "UndoIntent", "WriteMeta",
 }
 
 

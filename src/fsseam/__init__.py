@@ -6,6 +6,8 @@
 """
 
 from .backends import Backend, open_backend
+from .backends.base import WriteMeta
+from .backends.kept import History
 from .errors import Conflict, ErrorCode, FsError
 from .events import (
     DeletedEvent,
@@ -16,10 +18,12 @@ from .events import (
     MissingEvent,
     ReadEvent,
     StatEvent,
+    UndoIntent,
     WriteIntent,
     WrittenEvent,
 )
 from .gate import hookimpl, hookspec
+from .history import HistoryEntry, HistoryOutcome, RestoreOutcome
 from .limits import Limits
 from .outcomes import (
     DeleteOutcome,
@@ -40,9 +44,11 @@ from .tools import (
     EditTool,
     GlobTool,
     GrepTool,
+    HistoryTool,
     LsTool,
     MoveTool,
     ReadTool,
+    RestoreTool,
     StrReplaceEditor,
     Tool,
     ToolError,
@@ -74,6 +80,10 @@ __all__ = [
     "GlobTool",
     "GrepOutcome",
     "GrepTool",
+    "History",
+    "HistoryEntry",
+    "HistoryOutcome",
+    "HistoryTool",
     "IfMatch",
     "Ledger",
     "Limits",
@@ -90,6 +100,8 @@ __all__ = [
     "ReadEvent",
     "ReadOutcome",
     "ReadTool",
+    "RestoreOutcome",
+    "RestoreTool",
     "Seam",
     "StatEvent",
     "StatOutcome",
@@ -98,10 +110,12 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "UndoIntent",
     "UnknownToolError",
     "Version",
     "Workspace",
     "WriteIntent",
+    "WriteMeta",
     "WriteOutcome",
     "WriteTool",
     "WrittenEvent",

@@ -16,6 +16,7 @@ from .base import Tool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
+from .history import HistoryTool, RestoreTool
 from .manage import DeleteTool, MoveTool
 from .render import render_error
 from .result import ToolError, ToolResult
@@ -60,6 +61,8 @@ def default_tools() -> list[Tool[Any, Any]]:
         GrepTool(),
         DeleteTool(),
         MoveTool(),
+        HistoryTool(),
+        RestoreTool(),
     ]
 
 
@@ -68,7 +71,7 @@ def _describe(err: ValidationError) -> str:
     for e in err.errors():
         loc = [str(x) for x in e["loc"] if not isinstance(x, int)]
         # Drop the union tag pydantic puts in front of a discriminated member's fields.
-        if len(loc) > 1 and loc[0] in ("view", "create", "str_replace", "insert"):
+        if len(loc) > 1 and loc[0] in ("view", "create", "str_replace", "insert", "undo_edit"):
             loc = loc[1:]
         field = ".".join(loc) or "arguments"
         if e["type"] == "extra_forbidden":
@@ -79,7 +82,8 @@ def _describe(err: ValidationError) -> str:
             parts.append(f"{field} is empty; give the exact text to replace")
         elif e["type"] == "union_tag_invalid":
             parts.append(
-                "command must be one of 'view', 'create', 'str_replace', 'insert'"
+                "command must be one of 'view', 'create', 'str_replace', 'insert', "
+                "'undo_edit'"
             )
         elif e["type"] == "union_tag_not_found":
             parts.append("missing required argument 'command'")
