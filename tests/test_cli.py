@@ -146,7 +146,7 @@ def test_unknown_tool_in_call_is_a_usage_error_listing_the_tools(root: Path) -> 
     assert res.stdout == ""
     assert res.stderr == (
         "fsseam call: error: there is no tool named 'remove_file'; the tools are: read, "
-        "write, edit, str_replace_editor, ls, glob, grep, delete, move\n"
+        "write, edit, str_replace_editor, ls, glob, grep, delete, move, history, restore\n"
     )
 
 
