@@ -76,6 +76,25 @@ def test_owners_come_with_the_listing(counting_proxy: Any, gcs_versioned_bucket:
     assert len(counting_proxy.take()) == 1
 
 
+def test_a_rewrite_with_the_same_bytes_is_a_new_generation_but_no_change(
+    gcs_bucket: str, gcs_options: dict[str, Any]
+) -> None:
+    ws = Workspace(f"gs://{gcs_bucket}/p", storage_options=dict(gcs_options),
+                   load_entry_points=False)
+    a = ws.context("a")
+    assert a.tools.execute("write", {"file_path": "/g.md", "content": "x = 1\n"}).ok
+    assert a.tools.execute("read", {"file_path": "/g.md"}).ok
+    from fsseam import Overwrite
+
+    ws.backend.write("g.md", b"x = 1\n", Overwrite())  # same bytes, new generation
+    res = a.tools.execute("edit", {"file_path": "/g.md", "old_string": "1", "new_string": "2"})
+    assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+    assert "Its text is the same as the version you read" in res.text
+    res = a.tools.execute("edit", {"file_path": "/g.md", "old_string": "1", "new_string": "2"})
+    assert res.ok, res.text
+    assert ws.backend.read("g.md").data == b"x = 2\n"
+
+
 def test_a_bucket_without_versioning_says_how_to_keep_versions(
     gcs_bucket: str, gcs_options: dict[str, Any]
 ) -> None:
