@@ -27,9 +27,9 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +50,7 @@ __all__ = [
 
 MiB = 1 << 20
 RETRIES = 5
+T = TypeVar("T")
 
 
 class History(BaseModel):
@@ -174,8 +175,8 @@ class KeptHistoryBackend:
 
     def _replace(
         self, key: str, entries: builtins.list[KeptEntry], pre: Precondition,
-        act: Any,
-    ) -> Any:
+        act: Callable[[Precondition], T],
+    ) -> T:
         """Run ``act(precondition)`` after keeping what it replaces. ``Overwrite`` (whatever
         is there) becomes a compare-and-swap on the version just kept, retried, so the
         version replaced is always the one kept."""
@@ -206,21 +207,19 @@ class KeptHistoryBackend:
                 # The new bytes are kept before they are published: an external writer
                 # replacing them later cannot take them out of the history.
                 self.store.put(key, sha, data)
+                self._grew(len(data))
             try:
-                version: Version = self._replace(
-                    key, entries, precondition,
-                    lambda pre: self.inner.write(key, data, pre),
-                )
+                version = self._replace(key, entries, precondition,
+                                        lambda pre: self.inner.write(key, data, pre))
             except BaseException:
                 if fresh and not any(e.sha256 == sha for e in entries):
                     self.store.drop(key, sha)
+                    self._grew(-len(data))
                 raise
             entries.append(KeptEntry(kind=version.kind, value=version.value, sha256=sha,
                                      size=len(data), time=_now(),
                                      owner=meta.owner if meta is not None else None))
             self._trim(key, entries)
-        if fresh:
-            self._grew(len(data))
         self._enforce()
         return version
 
