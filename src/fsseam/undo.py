@@ -91,20 +91,20 @@ class HistoryOps:
         return self._docs.raw(key, version) == data
 
     def _probe(self, key: str) -> Version | None:
-        """The file's version now, from the smallest read the store allows (None: gone)."""
+        """The file's version now, from the smallest read the store allows (None: gone):
+        a 1-byte range where the version comes with the first response (S3, GCS, a local
+        file whose digest is cached), else one whole read (a digest needs every byte)."""
         try:
             stream = self.backend.open_read(key, 1)
+            try:
+                known = stream.version
+            finally:
+                stream.close()
+            return known if known is not None else self.backend.read(key).version
         except FsError as e:
             if e.code is ErrorCode.FS_NOT_FOUND:
                 return None
             raise
-        try:
-            if stream.version is None:
-                for _ in stream.chunks():
-                    pass
-            return stream.version
-        finally:
-            stream.close()
 
     def _text_at(self, key: str, version: Version) -> TextDoc | None:
         """The text of ``version`` as the agent saw it: cached bytes, else (on a conflict
