@@ -89,6 +89,43 @@ class TestKeptGenericTools(ToolsConformance, HistoryConformance):
         return workspace
 
 
+def test_the_refusals_word_for_word() -> None:
+    """The exact texts of a refused edit and a refused undo (the shipped conformance checks
+    their facts on every store; the sentences live once, in the catalogue)."""
+    ws = Workspace(f"memory://w-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                   history=History(), load_entry_points=False)
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": "/c.py", "content": "x = 1\ny = 2\n"}))
+    ok(b.tools.execute("read", {"file_path": "/c.py"}))
+    ok(b.tools.execute("edit", {"file_path": "/c.py", "old_string": "x = 1",
+                                "new_string": "x = 10"}))
+    res = fails(a.tools.execute("edit", {"file_path": "/c.py", "old_string": "y = 2",
+                                         "new_string": "y = 20"}), ErrorCode.FS_STALE)
+    assert res.text == (
+        "Error [FS_STALE]: /c.py has changed since you last read it, so your edit was not "
+        "applied. What changed, from the version you read to the current one:\n"
+        "@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n"
+        "Your old_string still occurs exactly once in it. You have now seen the current "
+        "version: retry against it without reading it again."
+    )
+    ok(a.tools.execute("write", {"file_path": "/r.txt", "content": "one\ntwo\n"}))
+    ok(a.tools.execute("edit", {"file_path": "/r.txt", "old_string": "two",
+                                "new_string": "TWO"}))
+    ok(b.tools.execute("read", {"file_path": "/r.txt"}))
+    ok(b.tools.execute("edit", {"file_path": "/r.txt", "old_string": "one",
+                                "new_string": "ONE"}))
+    res = fails(a.tools.execute(ED, {"command": "undo_edit", "path": "/r.txt"}),
+                ErrorCode.FS_STALE)
+    assert res.text == (
+        "Error [FS_STALE]: /r.txt was changed by someone else after your last change to "
+        "it, so your change was not undone: undoing it would throw their change away. "
+        "What changed, from the version your change made to the current one:\n"
+        "@@ -1,2 +1,2 @@\n-one\n+ONE\n TWO\n"
+        "You have now seen the current version: to take your change back, edit it by "
+        "hand against this version (undo would be refused again)."
+    )
+
+
 # -- without history --------------------------------------------------------------------
 
 

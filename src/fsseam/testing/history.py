@@ -84,14 +84,9 @@ class HistoryConformance:
         _ok(b.tools.execute("read", {"file_path": "/r.txt"}))
         _ok(_edit(b, "/r.txt", "one", "ONE"))
         res = _fails(_undo(a, "/r.txt"), ErrorCode.FS_STALE)
-        assert res.text == (
-            "Error [FS_STALE]: /r.txt was changed by someone else after your last change to "
-            "it, so your change was not undone: undoing it would throw their change away. "
-            "What changed, from the version your change made to the current one:\n"
-            "@@ -1,2 +1,2 @@\n-one\n+ONE\n TWO\n"
-            "You have now seen the current version: to take your change back, edit it by "
-            "hand against this version (undo would be refused again)."
-        )
+        # (The whole text is pinned in fsseam's own tests; here: what every store must say.)
+        assert res.text.startswith("Error [FS_STALE]: /r.txt was changed by someone else")
+        assert ":\n@@ -1,2 +1,2 @@\n-one\n+ONE\n TWO\n" in res.text
         assert _bytes(ws, "r.txt") == b"ONE\nTWO\n"
         # a has seen b's version: taking its own change back by hand needs no read.
         _ok(_edit(a, "/r.txt", "TWO", "two"))
@@ -172,13 +167,7 @@ class HistoryConformance:
         _ok(b.tools.execute("read", {"file_path": "/c.py"}))
         _ok(_edit(b, "/c.py", "x = 1", "x = 10"))
         res = _fails(_edit(a, "/c.py", "y = 2", "y = 20"), ErrorCode.FS_STALE)
-        assert res.text == (
-            "Error [FS_STALE]: /c.py has changed since you last read it, so your edit was not "
-            "applied. What changed, from the version you read to the current one:\n"
-            "@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n"
-            "Your old_string still occurs exactly once in it. You have now seen the current "
-            "version: retry against it without reading it again."
-        )
+        assert ":\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\nYour old_string still " in res.text
         _ok(_edit(a, "/c.py", "y = 2", "y = 20"))
         assert _bytes(ws, "c.py") == b"x = 10\ny = 20\n"
 
