@@ -113,7 +113,8 @@ def test_layers_point_down() -> None:
              "fsseam.events", "fsseam.gate", "fsseam.policy", "fsseam.errors",
              "fsseam.messages", "fsseam.versions", "fsseam.paths", "fsseam.doccache",
              "fsseam.limits", "fsseam.outcomes", "fsseam.diff", "fsseam.oserrors",
-             "fsseam.globs", "fsseam.grep")
+             "fsseam.globs", "fsseam.grep", "fsseam.undo", "fsseam.history",
+             "fsseam.conflicts")
     wrong = sorted(
         (m, t) for m, deps in graph.items() for t in deps
         if m.startswith(lower) and t.startswith(upper)

@@ -115,3 +115,31 @@ def test_generic_path_requests_next_to_the_adapters() -> None:
     }
     for store, r in got.items():
         assert ((r[read], r[write], r[edit]), r[adapter]) == expected[store], r
+
+
+def test_conflict_recovery_bench() -> None:
+    """bench/conflicts.py: the scripted agent's tool calls to recover from each conflict,
+    with the final bytes checked. ``--before HEAD`` runs the same agent on the committed
+    code in a child process (the path the documented before/after table takes)."""
+    import shutil
+
+    before = ["--before", "HEAD"] if shutil.which("git") and (ROOT / ".git").exists() else []
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "conflicts.py"), "--quick", "--backends",
+         "memory", *before],
+        capture_output=True, text=True, timeout=240, cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header, rows = _table_with(_tables(proc.stdout), "tool calls after")
+    after = header.index("tool calls after")
+    got = {r[1]: (r[after], r[header.index("final bytes right")]) for r in rows}
+    assert got == {
+        "other line": ("2", "yes"),  # refused with the whole diff, retried: no read
+        "same fix": ("1", "yes"),  # succeeds without a write
+        "target changed": ("2", "yes"),  # the refusal says the target is gone, shows the line
+        "large change": ("3", "yes"),  # the diff is cut: a read is still needed
+    }
+    if before:
+        col = header.index("tool calls before")
+        assert {r[1]: r[col] for r in rows} == {k: v[0] for k, v in got.items()}

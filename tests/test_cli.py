@@ -151,7 +151,7 @@ def test_unknown_tool_in_call_is_a_usage_error_listing_the_tools(root: Path) -> 
     assert res.stderr == (
         "fsseam call: error: there is no tool named 'remove_file'. The tools are: read, "
         "write, edit, str_replace_editor, ls, glob, grep, delete, move, multi_edit, "
-        "apply_patch, memory. Call one of them.\n"
+        "apply_patch, memory, history, restore. Call one of them.\n"
     )
 
 
@@ -261,3 +261,34 @@ def test_mcp_without_the_sdk_names_the_install_command(root: Path) -> None:
     assert res.returncode == 2
     assert "pip install 'fsseam[mcp]'" in res.stderr
     assert res.stdout == ""
+
+
+def test_undo_across_calls_with_a_ledger_and_a_history_directory(
+    root: Path, tmp_path: Path
+) -> None:
+    """Each call is its own process: the ledger remembers the agent's changes, the history
+    directory keeps the versions they replaced."""
+    ledger, kept = tmp_path / "agent.ledger", tmp_path / "kept"
+    opts = ("--ledger", str(ledger), "--history-dir", str(kept))
+    (root / "n.md").write_text("one\n")
+    assert call(root, "read", {"file_path": "/n.md"}, *opts).returncode == 0
+    res = call(root, "edit", {"file_path": "/n.md", "old_string": "one", "new_string": "1"},
+               *opts)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (root / "n.md").read_text() == "1\n"
+    res = call(root, "str_replace_editor", {"command": "undo_edit", "path": "/n.md"}, *opts)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("Last edit to /n.md undone successfully.")
+    assert (root / "n.md").read_text() == "one\n"
+    res = call(root, "history", {"file_path": "/n.md"}, *opts)
+    assert res.stdout.splitlines()[0] == "/n.md: 3 versions kept, newest first."
+    # Without the history directory the same undo says how to get one.
+    (root / "n.md").write_text("two\n")
+    assert call(root, "read", {"file_path": "/n.md"}, "--ledger", str(ledger)).returncode == 0
+    res = call(root, "write", {"file_path": "/n.md", "content": "three\n"}, "--ledger",
+               str(ledger))
+    assert res.returncode == 0, res.stdout
+    res = call(root, "str_replace_editor", {"command": "undo_edit", "path": "/n.md"},
+               "--ledger", str(ledger))
+    assert res.returncode == 1
+    assert "Error [FS_UNSUPPORTED]" in res.stdout and "history=History()" in res.stdout

@@ -230,7 +230,8 @@ def test_stale_str_replace_keeps_other_agents_content(ws: Workspace) -> None:
 def test_null_fields_and_unknown_commands(ws: Workspace) -> None:
     put(ws, "/f.txt", b"a\n")
     ok(ed(ws, command="view", path="/f.txt", view_range=None, old_str=None, file_text=None))
-    fails(ed(ws, command="undo_edit", path="/f.txt"), ErrorCode.FS_UNSUPPORTED)
+    # undo_edit is a command now; with no change of this agent's to take back it says so
+    fails(ed(ws, command="undo_edit", path="/f.txt"), ErrorCode.FS_INVALID_ARGUMENT)
     fails(ed(ws, command="view", path="/f.txt", file_text="x"), ErrorCode.FS_INVALID_ARGUMENT)
     fails(ed(ws, path="/f.txt"), ErrorCode.FS_INVALID_ARGUMENT)
 

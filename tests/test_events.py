@@ -413,7 +413,10 @@ def test_without_policy_edit_is_if_match_on_the_version_it_read(
                                      "new_string": "B"})
     assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
     assert s.get("f.txt") == b"abc\nconcurrent\n"  # the concurrent update was not lost
-    assert rec.names == ["fs/edit-intent"]
+    # The refusal shows the whole change ("+concurrent"), which counts as a read of the
+    # current version: the one event after the intent is that observation.
+    assert "+concurrent" in res.text
+    assert rec.names == ["fs/edit-intent", "fs/read"]
     assert isinstance(rec.events[0][3], IfMatch)
     assert rec.events[0][3].version == rec.events[0][4]
 

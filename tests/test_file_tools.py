@@ -143,8 +143,16 @@ def test_write_stale_keeps_other_content(ws: Workspace) -> None:
     ok(run(ws, "read", owner="b", file_path="/s.txt"))
     ok(run(ws, "write", owner="b", file_path="/s.txt", content="from b\n"))
     res = fails(run(ws, "write", file_path="/s.txt", content="from a\n"), ErrorCode.FS_STALE)
-    assert "Read it again" in res.text
+    assert res.text == (
+        "Error [FS_STALE]: /s.txt has changed since you last read it, so your write was not "
+        "applied. What changed, from the version you read to the current one:\n"
+        "@@ -1 +1 @@\n-v1\n+from b\n"
+        "You have now seen the current version: retry against it without reading it again."
+    )
     assert raw(ws, "/s.txt") == b"from b\n"
+    # The whole change was shown: the retry needs no read, and replaces b's version only.
+    ok(run(ws, "write", file_path="/s.txt", content="from a\n"))
+    assert raw(ws, "/s.txt") == b"from a\n"
 
 
 # -- edit ---------------------------------------------------------------------------------

@@ -5,6 +5,11 @@ after every step the bytes in storage equal the model's. So: no successful write
 every failed call leaves the bytes unchanged, and every FS_STALE is justified by an
 intervening change (the model only predicts FS_STALE when the content differs from what
 the agent last saw).
+
+Two rules of issue 17 are in the model: a call whose result is exactly the current bytes
+succeeds without a write (whatever the agent saw), and an FS_STALE about a version the
+agent had seen shows the whole change (these files are small), so the agent has then
+observed the current version.
 """
 
 from __future__ import annotations
@@ -55,16 +60,39 @@ class AgentsVsModel(RuleBasedStateMachine):
         res = self.ws.context(agent).tools.execute(tool, args)
         return None if res.ok else res.error.code  # type: ignore[union-attr]
 
-    def expect_modify(self, agent: str) -> ErrorCode | None:
-        """The policy's verdict for an edit/insert by ``agent`` (None: allowed)."""
+    def expect_modify(self, agent: str, on_seen: bytes | None = None) -> ErrorCode | None:
+        """The policy's verdict for an edit/insert by ``agent`` (None: allowed);
+        ``on_seen``: the edit's result on what the agent saw (None: the edit fails there)."""
         seen = self.seen.get(agent, UNSEEN)
         if self.current is None:
             return ErrorCode.FS_NOT_FOUND
         if seen is UNSEEN:
             return ErrorCode.FS_NOT_OBSERVED
         if seen != self.current:
+            if seen is not None and on_seen == self.current:
+                return None  # someone made the same change: success without a write
             return ErrorCode.FS_STALE
         return None
+
+    def stale(self, agent: str) -> None:
+        """After FS_STALE about a version the agent saw, it has seen the current one."""
+        if isinstance(self.seen.get(agent), bytes) and self.current is not None:
+            self.seen[agent] = self.current
+
+    @staticmethod
+    def replaced(text: bytes, old: str, new: str, replace_all: bool) -> bytes | None:
+        n = text.count(old.encode())
+        if n == 0 or (n > 1 and not replace_all):
+            return None
+        return text.replace(old.encode(), new.encode())
+
+    @staticmethod
+    def inserted(text: bytes, line: int, new: str) -> bytes | None:
+        lines = text.decode().splitlines(keepends=True)
+        if line > len(lines):
+            return None
+        lines.insert(line, new)
+        return "".join(lines).encode()
 
     @rule(agent=AGENTS)
     def read(self, agent: str) -> None:
@@ -80,13 +108,17 @@ class AgentsVsModel(RuleBasedStateMachine):
     def write(self, agent: str, text: str) -> None:
         code = self.run(agent, "write", file_path=P, content=text)
         seen = self.seen.get(agent, UNSEEN)
-        if seen is UNSEEN:
+        if text.encode() == self.current:
+            expected = None  # already there: nothing is written, whatever was seen
+        elif seen is UNSEEN:
             expected = None if self.current is None else ErrorCode.FS_NOT_OBSERVED
         elif seen is None:
             expected = None if self.current is None else ErrorCode.FS_STALE
         else:
             expected = None if seen == self.current else ErrorCode.FS_STALE
         assert code is expected
+        if code is ErrorCode.FS_STALE:
+            self.stale(agent)
         if code is None:
             self.current = text.encode()
             self.seen[agent] = self.current
@@ -96,8 +128,12 @@ class AgentsVsModel(RuleBasedStateMachine):
         code = self.run(agent, "edit", file_path=P, old_string=old, new_string=new,
                         replace_all=replace_all)
         # Arguments are checked before the file is touched.
-        expected = ErrorCode.FS_INVALID_ARGUMENT if old == new else self.expect_modify(agent)
-        if expected is None:
+        seen = self.seen.get(agent)
+        on_seen = (self.replaced(seen, old, new, replace_all) if isinstance(seen, bytes)
+                   else None)
+        expected = (ErrorCode.FS_INVALID_ARGUMENT if old == new
+                    else self.expect_modify(agent, on_seen))
+        if expected is None and seen == self.current:
             assert self.current is not None
             n = self.current.count(old.encode())
             if n == 0:
@@ -107,17 +143,22 @@ class AgentsVsModel(RuleBasedStateMachine):
         assert code is expected, (code, expected)
         if expected is ErrorCode.FS_NOT_FOUND:
             self.seen[agent] = None
+        if code is ErrorCode.FS_STALE:
+            self.stale(agent)
         if code is None:
             assert self.current is not None
-            self.current = self.current.replace(old.encode(), new.encode())
+            if seen == self.current:
+                self.current = self.current.replace(old.encode(), new.encode())
             self.seen[agent] = self.current
 
     @rule(agent=AGENTS, line=st.integers(0, 6), text=WORDS)
     def insert(self, agent: str, line: int, text: str) -> None:
         code = self.run(agent, "str_replace_editor", command="insert", path=P,
                         insert_line=line, new_str=text + "\n")
-        expected = self.expect_modify(agent)
-        if expected is None:
+        seen = self.seen.get(agent)
+        on_seen = self.inserted(seen, line, text + "\n") if isinstance(seen, bytes) else None
+        expected = self.expect_modify(agent, on_seen)
+        if expected is None and seen == self.current:
             assert self.current is not None
             lines = self.current.decode().splitlines(keepends=True)
             if line > len(lines):
@@ -125,17 +166,19 @@ class AgentsVsModel(RuleBasedStateMachine):
         assert code is expected, (code, expected)
         if expected is ErrorCode.FS_NOT_FOUND:
             self.seen[agent] = None
+        if code is ErrorCode.FS_STALE:
+            self.stale(agent)
         if code is None:
             assert self.current is not None
-            lines = self.current.decode().splitlines(keepends=True)
-            lines.insert(line, text + "\n")
-            self.current = "".join(lines).encode()
+            if seen == self.current:
+                self.current = self.inserted(self.current, line, text + "\n")
             self.seen[agent] = self.current
 
     @rule(agent=AGENTS, text=TEXTS)
     def create(self, agent: str, text: str) -> None:
         code = self.run(agent, "str_replace_editor", command="create", path=P, file_text=text)
-        assert code is (None if self.current is None else ErrorCode.FS_ALREADY_EXISTS)
+        same = self.current == text.encode()  # already there: success without a write
+        assert code is (None if self.current is None or same else ErrorCode.FS_ALREADY_EXISTS)
         if code is None:
             self.current = text.encode()
             self.seen[agent] = self.current

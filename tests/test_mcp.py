@@ -163,7 +163,7 @@ async def _read_only_flow(root: Path) -> None:
             assert init.instructions is not None
             assert "read-only" in init.instructions
             listed = await s.list_tools()
-            assert [t.name for t in listed.tools] == ["read", "ls", "glob", "grep"]
+            assert [t.name for t in listed.tools] == ["read", "ls", "glob", "grep", "history"]
             hints = listed.tools[0].annotations
             assert hints is not None
             assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
@@ -214,6 +214,8 @@ async def _annotations_flow(root: Path) -> None:
                 "multi_edit": (False, True, False, False),
                 "apply_patch": (False, True, False, False),
                 "memory": (False, True, False, False),
+                "history": (True, False, True, False),
+                "restore": (False, True, True, False),
             }
 
 

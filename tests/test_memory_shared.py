@@ -62,9 +62,10 @@ def test_an_outside_write_between_read_and_edit_is_stale(name: str) -> None:
                                    "new_string": "1"}),
         ErrorCode.FS_STALE,
     )
-    assert "Read it again" in res.text
+    assert "\n-two\n+TWO\n" in res.text  # what the outside writer changed
+    assert "Your old_string still occurs exactly once in it." in res.text
     assert fsspec.filesystem("memory").cat_file(f"/{name}/t.txt") == b"one\nTWO\n"
-    ok(ctx.tools.execute("read", {"file_path": "/t.txt"}))
+    # The refusal showed the whole change: the retry goes ahead without a read.
     ok(ctx.tools.execute("edit", {"file_path": "/t.txt", "old_string": "one", "new_string": "1"}))
     assert fsspec.filesystem("memory").cat_file(f"/{name}/t.txt") == b"1\nTWO\n"
 

@@ -384,8 +384,8 @@ def test_the_editors_own_mistakes_are_in_its_words(ws: Workspace) -> None:
         "Error [FS_INVALID_ARGUMENT]: / is a directory; view_range applies to files only."
     )
     assert editor(command="undo_edit") == (
-        "Error [FS_UNSUPPORTED]: undo_edit is not supported; use str_replace (or insert) to "
-        "change the text back."
+        "Error [FS_INVALID_ARGUMENT]: you have made no change to /m.txt that can be undone "
+        "here (undo takes back your own writes and edits of the file, newest first)."
     )
     assert editor(command="insert", insert_line=0) == (
         "Error [FS_INVALID_ARGUMENT]: invalid arguments for str_replace_editor: insert: insert "

@@ -104,24 +104,29 @@ def test_two_memory_workspaces_on_one_store_see_each_other() -> None:
 def test_stale_edit_is_refused_and_keeps_the_other_agents_bytes(setup: Setup) -> None:
     a, b = setup.a, setup.b
     setup.put("f.txt", b"one\r\ntwo\r\nthree\r\n")
-    a.fs.read("/f.txt")
-    b.fs.read("/f.txt")
-    b.fs.replace("/f.txt", "two", "TWO (b)")
-    after_b = b"one\r\nTWO (b)\r\nthree\r\n"
-    assert setup.get("f.txt") == after_b
-    for name, args in (
+    calls = (
         ("edit", {"file_path": "/f.txt", "old_string": "one", "new_string": "ONE (a)"}),
         ("write", {"file_path": "/f.txt", "content": "a wins\n"}),
         ("str_replace_editor",
          {"command": "str_replace", "path": "/f.txt", "old_str": "three", "new_str": "3"}),
         ("str_replace_editor",
          {"command": "insert", "path": "/f.txt", "insert_line": 0, "new_str": "zero"}),
-    ):
-        res = a.tools.execute(name, args)
+    )
+    # One agent per call, each having read the file before b changed it.
+    agents = [a, *(setup.make(f"a{i}") for i in range(1, len(calls)))]
+    for agent in agents:
+        agent.fs.read("/f.txt")
+    b.fs.read("/f.txt")
+    b.fs.replace("/f.txt", "two", "TWO (b)")
+    after_b = b"one\r\nTWO (b)\r\nthree\r\n"
+    assert setup.get("f.txt") == after_b
+    for agent, (name, args) in zip(agents, calls, strict=True):
+        res = agent.tools.execute(name, args)
         assert res.error is not None and res.error.code is ErrorCode.FS_STALE, (name, res.text)
+        assert "\n-two\n+TWO (b)\n" in res.text, (name, res.text)  # what b changed
         assert setup.get("f.txt") == after_b
-    # a re-reads and edits: both changes are kept
-    assert a.fs.read("/f.txt").lines == ["one", "TWO (b)", "three"]
+    # a saw the whole of b's change in its refusal: its edit goes ahead without a re-read,
+    # and both changes are kept
     res = a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "one",
                                    "new_string": "ONE (a)"})
     assert res.ok, res.text
@@ -264,16 +269,17 @@ def test_external_deletion_after_read_edit_first(setup: Setup) -> None:
 
 
 def test_external_replacement_after_read(setup: Setup) -> None:
-    a = setup.a
     setup.put("f.txt", b"v1\n")
-    a.fs.read("/f.txt")
+    agents = [setup.a, setup.make("a2"), setup.make("a3")]
+    for agent in agents:
+        agent.fs.read("/f.txt")
     setup.put("f.txt", b"v2 by a human\n")
-    for call in (
-        lambda: a.fs.write("/f.txt", "a\n"),
-        lambda: a.fs.replace("/f.txt", "v2", "x"),
-        lambda: a.fs.insert("/f.txt", 1, "x"),
-    ):
-        assert code_of(call) is ErrorCode.FS_STALE
+    for agent, call in zip(agents, (
+        lambda fs: fs.write("/f.txt", "a\n"),
+        lambda fs: fs.replace("/f.txt", "v2", "x"),
+        lambda fs: fs.insert("/f.txt", 1, "x"),
+    ), strict=True):
+        assert code_of(lambda: call(agent.fs)) is ErrorCode.FS_STALE  # noqa: B023
     assert setup.get("f.txt") == b"v2 by a human\n"
 
 

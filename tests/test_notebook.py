@@ -78,7 +78,8 @@ def _outputs(cell: Any) -> str:
 
 def test_the_docs_notebook_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/notebook.ipynb, executed by a real kernel: fsspec writes, the agent edits, the
-    diff displays, an outside write makes the next edit stale."""
+    diff displays, an outside write makes the next edit stale and shows what changed, and
+    the retry needs no second read."""
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")  # jupyter_core's migration warning
     nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed")
     nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed")
@@ -103,7 +104,10 @@ def test_the_docs_notebook_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None
     )
     assert _outputs(code[4]) == "'city,temp_c\\nOslo,4\\nLima,19\\n'"
     assert _outputs(code[5]) == (
-        "Error [FS_STALE]: /cities.csv has changed since you last read it. Read it again, "
-        "then retry the edit.\n"
+        "Error [FS_STALE]: /cities.csv has changed since you last read it, so your edit was "
+        "not applied. What changed, from the version you read to the current one:\n"
+        "@@ -1,3 +1,3 @@\n city,temp_c\n Oslo,4\n-Lima,19\n+Lima,21\n"
+        "Your old_string no longer occurs in it. You have now seen the current version: "
+        "retry against it without reading it again.\n"
     )
     assert _outputs(code[7]) == "'city,temp_c\\nOslo,4\\nLima,20\\n'"

@@ -24,6 +24,10 @@ DOCUMENTED = {
     "Tool", "ToolRegistry", "ReadTool", "WriteTool", "EditTool", "StrReplaceEditor",
     "LsTool", "GlobTool", "GrepTool", "DeleteTool", "MoveTool",
     "MultiEditTool", "ApplyPatchTool", "MemoryTool", "MemoryOutcome",
+    # history: opt-in kept history, the history and restore tools and their outcomes,
+    # undo's event, and what a write tells a store that keeps it
+    "History", "HistoryTool", "RestoreTool", "HistoryOutcome", "HistoryEntry",
+    "RestoreOutcome", "UndoIntent", "WriteMeta",
 }
 
 

@@ -261,14 +261,19 @@ def test_two_spellings_of_one_file_share_one_observation(
     b.fs.read("/in_link")
     b.fs.replace(str((root / "a.txt").resolve()), "beta", "B2")
     assert (root / "a.txt").read_bytes() == b"A1\nB2\n"
-    for third in SPELLINGS:
+    for i, third in enumerate(SPELLINGS):
         res = a.tools.execute(
             "edit", {"file_path": _spell(root, third), "old_string": "A1", "new_string": "A3"}
         )
         assert res.error is not None and res.error.code is ErrorCode.FS_STALE, (third, res.text)
+        # The refusal showed b's change whole, so a has now observed it (under the one
+        # key): b changes the file again, and a is stale again under this spelling.
+        b.fs.write("/a.txt", f"A1\nB{i}e\n")
         res = a.tools.execute("write", {"file_path": _spell(root, third), "content": "x\n"})
         assert res.error is not None and res.error.code is ErrorCode.FS_STALE, (third, res.text)
-    assert (root / "a.txt").read_bytes() == b"A1\nB2\n"
+        b.fs.write("/a.txt", f"A1\nB{i}w\n")
+        assert list(ws.policy.ledger.owners["a"]) == ["a.txt"]
+    assert (root / "a.txt").read_bytes() == f"A1\nB{len(SPELLINGS) - 1}w\n".encode()
 
 
 def test_create_through_another_spelling_of_an_existing_file_is_refused(

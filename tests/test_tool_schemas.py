@@ -39,7 +39,8 @@ def test_schema_snapshot(dialect: str) -> None:
 def test_names_registered_and_snake_case() -> None:
     names = Workspace("memory://s").context("a").tools.names()
     assert names == ["read", "write", "edit", "str_replace_editor", "ls", "glob", "grep",
-                     "delete", "move", "multi_edit", "apply_patch", "memory"]
+                     "delete", "move", "multi_edit", "apply_patch", "memory", "history",
+                     "restore"]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -71,6 +72,8 @@ def test_names_registered_and_snake_case() -> None:
             {"path", "view_range", "file_text", "old_str", "new_str", "insert_line",
              "insert_text", "old_path", "new_path"},
         ),
+        ("history", {"file_path"}, {"limit"}),
+        ("restore", {"file_path", "version"}, set()),
     ],
 )
 def test_required_and_optional_arguments(
@@ -99,7 +102,12 @@ def test_argument_types() -> None:
         "type": "boolean",
     }
     ed = params("json", "str_replace_editor")["properties"]
-    assert ed["command"]["enum"] == ["view", "create", "str_replace", "insert"]
+    assert ed["command"]["enum"] == ["view", "create", "str_replace", "insert", "undo_edit"]
+    h = params("json", "history")["properties"]
+    assert (h["limit"]["type"], h["limit"]["minimum"], h["limit"]["maximum"]) == (
+        "integer", 1, 100)
+    r = params("json", "restore")["properties"]
+    assert (r["version"]["type"], r["version"]["minLength"]) == ("string", 1)
     assert ed["insert_line"]["type"] == "integer"
     assert ed["view_range"] == {
         "items": {"type": "integer"},
@@ -199,7 +207,7 @@ def test_unknown_tool_is_a_result_listing_the_tools() -> None:
     assert res.text == (
         "Error [FS_INVALID_ARGUMENT]: there is no tool named 'remove_file'. The tools are: "
         "read, write, edit, str_replace_editor, ls, glob, grep, delete, move, multi_edit, "
-        "apply_patch, memory. Call one of them."
+        "apply_patch, memory, history, restore. Call one of them."
     )
     assert str(res) == res.text
 
@@ -241,6 +249,11 @@ def test_tool_annotations() -> None:
         **{n: {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
                "openWorldHint": False} for n in ("delete", "move", "multi_edit", "apply_patch",
                                                  "memory")},
+        "history": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+                    "openWorldHint": False},
+        # Restoring one version twice leaves the file as the first call did.
+        "restore": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
+                    "openWorldHint": False},
     }
 
 

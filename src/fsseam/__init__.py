@@ -6,6 +6,8 @@
 """
 
 from .backends import Backend, open_backend
+from .backends.base import WriteMeta
+from .backends.kept import History
 from .errors import Conflict, ErrorCode, FsError
 from .events import (
     DeletedEvent,
@@ -16,10 +18,12 @@ from .events import (
     MissingEvent,
     ReadEvent,
     StatEvent,
+    UndoIntent,
     WriteIntent,
     WrittenEvent,
 )
 from .gate import hookimpl, hookspec
+from .history import HistoryEntry, HistoryOutcome, RestoreOutcome
 from .limits import Limits
 from .outcomes import (
     ChangedFile,
@@ -43,12 +47,14 @@ from .tools import (
     EditTool,
     GlobTool,
     GrepTool,
+    HistoryTool,
     LsTool,
     MemoryOutcome,
     MemoryTool,
     MoveTool,
     MultiEditTool,
     ReadTool,
+    RestoreTool,
     StrReplaceEditor,
     Tool,
     ToolError,
@@ -83,6 +89,10 @@ __all__ = [
     "GlobTool",
     "GrepOutcome",
     "GrepTool",
+    "History",
+    "HistoryEntry",
+    "HistoryOutcome",
+    "HistoryTool",
     "IfMatch",
     "Ledger",
     "Limits",
@@ -102,6 +112,8 @@ __all__ = [
     "ReadEvent",
     "ReadOutcome",
     "ReadTool",
+    "RestoreOutcome",
+    "RestoreTool",
     "Seam",
     "StatEvent",
     "StatOutcome",
@@ -110,10 +122,12 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "UndoIntent",
     "UnknownToolError",
     "Version",
     "Workspace",
     "WriteIntent",
+    "WriteMeta",
     "WriteOutcome",
     "WriteTool",
     "WrittenEvent",

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .backends.kept import History
 from .errors import FsError
 from .messages import render
 from .policy import Ledger
@@ -131,13 +132,28 @@ def save_ledger(ledger: Ledger, path: Path) -> None:
 # -- commands ------------------------------------------------------------------------------
 
 
+def _add_history(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history", action="store_true",
+        help="keep older versions of files for storage that keeps none (local, memory), so "
+        "history, restore and undo_edit work; local copies go to the user's cache directory",
+    )
+    p.add_argument(
+        "--history-dir", metavar="DIR",
+        help="keep them in DIR (outside the workspace; implies --history)",
+    )
+
+
 def _workspace(args: argparse.Namespace, ledger: Ledger | None = None) -> Workspace:
+    wants = getattr(args, "history", False) or getattr(args, "history_dir", None)
+    history = History(path=args.history_dir) if wants else None
     try:
         return Workspace(
             args.url,
             storage_options=_options(args.storage_options),
             read_only=args.read_only,
             ledger=ledger,
+            history=history,
         )
     except FsError as e:
         raise UsageError(f"cannot open workspace {args.url}: {e.message}") from e
@@ -261,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--owner", default="mcp", help="owner name of the session (default: mcp)"
     )
     mcp.add_argument("--read-only", action="store_true", help="refuse every modification")
+    _add_history(mcp)
     _add_storage_options(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
@@ -283,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     call.add_argument("--owner", default="agent", help="owner name (default: agent)")
     call.add_argument("--read-only", action="store_true", help="refuse every modification")
+    _add_history(call)
     _add_storage_options(call)
     call.set_defaults(func=cmd_call)
 

@@ -142,11 +142,11 @@ def run_demo(
     edit_a = {"file_path": PATH, "old_string": "- announce it",
               "new_string": "- announce it on the blog"}
     _expect(s.step(a, "edit", edit_a,
-                   "edits from its old view: refused, the file changed since it read it"),
+                   "edits from its old view: refused, and shown what changed since its read"),
             ErrorCode.FS_STALE)
-    _expect(s.step(a, "read", {"file_path": PATH}, "reads again and sees agent-b's change"),
-            None)
-    _expect(s.step(a, "edit", edit_a, "retries the edit: it lands on top of agent-b's"), None)
+    _expect(s.step(a, "edit", edit_a,
+                   "retries at once (the refusal showed all of agent-b's change, so agent-a "
+                   "has seen the current version): it lands on top of agent-b's"), None)
 
     s.n += 1
     s.say(f"[{s.n}] outside fsseam: someone rewrites {PATH} with no precondition")

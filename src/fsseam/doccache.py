@@ -23,8 +23,10 @@ MAX_ENTRIES = 4096
 class DocCache:
     """(key, version) -> TextFormat and, for small files, the text: a bounded LRU.
 
-    A read stores the raw bytes (decoding them costs as much as the read itself, and only a
-    later whole-file write needs the text, for its diff); writes store the text they made.
+    Reads and writes store the raw bytes: decoding them costs as much as the read itself,
+    and only a later whole-file write needs the text (for its diff), while a conflict needs
+    the exact bytes the agent saw (to show what changed, or to find that another agent
+    made the very same change).
     """
 
     def __init__(self, budget: int) -> None:
@@ -49,6 +51,12 @@ class DocCache:
             while self._items and (self._used > self._budget or len(self._items) > MAX_ENTRIES):
                 _, (_, t) = self._items.popitem(last=False)
                 self._used -= len(t) if t is not None else 0
+
+    def raw(self, key: str, version: Version) -> bytes | None:
+        """The exact bytes of the file at ``version``, when they are kept."""
+        with self._lock:
+            hit = self._items.get((key, version))
+        return hit[1] if hit is not None and isinstance(hit[1], bytes) else None
 
     def get(self, key: str, version: Version) -> tuple[TextFormat, str | None] | None:
         """The format and, when kept, the view of the file at ``version``."""

@@ -24,11 +24,12 @@ __all__ = [
     "MissingEvent",
     "ReadEvent",
     "StatEvent",
+    "UndoIntent",
     "WriteIntent",
     "WrittenEvent",
 ]
 
-Operation = Literal["write", "create", "replace", "insert", "edit", "move"]
+Operation = Literal["write", "create", "replace", "insert", "edit", "move", "restore", "undo"]
 
 
 class FsEvent(BaseModel):
@@ -72,10 +73,11 @@ class ListEvent(FsEvent):
 
 
 class WriteIntent(FsEvent):
-    """A whole-file write (``write``) or a guarded create (``create``) is about to happen."""
+    """A whole-file write (``write``), a guarded create (``create``) or the bytes of an older
+    version written back (``restore``) is about to happen."""
 
     name: Literal["fs/write-intent"] = "fs/write-intent"
-    operation: Literal["write", "create"] = "write"
+    operation: Literal["write", "create", "restore"] = "write"
     precondition: Precondition = Overwrite()
     size: int
     conflict_code: ErrorCode | None = None
@@ -105,6 +107,22 @@ class WrittenEvent(LazyDiff, FsEvent):
     operation: Operation
     version: Version
     created: bool
+    replaced: Version | None = None
+    """The version this write replaced, where the seam knows it (None: a new file)."""
+    unchanged: bool = False
+    """Nothing was written: the file already held the result (sent for an ``undo`` that
+    found its change already taken back, so the record of that change is dropped)."""
+
+
+class UndoIntent(FsEvent):
+    """``owner`` asks to take back its own last change of the file. A plugin that records
+    changes (the observation policy) sets ``after`` (the version that change made, which
+    the undo is conditional on) and ``before`` (the version to bring back; None when the
+    change created the file, which is then deleted), or vetoes with an FsError."""
+
+    name: Literal["fs/undo-intent"] = "fs/undo-intent"
+    before: Version | None = None
+    after: Version | None = None
 
 
 class DeleteIntent(FsEvent):
@@ -126,5 +144,5 @@ class DeletedEvent(FsEvent):
 
     model_config = ConfigDict(frozen=True)
     name: Literal["fs/deleted"] = "fs/deleted"
-    operation: Literal["delete", "move"] = "delete"
+    operation: Literal["delete", "move", "undo"] = "delete"
     destination: str | None = None

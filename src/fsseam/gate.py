@@ -9,6 +9,7 @@
     fs/written       -> fs_written(event: WrittenEvent)
     fs/delete-intent -> fs_delete_intent(event: DeleteIntent)
     fs/deleted       -> fs_deleted(event: DeletedEvent)
+    fs/undo-intent   -> fs_undo_intent(event: UndoIntent)
 
 Plugins are objects with ``@hookimpl`` methods, passed to the Workspace or loaded from the
 entry-point group ``fsseam.plugins``. pluggy validates each implementation against the spec.
@@ -31,6 +32,7 @@ from .events import (
     MissingEvent,
     ReadEvent,
     StatEvent,
+    UndoIntent,
     WriteIntent,
     WrittenEvent,
 )
@@ -53,6 +55,7 @@ EVENT_HOOKS: dict[str, str] = {
     "fs/written": "fs_written",
     "fs/delete-intent": "fs_delete_intent",
     "fs/deleted": "fs_deleted",
+    "fs/undo-intent": "fs_undo_intent",
 }
 
 
@@ -96,6 +99,11 @@ class FsHookSpecs:
     @hookspec
     def fs_deleted(self, event: DeletedEvent) -> None:
         """A file was deleted (or moved away)."""
+
+    @hookspec
+    def fs_undo_intent(self, event: UndoIntent) -> None:
+        """An owner asks to undo its last change of a file: set ``event.before`` and
+        ``event.after`` from what you recorded, or raise FsError to veto."""
 
 
 class Gate:

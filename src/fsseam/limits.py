@@ -24,3 +24,6 @@ class Limits(BaseModel):
     whose digest is not cached is read to the end anyway, to digest it.)"""
     doc_cache_bytes: int = 32 * MiB
     """Texts kept per version so a write after a read needs no second download."""
+    conflict_diff_chars: int = 4000
+    """FS_STALE shows what changed since the agent's read in at most this many characters
+    of diff (longer diffs are cut, and the agent must read again). 0: no diff."""

@@ -23,9 +23,19 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["DEFAULT_VOCABULARY", "MESSAGES", "Part", "Role", "Vocabulary", "add", "render"]
+__all__ = [
+    "DEFAULT_VOCABULARY",
+    "MESSAGES",
+    "Part",
+    "Role",
+    "Sentence",
+    "Sentences",
+    "Vocabulary",
+    "add",
+    "render",
+]
 
 Vocabulary = Mapping[str, str]
 
@@ -40,6 +50,20 @@ class Role(str):
 class Part(str):
     """A detail that is a clause of the catalogue (``Part("_nul_bytes")``): rendered as that
     clause, with the same fields as the sentence it is part of."""
+
+
+class Sentence(NamedTuple):
+    """A detail that is itself a catalogue sentence (``Sentence("target_gone", {...})``): it is
+    rendered with its own details, in the calling tool's vocabulary, where the outer
+    template names it. So a message made of several facts keeps each sentence once."""
+
+    reason: str
+    details: Mapping[str, Any] = MappingProxyType({})
+
+
+class Sentences(tuple[Sentence, ...]):
+    """A detail made of zero or more sentences: each rendered and followed by a space
+    (nothing at all when empty), so a template can put it before the next sentence."""
 
     __slots__ = ()
 
@@ -177,6 +201,7 @@ _MESSAGES: dict[str, str] = {
     # -- reads ---------------------------------------------------------------------------
     "offset_below_one": "{offset} is 1-based: use 1 or more.",
     "below_one": "{arg} must be 1 or more.",
+    "limit_below_one": "{limit} must be 1 or more.",
     "offset_past_end": (
         "{offset} {requested} is past the end of {path}, which has {total} lines. Use "
         "{offset}=1 to read from the start."
@@ -450,7 +475,6 @@ _MESSAGES: dict[str, str] = {
         "storage_options ({error}). Check both."
     ),
     # -- the editor ----------------------------------------------------------------------
-    "undo_edit_unsupported": "undo_edit is not supported; use {modify} to change the text back.",
     "view_range_invalid": (
         "{range} [{start}, {end}] is invalid: use [start, end] with 1 <= start <= end, or "
         "end = -1 for the end of the file."
@@ -523,6 +547,85 @@ _MESSAGES: dict[str, str] = {
         "{mount} is mounted with a backend already built; storage options and adapter names "
         "apply only to mounts given as URLs."
     ),
+    # -- conflicts that show what changed (see fsseam.conflicts) --------------------------
+    "stale_changed": (
+        "{path} has changed since you last read it, so your {action} was not applied. "
+        "{changes}"
+    ),
+    "stale_undo": (
+        "{path} was changed by someone else after your last change to it, so your change was "
+        "not undone: undoing it would throw their change away. {changes}"
+    ),
+    "changes_complete": (
+        "What changed, from {since} to the current one:\n{diff}\n{status}{advice}"
+    ),
+    "changes_partial": (
+        "What changed, from {since} to the current one (the first {shown} changed lines; "
+        "{more} more are not shown):\n{diff}\n{status}{reread} it again before you go on."
+    ),
+    "changes_none": (
+        "Its text is the same as {since} (it was rewritten with the same content). "
+        "{status}{advice}"
+    ),
+    "since_read": "the version you read",
+    "since_yours": "the version your change made",
+    "advice_retry": (
+        "You have now seen the current version: retry against it without reading it again."
+    ),
+    "advice_by_hand": (
+        "You have now seen the current version: to take your change back, edit it by hand "
+        "against this version (undo would be refused again)."
+    ),
+    "changes_unknown": "{reread} it to see what changed.",
+    "target_unique": "Your {old}{which} still occurs exactly once in it.",
+    "target_gone": "Your {old}{which} no longer occurs in it.",
+    "target_ambiguous": "Your {old}{which} now occurs {count} times in it.",
+    # -- history, restore and undo -------------------------------------------------------
+    "nothing_to_undo": (
+        "you have made no change to {path} that can be undone here (undo takes back your "
+        "own writes and edits of the file, newest first)."
+    ),
+    "undo_needs_policy": (
+        "undo needs the observation policy, which records each agent's changes; this "
+        "workspace runs without it (policy=False)."
+    ),
+    "history_not_kept": (
+        "this workspace keeps no older versions of {path}, which {tool} needs. Open the "
+        "workspace with history=History() to have fsseam keep them (S3 and GCS keep them "
+        "where the bucket has versioning enabled)."
+    ),
+    "version_unknown": (
+        "{path} has no kept version {version}. Call history to see the versions kept."
+    ),
+    "version_ambiguous": (
+        "{version} matches {count} versions of {path}; give more of the version id, as "
+        "history shows it."
+    ),
+    "version_is_deletion": (
+        "{version} is the deletion of {path}: it has no content to bring back. Choose a "
+        "version with content."
+    ),
+    "kept_version_missing": (
+        "version {version} of {path} is no longer kept (the oldest copies are dropped when "
+        "the history is full). Call history to see the versions kept."
+    ),
+    "history_not_history": (
+        "history= takes a History value, such as History() or History(path=\"/var/lib/"
+        "fsseam/history\"), not {given}."
+    ),
+    "history_native": (
+        "this storage keeps versions itself (S3 bucket versioning, GCS object versioning); "
+        "enable versioning on the bucket instead of passing history=."
+    ),
+    "history_inside_root": (
+        "the history directory {where} lies inside the workspace, where the tools would see "
+        "it; choose a directory outside the workspace root."
+    ),
+    "history_dir_foreign": (
+        "the history directory {where} already holds files that are not fsseam's history; "
+        "choose an empty directory, or one fsseam made."
+    ),
+    "history_dir_unusable": "the history directory {where} cannot be used ({error}).",
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)
@@ -568,8 +671,16 @@ def render(
         for name, value in details.items():
             if isinstance(value, Part):
                 parts[name] = value
+            elif isinstance(value, Role):
+                fields[name] = fields.get(value, value)
+            elif isinstance(value, Sentence):
+                fields[name] = render(value.reason, path, value.details, vocabulary)
+            elif isinstance(value, Sentences):
+                fields[name] = "".join(
+                    render(p.reason, path, p.details, vocabulary) + " " for p in value
+                )
             else:
-                fields[name] = fields.get(value, value) if isinstance(value, Role) else value
+                fields[name] = value
     for name, part in parts.items():
         fields[name] = _MESSAGES[part].format_map(fields)
     return _MESSAGES[reason].format_map(fields)

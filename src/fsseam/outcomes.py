@@ -57,6 +57,9 @@ class WriteOutcome(LazyDiff, _Outcome):
     version: Version
     size: int
     lines: int
+    unchanged: bool = False
+    """The file already held exactly these bytes: nothing was written (``version`` is the
+    file's current version, which the writer has now observed)."""
 
 
 class EditOutcome(LazyDiff, _Outcome):
@@ -74,6 +77,9 @@ class EditOutcome(LazyDiff, _Outcome):
     snippet_start: int
     edits: int = 1
     """How many edits the call applied (all in one write)."""
+    unchanged: bool = False
+    """The file already held exactly the result (someone made the same change since the
+    read, say): nothing was written, and ``version`` is the current one."""
 
 
 class StatOutcome(_Outcome):

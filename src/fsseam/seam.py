@@ -32,6 +32,7 @@ from .events import (
 from .gate import Gate
 from .globs import SKIP_DIRS, Glob, is_skipped
 from .grep import Pattern, SearchTimeout, has_match, hunks, matching_lines
+from .history import Authors
 from .limits import Limits
 from .messages import Role
 from .outcomes import (
@@ -60,6 +61,7 @@ from .text import (
     decode,
     encode_new,
 )
+from .undo import HistoryOps
 from .versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 
 __all__ = ["Limits", "Seam"]
@@ -94,12 +96,13 @@ def _entry(e: Entry, depth: int) -> ListEntry:
     )
 
 
-class Seam:
+class Seam(HistoryOps):
     """One owner's view of one workspace (``ctx.fs``).
 
     Its dependencies are handed in (the Workspace builds it): the backend, the gate, the
     limits, the workspace's document cache and whether it is read-only. Nothing above the
-    seam reaches the backend.
+    seam reaches the backend. History, restore and undo come from
+    :class:`~fsseam.undo.HistoryOps`.
     """
 
     def __init__(
@@ -111,6 +114,7 @@ class Seam:
         limits: Limits | None = None,
         docs: DocCache | None = None,
         read_only: bool = False,
+        authors: Authors | None = None,
     ) -> None:
         self.backend = backend
         self.owner = owner
@@ -118,6 +122,7 @@ class Seam:
         self.read_only = read_only
         self._gate = gate
         self._docs = docs or DocCache(self.limits.doc_cache_bytes)
+        self._authors = authors or Authors()
 
     # -- paths -------------------------------------------------------------
     def key(self, path: str) -> str:
@@ -382,27 +387,27 @@ class Seam:
             code, reason, hint = ErrorCode.FS_ALREADY_EXISTS, "add_exists", None
         fmt: TextFormat | None = None
         old_view: str | None = None
+        # The file's bytes and version when this call read them anyway (no extra request).
+        current: tuple[bytes, Version] | None = None
         if isinstance(precondition, IfMatch):
             cached = self._docs.get(key, precondition.version)
             if cached is not None:
                 fmt, old_view = cached
             else:
                 try:
-                    doc, current = self._load(key, record_missing=False)
+                    current = self._load_bytes(key, record_missing=False)
                 except FsError as e:
                     if e.code is not ErrorCode.FS_NOT_FOUND:
                         raise
                     raise self._conflict(
                         Conflict("missing", path=shown), shown, code, reason, hint
                     ) from None
-                if current != precondition.version:
-                    raise self._conflict(
-                        Conflict("mismatch", path=shown), shown, code, reason, hint
-                    )
+                doc = decode(current[0], shown)
                 fmt, old_view = doc.format, doc.view
         elif isinstance(precondition, Overwrite):
             try:
-                doc, _ = self._load(key, record_missing=False)
+                current = self._load_bytes(key, record_missing=False)
+                doc = decode(current[0], shown)
                 fmt, old_view = doc.format, doc.view
             except FsError as e:
                 if e.code is not ErrorCode.FS_NOT_FOUND:
@@ -410,19 +415,39 @@ class Seam:
         check_new_text(content, "content")
         data = _encode(lambda: encode_new(content, fmt), "content")
         self._check_size(shown, len(data))
+        if current is not None and current[0] == data:
+            return self._unchanged_write(key, shown, operation, data, current[1])
+        if isinstance(precondition, IfMatch):
+            seen = precondition.version
+            if current is not None and current[1] != seen:
+                return self._lost_write(Conflict("mismatch", path=shown), key, shown, data,
+                                        precondition, operation, (code, reason, hint), current)
+            if current is None and self._holds(key, seen, data, None):
+                # Writing back exactly what was read: one look at the version instead of
+                # a write (which would make a new version of the same bytes).
+                now = self._probe(key)
+                if now == seen:
+                    return self._unchanged_write(key, shown, operation, data, seen)
+                lost = (Conflict("missing", path=shown) if now is None
+                        else Conflict("mismatch", path=shown))
+                return self._lost_write(lost, key, shown, data, precondition, operation,
+                                        (code, reason, hint))
         try:
-            version = self.backend.write(key, data, precondition)
+            version = self._put(key, data, precondition)
         except Conflict as c:
-            raise self._conflict(c, shown, code, reason, hint) from None
+            return self._lost_write(c, key, shown, data, precondition, operation,
+                                    (code, reason, hint))
         created = isinstance(precondition, CreateOnly) or (
             isinstance(precondition, Overwrite) and fmt is None
         )
         new_doc = decode(data, shown)
-        self._docs.put(key, version, new_doc.format, new_doc.view)
+        self._docs.put(key, version, new_doc.format, data)
         old_text = "" if created else old_view
+        replaced = (precondition.version if isinstance(precondition, IfMatch)
+                    else current[1] if current is not None else None)
         event = WrittenEvent(
             owner=self.owner, key=key, path=shown, operation=operation, version=version,
-            created=created,
+            created=created, replaced=None if created else replaced,
         )
         self._gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
         outcome = WriteOutcome(
@@ -430,6 +455,48 @@ class Seam:
             lines=len(new_doc.lines),
         )
         outcome.with_diff(shown, old_text, new_doc.view)
+        return outcome
+
+    def _lost_write(
+        self,
+        c: Conflict,
+        key: str,
+        shown: str,
+        data: bytes,
+        precondition: Precondition,
+        operation: Literal["write", "create"],
+        lost: tuple[ErrorCode | None, str | None, str | None],
+        current: tuple[bytes, Version] | None = None,
+    ) -> WriteOutcome:
+        """A write whose precondition failed: success after all when the file already holds
+        exactly these bytes (another agent wrote the same), else the conflict, with what
+        changed since the agent's read when it is FS_STALE."""
+        fallback = self._conflict(c, shown, *lost)
+        if c.reason == "missing":
+            raise fallback
+        if current is None:
+            try:
+                current = self._load_bytes(key, record_missing=False)
+            except FsError:
+                raise fallback from None
+        if current[0] == data:
+            return self._unchanged_write(key, shown, operation, data, current[1])
+        if isinstance(precondition, IfMatch) and lost[0] is ErrorCode.FS_STALE:
+            raise self._stale(key, shown, precondition.version, current, action="write",
+                              fallback=fallback)
+        raise fallback
+
+    def _unchanged_write(
+        self, key: str, shown: str, operation: Literal["write", "create"], data: bytes,
+        version: Version,
+    ) -> WriteOutcome:
+        """The file holds exactly ``data`` already: nothing is written; the writer has now
+        observed its current version."""
+        self._observed(key, shown, data, version)
+        doc = decode(data, shown)
+        outcome = WriteOutcome(path=shown, operation=operation, created=False, version=version,
+                               size=len(data), lines=len(doc.lines), unchanged=True)
+        outcome.with_diff(shown, doc.view, doc.view)
         return outcome
 
     def edit(self, path: str, ops: Sequence[EditOp]) -> EditOutcome:
@@ -469,14 +536,55 @@ class Seam:
             conflict_code=ErrorCode.FS_STALE,
             conflict_reason="changed_during_edit",
         )
-        self._gate.dispatch(intent)
+        try:
+            self._gate.dispatch(intent)
+        except FsError as e:
+            seen = e.details.get("observed")
+            if e.code is not ErrorCode.FS_STALE or not isinstance(seen, Version):
+                raise
+            return self._stale_edit(key, shown, doc, current, seen, ops, intent, e)
         pre = intent.precondition
         code, reason, hint = intent.conflict_code, intent.conflict_reason, intent.conflict_hint
         if isinstance(pre, IfMatch) and pre.version != current:
             raise self._conflict(Conflict("mismatch", path=shown), shown, code, reason, hint)
         plan = apply(doc, ops, shown)
-        replace_all = len(ops) == 1 and isinstance(ops[0], Replace) and ops[0].replace_all
-        return self._commit(key, shown, plan, pre, intent, replace_all)
+        if not plan.changed:
+            return self._unchanged_edit(key, shown, plan, doc, current, intent, ops)
+        return self._commit(key, shown, plan, pre, intent, _replace_all(ops), ops)
+
+    def _stale_edit(
+        self, key: str, shown: str, doc: TextDoc, current: Version, seen: Version,
+        ops: Sequence[EditOp], intent: EditIntent, refused: FsError,
+    ) -> EditOutcome:
+        """The file moved on from the version the agent read. If the edit, made on what the
+        agent read, gives exactly the current bytes (another agent made the same change),
+        it succeeds without a write; otherwise FS_STALE shows what changed."""
+        old = self._text_at(key, seen)
+        if old is not None:
+            try:
+                mine = apply(old, ops, shown)
+            except FsError:
+                mine = None
+            if mine is not None and mine.after.encode() == doc.encode():
+                return self._unchanged_edit(key, shown, mine, doc, current, intent, ops)
+        raise self._stale(key, shown, seen, (doc.encode(), current), action="edit",
+                          fallback=refused, ops=ops, old=old) from None
+
+    def _unchanged_edit(
+        self, key: str, shown: str, plan: EditPlan, doc: TextDoc, current: Version,
+        intent: EditIntent, ops: Sequence[EditOp],
+    ) -> EditOutcome:
+        """The file already holds the edit's result: nothing is written."""
+        self._observed(key, shown, doc.encode(), current)
+        first = plan.spans[0]
+        snippet, start = _snippet(doc, first.first_line, first.last_line)
+        outcome = EditOutcome(
+            path=shown, operation=intent.operation, replacements=plan.replacements,
+            replace_all=_replace_all(ops), version=current, first_line=first.first_line,
+            snippet=snippet, snippet_start=start, edits=len(plan.spans), unchanged=True,
+        )
+        outcome.with_diff(shown, doc.view, doc.view)
+        return outcome
 
     def _commit(
         self,
@@ -486,20 +594,35 @@ class Seam:
         pre: Precondition,
         intent: EditIntent,
         replace_all: bool,
+        ops: Sequence[EditOp] = (),
     ) -> EditOutcome:
         new_doc = plan.after
         data = _encode(new_doc.encode, "new")
         self._check_size(shown, len(data))
+        seen = pre.version if isinstance(pre, IfMatch) else None
         try:
-            version = self.backend.write(key, data, pre)
+            version = self._put(key, data, pre)
         except Conflict as c:
-            raise self._conflict(
+            fallback = self._conflict(
                 c, shown, intent.conflict_code, intent.conflict_reason, intent.conflict_hint
-            ) from None
-        self._docs.put(key, version, new_doc.format, new_doc.view)
+            )
+            if c.reason == "missing":
+                raise fallback from None
+            try:
+                now = self._load_bytes(key, record_missing=False)
+            except FsError:
+                raise fallback from None
+            if now[0] == data:  # another writer made exactly this change meanwhile
+                return self._unchanged_edit(key, shown, plan, decode(now[0], shown), now[1],
+                                            intent, ops)
+            if intent.conflict_code is not ErrorCode.FS_STALE:
+                raise fallback from None
+            raise self._stale(key, shown, seen, now, action="edit", fallback=fallback,
+                              ops=ops, old=plan.before) from None
+        self._docs.put(key, version, new_doc.format, data)
         event = WrittenEvent(
             owner=self.owner, key=key, path=shown, operation=intent.operation,
-            version=version, created=False,
+            version=version, created=False, replaced=seen,
         )
         self._gate.dispatch(event.with_diff(shown, plan.before.view, new_doc.view))
         first = plan.spans[0]
@@ -582,12 +705,37 @@ class Seam:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key), reason="is_directory")
         raise exists
 
-    def _stale_before(self, pre: Precondition, current: Version, shown: str,
-                      intent: EditIntent | DeleteIntent) -> None:
-        """A precondition already lost against the version just read: refuse now."""
-        if isinstance(pre, IfMatch) and pre.version != current:
-            raise self._conflict(Conflict("mismatch", path=shown), shown, intent.conflict_code,
-                                 intent.conflict_reason, intent.conflict_hint)
+    def _stale_before(self, pre: Precondition, current: tuple[bytes, Version], key: str,
+                      shown: str, intent: EditIntent | DeleteIntent, action: str) -> None:
+        """A precondition already lost against the version just read: refuse now, with
+        what changed since the agent's read."""
+        if isinstance(pre, IfMatch) and pre.version != current[1]:
+            fallback = self._conflict(Conflict("mismatch", path=shown), shown,
+                                      intent.conflict_code, intent.conflict_reason,
+                                      intent.conflict_hint)
+            raise self._stale_part(key, shown, pre.version, current, action, fallback)
+
+    def _stale_part(self, key: str, shown: str, seen: Version | None,
+                    current: tuple[bytes, Version] | None, action: str,
+                    fallback: FsError) -> FsError:
+        """FS_STALE for one file of a change, with what changed since ``seen`` (the same
+        refusal a single edit gives; one more read when ``current`` is not at hand)."""
+        if fallback.code is not ErrorCode.FS_STALE or seen is None:
+            return fallback
+        return self._stale(key, shown, seen, current, action=action, fallback=fallback)
+
+    def _lost_part(self, key: str, shown: str, pre: Precondition, action: str,
+                   intent: EditIntent | DeleteIntent) -> Callable[[Conflict], FsError]:
+        """What a step of a change that lost its precondition at commit tells the agent."""
+
+        def lost(err: Conflict) -> FsError:
+            fallback = self._conflict(err, shown, intent.conflict_code, intent.conflict_reason,
+                                      intent.conflict_hint)
+            if err.reason != "mismatch" or not isinstance(pre, IfMatch):
+                return fallback
+            return self._stale_part(key, shown, pre.version, None, action, fallback)
+
+        return lost
 
     def _prepare(self, c: FileChange, key: str, dst: str | None) -> _Prepared:
         shown = display(key)
@@ -602,13 +750,13 @@ class Seam:
             )
             self._gate.dispatch(intent)
             pre = intent.precondition
-            self._stale_before(pre, current, shown, intent)
+            self._stale_before(pre, (raw, current), key, shown, intent, "delete")
+            stale = self._lost_part(key, shown, pre, "delete", intent)
 
             def gone(err: Conflict) -> FsError:
                 if err.reason == "missing":
                     return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="missing")
-                return self._conflict(err, shown, intent.conflict_code, intent.conflict_reason,
-                                      intent.conflict_hint)
+                return stale(err)
 
             step = Step("delete", key, shown, pre, gone, old=raw)
             return _Prepared(c, key, shown, [step], before=_text_or_none(raw))
@@ -639,17 +787,21 @@ class Seam:
                 precondition=IfMatch(current), conflict_code=ErrorCode.FS_STALE,
                 conflict_reason="changed_during_edit",
             )
-            self._gate.dispatch(edit)
+            try:
+                self._gate.dispatch(edit)
+            except FsError as e:
+                seen = e.details.get("observed")
+                if e.code is not ErrorCode.FS_STALE or not isinstance(seen, Version):
+                    raise
+                raise self._stale_part(key, shown, seen, (doc.encode(), current), "edit",
+                                       e) from None
             pre = edit.precondition
-            self._stale_before(pre, current, shown, edit)
+            self._stale_before(pre, (doc.encode(), current), key, shown, edit, "edit")
             after = c.edit(doc, shown)
             data = _encode(after.encode, "new")
             self._check_size(shown, len(data))
             old, before = doc.encode(), doc.view
-
-            def lost(err: Conflict) -> FsError:
-                return self._conflict(err, shown, edit.conflict_code, edit.conflict_reason,
-                                      edit.conflict_hint)
+            lost = self._lost_part(key, shown, pre, "edit", edit)
         else:
             old, current = self._load_bytes(key)
         if dst is None:
@@ -664,7 +816,8 @@ class Seam:
         )
         self._gate.dispatch(move)
         source = move.precondition
-        self._stale_before(source, current, shown, move)
+        self._stale_before(source, (old, current), key, shown, move, "move")
+        stale = self._lost_part(key, shown, source, "move", move)
         facts = {"destination": dst_shown}
         self._absent(dst, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown,
                                   reason="move_destination_exists", details=facts))
@@ -675,8 +828,7 @@ class Seam:
                                reason="move_destination_exists", details=facts)
             if err.reason == "missing":
                 return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="deleted_before_move")
-            return self._conflict(err, shown, move.conflict_code, move.conflict_reason,
-                                  move.conflict_hint)
+            return stale(err)
 
         if after is not None:
             put = Step("create", dst, dst_shown, CreateOnly(), moved, data=after.encode())
@@ -901,13 +1053,23 @@ class Seam:
             if c.reason == "missing":
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
                               reason="deleted_before_delete") from None
-            raise self._conflict(c, shown, intent.conflict_code, intent.conflict_reason,
-                                 intent.conflict_hint) from None
+            raise self._stale_source(c, key, shown, pre, intent, "delete") from None
         except FsError as e:
             raise self._missing(key, e) if e.reason != "is_directory" else e from None
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=key, path=shown))
         return DeleteOutcome(path=shown,
                              version=pre.version if isinstance(pre, IfMatch) else None)
+
+    def _stale_source(
+        self, c: Conflict, key: str, shown: str, pre: Precondition, intent: DeleteIntent,
+        action: str,
+    ) -> FsError:
+        """A delete or move whose source moved on: what changed, when it is FS_STALE."""
+        fallback = self._conflict(c, shown, intent.conflict_code, intent.conflict_reason,
+                                  intent.conflict_hint)
+        if not isinstance(pre, IfMatch) or intent.conflict_code is not ErrorCode.FS_STALE:
+            return fallback
+        return self._stale(key, shown, pre.version, None, action=action, fallback=fallback)
 
     def move(self, source: str, destination: str) -> MoveOutcome:
         """Move a file to a path that does not exist yet.
@@ -939,8 +1101,7 @@ class Seam:
             if c.reason == "missing":
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
                               reason="deleted_before_move") from None
-            raise self._conflict(c, src_shown, intent.conflict_code, intent.conflict_reason,
-                                 intent.conflict_hint) from None
+            raise self._stale_source(c, src, src_shown, pre, intent, "move") from None
         except FsError as e:
             raise self._missing(src, e) if e.code is ErrorCode.FS_NOT_FOUND else e from None
         try:
@@ -957,8 +1118,7 @@ class Seam:
                 if e.reason == "missing":
                     raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
                                   reason="deleted_before_move") from None
-                raise self._conflict(e, src_shown, intent.conflict_code,
-                                     intent.conflict_reason, intent.conflict_hint) from None
+                raise self._stale_source(e, src, src_shown, pre, intent, "move") from None
             raise
         self._gate.dispatch(WrittenEvent(owner=self.owner, key=dst, path=dst_shown,
                                          operation="move", version=version, created=True))
@@ -992,6 +1152,10 @@ def _text_or_none(data: bytes) -> str | None:
         return decode(data, "").view
     except FsError:
         return None
+
+
+def _replace_all(ops: Sequence[EditOp]) -> bool:
+    return len(ops) == 1 and isinstance(ops[0], Replace) and ops[0].replace_all
 
 
 def _searchable(relative: str) -> bool:

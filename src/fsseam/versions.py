@@ -100,4 +100,8 @@ class Capabilities(BaseModel):
     history: bool = False
     """The store keeps older versions: ``read_version`` and ``versions`` work (for S3 and
     GCS, only where the bucket has versioning enabled)."""
+    write_meta: bool = False
+    """``write`` takes ``meta=WriteMeta(owner=...)`` and keeps it with the version it makes,
+    so history can say which owner wrote each version. Stores without it are called
+    without ``meta``."""
     note: str = ""

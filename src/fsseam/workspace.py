@@ -6,10 +6,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .backends.base import Backend
+from .backends.kept import History, keep_history
 from .backends.registry import open_backend
 from .doccache import DocCache
 from .errors import ErrorCode, FsError
 from .gate import Gate
+from .history import Authors
 from .limits import Limits
 from .policy import Ledger, ObservationPolicy
 from .seam import Seam
@@ -26,6 +28,10 @@ class Workspace:
     ``backend="generic"`` uses the generic backend (compare-and-swap emulated in this
     process) even where the protocol has an adapter; a Backend instance is used as it is
     (``url`` then only names it). Several stores under one root: :meth:`mount`.
+    ``history``: keep older versions of files for storage that keeps none (local disk,
+    memory, generic), so ``history``, ``restore`` and ``undo_edit`` work there too; see
+    :class:`~fsseam.backends.kept.History`. S3 and GCS keep versions themselves (enable
+    versioning on the bucket).
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
     missing, local root that does not exist).
     """
@@ -43,6 +49,7 @@ class Workspace:
         ledger: Ledger | None = None,
         load_entry_points: bool = True,
         backend: str | Backend | None = None,
+        history: History | None = None,
     ) -> None:
         self.url = url
         self.read_only = read_only
@@ -52,11 +59,14 @@ class Workspace:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="backend_given_with_options")
         else:
             self.backend = backend
+        if history is not None:
+            self.backend = keep_history(self.backend, history)
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = ObservationPolicy(ledger) if policy else None
         first = [self.policy] if self.policy is not None else []
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
         self._docs = DocCache(self.limits.doc_cache_bytes)
+        self._authors = Authors()
 
     @classmethod
     def mount(
@@ -130,6 +140,7 @@ class Context:
             limits=workspace.limits,
             docs=workspace._docs,
             read_only=workspace.read_only,
+            authors=workspace._authors,
         )
         self.tools = ToolRegistry(self.fs)
 

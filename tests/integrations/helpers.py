@@ -16,14 +16,24 @@ from fsseam import EditIntent, Workspace, hookimpl
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "integrations"
 
-STALE = (
-    "Error [FS_STALE]: /config.toml has changed since you last read it. Read it again, then "
-    "retry the edit."
-)
-RACED = (
-    "Error [FS_STALE]: /config.toml changed while your edit was being written. Read it again, "
-    "then retry the edit."
-)
+def stale(diff: str, what: str = "edit", target: str | None = "no longer occurs in it",
+          path: str = "/config.toml") -> str:
+    """The refusal of a change made against an older version: what changed since, and
+    whether the edit's old_string is still there."""
+    found = f"Your old_string {target}. " if target is not None else ""
+    return (
+        f"Error [FS_STALE]: {path} has changed since you last read it, so your {what} was "
+        "not applied. What changed, from the version you read to the current one:\n"
+        f"{diff}\n{found}You have now seen the current version: retry against it without "
+        "reading it again."
+    )
+
+
+def retries(before: int, after: int) -> str:
+    """The diff of /config.toml's one line from ``retries = before`` to ``after``."""
+    return f"@@ -1 +1 @@\n-retries = {before}\n+retries = {after}"
+
+
 NOT_OBSERVED = (
     "Error [FS_NOT_OBSERVED]: /config.toml has not been read yet. Read it first, then retry "
     "the edit."

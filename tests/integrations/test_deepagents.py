@@ -39,12 +39,12 @@ from fsseam.integrations.deepagents import FsseamBackend
 
 from .helpers import (
     NOT_OBSERVED,
-    RACED,
-    STALE,
     EditsMeet,
     make_workspace,
+    retries,
     run_docs_example,
     seed,
+    stale,
     stored,
     waiting,
 )
@@ -149,10 +149,7 @@ def test_a_whole_file_write_over_another_writers_change_is_refused(
                      "Done.")
     _, written = run(agent)
     assert written.status == "error"
-    assert written.content == (
-        "Error [FS_STALE]: /config.toml has changed since you last read it. Read it again, "
-        "then retry."
-    )
+    assert written.content == stale(retries(1, 2), "write", None)
     assert changed.is_set() and stored(ws) == b"retries = 2\n"
 
 
@@ -189,8 +186,8 @@ def test_two_agents_editing_at_the_same_time_and_the_storage_decides(
     refused = [m for m in edits if m.status == "error"]
     assert len(landed) == 1 and len(refused) == 1
     assert landed[0].content == EDITED
-    assert refused[0].content == RACED
     winner = 2 if edits[0] is landed[0] else 3
+    assert refused[0].content == stale(retries(1, winner))
     assert stored(ws) == f"retries = {winner}\n".encode()
 
 
@@ -262,10 +259,7 @@ def test_deepagents_own_backend_loses_the_update_fsseam_keeps(tmp_path: Path) ->
     seed(ws)
     written = _lost_update(FsseamBackend(ws, owner="a"), FsseamBackend(ws, owner="b"))
     assert written.status == "error"
-    assert written.content == (
-        "Error [FS_STALE]: /config.toml has changed since you last read it. Read it again, "
-        "then retry."
-    )
+    assert written.content == stale(retries(1, 2), "write", None)
     assert (ours / "config.toml").read_bytes() == b"retries = 2\n"
 
 
@@ -421,7 +415,8 @@ def test_uploads_are_recorded_for_no_one_downloads_are_reads(ws: Workspace) -> N
         FileUploadResponse(path="/", error="is_directory"),
     ]
     # The upload is another writer's change to what the agent read.
-    assert b.edit("/config.toml", "retries", "tries") == EditResult(error=STALE)
+    assert b.edit("/config.toml", "retries", "tries") == EditResult(
+        error=stale(retries(1, 7), target="still occurs exactly once in it"))
     assert b.download_files(["/config.toml", "/img.bin", "/nope", "/", "../x"]) == [
         FileDownloadResponse(path="/config.toml", content=b"retries = 7\n"),
         FileDownloadResponse(path="/img.bin", content=b"\x00\xff"),
@@ -458,10 +453,9 @@ def test_deepagents_history_append_download_then_whole_edit(ws: Workspace) -> No
     assert other.tools.execute("edit", {"file_path": path, "old_string": "## two\n",
                                         "new_string": "## two\n## other\n"}).ok
     old = got.content.decode()
-    assert b.edit(path, old, old + "## three\n").error == (
-        "Error [FS_STALE]: /conversation_history/thread.md has changed since you last read it. "
-        "Read it again, then retry the edit."
-    )
+    assert b.edit(path, old, old + "## three\n").error == stale(
+        "@@ -1,2 +1,3 @@\n ## one\n ## two\n+## other", target="still occurs exactly once in it",
+        path=path)
     assert stored(ws, path) == b"## one\n## two\n## other\n"
 
 

@@ -19,7 +19,7 @@ from agents import Agent, ApplyPatchTool, FunctionTool, RunConfig, Runner
 from agents.editor import ApplyPatchOperation, ApplyPatchResult
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from fsseam import UnknownToolError, Workspace
+from fsseam import Overwrite, ReadEvent, UnknownToolError, Workspace, hookimpl
 from fsseam.integrations.openai_agents import (
     DEFAULT_FUNCTION_TOOLS,
     FsseamEditor,
@@ -28,11 +28,12 @@ from fsseam.integrations.openai_agents import (
 )
 
 from .helpers import (
-    RACED,
     EditsMeet,
     make_workspace,
+    retries,
     run_docs_example,
     seed,
+    stale,
     stored,
 )
 
@@ -125,6 +126,25 @@ def test_a_patch_of_a_file_never_read_is_refused(fsseam_s3_workspace: Workspace)
     assert stored(ws) == b"retries = 1\n"
 
 
+def test_a_patch_after_someone_else_changed_the_file(fsseam_s3_workspace: Workspace) -> None:
+    """Another program rewrites the file right after the agent's read: the patch is refused
+    with what changed, nothing is applied, and the retry needs no read."""
+    ws = fsseam_s3_workspace
+    seed(ws)
+
+    class Rewrites:
+        @hookimpl
+        def fs_read(self, event: ReadEvent) -> None:
+            ws.backend.write("config.toml", b"retries = 2\n", Overwrite())
+
+    ws.gate.register(Rewrites())
+    out = run(fsseam_tools(ws), [read("r")], [patch("p", "retries = 1", "retries = 3")],
+              [patch("p2", "retries = 2", "retries = 3")])
+    assert out[1] == failed("p", stale(retries(1, 2), target=None) + NOTHING)
+    assert out[2] == applied("p2", "M /config.toml")
+    assert stored(ws) == b"retries = 3\n"
+
+
 def test_two_patches_of_one_line_in_one_response(fsseam_s3_workspace: Workspace) -> None:
     """The SDK applies a turn's patches in order: the second no longer matches."""
     ws = fsseam_s3_workspace
@@ -156,7 +176,7 @@ def test_two_parallel_edit_calls_and_the_storage_decides(fsseam_s3_bucket: Any) 
     landed = [c for c, t in texts.items() if t.startswith("Edited /config.toml")]
     assert len(landed) == 1
     (lost,) = set(texts) - set(landed)
-    assert texts[lost] == RACED
+    assert texts[lost] == stale(retries(1, int(landed[0][1])))
     assert stored(ws) == f"retries = {landed[0][1]}\n".encode()
 
 

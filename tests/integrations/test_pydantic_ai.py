@@ -31,12 +31,12 @@ from fsseam.integrations.pydantic_ai import DEFAULT_TOOLS, FsseamToolset
 
 from .helpers import (
     NOT_OBSERVED,
-    RACED,
-    STALE,
     EditsMeet,
     make_workspace,
+    retries,
     run_docs_example,
     seed,
+    stale,
     stored,
 )
 
@@ -120,13 +120,12 @@ def test_a_stale_edit_is_refused_and_the_agent_recovers(fsseam_s3_workspace: Wor
                                              "new_string": "retries = 2"}).ok
         return edit("retries = 1", "retries = 5", "e1")
 
+    # The refusal shows what changed and counts as a read: the retry needs no read first.
     out = run(FsseamToolset(ws, max_retries=0), READ, someone_edits_then_agent_edits,
-              [ToolCallPart("read", {"file_path": "/config.toml"}, tool_call_id="again")],
               edit("retries = 2", "retries = 5", "e2"))
     assert [(p.tool_call_id, p.outcome) for p in out] == [
-        ("read", "success"), ("e1", "failed"), ("again", "success"), ("e2", "success")]
-    assert out[1].content == STALE
-    assert out[2].content == "     1\tretries = 2"
+        ("read", "success"), ("e1", "failed"), ("e2", "success")]
+    assert out[1].content == stale(retries(1, 2))
     assert stored(ws) == b"retries = 5\n"
 
 
@@ -166,7 +165,8 @@ def test_two_edits_in_one_response_run_at_once_and_the_storage_decides(
     landed = [c for c, p in results.items() if p.outcome == "success"]
     assert len(landed) == 1
     (lost,) = set(results) - set(landed)
-    assert (results[lost].outcome, results[lost].content) == ("failed", RACED)
+    assert (results[lost].outcome, results[lost].content) == (
+        "failed", stale(retries(1, int(landed[0][1]))))
     assert stored(ws) == f"retries = {landed[0][1]}\n".encode()
 
 

@@ -331,7 +331,7 @@ def test_get_500_persistent_is_fs_backend_and_records_nothing(env: Env) -> None:
 
     assert _code(res) is ErrorCode.FS_BACKEND
     assert env.gets() == ATTEMPTS
-    assert _ledger(ws) == {"format": 1, "owners": {}}
+    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
     env.proxy.clear()
     res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
     assert _code(res) is ErrorCode.FS_NOT_OBSERVED
@@ -362,7 +362,7 @@ def test_get_reset_persistent_is_fs_backend(env: Env) -> None:
 
     assert _code(res) is ErrorCode.FS_BACKEND
     assert env.gets() >= ATTEMPTS
-    assert _ledger(ws) == {"format": 1, "owners": {}}
+    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
 
 
 def test_edit_get_500_changes_nothing(env: Env) -> None:

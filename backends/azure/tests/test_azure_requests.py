@@ -236,8 +236,10 @@ def test_list_pages_and_directories(
 def test_history_on_an_account_without_versions(
     backend: AzureBackend, requests: Requests
 ) -> None:
-    """Whether the account keeps versions is read off one listing of the container with
-    versions, once per backend; Azurite keeps none, so history is FS_UNSUPPORTED."""
+    """The first history call lists the blob's versions (a listing that shows a kept
+    version would answer the question by itself), then whether the account keeps versions
+    is read off one listing of the container with versions, once per backend; Azurite keeps
+    none, so history is FS_UNSUPPORTED, and later calls are refused without a request."""
     v1 = backend.write("h.txt", b"one", CreateOnly())
     requests.take()
     for _ in range(2):
@@ -247,7 +249,7 @@ def test_history_on_an_account_without_versions(
         assert "keeps no older versions" in info.value.message
     with pytest.raises(FsError):
         backend.read_version("h.txt", v1)
-    assert requests.take() == [LIST]
+    assert requests.take() == [LIST, LIST]
 
 
 def test_history_question_on_an_empty_container_is_asked_again(
@@ -263,4 +265,4 @@ def test_history_question_on_an_empty_container_is_asked_again(
     with pytest.raises(FsError) as off:
         backend.versions("h.txt")
     assert off.value.code is ErrorCode.FS_UNSUPPORTED
-    assert requests.take() == [LIST]
+    assert requests.take() == [LIST, LIST]  # the blob's versions, then the container's

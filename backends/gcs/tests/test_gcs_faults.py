@@ -306,7 +306,7 @@ def test_media_get_500_persistent_is_fs_backend_and_records_nothing(env: Env) ->
 
     assert _code(res) is ErrorCode.FS_BACKEND
     assert env.media_gets() == 6
-    assert _ledger(ws) == {"format": 1, "owners": {}}
+    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
     env.proxy.clear()
     res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
     assert _code(res) is ErrorCode.FS_NOT_OBSERVED
@@ -337,7 +337,7 @@ def test_media_get_reset_persistent_is_fs_backend(env: Env) -> None:
 
     assert _code(res) is ErrorCode.FS_BACKEND
     assert 6 <= env.media_gets() <= 12  # aiohttp may resend a GET once per gcsfs try
-    assert _ledger(ws) == {"format": 1, "owners": {}}
+    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
 
 
 def test_edit_media_get_500_changes_nothing(env: Env) -> None:

@@ -203,9 +203,27 @@ def test_history_costs_one_listing_and_one_get(
     backend.write("h.txt", b"two", IfMatch(v1))
     counting_proxy.take()
     kept = backend.versions("h.txt")
-    # The bucket's versioning is asked once per backend, then the versions are listed.
-    assert counting_proxy.take() == [_req(BUCKET, bucket), _req(LIST, bucket)]
+    # One listing: two generations of one name prove the bucket keeps versions.
+    assert counting_proxy.take() == [_req(LIST, bucket)]
     assert [k.version for k in backend.versions("h.txt")] == [k.version for k in kept]
     old = backend.read_version("h.txt", kept[1].version)
     assert (old.data, old.version) == (b"one", v1)
     assert counting_proxy.take() == [_req(LIST, bucket), _req(MEDIA, bucket, "p/h.txt")]
+
+
+def test_history_of_a_single_version_asks_the_bucket_once(
+    counting_proxy: Any, gcs_versioned_bucket: str
+) -> None:
+    """One generation proves nothing (every bucket lists the live one): the bucket's
+    versioning is asked, once per backend."""
+    bucket = gcs_versioned_bucket
+    backend = GCSBackend.from_url(
+        f"gs://{bucket}/p",
+        {"endpoint_url": counting_proxy.url, "token": "anon", "project": "test"},
+    )
+    backend.write("h.txt", b"one", CreateOnly())
+    counting_proxy.take()
+    assert len(backend.versions("h.txt")) == 1
+    assert counting_proxy.take() == [_req(LIST, bucket), _req(BUCKET, bucket)]
+    assert len(backend.versions("h.txt")) == 1
+    assert counting_proxy.take() == [_req(LIST, bucket)]

@@ -536,7 +536,7 @@ def test_get_500_persistent_read_is_fs_backend_and_records_nothing(env: Env) -> 
     assert _code(res) is ErrorCode.FS_BACKEND
     assert "InternalError" in res.text
     assert env.seen("GET") == 5
-    assert _ledger(ws) == {"format": 1, "owners": {}}
+    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
     # Nothing observed: a write is create-only and refused, the file untouched.
     env.server.reset()
     res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
@@ -567,7 +567,7 @@ def test_get_reset_persistent_read_is_fs_backend(env: Env) -> None:
 
     assert _code(res) is ErrorCode.FS_BACKEND
     assert 5 <= env.seen("GET") <= 50
-    assert _ledger(ws) == {"format": 1, "owners": {}}
+    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
 
 
 def test_edit_get_fault_leaves_file_and_ledger(env: Env) -> None:

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 import pytest
 from fsseam_s3 import S3Backend
 
-from fsseam import Conflict, CreateOnly, IfMatch, Overwrite, open_backend
+from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite, open_backend
 
 
 @pytest.fixture
@@ -235,12 +235,41 @@ def test_history_costs_one_listing_and_one_get(
     b.write("h.txt", b"two", IfMatch(v1))
     moto.log.clear()
     kept = b.versions("h.txt")
-    # The bucket's versioning is asked once per backend, then the versions are listed.
+    # One ListObjectVersions page: its VersionIds prove the bucket keeps versions, so
+    # GetBucketVersioning is not asked, not even the first time.
     assert [parse_qs(r.query, keep_blank_values=True).keys() & {"versioning", "versions"}
-            for r in moto.log.records_to(versioned_bucket)] == [{"versioning"}, {"versions"}]
+            for r in moto.log.records_to(versioned_bucket)] == [{"versions"}]
     moto.log.clear()
-    assert [k.version for k in b.versions("h.txt")] == [k.version for k in kept]
     old = b.read_version("h.txt", kept[1].version)
     assert old.data == b"one"
-    assert measure(moto, versioned_bucket) == [("GET", f"/{versioned_bucket}"),
-                                               ("GET", f"/{versioned_bucket}/p/h.txt")]
+    assert measure(moto, versioned_bucket) == [("GET", f"/{versioned_bucket}/p/h.txt")]
+    assert "versionId" in parse_qs(moto.log.records_to(versioned_bucket)[0].query)
+
+
+def test_reading_an_old_version_first_needs_no_bucket_look(
+    versioned_bucket: str, s3_options: dict[str, Any], moto: Any
+) -> None:
+    """A version that carries its VersionId (every version a read or write of a versioned
+    bucket returns) is read with one GET, even before anything asked the bucket."""
+    writer = open_backend(f"s3://{versioned_bucket}/p", s3_options)
+    v1 = writer.write("h.txt", b"one", CreateOnly())
+    writer.write("h.txt", b"two", IfMatch(v1))
+    fresh = open_backend(f"s3://{versioned_bucket}/p", s3_options)
+    moto.log.clear()
+    assert fresh.read_version("h.txt", v1).data == b"one"
+    assert measure(moto, versioned_bucket) == [("GET", f"/{versioned_bucket}/p/h.txt")]
+
+
+def test_unversioned_bucket_history_asks_the_bucket_once(
+    backend: S3Backend, moto: Any, bucket: str
+) -> None:
+    backend.write("h.txt", b"one", CreateOnly())
+    moto.log.clear()
+    for _ in range(2):
+        with pytest.raises(FsError) as info:
+            backend.versions("h.txt")
+        assert info.value.code is ErrorCode.FS_UNSUPPORTED
+    asked = [parse_qs(r.query, keep_blank_values=True).keys() & {"versioning", "versions"}
+             for r in moto.log.records_to(bucket)]
+    # the second call is refused from what the first learnt, without a request
+    assert asked == [{"versions"}, {"versioning"}]

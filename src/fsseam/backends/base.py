@@ -12,7 +12,7 @@ subclass :class:`fsseam.errors.Conflict`); storage exceptions never escape.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -21,7 +21,17 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import FsError
 from ..versions import Capabilities, Overwrite, Precondition, Version
 
-__all__ = ["ANY_VERSION", "Backend", "Blob", "Entry", "ReadStream", "Stat", "VersionInfo"]
+__all__ = [
+    "ANY_VERSION",
+    "Backend",
+    "Blob",
+    "Entry",
+    "ReadStream",
+    "Stat",
+    "VersionInfo",
+    "WriteMeta",
+    "write_as",
+]
 
 
 ANY_VERSION = Overwrite()
@@ -67,6 +77,18 @@ class VersionInfo(BaseModel):
     """The current version of the key (what a plain read returns)."""
     deleted: bool = False
     """A deletion recorded by the store (an S3 delete marker); it has no bytes."""
+    owner: str | None = None
+    """The owner whose write made this version, where the store says so without further
+    requests (None: unknown, or not written through fsseam)."""
+
+
+class WriteMeta(BaseModel):
+    """What a write says about itself, for stores that keep it with the version
+    (``capabilities.write_meta``): S3 and GCS object metadata, fsseam's own history."""
+
+    model_config = ConfigDict(frozen=True)
+    owner: str | None = None
+    """The owner (``ws.context(owner=...)``) on whose behalf the write is made."""
 
 
 class ReadStream(Protocol):
@@ -133,6 +155,9 @@ class Backend(Protocol):
         """Write ``data`` iff ``precondition`` holds, atomically where capabilities say so.
 
         Returns the new version. A failed precondition raises Conflict and changes nothing.
+        A backend whose ``capabilities.write_meta`` is true also takes a keyword
+        ``meta: WriteMeta | None`` and keeps it with the new version; the seam passes it
+        only to those, so the keyword is optional for every other backend.
         """
         ...
 
@@ -187,3 +212,14 @@ class Backend(Protocol):
         of this key.
         """
         ...
+
+
+def write_as(
+    backend: Backend, key: str, data: bytes, precondition: Precondition, meta: WriteMeta | None
+) -> Version:
+    """``backend.write``, with ``meta`` for a backend that keeps it (and only for one: the
+    keyword is no part of the required contract)."""
+    if meta is None or not backend.capabilities.write_meta:
+        return backend.write(key, data, precondition)
+    write: Callable[..., Version] = backend.write
+    return write(key, data, precondition, meta=meta)

@@ -13,13 +13,16 @@ confirmed absent. Rules (docs/concepts.md, "The observation policy"):
 - create: always CreateOnly; absence never authorizes an edit;
 - delete and move (of the source): need an observed version, and are conditional on it
   (IfMatch(V)); afterwards the source is recorded absent and a move's destination observed.
+- undo: each owner's changes of each file are kept newest last (the version before and
+  the version made, at most UNDO_DEPTH); an undo takes back the newest, conditional on
+  the version it made; a later undo takes back the one before it.
 """
 
 from __future__ import annotations
 
 import threading
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ErrorCode, FsError
 from ..events import (
@@ -28,22 +31,36 @@ from ..events import (
     EditIntent,
     MissingEvent,
     ReadEvent,
+    UndoIntent,
     WriteIntent,
     WrittenEvent,
 )
 from ..gate import hookimpl
 from ..versions import CreateOnly, IfMatch, Version
 
-__all__ = ["Ledger", "ObservationPolicy"]
+__all__ = ["Change", "Ledger", "ObservationPolicy"]
 
 LEDGER_FORMAT = 1
+UNDO_DEPTH = 20
+"""Changes kept per owner and file for undo; older ones can no longer be undone."""
+
+
+class Change(BaseModel):
+    """One change an owner made to a file: the version it replaced (None: it created the
+    file) and the version it made."""
+
+    model_config = ConfigDict(frozen=True)
+    before: Version | None
+    after: Version
 
 
 class Ledger(BaseModel):
-    """What each owner has observed: key -> Version, or None for confirmed absence."""
+    """What each owner has observed: key -> Version, or None for confirmed absence; and,
+    for undo, the changes each owner made to each file (newest last)."""
 
     format: int = LEDGER_FORMAT
     owners: dict[str, dict[str, Version | None]] = Field(default_factory=dict)
+    changes: dict[str, dict[str, list[Change]]] = Field(default_factory=dict)
 
 
 class ObservationPolicy:
@@ -97,7 +114,9 @@ class ObservationPolicy:
             raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path, reason="not_observed_edit")
         if version != event.current:
             reason = "created_since_absent_edit" if version is None else "stale_edit"
-            raise FsError(ErrorCode.FS_STALE, path=event.path, reason=reason)
+            # The version seen lets the seam show what changed since (fsseam.conflicts).
+            raise FsError(ErrorCode.FS_STALE, path=event.path, reason=reason,
+                          details={"observed": version})
         event.precondition = IfMatch(version)
         event.conflict_code = ErrorCode.FS_STALE
         event.conflict_reason = "changed_during_edit"
@@ -105,6 +124,32 @@ class ObservationPolicy:
     @hookimpl(tryfirst=True)
     def fs_written(self, event: WrittenEvent) -> None:
         self.record(event.owner, event.key, event.version)
+        if event.operation == "move":
+            return  # a move's destination is no change an undo takes back
+        with self._lock:
+            files = self.ledger.changes.setdefault(event.owner, {})
+            stack = files.setdefault(event.key, [])
+            if event.operation == "undo":
+                undone = stack.pop() if stack else None
+                if stack and undone is not None and stack[-1].after == undone.before:
+                    # The change below now ends at the version the undo wrote (a new
+                    # generation on GCS): the next undo is conditional on that.
+                    stack[-1] = Change(before=stack[-1].before, after=event.version)
+            else:
+                stack.append(Change(before=event.replaced, after=event.version))
+                del stack[:-UNDO_DEPTH]
+            if not stack:
+                del files[event.key]
+
+    @hookimpl(tryfirst=True)
+    def fs_undo_intent(self, event: UndoIntent) -> None:
+        with self._lock:
+            stack = self.ledger.changes.get(event.owner, {}).get(event.key)
+            top = stack[-1] if stack else None
+        if top is None:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=event.path,
+                          reason="nothing_to_undo")
+        event.before, event.after = top.before, top.after
 
     @hookimpl(tryfirst=True)
     def fs_delete_intent(self, event: DeleteIntent) -> None:
@@ -121,3 +166,11 @@ class ObservationPolicy:
     @hookimpl(tryfirst=True)
     def fs_deleted(self, event: DeletedEvent) -> None:
         self.record(event.owner, event.key, None)
+        if event.operation == "undo":  # the undo of a change that created the file
+            with self._lock:
+                files = self.ledger.changes.get(event.owner, {})
+                stack = files.get(event.key)
+                if stack:
+                    stack.pop()
+                if not stack:
+                    files.pop(event.key, None)

@@ -4,10 +4,19 @@
 your test suite and provide a ``backend`` fixture returning a fresh backend over an empty
 root. Add ``ProcessConformance`` when the storage is shared between processes, with a
 ``backend_spec`` fixture returning ``(url, storage_options)``, and ``ToolsConformance``
-(a ``workspace`` fixture) to run the agent tools end to end.
+(a ``workspace`` fixture) to run the agent tools end to end, and ``HistoryConformance``
+(a ``history_workspace`` fixture: storage that keeps versions) for history, restore, undo
+and conflicts.
 """
 
 from .conformance import BackendConformance, ProcessConformance, increment_worker
+from .history import HistoryConformance
 from .tools import ToolsConformance
 
-__all__ = ["BackendConformance", "ProcessConformance", "ToolsConformance", "increment_worker"]
+__all__ = [
+    "BackendConformance",
+    "HistoryConformance",
+    "ProcessConformance",
+    "ToolsConformance",
+    "increment_worker",
+]

@@ -165,8 +165,9 @@ class ToolsConformance:
                                         "new_string": "two"}).ok
         res = a.tools.execute("delete", {"file_path": "/del.txt"})
         assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        assert "@@ -1 +1 @@\n-one\n+two\n" in res.text, res.text
         assert ws.backend.read("del.txt").data == b"two\n"
-        assert a.tools.execute("read", {"file_path": "/del.txt"}).ok
+        # the refusal showed the change whole: a has seen the current version
         res = a.tools.execute("delete", {"file_path": "/del.txt"})
         assert res.ok and res.text == "Deleted /del.txt."
         res = a.tools.execute("read", {"file_path": "/del.txt"})
@@ -325,7 +326,10 @@ class ToolsConformance:
         )
         res = a.tools.execute("apply_patch", {"patch": patch})
         assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
-        assert "/r/b.txt" in res.text
+        # the refusal shows what changed, as an edit's does
+        assert res.text.startswith("Error [FS_STALE]: /r/b.txt ") and (
+            "\n@@ -1 +1 @@\n-b\n+B\n" in res.text
+        ), res.text
         assert ws.backend.read("r/a.txt").data == b"a\n"
         assert ws.backend.read("r/b.txt").data == b"B\n"
         res = a.tools.execute("read", {"file_path": "/r/c.txt"})
@@ -333,6 +337,11 @@ class ToolsConformance:
         # a file never read is not observed
         res = b.tools.execute("apply_patch", {"patch": patch.replace("-B\n+b2", "-B\n+b3")})
         assert res.error is not None and res.error.code is ErrorCode.FS_NOT_OBSERVED, res.text
+        # the diff was shown whole: a's retry needs no read
+        res = a.tools.execute("apply_patch", {"patch": patch})
+        assert res.ok, res.text
+        assert ws.backend.read("r/b.txt").data == b"b2\n"
+        assert ws.backend.read("r/c.txt").data == b"c\n"
 
     def test_two_agents_race_on_overlapping_patches(self, workspace: Workspace) -> None:
         """Both validate against the same versions before either commits; exactly one
@@ -398,17 +407,22 @@ class ToolsConformance:
         res = a.tools.execute(m, {"command": "view", "path": "/memories"})
         assert res.text.splitlines()[1:] == ["-\t/memories", "29B\t/memories/prefs.md"]
         # someone else changes the file: a's str_replace, rename and delete are refused
+        # (each after a change of b's of its own: a refusal that shows a what changed
+        # counts as a's view of the file)
         assert b.tools.execute(m, {"command": "view", "path": "/memories/prefs.md"}).ok
-        assert b.tools.execute(m, {"command": "str_replace", "path": "/memories/prefs.md",
-                                   "old_str": "tea", "new_str": "coffee"}).ok
-        for cmd in ({"command": "str_replace", "path": "/memories/prefs.md",
-                     "old_str": "noise", "new_str": "din"},
-                    {"command": "rename", "old_path": "/memories/prefs.md",
-                     "new_path": "/memories/p.md"},
-                    {"command": "delete", "path": "/memories/prefs.md"}):
+        drinks = ["tea", "coffee", "cocoa", "tea", "coffee"]
+        for i, cmd in enumerate((
+            {"command": "str_replace", "path": "/memories/prefs.md", "old_str": "noise",
+             "new_str": "din"},
+            {"command": "rename", "old_path": "/memories/prefs.md",
+             "new_path": "/memories/p.md"},
+            {"command": "delete", "path": "/memories/prefs.md"},
+        )):
+            assert b.tools.execute(m, {"command": "str_replace", "path": "/memories/prefs.md",
+                                       "old_str": drinks[i], "new_str": drinks[i + 1]}).ok
             res = a.tools.execute(m, cmd)
             assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
-        after_b = b"- likes coffee\n- dislikes noise\n"
+        after_b = b"- likes tea\n- dislikes noise\n"
         assert ws.backend.read("memories/prefs.md").data == after_b
         res = a.tools.execute(m, {"command": "view", "path": "/memories/p.md"})
         assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND

@@ -1,5 +1,5 @@
 """Model-facing tools: read, write, edit, str_replace_editor, the finders, delete and move,
-multi_edit, apply_patch and memory."""
+multi_edit, apply_patch, memory, history and restore."""
 
 from .annotations import ToolAnnotations
 from .base import Tool
@@ -7,6 +7,7 @@ from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
+from .history import HistoryTool, RestoreTool
 from .manage import DeleteTool, MoveTool
 from .memory import MemoryOutcome, MemoryTool
 from .registry import ToolRegistry, UnknownToolError, default_tools
@@ -18,12 +19,14 @@ __all__ = [
     "EditTool",
     "GlobTool",
     "GrepTool",
+    "HistoryTool",
     "LsTool",
     "MemoryOutcome",
     "MemoryTool",
     "MoveTool",
     "MultiEditTool",
     "ReadTool",
+    "RestoreTool",
     "StrReplaceEditor",
     "Tool",
     "ToolAnnotations",

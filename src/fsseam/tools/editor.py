@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from ..errors import ErrorCode, FsError
+from ..history import RestoreOutcome
 from ..messages import DEFAULT_VOCABULARY, render
 from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
@@ -17,7 +18,7 @@ from .render import MAX_LINE_CHARS, fit, listed, numbered
 
 __all__ = ["EDITOR_VOCABULARY", "EditorArgs", "EditorOutcome", "StrReplaceEditor"]
 
-EditorOutcome = ReadOutcome | ListOutcome | WriteOutcome | EditOutcome
+EditorOutcome = ReadOutcome | ListOutcome | WriteOutcome | EditOutcome | RestoreOutcome
 
 EDITOR_VOCABULARY = MappingProxyType(
     {
@@ -80,17 +81,21 @@ class InsertCmd(_Cmd):
         return self.new_str if self.new_str is not None else (self.insert_text or "")
 
 
+class UndoCmd(_Cmd):
+    command: Literal["undo_edit"]
+
+
 class EditorArgs(RootModel[Any]):
     root: Annotated[
-        ViewCmd | CreateCmd | StrReplaceCmd | InsertCmd, Field(discriminator="command")
+        ViewCmd | CreateCmd | StrReplaceCmd | InsertCmd | UndoCmd, Field(discriminator="command")
     ]
 
 
 class _Flat(BaseModel):
     """The flat schema the model sees (one object; `command` selects the fields)."""
 
-    command: Literal["view", "create", "str_replace", "insert"] = Field(
-        description="The command to run: view, create, str_replace or insert."
+    command: Literal["view", "create", "str_replace", "insert", "undo_edit"] = Field(
+        description="The command to run: view, create, str_replace, insert or undo_edit."
     )
     path: str = Field(description="Absolute path in the workspace, e.g. /src/app.py.")
     file_text: str | None = Field(
@@ -134,10 +139,15 @@ EDITOR_DESCRIPTION = (
     "* insert: inserts new_str verbatim at the start of line insert_line + 1 (0 = the start "
     "of the file, the number of lines = its end). No newline is added: end new_str with a "
     "newline to insert whole lines.\n"
+    "* undo_edit: takes back your last change of the file (create, str_replace, insert), "
+    "newest first; refused (FS_STALE, showing what changed) if someone else changed the file "
+    "after your change. Needs storage that keeps versions (FS_UNSUPPORTED says how).\n"
     "Observation rules: str_replace and insert need a view of the file first, and the file "
     "must not have changed since your view (or your own last edit); otherwise they are "
-    "refused (FS_NOT_OBSERVED or FS_STALE) and nothing is changed: view it again and retry. "
-    "Newline style, BOM and every byte outside your change are kept."
+    "refused (FS_NOT_OBSERVED or FS_STALE) and nothing is changed. FS_STALE shows what "
+    "changed since your view: when it shows all of it, retry without viewing again; "
+    "otherwise view it again and retry. Newline style, BOM and every byte outside your "
+    "change are kept."
 )
 
 
@@ -172,10 +182,7 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
 
     def prepare(self, args: dict[str, Any]) -> dict[str, Any]:
         # Models often send every field, with null for those a command does not use.
-        cleaned = {k: v for k, v in args.items() if v is not None}
-        if cleaned.get("command") == "undo_edit":
-            raise FsError(ErrorCode.FS_UNSUPPORTED, reason="undo_edit_unsupported")
-        return cleaned
+        return {k: v for k, v in args.items() if v is not None}
 
     def run(self, fs: Seam, args: EditorArgs) -> EditorOutcome:
         cmd = args.root
@@ -185,6 +192,8 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
             return fs.create(cmd.path, cmd.file_text)
         if isinstance(cmd, StrReplaceCmd):
             return fs.replace(cmd.path, cmd.old_str, cmd.new_str)
+        if isinstance(cmd, UndoCmd):
+            return fs.undo(cmd.path)
         return fs.insert(cmd.path, cmd.insert_line, cmd.text)
 
     def _view(self, fs: Seam, cmd: ViewCmd) -> ReadOutcome | ListOutcome:
@@ -223,19 +232,45 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
         if isinstance(outcome, ListOutcome):
             return self._render_listing(outcome)
         if isinstance(outcome, WriteOutcome):
+            if outcome.unchanged:
+                return (f"{outcome.path} already exists with exactly this content; nothing was "
+                        "written.")
             return f"File created successfully at: {outcome.path}"
-        assert isinstance(outcome, EditOutcome)
+        if isinstance(outcome, RestoreOutcome):
+            return self._render_undo(outcome)
         what = (
             f"Text inserted at line {outcome.first_line} of {outcome.path}."
             if outcome.operation == "insert"
             else f"The file {outcome.path} has been edited."
         )
+        if outcome.unchanged:
+            what = (f"{outcome.path} already has this change (made by someone else since your "
+                    "view); nothing was written.")
         snippet = "\n".join(numbered(outcome.snippet, outcome.snippet_start))
         return (
             f"{what} Here's the result of running `cat -n` on a snippet of {outcome.path}:\n"
             f"{snippet}\nReview the changes and make sure they are as expected. Edit the file "
             "again if necessary."
         )
+
+    def _render_undo(self, o: RestoreOutcome) -> str:
+        if o.deleted:
+            return (f"Last edit to {o.path} undone successfully: it created the file, which is "
+                    "now deleted.")
+        what = (f"{o.path} already had its content from before your last edit; nothing was "
+                "written." if o.unchanged else f"Last edit to {o.path} undone successfully.")
+        if o.lines is None:
+            return what
+        head = f"{what} Here's the result of running `cat -n` on {o.path}:\n"
+        if not o.lines:
+            return head + "(the file is empty)"
+        rows = numbered(o.lines, 1)
+        shown = fit(rows, self.max_output_chars - len(head))
+        body = head + "\n".join(rows[:shown])
+        if shown < len(rows):
+            body += (f"\n<response clipped: showing lines 1-{shown} of {len(rows)}. To see "
+                     f"more, view with view_range [{shown + 1}, {len(rows)}].>")
+        return body
 
     def _render_view(self, o: ReadOutcome) -> str:
         head = f"Here's the result of running `cat -n` on {o.path}:\n"

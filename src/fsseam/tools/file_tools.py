@@ -60,7 +60,9 @@ WRITE_DESCRIPTION = (
     "Write a whole file, creating it (and its directories) if it does not exist. A new file "
     "needs no read. To replace an existing file you must have read it first, and it must not "
     "have changed since: otherwise the write is refused (FS_NOT_OBSERVED or FS_STALE) and "
-    "nothing is changed; read it again and retry. An existing file keeps its BOM and newline "
+    "nothing is changed. FS_STALE shows what changed since your read: when it shows all of "
+    "it, retry without reading again; otherwise read it again and retry. Content the file "
+    "already holds exactly is not written again. An existing file keeps its BOM and newline "
     "style. Prefer edit for changing part of a file."
 )
 
@@ -69,8 +71,11 @@ EDIT_DESCRIPTION = (
     "output without the line-number prefix; tabs and indentation count) and be unique, unless "
     "replace_all is true. No fuzzy matching. You must have read the file first, and it must "
     "not have changed since your read (or your own last edit); otherwise the edit is refused "
-    "(FS_NOT_OBSERVED or FS_STALE) and nothing is changed: read it again and retry. Bytes "
-    "outside the replaced text, newline style and BOM are kept."
+    "(FS_NOT_OBSERVED or FS_STALE) and nothing is changed. FS_STALE shows what changed since "
+    "your read and whether your old_string still occurs once: when it shows all of it, retry "
+    "without reading again; otherwise read it again and retry. If someone already made the "
+    "same change, the edit succeeds without writing. Bytes outside the replaced text, "
+    "newline style and BOM are kept."
 )
 
 

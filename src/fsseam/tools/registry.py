@@ -19,6 +19,7 @@ from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
+from .history import HistoryTool, RestoreTool
 from .manage import DeleteTool, MoveTool
 from .memory import MemoryTool
 from .native import (
@@ -76,11 +77,15 @@ def default_tools() -> list[Tool[Any, Any]]:
         MultiEditTool(),
         ApplyPatchTool(),
         MemoryTool(),
+        HistoryTool(),
+        RestoreTool(),
     ]
 
 
 # Commands of the tools whose arguments are a union selected by ``command``.
-_COMMANDS = frozenset(("view", "create", "str_replace", "insert", "delete", "rename"))
+_COMMANDS = frozenset(
+    ("view", "create", "str_replace", "insert", "undo_edit", "delete", "rename")
+)
 
 
 def _describe(err: ValidationError, vocabulary: Vocabulary) -> str:

@@ -164,12 +164,18 @@ def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
 
 
 def render_write(o: WriteOutcome) -> str:
+    if o.unchanged:
+        return f"{o.path} already holds exactly this content; nothing was written."
     verb = "Created" if o.created else "Wrote"
     unit = "line" if o.lines == 1 else "lines"
     return f"{verb} {o.path} ({o.lines} {unit})."
 
 
 def render_edit(o: EditOutcome) -> str:
+    if o.unchanged:
+        head = (f"{o.path} already has this change (someone made it since your read); "
+                "nothing was written.")
+        return head + "\n" + "\n".join(numbered(o.snippet, o.snippet_start))
     if o.edits > 1:
         head = (
             f"Edited {o.path}: {o.edits} edits applied in one write ({o.replacements} "

@@ -31,6 +31,7 @@ from gcsfs.core import GCSFileSystem
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
+    OWNER_KEY,
     WRITE_ID_KEY,
     ListedObject,
     ListPage,
@@ -86,11 +87,28 @@ def _time(value: object) -> datetime | None:
         return None
 
 
-def _object_resource(name: str, write_id: str | None) -> dict[str, Any]:
+MAX_OWNER_CHARS = 128
+"""An owner is stored cut to this many characters (GCS metadata is UTF-8 JSON; the cut
+keeps an object's metadata small whatever the owner string)."""
+
+
+def _object_resource(
+    name: str, write_id: str | None, owner: str | None = None
+) -> dict[str, Any]:
     resource: dict[str, Any] = {"name": name}
+    meta: dict[str, str] = {}
     if write_id is not None:
-        resource["metadata"] = {WRITE_ID_KEY: write_id}
+        meta[WRITE_ID_KEY] = write_id
+    if owner is not None:
+        meta[OWNER_KEY] = owner[:MAX_OWNER_CHARS]
+    if meta:
+        resource["metadata"] = meta
     return resource
+
+
+def _owner_of(resource: dict[str, Any]) -> str | None:
+    value = (resource.get("metadata") or {}).get(OWNER_KEY)
+    return value if isinstance(value, str) else None
 
 
 def make_filesystem(storage_options: dict[str, Any]) -> GCSFileSystem:
@@ -128,6 +146,7 @@ class GcsClient:
 
     version_kind: ClassVar[str] = VERSION_KIND
     silent_delete_of_missing: ClassVar[bool] = False
+    keeps_owner: ClassVar[bool] = True
 
     def __init__(
         self, fs: Any, bucket: str, *, resumable_threshold: int = RESUMABLE_THRESHOLD
@@ -171,9 +190,9 @@ class GcsClient:
             total = int(tail) if tail.isdigit() else None
         return Media(data, _header(resp_headers, "X-Goog-Generation"), total)
 
-    def get_metadata(self, name: str) -> dict[str, Any]:
+    def get_metadata(self, name: str, generation: str | None = None) -> dict[str, Any]:
         meta: dict[str, Any] = self._call(
-            "GET", "b/{}/o/{}", self.bucket, name, json_out=True
+            "GET", "b/{}/o/{}", self.bucket, name, generation=generation, json_out=True
         )
         return meta
 
@@ -196,12 +215,12 @@ class GcsClient:
     # -- writes ----------------------------------------------------------------
     def upload_multipart(
         self, name: str, data: bytes, if_generation_match: str | None,
-        write_id: str | None = None,
+        write_id: str | None = None, owner: str | None = None,
     ) -> dict[str, Any]:
         """One ``uploadType=multipart`` POST: metadata and bytes in a single request, the
         precondition checked by the storage with the write."""
         boundary = _boundary(data)
-        meta = json.dumps(_object_resource(name, write_id))
+        meta = json.dumps(_object_resource(name, write_id, owner))
         head = (
             f"--{boundary}\r\n"
             "Content-Type: application/json; charset=UTF-8\r\n\r\n"
@@ -224,7 +243,7 @@ class GcsClient:
 
     def upload_resumable(
         self, name: str, data: bytes, if_generation_match: str | None,
-        write_id: str | None = None,
+        write_id: str | None = None, owner: str | None = None,
     ) -> dict[str, Any]:
         """A resumable upload for objects too large for one request. The precondition goes
         on the initiation request; GCS checks it again when the upload is finalized."""
@@ -234,7 +253,7 @@ class GcsClient:
             self.bucket,
             uploadType="resumable",
             ifGenerationMatch=if_generation_match,
-            json=_object_resource(name, write_id),
+            json=_object_resource(name, write_id, owner),
             headers={"X-Upload-Content-Type": "application/octet-stream"},
         )
         location = _header(headers, "Location")
@@ -312,12 +331,13 @@ class GcsClient:
             size=media.total_size if media.total_size is not None else len(media.data),
         )
 
-    def head(self, name: str) -> ObjectHead:
-        meta = self.get_metadata(name)
+    def head(self, name: str, *, version: Version | None = None) -> ObjectHead:
+        meta = self.get_metadata(name, None if version is None else version.value)
         return ObjectHead(
             version=_version(meta.get("generation")),
             size=int(meta.get("size", 0)),
             write_id=(meta.get("metadata") or {}).get(WRITE_ID_KEY),
+            owner=_owner_of(meta),
         )
 
     def put(
@@ -328,12 +348,13 @@ class GcsClient:
         if_match: Version | None,
         if_absent: bool,
         write_id: str,
+        owner: str | None = None,
     ) -> Version:
         generation = "0" if if_absent else None if if_match is None else if_match.value
         if len(data) > self.resumable_threshold:
-            result = self.upload_resumable(name, data, generation, write_id)
+            result = self.upload_resumable(name, data, generation, write_id, owner)
         else:
-            result = self.upload_multipart(name, data, generation, write_id)
+            result = self.upload_multipart(name, data, generation, write_id, owner)
         return _version(result.get("generation"))
 
     def copy(
@@ -402,6 +423,8 @@ class GcsClient:
                 # GCS keeps no deletion markers: a deleted object's versions are all
                 # noncurrent (timeDeleted set), and none is latest.
                 latest="timeDeleted" not in item,
+                # The listing carries each version's metadata: the owner costs nothing.
+                owner=_owner_of(item),
             )
             for item in items
         ]

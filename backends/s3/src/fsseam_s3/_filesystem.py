@@ -15,6 +15,7 @@ BACKEND_OPTIONS = (
     "conflict_retries",
     "server_side_copy",
     "list_page_size",
+    "history_owners",
 )
 
 

@@ -12,6 +12,9 @@ Request budget (counted at a moto server by tests/test_s3_requests.py):
   delete  one DeleteObject with If-Match (HEAD + DeleteObject without a version: S3 deletes
           a missing key without a word)
   walk    one ListObjectsV2 per 1,000 keys
+  history one ListObjectVersions page (owners: only those this process wrote, unless
+          ``history_owners`` asks one HeadObject per version shown); reading an older
+          version is one GetObject with its VersionId
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ class S3Backend(ObjectStoreBackend):
     ``x-amz-copy-source-if-match`` (AWS S3 decides both). By default only against AWS
     itself; against another endpoint (MinIO, moto, ...), whose CopyObject may ignore those
     conditions, a copy reads the source and writes the destination create-only.
+
+    ``history_owners``: ListObjectVersions returns no user metadata, so the owner each
+    write stores (``x-amz-meta-fsseam-owner``) is asked with one HeadObject per version a
+    history shows. Off by default: a history is then one request.
     """
 
     capabilities = Capabilities(
@@ -85,6 +92,7 @@ class S3Backend(ObjectStoreBackend):
         conflict_retries: int = 5,
         server_side_copy: bool | None = None,
         list_page_size: int | None = None,
+        history_owners: bool = False,
     ) -> None:
         keys = KeySpace.parse(root, "s3")
         if not 0 < multipart_threshold <= MAX_PUT_SIZE:
@@ -114,6 +122,7 @@ class S3Backend(ObjectStoreBackend):
                 not _custom_endpoint(fs) if server_side_copy is None else server_side_copy
             ),
             list_page_size=list_page_size,
+            history_owners=history_owners,
         )
         self.multipart_threshold = multipart_threshold
         self.multipart_part_size = multipart_part_size

@@ -13,12 +13,14 @@ import contextlib
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeVar
+from urllib.parse import quote, unquote
 
 from botocore.exceptions import ClientError
 from fsspec.asyn import sync
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
+    OWNER_KEY,
     WRITE_ID_KEY,
     ListedObject,
     ListPage,
@@ -72,6 +74,21 @@ def total_size(resp: dict[str, Any]) -> int:
     return int(resp.get("ContentLength") or 0)
 
 
+MAX_OWNER_CHARS = 128
+"""An owner is stored percent-encoded (S3 metadata travels in HTTP headers, which carry
+ASCII only) and cut to this many characters, so all of an object's user metadata stays far
+below S3's 2 KB limit whatever the owner's script."""
+
+
+def _owner_value(owner: str) -> str:
+    return quote(owner[:MAX_OWNER_CHARS], safe="")
+
+
+def _owner_of(resp: dict[str, Any]) -> str | None:
+    value = (resp.get("Metadata") or {}).get(OWNER_KEY)
+    return unquote(value) if isinstance(value, str) else None
+
+
 def _no_such_version(name: str, version: Version) -> ClientError:
     return ClientError(
         {
@@ -87,6 +104,7 @@ class S3Client:
 
     version_kind: ClassVar[str] = "etag"
     silent_delete_of_missing: ClassVar[bool] = True
+    keeps_owner: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -161,12 +179,16 @@ class S3Client:
                 return kept.version.detail
         raise _no_such_version(name, version)
 
-    def head(self, name: str) -> ObjectHead:
-        resp = self._run(self._call, "head_object", Key=name)
+    def head(self, name: str, *, version: Version | None = None) -> ObjectHead:
+        kwargs: dict[str, Any] = {"Key": name}
+        if version is not None:
+            kwargs["VersionId"] = version.detail or self._version_id(name, version)
+        resp = self._run(self._call, "head_object", **kwargs)
         return ObjectHead(
             version=_version(resp),
             size=int(resp.get("ContentLength") or 0),
             write_id=(resp.get("Metadata") or {}).get(WRITE_ID_KEY),
+            owner=_owner_of(resp),
         )
 
     def put(
@@ -177,6 +199,7 @@ class S3Client:
         if_match: Version | None,
         if_absent: bool,
         write_id: str,
+        owner: str | None = None,
     ) -> Version:
         condition: dict[str, str] = {}
         if if_absent:
@@ -184,6 +207,8 @@ class S3Client:
         if if_match is not None:
             condition["IfMatch"] = if_match.value
         meta = {WRITE_ID_KEY: write_id}
+        if owner is not None:
+            meta[OWNER_KEY] = _owner_value(owner)
         if len(data) <= self.multipart_threshold:
 
             async def upload() -> dict[str, Any]:

@@ -37,7 +37,17 @@ from typing import Any
 from ...errors import Conflict, ErrorCode, FsError
 from ...paths import display, to_key
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
-from ..base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo
+from ..base import (
+    ANY_VERSION,
+    Backend,
+    Blob,
+    Entry,
+    ReadStream,
+    Stat,
+    VersionInfo,
+    WriteMeta,
+    write_as,
+)
 from .relocate import Relocated, RelocatedStream, Remapped
 
 __all__ = ["Mount", "MountBackend"]
@@ -75,6 +85,8 @@ def _weakest(mounts: Iterable[Mount]) -> Capabilities:
     return Capabilities(
         **{f: all(getattr(c, f) for c in caps) for f in flags},
         version_kind=kinds.pop() if len(kinds) == 1 else "mixed",
+        # The router hands the writer's metadata on to each mount that keeps it.
+        write_meta=True,
         note=(
             "mounts: each flag holds on every mount (capabilities_for(path) says what the "
             "mount holding a path does); a copy between mounts reads the source and writes "
@@ -350,10 +362,13 @@ class MountBackend:
                 raise
 
     # -- writes ------------------------------------------------------------------
-    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+    def write(
+        self, key: str, data: bytes, precondition: Precondition, *,
+        meta: WriteMeta | None = None,
+    ) -> Version:
         m, inner = self._writable(key)
         with Relocated((inner, key)):
-            return m.backend.write(inner, data, precondition)
+            return write_as(m.backend, inner, data, precondition, meta)
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         m, inner = self._writable(key)

@@ -20,7 +20,9 @@ Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fs
       id in the blob's metadata under :data:`WRITE_ID_KEY`; block uploads above a size),
       ``delete`` (``If-Match``), ``copy`` (only if the store guards a copy's destination
       and source in the request), ``list_objects`` (a prefix, with or without a delimiter,
-      one page), ``list_versions`` (newest first) and ``keeps_versions``.
+      one page), ``list_versions`` (newest first) and ``keeps_versions``; optionally
+      ``keeps_owner = True`` with an ``owner`` keyword on ``put`` (stored under
+      :data:`OWNER_KEY`) and a ``version`` keyword on ``head``, so history names writers.
     Each method makes its request(s) and raises the SDK's exceptions unchanged; versions are
     :class:`~fsseam.versions.Version` values of ``version_kind`` (raise :class:`NoVersion`
     if the store does not say one).
@@ -48,6 +50,7 @@ emulator (Azurite), counting requests at the server.
 from . import messages
 from .backend import ObjectStoreBackend
 from .client import (
+    OWNER_KEY,
     WRITE_ID_KEY,
     ListedObject,
     ListPage,
@@ -61,6 +64,7 @@ from .keys import KeySpace, normalize, parents
 from .stream import PinnedRangeStream
 
 __all__ = [
+    "OWNER_KEY",
     "WRITE_ID_KEY",
     "Action",
     "Fault",

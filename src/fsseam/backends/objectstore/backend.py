@@ -13,7 +13,12 @@ Request budget (the client's requests, counted at the server by each store's tes
                         root, sent at the same time), then 1 upload (CreateOnly, Overwrite)
   delete, IfMatch       1 DELETE with the condition
   walk                  1 flat listing per page (1,000 keys), never one per directory
-  read_version          1 GET of that version; versions: 1 listing of versions
+  read_version          1 GET of that version (a version without the store's own id,
+                        such as a GCS generation, costs one bucket look the first time)
+  versions              1 listing of versions (+ 1 bucket look the first time, unless
+                        the listing itself proves the bucket keeps versions: S3
+                        VersionIds, or more than one version); ``history_owners``
+                        adds 1 HEAD per version listed whose owner the listing lacks
 Extra requests happen on error paths only: a 404 costs one listing to tell a directory
 (or a missing bucket) from a missing object; a failed write costs one HEAD that reads back
 the write id and tells a changed object from a vanished one.
@@ -32,7 +37,7 @@ from typing import Literal, TypeVar
 
 from ...errors import ErrorCode, FsError
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
-from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
+from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
 from . import messages
 from .client import NoVersion, ObjectClient, ObjectData, ObjectHead
 from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
@@ -72,6 +77,7 @@ class ObjectStoreBackend:
         *,
         server_side_copy: bool,
         list_page_size: int | None = None,
+        history_owners: bool = False,
     ) -> None:
         if list_page_size is not None and list_page_size < 1:
             raise messages.not_positive("list_page_size")
@@ -84,8 +90,13 @@ class ObjectStoreBackend:
         self.server_side_copy = server_side_copy
         self.list_page_size = list_page_size
         self._keeps_versions: bool | None = None
+        self._keeps_owner = bool(getattr(client, "keeps_owner", False))
+        self.history_owners = history_owners and self._keeps_owner
+        """``versions`` asks each listed version whose owner the listing lacks (S3 lists
+        no metadata): one HEAD per version shown, so off by default."""
         self.capabilities = type(self).capabilities.model_copy(
-            update={"copy_create_only_atomic": server_side_copy}
+            update={"copy_create_only_atomic": server_side_copy,
+                    "write_meta": self._keeps_owner}
         )
 
     def __repr__(self) -> str:
@@ -350,12 +361,15 @@ class ObjectStoreBackend:
             raise messages.not_found(key)
 
     # -- writes ------------------------------------------------------------------
-    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+    def write(
+        self, key: str, data: bytes, precondition: Precondition, *, meta: WriteMeta | None = None
+    ) -> Version:
         key = self._file_key(key, "write")
         expected = self._expected(key, precondition)
         if expected is None:
             self._check_free(key, "write")
-        return self._put(key, data, precondition, expected, "write")
+        return self._put(key, data, precondition, expected, "write",
+                         meta.owner if meta is not None else None)
 
     def _put(
         self,
@@ -364,15 +378,20 @@ class ObjectStoreBackend:
         precondition: Precondition,
         expected: Version | None,
         action: Action,
+        owner: str | None = None,
     ) -> Version:
         write_id = secrets.token_hex(12)
+        # The owner goes only to a client that keeps it (an optional part of its contract).
+        extra = {"owner": owner} if self._keeps_owner and owner is not None else {}
+        put: Callable[..., Version] = self._client.put
         try:
-            return self._client.put(
+            return put(
                 self._keys.name(key),
                 data,
                 if_match=expected,
                 if_absent=isinstance(precondition, CreateOnly),
                 write_id=write_id,
+                **extra,
             )
         except Exception as e:
             outcome = self._after_failed_write(e, "put", key, action, precondition, write_id)
@@ -492,20 +511,48 @@ class ObjectStoreBackend:
         key = self._file_key(key, "read")
         if limit is not None and limit < 1:
             raise messages.not_positive("limit")
-        self._require_history(key, "read")
+        if self._keeps_versions is False:
+            raise messages.history_off(self._mapper.store, self.bucket, key)
         try:
             kept = self._client.list_versions(self._keys.name(key), limit)
         except Exception as e:
             raise self._error(e, "versions", key, "read") from e
+        if self._keeps_versions is None and _proves_history(kept):
+            # The listing itself shows a kept version: no need to ask the bucket.
+            self._keeps_versions = True
+        self._require_history(key, "read")
         if not kept:
             if self._has_children(key, "read"):
                 raise messages.is_directory(key)
             raise messages.not_found(key)
-        return kept[:limit] if limit is not None else kept
+        kept = kept[:limit] if limit is not None else kept
+        return self._with_owners(key, kept) if self.history_owners else kept
+
+    def _with_owners(
+        self, key: str, kept: builtins.list[VersionInfo]
+    ) -> builtins.list[VersionInfo]:
+        """Each listed version whose owner the listing did not say, asked with one HEAD of
+        that version (all at once); a version that cannot be asked keeps owner None."""
+        head: Callable[..., ObjectHead] = self._client.head
+        name = self._keys.name(key)
+
+        def owner_of(info: VersionInfo) -> VersionInfo:
+            if info.owner is not None or info.deleted:
+                return info
+            try:
+                found = head(name, version=info.version)
+            except Exception:
+                return info
+            return info.model_copy(update={"owner": found.owner})
+
+        return _concurrently([partial(owner_of, info) for info in kept])
 
     def read_version(self, key: str, version: Version) -> Blob:
         key = self._file_key(key, "read")
-        self._require_history(key, "read")
+        if not _has_store_id(version):
+            # A version carrying the store's own id of a kept version (an S3 VersionId)
+            # proves the bucket keeps versions; any other is checked once per backend.
+            self._require_history(key, "read")
         if version.kind != self._client.version_kind:
             raise messages.version_not_kept(key, str(version))
         try:
@@ -515,6 +562,17 @@ class ObjectStoreBackend:
                 raise messages.version_not_kept(key, str(version)) from e
             raise self._error(e, "get", key, "read") from e
         return Blob(data=got.data, version=got.version)
+
+
+def _has_store_id(version: Version) -> bool:
+    return version.detail is not None and version.detail != "null"
+
+
+def _proves_history(kept: Iterable[VersionInfo]) -> bool:
+    """A listing that shows a kept version: more than one, or one with the store's id
+    (S3 names versions of an unversioned bucket ``null``)."""
+    listed = list(kept)
+    return len(listed) > 1 or any(_has_store_id(k.version) for k in listed)
 
 
 def _entry(

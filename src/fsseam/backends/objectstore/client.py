@@ -17,6 +17,7 @@ from ...versions import Version
 from ..base import VersionInfo
 
 __all__ = [
+    "OWNER_KEY",
     "WRITE_ID_KEY",
     "ListPage",
     "ListedObject",
@@ -30,6 +31,10 @@ WRITE_ID_KEY = "fsseam-write"
 """The user metadata key (S3 ``x-amz-meta-fsseam-write``, GCS ``metadata.fsseam-write``) that
 names the write which stored an object, so that a write whose answer was lost can be
 recognised as ours by one look at the object."""
+
+OWNER_KEY = "fsseam-owner"
+"""The user metadata key, beside :data:`WRITE_ID_KEY`, that names the owner whose write made
+the object (kept by clients with ``keeps_owner``), for history to say who wrote a version."""
 
 
 class NoVersion(Exception):
@@ -54,6 +59,8 @@ class ObjectHead:
     size: int
     write_id: str | None = None
     """The value of :data:`WRITE_ID_KEY` in its metadata, if any."""
+    owner: str | None = None
+    """The value of :data:`OWNER_KEY` in its metadata, if any."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,12 @@ class ObjectClient(Protocol):
     Conditions are passed as the version the caller holds (``if_match``) or as
     "nothing may be there" (``if_absent``); the store must decide them in the request itself.
     A failed condition raises whatever the store library raises for HTTP 412.
+
+    Optional: a client whose class sets ``keeps_owner = True`` also takes ``owner: str |
+    None`` in ``put`` (stored under :data:`OWNER_KEY` beside the write id) and ``version:
+    Version | None`` in ``head`` (the metadata of that stored version), and says
+    ``owner`` in the :class:`~fsseam.backends.base.VersionInfo` of ``list_versions`` where
+    its listing carries metadata. The template passes neither keyword to other clients.
     """
 
     version_kind: ClassVar[str]

@@ -1,0 +1,164 @@
+"""A history store in a directory on local disk (imported only when one is used: it
+needs ``fcntl``).
+
+Layout: ``DIR/FSSEAM-HISTORY`` (a marker: fsseam only ever uses a directory that is empty
+or carries it), and per file ``DIR/<sha256 of its key, 32 hex>/`` holding ``index.json``
+(its entries) and one copy per kept version, named by the sha256 of its bytes. Every
+file is written to a temp file in the same directory, fsynced, renamed into place and the
+directory fsynced, so a crash leaves the old or the new file, never part of one. A file's
+directory is ``flock``-ed while its index or copies change (by any process); temp files
+found under that lock are a crashed writer's, and are removed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterator
+
+from ..errors import ErrorCode, FsError
+from .kept_store import KeptEntry
+
+__all__ = ["MARKER", "DirectoryHistoryStore"]
+
+MARKER = "FSSEAM-HISTORY"
+INDEX = "index.json"
+FORMAT = 1
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+_TEMP = ".tmp-"
+
+
+def _fsync_dir(path: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _durable_write(directory: str, name: str, data: bytes) -> None:
+    temp = os.path.join(directory, f"{_TEMP}{secrets.token_hex(8)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    os.close(fd)
+    os.replace(temp, os.path.join(directory, name))
+    _fsync_dir(directory)
+
+
+class DirectoryHistoryStore:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.where = path
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            names = os.listdir(path)
+            if MARKER not in names:
+                if names:
+                    raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_dir_foreign",
+                                  details={"where": path})
+                _durable_write(path, MARKER, b"fsseam history, format 1\n")
+        except OSError as e:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_dir_unusable",
+                          details={"where": path, "error": e.strerror or str(e)}) from e
+
+    def _dir(self, key: str) -> str:
+        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        return os.path.join(self.path, digest)
+
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[None]:
+        directory = self._dir(key)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # Under the lock no live writer has a temp file here: any is a crashed one's.
+            names = os.listdir(directory)
+            for name in names:
+                if name.startswith(_TEMP):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(directory, name))
+            if INDEX not in names:
+                # The index names the key from the start, so that copies a crash leaves
+                # before the first entry are still counted and evicted.
+                self.save(key, [])
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    def entries(self, key: str) -> list[KeptEntry]:
+        try:
+            with open(os.path.join(self._dir(key), INDEX), "rb") as f:
+                raw = json.loads(f.read())
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError):
+            return []  # an unreadable index keeps nothing rather than failing every write
+        if raw.get("format") != FORMAT or raw.get("key") != key:
+            return []
+        return [KeptEntry.model_validate(e) for e in raw.get("entries", [])]
+
+    def save(self, key: str, entries: list[KeptEntry]) -> None:
+        body = {"format": FORMAT, "key": key,
+                "entries": [e.model_dump(mode="json") for e in entries]}
+        _durable_write(self._dir(key), INDEX, json.dumps(body).encode())
+
+    def has(self, key: str, sha: str) -> bool:
+        return os.path.isfile(os.path.join(self._dir(key), sha))
+
+    def put(self, key: str, sha: str, data: bytes) -> None:
+        directory = self._dir(key)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        _durable_write(directory, sha, data)
+
+    def get(self, key: str, sha: str) -> bytes | None:
+        try:
+            with open(os.path.join(self._dir(key), sha), "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def copies(self, key: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with contextlib.suppress(FileNotFoundError), os.scandir(self._dir(key)) as it:
+            for entry in it:
+                if _HEX64.fullmatch(entry.name):
+                    with contextlib.suppress(OSError):
+                        out[entry.name] = entry.stat(follow_symlinks=False).st_size
+        return out
+
+    def drop(self, key: str, sha: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(self._dir(key), sha))
+
+    def files(self) -> builtins.list[str]:
+        found: builtins.list[str] = []
+        with os.scandir(self.path) as it:
+            for entry in it:
+                if not (_HEX32.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
+                    continue
+                try:
+                    with open(os.path.join(entry.path, INDEX), "rb") as f:
+                        key = json.loads(f.read()).get("key")
+                except (OSError, ValueError):
+                    continue
+                if isinstance(key, str):
+                    found.append(key)
+        return sorted(found)

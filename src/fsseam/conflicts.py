@@ -1,0 +1,107 @@
+"""What a conflict shows the agent: what changed since its read, and where its edit stands.
+
+Pure functions over two texts (the version the agent read and the current one): a
+unified diff bounded in size, and for each replacement the agent asked for, whether its
+text still occurs exactly once, no longer occurs, or occurs several times. The seam turns
+them into the FS_STALE message (catalogue sentences, :mod:`fsseam.messages`).
+
+A diff shown whole tells the agent everything the current version holds beyond what it
+read, so the seam records that the agent has observed the current version: its next edit
+goes ahead without another read. A diff cut short does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .diff import unified_diff
+from .edits import EditOp, Replace, find_matches
+from .messages import Sentence, Sentences
+
+__all__ = [
+    "MAX_DIFF_LINE_CHARS",
+    "ChangeSummary",
+    "changes_part",
+    "summarize",
+    "target_status",
+]
+
+MAX_DIFF_LINE_CHARS = 500
+"""A diff line longer than this is cut (and the diff then counts as incomplete)."""
+
+
+@dataclass(frozen=True)
+class ChangeSummary:
+    """A diff from the version read to the current one, within a size budget."""
+
+    diff: str
+    """Hunks (``@@ -a,b +c,d @@`` and ``-``/``+``/`` `` lines), without file headers."""
+    changed: int
+    """Changed lines (``-`` and ``+``) in the whole diff."""
+    shown: int
+    """Changed lines shown whole in ``diff``."""
+
+    @property
+    def complete(self) -> bool:
+        return self.shown == self.changed
+
+    @property
+    def same_text(self) -> bool:
+        """The two texts are equal (only the version moved on)."""
+        return self.changed == 0
+
+
+def _is_change(line: str) -> bool:
+    return line[:1] in ("-", "+")
+
+
+def summarize(path: str, old: str, new: str, max_chars: int) -> ChangeSummary:
+    """The diff ``old`` -> ``new`` in at most ``max_chars`` characters: whole lines, cut at a
+    line boundary; an over-long line is cut and counts as not shown."""
+    body = unified_diff(path, old, new).splitlines()[2:]  # no ---/+++ headers
+    changed = sum(1 for line in body if _is_change(line))
+    out: list[str] = []
+    used = shown = 0
+    for line in body:
+        whole = len(line) <= MAX_DIFF_LINE_CHARS
+        text = line if whole else f"{line[:MAX_DIFF_LINE_CHARS]}... [line cut]"
+        if used + len(text) + 1 > max_chars:
+            break
+        out.append(text)
+        used += len(text) + 1
+        if whole and _is_change(line):
+            shown += 1
+    return ChangeSummary(diff="\n".join(out), changed=changed, shown=shown)
+
+
+def target_status(view: str, ops: Sequence[EditOp]) -> Sentences:
+    """Where each replacement's text stands in the current version ``view``: one sentence
+    per ``Replace`` (inserts name a line, which the diff already places)."""
+    replaces = [(i, op) for i, op in enumerate(ops, start=1) if isinstance(op, Replace)]
+    parts: list[Sentence] = []
+    for index, op in replaces:
+        which = f" (edit {index})" if len(ops) > 1 else ""
+        count = len(find_matches(view, op.old.replace("\r\n", "\n")))
+        if count == 0:
+            parts.append(Sentence("target_gone", {"which": which}))
+        elif count == 1:
+            parts.append(Sentence("target_unique", {"which": which}))
+        else:
+            parts.append(Sentence("target_ambiguous", {"which": which, "count": count}))
+    return Sentences(parts)
+
+
+def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = False) -> Sentence:
+    """The tail of an FS_STALE message: the diff and what the agent can do next (for a
+    refused undo, ``undo``: the diff starts at the version the agent's change made)."""
+    since = Sentence("since_yours" if undo else "since_read")
+    advice = Sentence("advice_by_hand" if undo else "advice_retry")
+    if summary.same_text:
+        return Sentence("changes_none", {"since": since, "status": status, "advice": advice})
+    if summary.complete:
+        return Sentence("changes_complete", {"since": since, "diff": summary.diff,
+                                         "status": status, "advice": advice})
+    return Sentence("changes_partial", {"since": since, "diff": summary.diff, "status": status,
+                                    "shown": summary.shown,
+                                    "more": summary.changed - summary.shown})

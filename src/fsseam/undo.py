@@ -1,0 +1,312 @@
+"""The seam's history calls (``history``, ``restore``, ``undo``) and what its conflicts and
+no-op writes share with them. A mixin of :class:`fsseam.seam.Seam`, kept apart so the seam
+module stays about reads, writes and edits.
+
+Costs on S3 (counted at the server): ``history`` is one ListObjectVersions page; ``undo``
+one GET of the old version (by VersionId) and one conditional PUT; ``restore`` one listing
+to find the version named, one GET and one conditional PUT. A conflict costs one GET of
+the current version, on the conflict path only (a refused edit already made it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Literal
+
+from .backends.base import Backend, WriteMeta, write_as
+from .conflicts import changes_part, summarize, target_status
+from .doccache import DocCache
+from .edits import EditOp
+from .errors import Conflict, ErrorCode, FsError
+from .events import DeletedEvent, ReadEvent, UndoIntent, WriteIntent, WrittenEvent
+from .gate import Gate
+from .history import Authors, HistoryEntry, HistoryOutcome, RestoreOutcome, match_version
+from .history import version_id as _id
+from .limits import Limits
+from .messages import Sentence
+from .paths import display
+from .text import TextDoc, decode
+from .versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
+
+__all__ = ["HistoryOps"]
+
+DEFAULT_HISTORY_LIMIT = 10
+
+
+class HistoryOps:
+    """History, restore and undo over ``ctx.fs``; conflicts that show what changed."""
+
+    backend: Backend
+    owner: str
+    limits: Limits
+    _gate: Gate
+    _docs: DocCache
+    _authors: Authors
+
+    # Provided by the seam.
+    def key(self, path: str) -> str:
+        raise NotImplementedError
+
+    def _writable(self) -> None:
+        raise NotImplementedError
+
+    def _load_bytes(self, key: str, record_missing: bool = True) -> tuple[bytes, Version]:
+        raise NotImplementedError
+
+    def _conflict(
+        self, err: Conflict, path: str, code: ErrorCode | None, reason: str | None,
+        hint: str | None,
+    ) -> FsError:
+        raise NotImplementedError
+
+    # -- shared by writes, edits, restore and undo ----------------------------------
+    def _meta(self) -> WriteMeta:
+        return WriteMeta(owner=self.owner)
+
+    def _put(self, key: str, data: bytes, precondition: Precondition) -> Version:
+        """The backend's write, with the owner for stores that keep it."""
+        version = write_as(self.backend, key, data, precondition, self._meta())
+        self._authors.note(key, version, self.owner)
+        return version
+
+    def _observed(self, key: str, shown: str, data: bytes, version: Version) -> None:
+        """Record that this owner has seen ``data`` as the file's ``version``."""
+        try:
+            fmt = decode(data, shown).format
+        except FsError:
+            fmt = None
+        if fmt is not None:
+            self._docs.put(key, version, fmt, data)
+        self._gate.dispatch(ReadEvent(owner=self.owner, key=key, path=shown, version=version))
+
+    def _holds(self, key: str, version: Version, data: bytes, data_version: Version | None
+               ) -> bool:
+        """Whether the file at ``version`` holds exactly ``data``, known without a request:
+        the versions are equal, a content digest says so, or the cached bytes do."""
+        if data_version is not None and data_version == version:
+            return True
+        if version.kind == "sha256":
+            return hashlib.sha256(data).hexdigest() == version.value
+        return self._docs.raw(key, version) == data
+
+    def _probe(self, key: str) -> Version | None:
+        """The file's version now, from the smallest read the store allows (None: gone):
+        a 1-byte range where the version comes with the first response (S3, GCS, a local
+        file whose digest is cached), else one whole read (a digest needs every byte)."""
+        try:
+            stream = self.backend.open_read(key, 1)
+            try:
+                known = stream.version
+            finally:
+                stream.close()
+            return known if known is not None else self.backend.read(key).version
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND:
+                return None
+            raise
+
+    def _text_at(self, key: str, version: Version) -> TextDoc | None:
+        """The text of ``version`` as the agent saw it: cached bytes, else (on a conflict
+        path only) the store's history; None when neither has it, or it is not text."""
+        raw = self._docs.raw(key, version)
+        if raw is None and self.backend.capabilities.history:
+            try:
+                raw = self.backend.read_version(key, version).data
+            except FsError:
+                return None
+        if raw is None:
+            return None
+        try:
+            return decode(raw, display(key))
+        except FsError:
+            return None
+
+    def _stale(
+        self,
+        key: str,
+        shown: str,
+        seen: Version | None,
+        current: tuple[bytes, Version] | None,
+        *,
+        action: str,
+        fallback: FsError,
+        ops: Sequence[EditOp] = (),
+        old: TextDoc | None = None,
+        undo: bool = False,
+    ) -> FsError:
+        """FS_STALE with what changed from ``seen`` (the version the agent read or wrote) to
+        the current version, and where each replacement of ``ops`` stands in it. A diff
+        shown whole counts as a read of the current version. ``fallback`` when no diff can
+        be made (diffs off, the old text unknown, a file that is not text)."""
+        if self.limits.conflict_diff_chars <= 0 or seen is None:
+            return fallback
+        try:
+            data, version = current if current is not None else self._load_bytes(key, False)
+            new = decode(data, shown)
+        except FsError:
+            return fallback
+        old = old if old is not None else self._text_at(key, seen)
+        if old is None:
+            return fallback
+        summary = summarize(shown, old.view, new.view, self.limits.conflict_diff_chars)
+        if summary.complete:
+            self._observed(key, shown, data, version)
+        return FsError(
+            ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
+            details={"action": action, "changes": changes_part(
+                summary, target_status(new.view, ops), undo=undo), "observed": seen,
+                "current": version, "complete": summary.complete},
+        )
+
+    # -- history ---------------------------------------------------------------------
+    def _require_history(self, shown: str, tool: str) -> None:
+        if not self.backend.capabilities.history:
+            raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="history_not_kept",
+                          details={"tool": tool})
+
+    def _file(self, path: str) -> tuple[str, str]:
+        key = self.key(path)
+        if not key:
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+        return key, display(key)
+
+    def history(self, path: str, limit: int = DEFAULT_HISTORY_LIMIT) -> HistoryOutcome:
+        """The versions the store keeps of a file, newest first (at most ``limit``)."""
+        if limit < 1:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="limit_below_one")
+        key, shown = self._file(path)
+        self._require_history(shown, "history")
+        kept = self.backend.versions(key, limit)
+        entries = [HistoryEntry.of(k, self._authors.owner(key, k.version)) for k in kept]
+        return HistoryOutcome(path=shown, entries=entries, limit=limit, you=self.owner)
+
+    def restore(self, path: str, version: str) -> RestoreOutcome:
+        """Write back the bytes of a kept version (named by its id, or a unique prefix), as
+        a guarded write: conditional on the version this owner observed, or create-only
+        when it saw the file absent."""
+        self._writable()
+        key, shown = self._file(path)
+        self._require_history(shown, "restore")
+        match = match_version(version, self.backend.versions(key), shown)
+        old = self.backend.read_version(key, match.version)
+        intent = WriteIntent(owner=self.owner, key=key, path=shown, operation="restore",
+                             precondition=Overwrite(), size=len(old.data))
+        self._gate.dispatch(intent)
+        fallback_for = (intent.conflict_code, intent.conflict_reason, intent.conflict_hint)
+        return self._write_back(key, shown, old.data, old.version, intent.precondition,
+                                "restore", _id(match.version), fallback_for)
+
+    def undo(self, path: str) -> RestoreOutcome:
+        """Take back this owner's last change of the file: the version before it written
+        back, conditional on the version the change made (or, for a change that created
+        the file, the file deleted, conditional likewise)."""
+        self._writable()
+        key, shown = self._file(path)
+        intent = UndoIntent(owner=self.owner, key=key, path=shown)
+        self._gate.dispatch(intent)
+        after, before = intent.after, intent.before
+        if after is None:
+            raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="undo_needs_policy")
+        plain = FsError(ErrorCode.FS_STALE, path=shown, reason="stale_undo",
+                        details={"changes": Sentence("changes_unknown")})
+        if before is None:
+            return self._undo_create(key, shown, after, plain)
+        self._require_history(shown, "undo")
+        old = self.backend.read_version(key, before)
+        return self._write_back(key, shown, old.data, old.version, IfMatch(after), "undo",
+                                _id(before), (ErrorCode.FS_STALE, None, None), plain)
+
+    def _undo_create(self, key: str, shown: str, after: Version, plain: FsError
+                     ) -> RestoreOutcome:
+        try:
+            self.backend.delete(key, IfMatch(after))
+        except Conflict as c:
+            if c.reason != "missing":
+                raise self._stale(key, shown, after, None, action="undo", fallback=plain,
+                                  undo=True) from None
+            # Someone deleted it already: the file is as the undo would leave it.
+        self._gate.dispatch(DeletedEvent(owner=self.owner, key=key, path=shown,
+                                         operation="undo"))
+        return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
+                              replaced=after, deleted=True)
+
+    def _write_back(
+        self,
+        key: str,
+        shown: str,
+        data: bytes,
+        data_version: Version,
+        pre: Precondition,
+        op: Literal["restore", "undo"],
+        restored: str,
+        lost: tuple[ErrorCode | None, str | None, str | None],
+        plain: FsError | None = None,
+    ) -> RestoreOutcome:
+        """Write ``data`` (an older version's exact bytes) under ``pre``; nothing is written
+        when the file already holds them."""
+        code, reason, hint = lost
+        seen = pre.version if isinstance(pre, IfMatch) else None
+        if seen is not None and self._holds(key, seen, data, data_version):
+            now = self._probe(key)
+            if now == seen:
+                return self._unchanged_back(key, shown, data, seen, op, restored)
+        try:
+            version = self._put(key, data, pre)
+        except Conflict as c:
+            fallback = plain if plain is not None and c.reason == "mismatch" else (
+                self._conflict(c, shown, code, reason, hint))
+            if c.reason == "missing":
+                raise fallback from None
+            try:
+                current = self._load_bytes(key, record_missing=False)
+            except FsError:
+                raise fallback from None
+            if current[0] == data:
+                return self._unchanged_back(key, shown, data, current[1], op, restored)
+            if seen is None or code is not ErrorCode.FS_STALE:
+                raise fallback from None
+            raise self._stale(key, shown, seen, current, action=op, fallback=fallback,
+                              undo=op == "undo") from None
+        old_view = None
+        if seen is not None:
+            cached = self._docs.get(key, seen)
+            old_view = cached[1] if cached is not None else None
+        try:
+            doc: TextDoc | None = decode(data, shown)
+        except FsError:
+            doc = None
+        if doc is not None:
+            self._docs.put(key, version, doc.format, data)
+        created = isinstance(pre, CreateOnly)
+        event = WrittenEvent(owner=self.owner, key=key, path=shown, operation=op,
+                             version=version, created=created, replaced=seen)
+        self._gate.dispatch(event.with_diff(shown, "" if created else old_view,
+                                            doc.view if doc is not None else ""))
+        outcome = RestoreOutcome(
+            path=shown, operation=op, restored=restored, version=version, replaced=seen,
+            created=created, size=len(data), lines=doc.lines if doc is not None else None,
+        )
+        outcome.with_diff(shown, "" if created else old_view,
+                          doc.view if doc is not None else "")
+        return outcome
+
+    def _unchanged_back(
+        self, key: str, shown: str, data: bytes, version: Version,
+        op: Literal["restore", "undo"], restored: str,
+    ) -> RestoreOutcome:
+        """The file already holds the bytes to write back: nothing is written."""
+        self._observed(key, shown, data, version)
+        if op == "undo":
+            # The change is undone all the same: the record of it is taken off the stack.
+            self._gate.dispatch(WrittenEvent(owner=self.owner, key=key, path=shown,
+                                             operation="undo", version=version,
+                                             created=False, unchanged=True))
+        try:
+            lines: list[str] | None = decode(data, shown).lines
+        except FsError:
+            lines = None
+        return RestoreOutcome(
+            path=shown, operation=op, restored=restored,
+            version=version, unchanged=True, size=len(data), lines=lines,
+        )

@@ -1,0 +1,108 @@
+"""What FS_STALE shows: a diff bounded in size, where the agent's edit stands, and when the
+refusal counts as a read of the current version."""
+
+from __future__ import annotations
+
+import uuid
+
+from fsseam import ErrorCode, Limits, Workspace
+from fsseam.conflicts import MAX_DIFF_LINE_CHARS, changes_part, summarize, target_status
+from fsseam.edits import Insert, Replace
+from fsseam.messages import render
+
+from .helpers import fails, ok
+
+
+def _ws(limits: Limits | None = None) -> Workspace:
+    return Workspace(f"memory://c-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                     limits=limits, load_entry_points=False)
+
+
+def test_summary_is_whole_lines_within_the_budget() -> None:
+    old = "".join(f"line {i}\n" for i in range(100))
+    new = "".join(f"LINE {i}\n" for i in range(100))
+    whole = summarize("/f", old, new, 100_000)
+    assert (whole.changed, whole.shown, whole.complete) == (200, 200, True)
+    cut = summarize("/f", old, new, 200)
+    assert not cut.complete and cut.changed == 200
+    assert len(cut.diff) <= 200
+    assert cut.diff.startswith("@@ -1,100 +1,100 @@\n-line 0\n-line 1\n")
+    assert cut.shown == cut.diff.count("\n-") + cut.diff.count("\n+")
+
+
+def test_an_overlong_line_is_cut_and_the_diff_is_not_complete() -> None:
+    s = summarize("/f", "a\n", "b" * 2000 + "\n", 10_000)
+    assert s.diff.splitlines()[2] == "+" + "b" * (MAX_DIFF_LINE_CHARS - 1) + "... [line cut]"
+    assert (s.changed, s.shown, s.complete) == (2, 1, False)
+
+
+def test_same_text_is_not_a_change() -> None:
+    s = summarize("/f", "x\n", "x\n", 100)
+    assert (s.diff, s.same_text, s.complete) == ("", True, True)
+
+
+def test_target_status_per_replacement() -> None:
+    view = "a\nb\nb\n"
+    parts = target_status(view, [Replace("a", "A"), Replace("b", "B"), Replace("c", "C"),
+                                 Insert(0, "x")])
+    text = render("changes_complete", "/f", {"since": "then", "diff": "", "status": parts,
+                                             "advice": "."})
+    assert text == (
+        "What changed, from then to the current one:\n\n"
+        "Your old_string (edit 1) still occurs exactly once in it. Your old_string (edit 2) "
+        "now occurs 2 times in it. Your old_string (edit 3) no longer occurs in it. ."
+    )
+
+
+def test_a_diff_too_long_to_show_is_cut_and_asks_for_a_read() -> None:
+    ws = _ws(Limits(conflict_diff_chars=120))
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": "/f.txt", "content": "keep\n" + "x\n" * 30}))
+    ok(b.tools.execute("read", {"file_path": "/f.txt"}))
+    ok(b.tools.execute("write", {"file_path": "/f.txt", "content": "keep\n" + "y\n" * 30}))
+    res = fails(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "keep",
+                                         "new_string": "kept"}), ErrorCode.FS_STALE)
+    body = res.text.split("\n")
+    assert body[0] == (
+        "Error [FS_STALE]: /f.txt has changed since you last read it, so your edit was not "
+        "applied. What changed, from the version you read to the current one (the first 32 "
+        "changed lines; 28 more are not shown):"
+    )
+    assert body[-1] == (
+        "Your old_string still occurs exactly once in it. Read it again before you go on."
+    )
+    assert len("\n".join(body[1:-1])) <= 120
+    # Not all of it was shown, so it is no read: the retry is refused again.
+    fails(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "keep",
+                                   "new_string": "kept"}), ErrorCode.FS_STALE)
+    ok(a.tools.execute("read", {"file_path": "/f.txt"}))
+    ok(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "keep",
+                                "new_string": "kept"}))
+
+
+def test_the_edit_target_gone_or_ambiguous() -> None:
+    ws = _ws()
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": "/g.txt", "content": "alpha\nbeta\n"}))
+    ok(b.tools.execute("read", {"file_path": "/g.txt"}))
+    ok(b.tools.execute("write", {"file_path": "/g.txt", "content": "ALPHA\nbeta\nbeta\n"}))
+    res = fails(a.tools.execute("str_replace_editor", {
+        "command": "str_replace", "path": "/g.txt", "old_str": "alpha", "new_str": "a"}),
+        ErrorCode.FS_STALE)
+    assert "Your old_str no longer occurs in it." in res.text
+    ok(b.tools.execute("write", {"file_path": "/g.txt", "content": "alpha\nbeta\nbeta\n"}))
+    res = fails(a.tools.execute("edit", {"file_path": "/g.txt", "old_string": "beta",
+                                         "new_string": "b"}), ErrorCode.FS_STALE)
+    assert "Your old_string now occurs 2 times in it." in res.text
+
+
+def test_a_file_rewritten_with_the_same_text_is_no_change() -> None:
+    """The message when only the version moved on (GCS gives a rewrite of identical bytes
+    a new generation; backends/gcs/tests/test_gcs_history.py runs it for real)."""
+    part = changes_part(summarize("/s.txt", "same\n", "same\n", 100),
+                        target_status("same\n", []))
+    assert render("stale_changed", "/s.txt", {"action": "edit", "changes": part}) == (
+        "/s.txt has changed since you last read it, so your edit was not applied. Its text "
+        "is the same as the version you read (it was rewritten with the same content). You "
+        "have now seen the current version: retry against it without reading it again."
+    )

@@ -1,0 +1,419 @@
+"""History, restore, undo and conflicts on local and memory storage, with the history
+fsseam keeps itself (``Workspace(url, history=History())``), and how that history is kept:
+outside the tree, crash-safe, bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fsseam import (
+    Backend,
+    CreateOnly,
+    ErrorCode,
+    FsError,
+    History,
+    IfMatch,
+    Limits,
+    Workspace,
+    open_backend,
+)
+from fsseam.backends.kept import KeptHistoryBackend, default_directory, keep_history
+from fsseam.backends.kept_dir import MARKER
+from fsseam.testing import BackendConformance, HistoryConformance, ToolsConformance
+
+from .helpers import call, fails, ok, raw
+
+ED = "str_replace_editor"
+
+
+@pytest.fixture(params=["memory", "local"])
+def history_workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Workspace:
+    if request.param == "memory":
+        return Workspace(f"memory://h-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                         history=History(), load_entry_points=False)
+    root = tmp_path / "root"
+    root.mkdir()
+    return Workspace(str(root), history=History(path=str(tmp_path / "kept")),
+                     load_entry_points=False)
+
+
+class TestKeptHistory(HistoryConformance):
+    pass
+
+
+# The wrapper is a backend like any other: the whole conformance suite (preconditions,
+# directories, streams, copies, concurrent increments that lose nothing, history).
+
+
+class TestKeptLocalConformance(BackendConformance):
+    keeps_history = True
+
+    @pytest.fixture
+    def backend(self, tmp_path: Path) -> Backend:
+        root = tmp_path / "root"
+        root.mkdir()
+        return keep_history(open_backend(str(root)), History(path=str(tmp_path / "kept")))
+
+
+class TestKeptMemoryConformance(BackendConformance):
+    keeps_history = True
+
+    @pytest.fixture
+    def backend(self) -> Backend:
+        b = open_backend(f"memory://kc-{uuid.uuid4().hex[:8]}", {"global_store": False})
+        return keep_history(b, History())
+
+
+class TestKeptGenericTools(ToolsConformance, HistoryConformance):
+    """History kept for the generic backend (here over a DirFileSystem on memory)."""
+
+    @pytest.fixture
+    def workspace(self) -> Workspace:
+        from fsspec.implementations.dirfs import DirFileSystem
+        from fsspec.implementations.memory import MemoryFileSystem
+
+        mem = MemoryFileSystem(global_store=False, skip_instance_cache=True)
+        mem.mkdir("/base")
+        return Workspace("dir://data", fs=DirFileSystem(path="/base", fs=mem),
+                         history=History(), load_entry_points=False)
+
+    @pytest.fixture
+    def history_workspace(self, workspace: Workspace) -> Workspace:
+        return workspace
+
+
+def test_the_refusals_word_for_word() -> None:
+    """The exact texts of a refused edit and a refused undo (the shipped conformance checks
+    their facts on every store; the sentences live once, in the catalogue)."""
+    ws = Workspace(f"memory://w-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                   history=History(), load_entry_points=False)
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": "/c.py", "content": "x = 1\ny = 2\n"}))
+    ok(b.tools.execute("read", {"file_path": "/c.py"}))
+    ok(b.tools.execute("edit", {"file_path": "/c.py", "old_string": "x = 1",
+                                "new_string": "x = 10"}))
+    res = fails(a.tools.execute("edit", {"file_path": "/c.py", "old_string": "y = 2",
+                                         "new_string": "y = 20"}), ErrorCode.FS_STALE)
+    assert res.text == (
+        "Error [FS_STALE]: /c.py has changed since you last read it, so your edit was not "
+        "applied. What changed, from the version you read to the current one:\n"
+        "@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n"
+        "Your old_string still occurs exactly once in it. You have now seen the current "
+        "version: retry against it without reading it again."
+    )
+    ok(a.tools.execute("write", {"file_path": "/r.txt", "content": "one\ntwo\n"}))
+    ok(a.tools.execute("edit", {"file_path": "/r.txt", "old_string": "two",
+                                "new_string": "TWO"}))
+    ok(b.tools.execute("read", {"file_path": "/r.txt"}))
+    ok(b.tools.execute("edit", {"file_path": "/r.txt", "old_string": "one",
+                                "new_string": "ONE"}))
+    res = fails(a.tools.execute(ED, {"command": "undo_edit", "path": "/r.txt"}),
+                ErrorCode.FS_STALE)
+    assert res.text == (
+        "Error [FS_STALE]: /r.txt was changed by someone else after your last change to "
+        "it, so your change was not undone: undoing it would throw their change away. "
+        "What changed, from the version your change made to the current one:\n"
+        "@@ -1,2 +1,2 @@\n-one\n+ONE\n TWO\n"
+        "You have now seen the current version: to take your change back, edit it by "
+        "hand against this version (undo would be refused again)."
+    )
+
+
+# -- without history --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_stores_without_history_say_what_would_enable_it(kind: str, tmp_path: Path) -> None:
+    url = f"memory://nh-{uuid.uuid4().hex[:8]}" if kind == "memory" else str(tmp_path)
+    ws = Workspace(url, load_entry_points=False)
+    assert ws.backend.capabilities.history is False
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/f.txt", "content": "one\n"}))
+    ok(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "one", "new_string": "1"}))
+    expected = (
+        "Error [FS_UNSUPPORTED]: this workspace keeps no older versions of /f.txt, which "
+        "{tool} needs. Open the workspace with history=History() to have fsseam keep them "
+        "(S3 and GCS keep them where the bucket has versioning enabled)."
+    )
+    res = fails(a.tools.execute("history", {"file_path": "/f.txt"}), ErrorCode.FS_UNSUPPORTED)
+    assert res.text == expected.format(tool="history")
+    res = fails(a.tools.execute(ED, {"command": "undo_edit", "path": "/f.txt"}),
+                ErrorCode.FS_UNSUPPORTED)
+    assert res.text == expected.format(tool="undo")
+    res = fails(a.tools.execute("restore", {"file_path": "/f.txt", "version": "abcdef"}),
+                ErrorCode.FS_UNSUPPORTED)
+    assert res.text == expected.format(tool="restore")
+    assert raw(ws, "/f.txt") == b"1\n"
+
+
+def test_undo_needs_the_policy_that_records_changes(tmp_path: Path) -> None:
+    ws = Workspace(str(tmp_path), policy=False, history=History(path=str(tmp_path.parent / "k")),
+                   load_entry_points=False)
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/f.txt", "content": "one\n"}))
+    res = fails(a.tools.execute(ED, {"command": "undo_edit", "path": "/f.txt"}),
+                ErrorCode.FS_UNSUPPORTED)
+    assert "undo needs the observation policy" in res.text
+
+
+def test_a_create_is_undone_without_history(tmp_path: Path) -> None:
+    """Taking back a create deletes the file: no older version is needed."""
+    ws = Workspace(str(tmp_path), load_entry_points=False)
+    a = ws.context("a")
+    ok(a.tools.execute(ED, {"command": "create", "path": "/new.txt", "file_text": "x\n"}))
+    ok(a.tools.execute(ED, {"command": "undo_edit", "path": "/new.txt"}))
+    assert not (tmp_path / "new.txt").exists()
+
+
+def test_native_history_refuses_a_second_one() -> None:
+    from fsseam.backends.kept import keep_history
+
+    class Versioned:
+        capabilities = Workspace("memory://x-native").backend.capabilities.model_copy(
+            update={"history": True})
+        root = "/"
+
+    with pytest.raises(FsError) as info:
+        keep_history(Versioned(), History())  # type: ignore[arg-type]
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert "enable versioning on the bucket instead" in info.value.message
+
+
+@pytest.mark.parametrize("given", ["/var/lib/fsseam/history", True, {"path": "/h"}])
+def test_history_takes_a_history_value_and_says_so(given: object, tmp_path: Path) -> None:
+    with pytest.raises(FsError) as info:
+        Workspace(str(tmp_path), history=given)  # type: ignore[arg-type]
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert info.value.message == (
+        'history= takes a History value, such as History() or History(path="/var/lib/fsseam/'
+        f'history"), not {given!r}.'
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- where the history lives -----------------------------------------------------------
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Iterator[tuple[Workspace, Path, Path]]:
+    root, kept = tmp_path / "root", tmp_path / "kept"
+    root.mkdir()
+    yield Workspace(str(root), history=History(path=str(kept)), load_entry_points=False), \
+        root, kept
+
+
+def test_history_lives_outside_the_tree_and_no_tool_sees_it(
+    local: tuple[Workspace, Path, Path],
+) -> None:
+    ws, root, kept = local
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/notes.md", "content": "secret v1\n"}))
+    ok(a.tools.execute("write", {"file_path": "/notes.md", "content": "v2\n"}))
+    assert sorted(p.name for p in root.iterdir()) == ["notes.md"]
+    assert (kept / MARKER).is_file()
+    assert ok(a.tools.execute("glob", {"pattern": "**/*"})).text == "/notes.md"
+    assert ok(a.tools.execute("ls", {})).text == "/notes.md  (3 bytes)"
+    grep = ok(a.tools.execute("grep", {"pattern": "secret"})).text
+    assert grep.startswith("No matches for secret in / (1 files searched).")
+    # the copies are there, under the history directory
+    copies = [p for p in kept.rglob("*") if p.is_file() and len(p.name) == 64]
+    assert sorted(p.read_bytes() for p in copies) == [b"secret v1\n", b"v2\n"]
+
+
+def test_a_history_directory_inside_the_root_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(FsError) as info:
+        Workspace(str(tmp_path), history=History(path=str(tmp_path / ".history")))
+    assert info.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert "lies inside the workspace" in info.value.message
+    with pytest.raises(FsError):
+        Workspace(str(tmp_path), history=History(path=str(tmp_path)))
+
+
+def test_a_directory_holding_other_files_is_not_taken(tmp_path: Path) -> None:
+    root, other = tmp_path / "root", tmp_path / "photos"
+    root.mkdir()
+    other.mkdir()
+    (other / "cat.jpg").write_bytes(b"meow")
+    with pytest.raises(FsError) as info:
+        Workspace(str(root), history=History(path=str(other)))
+    assert "not fsseam's history" in info.value.message
+    assert sorted(p.name for p in other.iterdir()) == ["cat.jpg"]
+
+
+def test_the_default_directory_is_the_users_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "root"
+    root.mkdir()
+    ws = Workspace(str(root), history=History(), load_entry_points=False)
+    ok(call(ws, "a", "write", file_path="/f.txt", content="x\n"))
+    where = Path(default_directory(str(root)))
+    assert where.parent == tmp_path / "cache" / "fsseam" / "history"
+    assert (where / MARKER).is_file()
+    assert str(where) in ws.backend.capabilities.note
+
+
+def test_memory_history_is_shared_by_workspaces_on_one_store() -> None:
+    name = f"memory://shared-h-{uuid.uuid4().hex[:8]}"
+    first = Workspace(name, history=History(), load_entry_points=False)
+    ok(call(first, "a", "write", file_path="/f.txt", content="one\n"))
+    ok(call(first, "a", "write", file_path="/f.txt", content="two\n"))
+    again = Workspace(name, history=History(), load_entry_points=False)
+    assert [e.size for e in again.context("b").fs.history("/f.txt").entries] == [4, 4]
+
+
+# -- crash safety --------------------------------------------------------------------------
+
+
+class Crash(BaseException):
+    """Stands in for the process dying (not an Exception: nothing may catch it)."""
+
+
+def test_the_replaced_version_is_kept_before_the_new_one_is_published(
+    local: tuple[Workspace, Path, Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ws, root, kept = local
+    ok(call(ws, "a", "write", file_path="/f.txt", content="v1\n"))
+    (root / "f.txt").write_bytes(b"by an editor\n")  # a version fsseam never wrote
+    backend = ws.backend
+    assert isinstance(backend, KeptHistoryBackend)
+    seen: list[list[bytes]] = []
+
+    def publish(key: str, data: bytes, pre: Any) -> Any:
+        # At the moment of publishing, the version being replaced is on disk already.
+        seen.append(sorted(p.read_bytes() for p in kept.rglob("*")
+                           if p.is_file() and len(p.name) == 64))
+        raise Crash()
+
+    monkeypatch.setattr(backend.inner, "write", publish)
+    with pytest.raises(Crash):
+        backend.write("f.txt", b"v2\n", IfMatch(backend.read("f.txt").version))
+    assert seen == [[b"by an editor\n", b"v1\n", b"v2\n"]]
+    monkeypatch.undo()
+    assert (root / "f.txt").read_bytes() == b"by an editor\n"
+    # After the "crash" the editor's version is listed (found in place, no owner), and the
+    # unpublished v2 is not; its copy goes at the next write of the file.
+    infos = backend.versions("f.txt")
+    assert [(i.latest, i.owner, i.size) for i in infos] == [(True, None, 13),
+                                                            (False, "a", 3)]
+    v = backend.write("f.txt", b"v3\n", IfMatch(infos[0].version))
+    copies = sorted(p.read_bytes() for p in kept.rglob("*")
+                    if p.is_file() and len(p.name) == 64)
+    assert copies == [b"by an editor\n", b"v1\n", b"v3\n"]
+    assert backend.read_version("f.txt", infos[1].version).data == b"v1\n"
+    assert backend.read_version("f.txt", v).data == b"v3\n"
+
+
+def test_temp_files_of_a_crashed_writer_are_swept(local: tuple[Workspace, Path, Path]) -> None:
+    ws, _, kept = local
+    ok(call(ws, "a", "write", file_path="/f.txt", content="v1\n"))
+    (folder,) = [p for p in kept.iterdir() if p.is_dir()]
+    (folder / ".tmp-deadbeefdeadbeef").write_bytes(b"half")
+    ok(call(ws, "a", "write", file_path="/f.txt", content="v2\n"))
+    assert not (folder / ".tmp-deadbeefdeadbeef").exists()
+    index = json.loads((folder / "index.json").read_text())
+    assert index["key"] == "f.txt" and index["format"] == 1
+    assert [(e["size"], e["owner"]) for e in index["entries"]] == [(3, "a"), (3, "a")]
+
+
+# -- bounds --------------------------------------------------------------------------------
+
+
+def test_versions_per_file_are_bounded(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    ws = Workspace(str(root), history=History(path=str(tmp_path / "k"), max_versions=3),
+                   load_entry_points=False)
+    a = ws.context("a")
+    for i in range(6):
+        ok(a.tools.execute("write", {"file_path": "/f.txt", "content": f"v{i}\n"}))
+    entries = a.fs.history("/f.txt", 100).entries
+    assert [e.size for e in entries] == [3, 3, 3]
+    assert [a.fs.backend.read_version("f.txt", e.version).data for e in entries] == [
+        b"v5\n", b"v4\n", b"v3\n"]
+    copies = [p for p in (tmp_path / "k").rglob("*") if p.is_file() and len(p.name) == 64]
+    assert len(copies) == 3
+
+
+def test_bytes_in_all_are_bounded_oldest_first(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    ws = Workspace(str(root), history=History(path=str(tmp_path / "k"), max_bytes=1000),
+                   load_entry_points=False)
+    a = ws.context("a")
+    for name in ("a", "b", "c"):
+        for i in range(4):  # 12 copies of 101 bytes: the 3 oldest must go
+            ok(a.tools.execute("write", {"file_path": f"/{name}.txt",
+                                         "content": f"{name}{i}" * 50 + "\n"}))
+    copies = [p for p in (tmp_path / "k").rglob("*") if p.is_file() and len(p.name) == 64]
+    assert sum(p.stat().st_size for p in copies) <= 1000
+    # the newest copies stayed: c's versions, and the current one of every file is listed
+    assert a.fs.history("/c.txt").entries[0].latest
+    assert [e.latest for e in a.fs.history("/a.txt").entries] == [True]
+    kept = sorted(p.read_bytes()[:2] for p in copies)
+    assert kept == [b"a3", b"b0", b"b1", b"b2", b"b3", b"c0", b"c1", b"c2", b"c3"]
+
+
+def test_a_version_larger_than_the_budget_is_not_kept(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    ws = Workspace(str(root), history=History(path=str(tmp_path / "k"), max_bytes=100),
+                   load_entry_points=False)
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/big.txt", "content": "x" * 500}))
+    ok(a.tools.execute("write", {"file_path": "/big.txt", "content": "y" * 500}))
+    assert [e.latest for e in a.fs.history("/big.txt").entries] == [True]
+    assert (root / "big.txt").read_bytes() == b"y" * 500
+
+
+# -- the backend protocol through the wrapper --------------------------------------------
+
+
+def test_overwrite_keeps_what_it_replaces(local: tuple[Workspace, Path, Path]) -> None:
+    from fsseam import Overwrite
+
+    ws, root, _ = local
+    b = ws.backend
+    b.write("o.txt", b"first", CreateOnly())
+    (root / "o.txt").write_bytes(b"outside")
+    b.write("o.txt", b"last", Overwrite())
+    assert [x.size for x in b.versions("o.txt")] == [4, 7, 5]
+    assert b.read_version("o.txt", b.versions("o.txt")[1].version).data == b"outside"
+
+
+def test_delete_keeps_the_file_and_records_the_deletion(local: tuple[Workspace, Path, Path]
+                                                        ) -> None:
+    ws, _, _ = local
+    b = ws.backend
+    v = b.write("d.txt", b"bye", CreateOnly())
+    b.delete("d.txt", IfMatch(v))
+    infos = b.versions("d.txt")
+    assert [(i.deleted, i.latest) for i in infos] == [(True, False), (False, False)]
+    assert b.read_version("d.txt", v).data == b"bye"
+    with pytest.raises(FsError) as info:
+        b.read_version("d.txt", infos[0].version)
+    assert info.value.code is ErrorCode.FS_NOT_FOUND
+
+
+def test_diffs_off_leave_the_old_refusal(tmp_path: Path) -> None:
+    """Limits(conflict_diff_chars=0): FS_STALE as before issue 17 (no diff, no observation)."""
+    ws = Workspace(str(tmp_path), limits=Limits(conflict_diff_chars=0), load_entry_points=False)
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": "/f.txt", "content": "x\ny\n"}))
+    ok(b.tools.execute("read", {"file_path": "/f.txt"}))
+    ok(b.tools.execute("edit", {"file_path": "/f.txt", "old_string": "x", "new_string": "X"}))
+    res = fails(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "y",
+                                         "new_string": "Y"}), ErrorCode.FS_STALE)
+    assert res.text == ("Error [FS_STALE]: /f.txt has changed since you last read it. Read it "
+                        "again, then retry the edit.")
+    fails(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "y",
+                                   "new_string": "Y"}), ErrorCode.FS_STALE)
+    assert os.path.getsize(tmp_path / "f.txt") == 4
