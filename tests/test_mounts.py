@@ -462,3 +462,31 @@ def test_a_backend_instance_is_used_as_it_is() -> None:
     with pytest.raises(FsError) as info:
         Workspace("label", storage_options={"x": 1}, backend=mem)
     assert info.value.reason == "backend_given_with_options"
+
+
+def test_history_is_each_mounts_own(tmp_path: Path) -> None:
+    """The workspace's capabilities are what every mount guarantees; history, restore and
+    undo ask the mount holding the file, and owners reach a mounted store that keeps them."""
+    from fsseam import History
+
+    kept = Workspace(str(tmp_path), history=History(path=str(tmp_path.parent / "kept-h")),
+                     load_entry_points=False).backend
+    ws = Workspace.mount({"/": f"memory://plain-{uuid.uuid4().hex}", "/kept": kept},
+                         load_entry_points=False)
+    assert not ws.backend.capabilities.history
+    a = ws.context("alice")
+    for path in ("/kept/notes.md", "/notes.md"):
+        assert a.tools.execute("write", {"file_path": path, "content": "one\n"}).ok
+        assert a.tools.execute("edit", {"file_path": path, "old_string": "one",
+                                        "new_string": "two"}).ok
+    res = a.tools.execute("history", {"file_path": "/kept/notes.md"})
+    assert res.ok, res.text
+    entries = res.value.entries
+    assert [e.owner for e in entries] == ["alice", "alice"] and entries[0].latest
+    res = a.tools.execute("str_replace_editor", {"command": "undo_edit",
+                                                 "path": "/kept/notes.md"})
+    assert res.ok, res.text
+    assert (tmp_path / "notes.md").read_bytes() == b"one\n"
+    res = a.tools.execute("history", {"file_path": "/notes.md"})
+    assert res.error is not None and res.error.code is ErrorCode.FS_UNSUPPORTED, res.text
+    assert ws.backend.read("notes.md").data == b"two\n"

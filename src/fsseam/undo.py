@@ -110,7 +110,7 @@ class HistoryOps:
         """The text of ``version`` as the agent saw it: cached bytes, else (on a conflict
         path only) the store's history; None when neither has it, or it is not text."""
         raw = self._docs.raw(key, version)
-        if raw is None and self.backend.capabilities.history:
+        if raw is None and self._keeps_history(key):
             try:
                 raw = self.backend.read_version(key, version).data
             except FsError:
@@ -160,8 +160,15 @@ class HistoryOps:
         )
 
     # -- history ---------------------------------------------------------------------
-    def _require_history(self, shown: str, tool: str) -> None:
-        if not self.backend.capabilities.history:
+    def _keeps_history(self, key: str) -> bool:
+        """Whether the store holding ``key`` keeps versions: under mounts, the mount's own
+        store decides (one mount's versioned bucket keeps history where another does not)."""
+        for_key = getattr(self.backend, "capabilities_for", None)
+        caps = for_key(key) if callable(for_key) else self.backend.capabilities
+        return bool(caps.history)
+
+    def _require_history(self, key: str, shown: str, tool: str) -> None:
+        if not self._keeps_history(key):
             raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="history_not_kept",
                           details={"tool": tool})
 
@@ -176,7 +183,7 @@ class HistoryOps:
         if limit < 1:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="limit_below_one")
         key, shown = self._file(path)
-        self._require_history(shown, "history")
+        self._require_history(key, shown, "history")
         kept = self.backend.versions(key, limit)
         entries = [HistoryEntry.of(k, self._authors.owner(key, k.version)) for k in kept]
         return HistoryOutcome(path=shown, entries=entries, limit=limit, you=self.owner)
@@ -187,7 +194,7 @@ class HistoryOps:
         when it saw the file absent."""
         self._writable()
         key, shown = self._file(path)
-        self._require_history(shown, "restore")
+        self._require_history(key, shown, "restore")
         match = match_version(version, self.backend.versions(key), shown)
         old = self.backend.read_version(key, match.version)
         intent = WriteIntent(owner=self.owner, key=key, path=shown, operation="restore",
@@ -212,7 +219,7 @@ class HistoryOps:
                         details={"changes": Sentence("changes_unknown")})
         if before is None:
             return self._undo_create(key, shown, after, plain)
-        self._require_history(shown, "undo")
+        self._require_history(key, shown, "undo")
         old = self.backend.read_version(key, before)
         return self._write_back(key, shown, old.data, old.version, IfMatch(after), "undo",
                                 _id(before), (ErrorCode.FS_STALE, None, None), plain)
