@@ -183,6 +183,8 @@ def test_a_lost_compare_and_swap_at_commit_rolls_back(root: Path) -> None:
     res = ctx.tools.execute("apply_patch", {"patch": PATCH})
     assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
     assert "/e.txt has changed since you last read it" in res.text
+    # what changed, from a's read to the current version, read once more after the loss
+    assert "\n@@ -1 +1 @@\n-eee\n+changed\n" in res.text, res.text
     assert faulty.calls == [
         ("write", "d.txt"), ("write", "new/c.txt"), ("write", "a.txt"), ("delete", "b.txt"),
         ("delete", "e.txt"),
@@ -394,3 +396,21 @@ def test_sigkill_at_every_commit_step(root: Path, stop: int, fail_at: int, done:
     # steps are a prefix of the commit order (created files first, deletes last), so no
     # content was lost: the moved file is at both paths until its source is deleted.
     assert files(root) == after_steps(done)
+
+
+def test_a_change_keeps_the_bytes_it_wrote_for_the_next_conflicts_diff(root: Path) -> None:
+    """After apply_patch, another program changes a file it wrote: the agent's next edit is
+    refused with the diff from the patched bytes (kept by the change; this workspace keeps
+    no history), and the retry needs no read."""
+    ws = seeded(root)
+    ctx = agent(ws)
+    assert ctx.tools.execute("apply_patch", {"patch": PATCH}).ok
+    (root / "new" / "c.txt").write_bytes(b"ocean\n")  # a program that is not fsseam
+    res = ctx.tools.execute("edit", {"file_path": "/new/c.txt", "old_string": "sea",
+                                     "new_string": "lake"})
+    assert res.error is not None and res.error.code is ErrorCode.FS_STALE
+    assert "\n@@ -1 +1 @@\n-sea\n+ocean\n" in res.text, res.text
+    res = ctx.tools.execute("edit", {"file_path": "/new/c.txt", "old_string": "ocean",
+                                     "new_string": "lake"})
+    assert res.ok, res.text
+    assert (root / "new" / "c.txt").read_bytes() == b"lake\n"

@@ -856,7 +856,9 @@ class Seam(HistoryOps):
             assert key is not None and shown is not None
             new_view = p.after.view if p.after is not None else None
             if p.after is not None:
-                self._docs.put(key, version, p.after.format, p.after.view)
+                # The bytes, not only the text: a later conflict's diff starts from them.
+                kept = written.data if written.data is not None else p.after.view
+                self._docs.put(key, version, p.after.format, kept)
             operation: Literal["create", "edit", "move"] = (
                 "create" if isinstance(c, Create) else "move" if p.dst is not None else "edit"
             )
