@@ -539,8 +539,8 @@ class Seam(HistoryOps):
         try:
             self._gate.dispatch(intent)
         except FsError as e:
-            seen = e.details.get("observed")
-            if e.code is not ErrorCode.FS_STALE or not isinstance(seen, Version):
+            seen = _seen_before(e)
+            if seen is None:
                 raise
             return self._stale_edit(key, shown, doc, current, seen, ops, intent, e)
         pre = intent.precondition
@@ -790,8 +790,8 @@ class Seam(HistoryOps):
             try:
                 self._gate.dispatch(edit)
             except FsError as e:
-                seen = e.details.get("observed")
-                if e.code is not ErrorCode.FS_STALE or not isinstance(seen, Version):
+                seen = _seen_before(e)
+                if seen is None:
                     raise
                 raise self._stale_part(key, shown, seen, (doc.encode(), current), "edit",
                                        e) from None
@@ -1127,6 +1127,15 @@ class Seam(HistoryOps):
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=src, path=src_shown,
                                          operation="move", destination=dst_shown))
         return MoveOutcome(source=src_shown, destination=dst_shown, version=version)
+
+
+def _seen_before(refused: FsError) -> Version | None:
+    """The version the agent saw, when the policy refused its edit as stale (the diff from
+    it to the current version goes into the refusal); None for any other refusal."""
+    seen = refused.details.get("observed")
+    if refused.code is ErrorCode.FS_STALE and isinstance(seen, Version):
+        return seen
+    return None
 
 
 _SKIP_RE = re.compile("|".join(re.escape(d) for d in sorted(SKIP_DIRS)))
