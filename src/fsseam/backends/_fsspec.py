@@ -19,7 +19,7 @@ from ..errors import Conflict, ErrorCode, FsError
 from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
-from ._digest import digest_version, hasher, version_of
+from ._digest import digest_version
 from .base import ANY_VERSION, Blob, Entry, ReadStream, Stat, VersionInfo
 
 _LOCKS: dict[Hashable, threading.RLock] = {}
@@ -50,31 +50,6 @@ def check_precondition(
 
 def _root_is_directory() -> FsError:
     return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
-
-
-class _FsspecStream:
-    def __init__(self, f: Any, chunk_size: int, size: int | None) -> None:
-        self._f = f
-        self._chunk_size = chunk_size
-        self.size = size
-        self._hash = hasher()
-        self._version: Version | None = None
-
-    @property
-    def version(self) -> Version | None:
-        return self._version
-
-    def chunks(self) -> Iterator[bytes]:
-        while True:
-            chunk = self._f.read(self._chunk_size)
-            if not chunk:
-                break
-            self._hash.update(chunk)
-            yield chunk
-        self._version = version_of(self._hash)
-
-    def close(self) -> None:
-        self._f.close()
 
 
 class _BlobStream:
