@@ -95,6 +95,13 @@ class TextDoc:
 
     def __post_init__(self) -> None:
         o = self.original
+        if "\r" not in o:
+            # Most files have no CR at all: one memchr instead of counting CRLF and LF over
+            # the whole text (two passes, for the before and the after text of every edit).
+            self.newline = "\n"
+            self._cr_at = []
+            self.view = o
+            return
         crlf = o.count("\r\n")
         self.newline = dominant_newline(crlf, o.count("\n"))
         if crlf:
@@ -140,6 +147,33 @@ class TextDoc:
     @property
     def lines(self) -> list[str]:
         return split_lines(self.view)
+
+    @property
+    def line_count(self) -> int:
+        """``len(self.lines)``, counted without splitting the text."""
+        v = self.view
+        if not v:
+            return 0
+        return v.count("\n") + (0 if v.endswith("\n") else 1)
+
+    def lines_near(self, at: int, line: int, first: int, last: int) -> list[str]:
+        """Lines ``first`` to ``last`` (1-based, clipped to the text) given that view offset
+        ``at`` starts line ``line`` (``first <= line``): found by searching outward from
+        ``at``, so a snippet costs the lines it shows, not a split of the whole text."""
+        v = self.view
+        lo = at
+        for _ in range(line - first):
+            if lo == 0:
+                break
+            lo = v.rfind("\n", 0, lo - 1) + 1
+        hi = at
+        for _ in range(last - line + 1):
+            nl = v.find("\n", hi)
+            if nl < 0:
+                hi = len(v)
+                break
+            hi = nl + 1
+        return split_lines(v[lo:hi])
 
     def line_start(self, index: int) -> int:
         """View offset where 0-based line ``index`` starts (``len(view)`` past the end)."""
