@@ -221,15 +221,16 @@ class Seam(HistoryOps):
                 reason="offset_past_end",
                 details={"requested": offset, "total": total},
             )
-        if complete:
-            raw = b"".join(small) if small is not None else None
-            if raw is not None:
-                # A file small enough to keep is validated whole, so a read reports a
-                # non-UTF-8 file even when the invalid bytes lie outside the window.
-                check_text(raw, shown)
-            self._docs.put(key, version, window.format, raw)
         returned = len(window.lines)
         partial = not (complete and offset == 1 and returned == total)
+        if complete:
+            raw = b"".join(small) if small is not None else None
+            if raw is not None and partial:
+                # A file small enough to keep is validated whole, so a read reports a
+                # non-UTF-8 file even when the invalid bytes lie outside the window. (A
+                # window of every line has decoded every byte strictly already.)
+                check_text(raw, shown)
+            self._docs.put(key, version, window.format, raw)
         self._gate.dispatch(
             ReadEvent(owner=self.owner, key=key, path=shown, version=version, partial=partial)
         )
