@@ -10,9 +10,10 @@ per-call count, repeatable on a loaded machine where wall-clock times are not.
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
         python bench/percall.py --op local-edit -n 100        # instructions (see --help)
 
-Ops: {memory,local}-{read,write,edit}, and the floors: raw-local-write (``pipe_file``),
-raw-local-edit (cat + replace + pipe), cat-n (a plain Python ``cat -n`` of 2,000 lines).
-S3 and GCS need servers: ``bench/run.py`` measures them.
+Ops: {memory,local,s3,gcs}-{read,write,edit}, and the floors: raw-{local,s3,gcs}-{read,
+write,edit} (the raw fsspec calls of bench/run.py; raw-s3-read is one GET) and cat-n (a
+plain Python ``cat -n`` of the file). S3 runs on moto in this process (its server's CPU is
+then in the profile too), GCS on fake-gcs-server.
 """
 
 from __future__ import annotations
@@ -27,40 +28,77 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
+# gcsfs >= 2026.3 probes every bucket over gRPC unless told not to (see bench/run.py).
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from run import LINES, cat_n, make_text
 
 OPS = (
-    "memory-read", "memory-write", "memory-edit", "local-read", "local-write", "local-edit",
-    "raw-local-write", "raw-local-edit", "cat-n",
+    *(f"{b}-{c}" for b in ("memory", "local", "s3", "gcs") for c in ("read", "write", "edit")),
+    *(f"raw-{b}-{c}" for b in ("local", "s3", "gcs") for c in ("read", "write", "edit")),
+    "cat-n",
 )
 
 
-def _setup(op: str, tmp: str) -> Callable[[int], Any]:
+def _store(backend: str, tmp: str, stack: ExitStack) -> tuple[str, dict[str, Any] | None,
+                                                             Any, str]:
+    """(workspace url, storage options, raw filesystem, raw directory) of one backend."""
+    if backend == "local":
+        from fsspec.implementations.local import LocalFileSystem
+
+        os.makedirs(os.path.join(tmp, "ws"))
+        os.makedirs(os.path.join(tmp, "raw"))
+        return os.path.join(tmp, "ws"), None, LocalFileSystem(), os.path.join(tmp, "raw")
+    if backend == "s3":
+        import s3fs
+        from fsseam_s3.testing import moto_server
+
+        ep = stack.enter_context(moto_server(serialize=True))
+        bucket = ep.create_bucket()
+        raw = s3fs.S3FileSystem(**ep.s3fs_options())
+        return f"s3://{bucket}/ws", ep.storage_options(), raw, f"{bucket}/raw"
+    if backend == "gcs":
+        from fsseam_gcs.testing import fake_gcs_server
+        from gcsfs import GCSFileSystem
+
+        gcs = stack.enter_context(fake_gcs_server())
+        bucket = gcs.create_bucket()
+        raw = GCSFileSystem(**gcs.storage_options(), skip_instance_cache=True)
+        return f"gs://{bucket}/ws", gcs.storage_options(), raw, f"{bucket}/raw"
+    raise SystemExit(f"no store {backend!r}")
+
+
+def _swap(i: int) -> tuple[str, str]:
+    return ("tok-alpha", "tok-omega") if i % 2 == 0 else ("tok-omega", "tok-alpha")
+
+
+def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
     texts = [make_text("a"), make_text("b")]
+    datas = [t.encode() for t in texts]
     if op == "cat-n":
         from fsspec.implementations.memory import MemoryFileSystem
 
         mfs = MemoryFileSystem(global_store=False, skip_instance_cache=True)
-        mfs.pipe_file("/percall/raw.txt", texts[0].encode())
+        mfs.pipe_file("/percall/raw.txt", datas[0])
         return lambda i: cat_n(mfs.cat_file("/percall/raw.txt").decode())
-    if op.startswith("raw-local"):
-        from fsspec.implementations.local import LocalFileSystem
-
-        fs = LocalFileSystem()
-        path = os.path.join(tmp, "raw.txt")
-        datas = [t.encode() for t in texts]
+    if op.startswith("raw-"):
+        _, backend, call = op.split("-")
+        _, _, fs, raw_dir = _store(backend, tmp, stack)
+        path = f"{raw_dir}/raw.txt"
         fs.pipe_file(path, datas[0])
-        if op == "raw-local-write":
+        if call == "read":
+            kwargs = {"max_concurrency": 1} if backend == "s3" else {}
+            return lambda i: fs.cat_file(path, **kwargs)
+        if call == "write":
             return lambda i: fs.pipe_file(path, datas[i % 2])
 
         def raw_edit(i: int) -> None:
-            old, new = (b"tok-alpha", b"tok-omega") if i % 2 == 0 else (b"tok-omega",
-                                                                          b"tok-alpha")
-            fs.pipe_file(path, fs.cat_file(path).replace(old, new, 1))
+            old, new = _swap(i)
+            fs.pipe_file(path, fs.cat_file(path).replace(old.encode(), new.encode(), 1))
 
         return raw_edit
     from fsseam import Workspace
@@ -71,8 +109,8 @@ def _setup(op: str, tmp: str) -> Callable[[int], Any]:
 
         ws = Workspace("memory://percall", fs=isolated_memory_filesystem())
     else:
-        os.makedirs(os.path.join(tmp, "ws"))
-        ws = Workspace(os.path.join(tmp, "ws"))
+        url, options, _, _ = _store(backend, tmp, stack)
+        ws = Workspace(url, storage_options=options)
     tools = ws.context("percall").tools
     assert tools.execute("write", {"file_path": "/f.txt", "content": texts[0]}).ok
 
@@ -92,7 +130,7 @@ def _setup(op: str, tmp: str) -> Callable[[int], Any]:
             "write", {"file_path": "/f.txt", "content": texts[i % 2]}))
 
     def edit(i: int) -> None:
-        old, new = ("tok-alpha", "tok-omega") if i % 2 == 0 else ("tok-omega", "tok-alpha")
+        old, new = _swap(i)
         check(tools.execute("edit", {"file_path": "/f.txt", "old_string": old,
                                      "new_string": new}))
 
@@ -137,9 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.op}: {per_call / 1e6:.3f} M instructions per call "
               f"(callgrind, {args.n} calls)")
         return 0
-    with tempfile.TemporaryDirectory(prefix="fsseam-percall-",
-                                     dir=os.environ.get("FSSEAM_BENCH_DIR")) as tmp:
-        call = _setup(args.op, tmp)
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="fsseam-percall-", dir=os.environ.get("FSSEAM_BENCH_DIR")))
+        call = _setup(args.op, tmp, stack)
         for i in range(args.warmup):
             call(i)
         if args.n == 0:
