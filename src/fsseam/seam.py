@@ -234,7 +234,9 @@ class Seam(HistoryOps):
         self._gate.dispatch(
             ReadEvent(owner=self.owner, key=key, path=shown, version=version, partial=partial)
         )
-        return ReadOutcome(
+        # Built from values of the declared types, so not validated again: checking each of
+        # the lines a read returns is most of what validation costs (30 us for 2,000).
+        return ReadOutcome.model_construct(
             path=shown,
             lines=window.lines,
             offset=offset,
