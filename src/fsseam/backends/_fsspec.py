@@ -90,6 +90,11 @@ class FsspecDigestBackend:
         self.root = root.rstrip("/") or "/"
         self._lock = _lock_for(self._lock_token())
         self._known = KnownDigests()
+        # A filesystem that keeps no listings (MemoryFileSystem: invalidate_cache is the
+        # base class's no-op) has nothing to forget: _fresh() need not walk the parents.
+        self._keeps_listings = (
+            getattr(type(fs), "invalidate_cache", None) is not AbstractFileSystem.invalidate_cache
+        )
 
     def _lock_token(self) -> Hashable:
         return id(self.fs)
@@ -104,6 +109,8 @@ class FsspecDigestBackend:
     def _fresh(self, path: str) -> str:
         """``path``, after forgetting every listing the filesystem cached for it or for a
         directory above it (a cached parent listing answers ``info`` with old sizes)."""
+        if not self._keeps_listings:
+            return path
         p = self.fs._strip_protocol(path).rstrip("/")
         try:
             while True:
