@@ -8,11 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fsseam.backends._digest as digest_mod
 from fsseam import CreateOnly, Workspace
 from fsseam.backends._digest import KnownDigests, digest_version
 from fsseam.backends.memory import isolated_memory_filesystem
+from fsseam.text import decode
 from fsseam.tools.registry import ToolRegistry
 
 BIG = 10_000
@@ -101,3 +104,27 @@ def test_same_size_change_by_another_writer_is_a_new_version() -> None:
     blob = backend.read("f.txt")
     assert blob.data == b"b" * BIG
     assert blob.version == digest_version(b"b" * BIG) != v1
+
+
+def test_a_write_hashes_only_its_new_bytes(tools: ToolRegistry, hashed: list[int]) -> None:
+    assert tools.execute("write", {"file_path": "/f.txt", "content": _text("alpha")}).ok
+    hashed.clear()
+    res = tools.execute("write", {"file_path": "/f.txt", "content": _text("omega")})
+    assert res.ok, res.text
+    # Whether the write only puts back the bytes read is answered by the bytes kept for
+    # that version (a comparison), not by a digest of the new bytes; the write digests them.
+    assert hashed == [len(_text("omega").encode())]
+    hashed.clear()
+    res = tools.execute("write", {"file_path": "/f.txt", "content": _text("omega")})
+    assert res.ok and res.value.unchanged, res.text
+    assert tools.execute("read", {"file_path": "/f.txt"}).value.lines[500].endswith("omega")
+
+
+@settings(max_examples=60, deadline=None)
+@given(kept=st.binary(max_size=64), given_=st.binary(max_size=64), cached=st.booleans())
+def test_holds_answers_as_the_digest_does(kept: bytes, given_: bytes, cached: bool) -> None:
+    seam = Workspace("memory://holds", fs=isolated_memory_filesystem()).context("a").fs
+    version = digest_version(kept)
+    if cached:
+        seam._docs.put("f.txt", version, decode(b"x", "/f.txt").format, kept)
+    assert seam._holds("f.txt", version, given_, None) is (given_ == kept)
