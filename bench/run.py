@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 # gcsfs >= 2026.3 probes every bucket over gRPC (60 s against an emulator) unless told not
@@ -71,6 +72,32 @@ def make_text(variant: str = "a") -> str:
             body = f"{i:06d} variant-{variant} " + FILLER
         lines.append(body[:39] + "\n")
     return "".join(lines)
+
+
+def editor_str_replace(path: str, old: str, new: str) -> str:
+    """A reference editor's ``str_replace`` on a local file, as the one the issue measures
+    does it (the floor of a local edit): read the text, expand tabs, count the old string,
+    replace it, write the text back (no fsync, no version check), then render the lines
+    around the change with ``cat -n``."""
+    p = Path(path)
+    text = p.read_text().expandtabs()
+    old, new = old.expandtabs(), new.expandtabs()
+    if text.count(old) != 1:
+        raise RuntimeError(f"{old!r} is not unique in {path}")
+    after = text.replace(old, new)
+    p.write_text(after)
+    at = text.split(old)[0].count("\n")
+    start = max(0, at - 4)
+    snippet = after.split("\n")[start : at + 4 + new.count("\n") + 1]
+    return "Here's the result of running `cat -n` on a snippet:\n" + "\n".join(
+        f"{n:6}\t{line}" for n, line in enumerate(snippet, start + 1)
+    )
+
+
+def cat_n(text: str) -> str:
+    """A plain ``cat -n`` rendering in Python (the floor of a read on memory): every line
+    numbered, one f-string each, joined."""
+    return "\n".join(f"{n:6}\t{line}" for n, line in enumerate(text.splitlines(), 1))
 
 
 # -- backends under test ------------------------------------------------------------
@@ -242,14 +269,35 @@ class OpResult:
     raw_ms: float
     tool_requests: float | None = None
     raw_requests: float | None = None
+    floor: str | None = None
+    """What the floor row measures (None: the raw call is the floor)."""
+    floor_ms: float | None = None
 
     @property
     def ratio(self) -> float:
         return self.tool_ms / self.raw_ms if self.raw_ms else float("nan")
 
+    @property
+    def floor_ratio(self) -> float:
+        base = self.raw_ms if self.floor_ms is None else self.floor_ms
+        return self.tool_ms / base if base else float("nan")
 
-def _ops(target: Target, ctx: Any, tag: str) -> dict[str, tuple[Callable[[int], None], ...]]:
-    """op -> (fsseam call, raw call); each takes the iteration number."""
+
+FLOORS = {
+    ("memory", "read"): "cat -n in Python: cat_file, decode, one f-string per line, join",
+    ("s3", "read"): "one raw GET: s3fs cat_file with max_concurrency=1",
+    ("local", "edit"): "reference editor str_replace: read_text, count, replace, write_text "
+                       "(no fsync, no version check), cat -n snippet",
+}
+"""Floors other than the raw fsspec call of the same row: what a read must at least cost
+where raw fsspec does less (memory: no numbering) or more (s3fs: a HEAD before the GET)."""
+
+
+Call = Callable[[int], None]
+
+
+def _ops(target: Target, ctx: Any, tag: str) -> dict[str, tuple[Call, Call, Call | None]]:
+    """op -> (fsseam call, raw call, floor call or None); each takes the iteration number."""
     fs = target.raw_fs
     raw_path = f"{target.raw_dir}/{tag}.txt"
     tool_path = f"/{tag}.txt"
@@ -271,6 +319,12 @@ def _ops(target: Target, ctx: Any, tag: str) -> dict[str, tuple[Callable[[int], 
     def raw_read(i: int) -> None:
         assert len(fs.cat_file(raw_path)) == 80_000
 
+    def cat_n_read(i: int) -> None:
+        assert cat_n(fs.cat_file(raw_path).decode()).count("\n") == LINES - 1
+
+    def one_get_read(i: int) -> None:
+        assert len(fs.cat_file(raw_path, max_concurrency=1)) == 80_000
+
     def tool_write(i: int) -> None:
         check(ctx.tools.execute("write", {"file_path": tool_path, "content": texts[i % 2]}))
 
@@ -290,10 +344,22 @@ def _ops(target: Target, ctx: Any, tag: str) -> dict[str, tuple[Callable[[int], 
         data = fs.cat_file(raw_path)
         fs.pipe_file(raw_path, data.replace(old.encode(), new.encode(), 1))
 
+    editor_path = f"{target.raw_dir}/{tag}-editor.txt"
+    if target.name == "local":
+        fs.pipe_file(editor_path, datas[0])
+
+    def editor_edit(i: int) -> None:
+        old, new = swap(i)
+        editor_str_replace(editor_path, old, new)
+
+    floors: dict[tuple[str, str], Call] = {
+        ("memory", "read"): cat_n_read, ("s3", "read"): one_get_read,
+        ("local", "edit"): editor_edit,
+    }
     return {
-        "read": (tool_read, raw_read),
-        "write": (tool_write, raw_write),
-        "edit": (tool_edit, raw_edit),
+        op: (tool, raw, floors.get((target.name, op)))
+        for op, tool, raw in (("read", tool_read, raw_read), ("write", tool_write, raw_write),
+                              ("edit", tool_edit, raw_edit))
     }
 
 
@@ -301,28 +367,37 @@ def bench_latency(target: Target, n: int, warmup: int = 3) -> list[OpResult]:
     ctx = target.workspace().context("bench")
     ops = _ops(target, ctx, "lat")
     results = []
-    for op, (tool, raw) in ops.items():
+    for op, (tool, raw, floor) in ops.items():
         tool_t: list[float] = []
         raw_t: list[float] = []
-        # Interleaved, so drift (GC, the page cache, the server warming up) hits both.
+        floor_t: list[float] = []
+        # Interleaved, so drift (GC, the page cache, the server warming up) hits all.
         for i in range(warmup + n):
             t0 = time.perf_counter()
             tool(i)
             t1 = time.perf_counter()
             raw(i)
             t2 = time.perf_counter()
+            if floor is not None:
+                floor(i)
+            t3 = time.perf_counter()
             if i >= warmup:
                 tool_t.append(t1 - t0)
                 raw_t.append(t2 - t1)
+                floor_t.append(t3 - t2)
         results.append(
-            OpResult(op, statistics.median(tool_t) * 1e3, statistics.median(raw_t) * 1e3)
+            OpResult(
+                op, statistics.median(tool_t) * 1e3, statistics.median(raw_t) * 1e3,
+                floor=FLOORS.get((target.name, op)) if floor is not None else None,
+                floor_ms=statistics.median(floor_t) * 1e3 if floor is not None else None,
+            )
         )
     counted = target.counted or (target if target.counter is not None else None)
     if counted is not None:
         cctx = counted.workspace().context("bench-counted")
         cops = _ops(counted, cctx, "cnt")
         for r in results:
-            tool, raw = cops[r.op]
+            tool, raw, _ = cops[r.op]
             for i in range(2):  # connections and clients warm
                 tool(i)
                 raw(i)
@@ -814,6 +889,46 @@ def fmt_req(x: float | None) -> str:
     return f"{x:g}" if x == int(x) else f"{x:.2f}"
 
 
+def render_floors(latency: dict[str, list[OpResult]]) -> str:
+    """Each fsseam call next to its floor, measured in the same interleaved loop: the raw
+    fsspec call of the row, or the floor of FLOORS where raw fsspec is not one."""
+    out = [
+        "| call | fsseam ms | floor | floor ms | ratio to floor | goal (issue 20) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, ops in latency.items():
+        for r in ops:
+            floor = r.floor or f"raw fsspec ({RAW_CALLS[r.op]})"
+            floor_ms = r.raw_ms if r.floor_ms is None else r.floor_ms
+            goal = GOALS.get((name, r.op))
+            met = "" if goal is None else (
+                f"<= {goal:g}x: {'met' if r.floor_ratio <= goal else 'not met'}")
+            out.append(
+                f"| {name} {r.op} | {fmt_ms(r.tool_ms)} | {floor} | {fmt_ms(floor_ms)} "
+                f"| {r.floor_ratio:.2f} | {met} |"
+            )
+    return "\n".join(out)
+
+
+GOALS = {
+    ("local", "edit"): 1.5,
+    ("local", "write"): 2.5,
+    ("memory", "read"): 1.5,
+    ("s3", "read"): 1.1,
+    ("gcs", "read"): 1.1,
+    ("gcs", "write"): 1.1,
+    ("gcs", "edit"): 1.1,
+}
+"""Issue 20's goals: the most each call may take, as a multiple of its floor row."""
+
+
+RAW_CALLS = {
+    "read": "cat_file",
+    "write": "pipe_file",
+    "edit": "cat_file, bytes.replace, pipe_file",
+}
+
+
 def render(
     latency: dict[str, list[OpResult]],
     windows: list[WindowResult],
@@ -837,6 +952,8 @@ def render(
         else:
             cells.append("n/a")
         out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    out.append(render_floors(latency))
     if windows:
         out.append("")
         out.append(
@@ -975,7 +1092,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump(
                 {
-                    "latency": {k: [asdict(r) | {"ratio": r.ratio} for r in v]
+                    "latency": {k: [asdict(r) | {"ratio": r.ratio,
+                                                 "floor_ratio": r.floor_ratio} for r in v]
                                 for k, v in latency.items()},
                     "windows": [asdict(w) for w in windows],
                     "agents": [asdict(a) | {"throughput": a.throughput} for a in agents],

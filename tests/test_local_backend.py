@@ -55,20 +55,28 @@ def test_same_size_external_write_with_restored_mtime_is_a_new_version(
     assert f.read_bytes() == b"BBBB"
 
 
+def _count_verified(backend: LocalBackend, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Sizes of the bytes whose version a read had to establish from the bytes themselves
+    (digested, or compared with the bytes last seen): every read the stat cache did not
+    answer."""
+    calls: list[int] = []
+    real = backend._known.version
+
+    def counting(key: str, data: bytes) -> object:
+        calls.append(len(data))
+        return real(key, data)
+
+    monkeypatch.setattr(backend._known, "version", counting)
+    return calls
+
+
 def test_stat_cache_spares_rehash_of_unchanged_file(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(local_mod, "RACY_WINDOW_NS", 0)
-    calls: list[int] = []
-    real = local_mod.digest_version
-
-    def counting(data: bytes) -> object:
-        calls.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(local_mod, "digest_version", counting)
     (root / "a.txt").write_bytes(b"x" * 1000)
     backend = LocalBackend(str(root))
+    calls = _count_verified(backend, monkeypatch)
     v = backend.read("a.txt").version
     assert backend.read("a.txt").version == v
     assert backend.read("a.txt").version == v
@@ -76,11 +84,9 @@ def test_stat_cache_spares_rehash_of_unchanged_file(
 
 
 def test_recently_modified_file_is_rehashed(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[int] = []
-    real = local_mod.digest_version
-    monkeypatch.setattr(local_mod, "digest_version", lambda d: calls.append(1) or real(d))
     (root / "a.txt").write_bytes(b"fresh")
     backend = LocalBackend(str(root))
+    calls = _count_verified(backend, monkeypatch)
     backend.read("a.txt")
     backend.read("a.txt")
     assert len(calls) == 2  # mtime within the racy window: the cache is not trusted

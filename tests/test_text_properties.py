@@ -107,6 +107,14 @@ class Model:
         return o[: self.omap[start]] + self.styled(new) + o[self.omap[end] :]
 
 
+def snippet_of(lines: list[str], first: int, inserted: str, at_least: int) -> tuple[list[str], int]:
+    """The lines an edit's snippet shows: 3 lines of context around the lines from ``first``
+    that the ``inserted`` text covers (at least ``at_least`` of them)."""
+    covered = max(at_least, len(Model.of(inserted).lines))
+    start = max(1, first - 3)
+    return lines[start - 1 : min(len(lines), first + covered - 1 + 3)], start
+
+
 def occurrences(haystack: str, needle: str) -> int:
     """Overlapping occurrences."""
     n, i = 0, haystack.find(needle)
@@ -265,6 +273,10 @@ def test_replace_splices_exactly_the_matched_region(
         assert out.first_line == m.view.count("\n", 0, start) + 1
         # a fresh read shows the model's view of the new bytes
         assert e.ctx.fs.read("/f.txt").lines == Model.of(expected_text).lines
+        # the snippet: the new text's lines around the change
+        assert (out.snippet, out.snippet_start) == snippet_of(
+            Model.of(expected_text).lines, out.first_line, new, 1
+        )
 
 
 @KINDS
@@ -346,9 +358,12 @@ def test_insert_at_a_line_boundary(
     with env(kind, chunk) as e:
         e.put("f.txt", raw)
         e.ctx.fs.read("/f.txt")
-        e.ctx.fs.insert("/f.txt", line, ins)
+        out = e.ctx.fs.insert("/f.txt", line, ins)
         got = e.get("f.txt")
         assert got == expected
+        assert (out.snippet, out.snippet_start) == snippet_of(
+            Model.of(head + m.styled(ins) + tail).lines, line + 1, ins, 1
+        )
         # untouched bytes on both sides
         assert got.startswith(encode(bom, head))
         assert got.endswith(tail.encode("utf-8"))
@@ -486,3 +501,20 @@ def test_nul_after_the_first_8_kib_is_text(kind: str, chunk: int) -> None:
         assert out.lines == ["x" * 8192 + "\x00", "end"]
         e.ctx.fs.replace("/f.txt", "end", "END")
         assert e.get("f.txt") == b"x" * 8192 + b"\x00\nEND\n"
+
+
+@SETTINGS
+@given(doc=texts(), data=st.data())
+def test_line_count_and_lines_near_agree_with_the_split_lines(
+    doc: tuple[bool, str], data: st.DataObject
+) -> None:
+    from fsseam.text import TextDoc
+
+    d = TextDoc(doc[1], doc[0])
+    lines = Model.of(doc[1]).lines
+    assert d.line_count == len(lines)
+    starts = [0] + [i + 1 for i, c in enumerate(d.view) if c == "\n"]
+    line = data.draw(st.integers(min_value=1, max_value=len(starts)), label="line")
+    first = data.draw(st.integers(min_value=1, max_value=line), label="first")
+    last = data.draw(st.integers(min_value=line - 1, max_value=line + 5), label="last")
+    assert d.lines_near(starts[line - 1], line, first, last) == lines[first - 1 : last]

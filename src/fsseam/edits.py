@@ -66,6 +66,9 @@ class Span:
     last_line: int
     count: int
     """Occurrences replaced (1 for an insert)."""
+    at: int | None = None
+    """View offset, in the text after this edit, where line ``first_line`` starts (None when
+    the edit ends an unterminated last line: no line starts there)."""
 
 
 @dataclass(frozen=True)
@@ -155,13 +158,15 @@ def replace(doc: TextDoc, op: Replace, path: str) -> tuple[TextDoc, Span]:
     after = doc.splice([(s, s + len(old), new) for s in chosen])
     first = doc.line_of(chosen[0])
     last = first + max(0, len(split_lines(new)) - 1)
-    return after, Span(first, last, len(chosen))
+    # The text before the first match is unchanged, so is where its line starts.
+    at = doc.view.rfind("\n", 0, chosen[0]) + 1
+    return after, Span(first, last, len(chosen), at)
 
 
 def insert(doc: TextDoc, op: Insert, path: str) -> tuple[TextDoc, Span]:
     """Insert at a line boundary, verbatim: ``l1\\nl2\\n`` + ``X`` at 1 -> ``l1\\nXl2\\n``."""
     check_new_text(op.text, "text")
-    total = len(doc.lines)
+    total = doc.line_count
     if op.line < 0 or op.line > total:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
@@ -174,7 +179,8 @@ def insert(doc: TextDoc, op: Insert, path: str) -> tuple[TextDoc, Span]:
     after = doc.splice([(at, at, text)])
     first = op.line + 1
     last = op.line + max(1, len(split_lines(text)))
-    return after, Span(first, last, 1)
+    starts_line = at == 0 or doc.view[at - 1] == "\n"
+    return after, Span(first, last, 1, at if starts_line else None)
 
 
 def apply(doc: TextDoc, ops: Sequence[EditOp], path: str) -> EditPlan:

@@ -75,7 +75,8 @@ class TextFormat:
 
     def styled(self, text: str) -> str:
         """``text`` (model newlines) in this newline style."""
-        text = text.replace("\r\n", "\n")
+        if "\r" in text:  # memchr: searching the text for CRLF costs 20 times more
+            text = text.replace("\r\n", "\n")
         return text.replace("\n", self.newline) if self.newline != "\n" else text
 
 
@@ -95,6 +96,13 @@ class TextDoc:
 
     def __post_init__(self) -> None:
         o = self.original
+        if "\r" not in o:
+            # Most files have no CR at all: one memchr instead of counting CRLF and LF over
+            # the whole text (two passes, for the before and the after text of every edit).
+            self.newline = "\n"
+            self._cr_at = []
+            self.view = o
+            return
         crlf = o.count("\r\n")
         self.newline = dominant_newline(crlf, o.count("\n"))
         if crlf:
@@ -141,6 +149,33 @@ class TextDoc:
     def lines(self) -> list[str]:
         return split_lines(self.view)
 
+    @property
+    def line_count(self) -> int:
+        """``len(self.lines)``, counted without splitting the text."""
+        v = self.view
+        if not v:
+            return 0
+        return v.count("\n") + (0 if v.endswith("\n") else 1)
+
+    def lines_near(self, at: int, line: int, first: int, last: int) -> list[str]:
+        """Lines ``first`` to ``last`` (1-based, clipped to the text) given that view offset
+        ``at`` starts line ``line`` (``first <= line``): found by searching outward from
+        ``at``, so a snippet costs the lines it shows, not a split of the whole text."""
+        v = self.view
+        lo = at
+        for _ in range(line - first):
+            if lo == 0:
+                break
+            lo = v.rfind("\n", 0, lo - 1) + 1
+        hi = at
+        for _ in range(last - line + 1):
+            nl = v.find("\n", hi)
+            if nl < 0:
+                hi = len(v)
+                break
+            hi = nl + 1
+        return split_lines(v[lo:hi])
+
     def line_start(self, index: int) -> int:
         """View offset where 0-based line ``index`` starts (``len(view)`` past the end)."""
         pos = 0
@@ -164,6 +199,22 @@ def encode_new(content: str, like: TextFormat | None) -> bytes:
     if like is None:
         return ((BOM if bom else "") + content).encode("utf-8")
     return ((BOM if like.bom or bom else "") + like.styled(content)).encode("utf-8")
+
+
+def within(joined: str, cap: int) -> bool:
+    """Whether no line of ``joined`` (lines joined by ``\n``) is longer than ``cap``.
+
+    Exact, in about ``len(joined) / cap`` searches: from each line start, the next
+    ``cap + 1`` characters hold a newline, or the line starting there is too long; the
+    search goes on after the last newline among them."""
+    end = len(joined)
+    pos = 0
+    while end - pos > cap:
+        nl = joined.rfind("\n", pos, pos + cap + 1)
+        if nl < 0:
+            return False
+        pos = nl + 1
+    return True
 
 
 class _LongLine:
@@ -244,15 +295,19 @@ class LineWindow:
     def window_full(self) -> bool:
         return self.count >= self.last
 
-    def _add(self, texts: list[str], first_no: int) -> None:
-        """Keep decoded window lines numbered from ``first_no``, within the budgets."""
+    def _add(self, texts: list[str], first_no: int, joined: str) -> None:
+        """Keep decoded window lines numbered from ``first_no``, within the budgets
+        (``joined``: the same lines joined by ``\n``, for their lengths without a pass over
+        the list)."""
         cap = self.max_line
-        if self.max_chars is None and (cap is None or max(map(len, texts)) <= cap):
-            self.lines.extend(texts)
-            return
-        if self.max_chars is not None and (cap is None or max(map(len, texts)) <= cap):
-            cost = sum(map(len, texts)) + 8 * len(texts)
-            if not self._spent and self._used + cost <= self.max_chars:  # in C
+        if cap is None or within(joined, cap):
+            if self.max_chars is None:
+                self.lines.extend(texts)
+                return
+            # Every line's characters plus 8: the joined text holds all of them but the
+            # newlines between lines.
+            cost = len(joined) - (len(texts) - 1) + 8 * len(texts)
+            if not self._spent and self._used + cost <= self.max_chars:
                 self._used += cost
                 self.lines.extend(texts)
                 return
@@ -275,6 +330,13 @@ class LineWindow:
                 self._spent = True
                 self.last = min(self.last, number + 1)
 
+    def _room(self) -> int | None:
+        """How many more lines the output budget could take (every line costs at least 8);
+        None without a budget."""
+        if self.max_chars is None:
+            return None
+        return max(0, self.max_chars - self._used) // 8 + 2
+
     def _take(self, lines: list[bytes], first_no: int, last_is_final: bool = False) -> None:
         """Decode window lines (one decode call for all), dropping each CRLF's ``\r``.
 
@@ -282,10 +344,13 @@ class LineWindow:
         """
         if not lines:
             return
-        if self.max_chars is not None:
-            # Every line costs at least 8: more than this many cannot fit in the budget.
-            lines = lines[: max(0, self.max_chars - self._used) // 8 + 2]
-        joined = b"\n".join(lines)
+        room = self._room()
+        if room is not None:
+            lines = lines[:room]
+        self._take_joined(b"\n".join(lines), first_no, last_is_final)
+
+    def _take_joined(self, joined: bytes, first_no: int, last_is_final: bool = False) -> None:
+        """``_take`` of lines already joined by ``\n`` (a slice of a chunk)."""
         if b"\r" in joined:
             # Every line but a final one ended in \n: its \r before the join's \n is a CRLF.
             joined = joined.replace(b"\r\n", b"\n")
@@ -295,7 +360,7 @@ class LineWindow:
             text = joined.decode("utf-8")
         except UnicodeDecodeError as e:
             raise not_text(self.path) from e
-        self._add(text.split("\n"), first_no)
+        self._add(text.split("\n"), first_no, text)
 
     def _hold(self, piece: bytes) -> None:
         """Add bytes to the current (window) line, which goes on in the next chunk."""
@@ -353,19 +418,34 @@ class LineWindow:
         else:
             # Lines numbered count+1 .. count+n end in this chunk; the piece after the
             # last newline starts line count+n+1.
-            pieces = chunk.split(b"\n")
             start = self.count + 1
-            lo = max(self.first, start) - start
-            if lo == 0:
-                self._finish_held(pieces[0], start)  # began in an earlier chunk
-                lo = 1
-            hi = min(self.last, self.count + n) - start + 1
-            if lo < hi:
-                self._take(pieces[lo:hi], start + lo)
+            first_nl = chunk.find(b"\n")
+            if self.first <= start:
+                self._finish_held(chunk[:first_nl], start)  # began in an earlier chunk
+            room = self._room()
+            if (
+                self.first <= start + 1
+                and self.count + n <= self.last
+                and (room is None or n - 1 <= room)
+            ):
+                # Every later line ending here is in the window (the usual whole small
+                # file): they are one slice of the chunk, decoded and split once, with no
+                # split and re-join of the bytes.
+                last_nl = chunk.rfind(b"\n")
+                if first_nl < last_nl:
+                    self._take_joined(chunk[first_nl + 1 : last_nl], start + 1)
+                tail = chunk[last_nl + 1 :]
+            else:
+                pieces = chunk.split(b"\n")
+                lo = max(1, max(self.first, start) - start)
+                hi = min(self.last, self.count + n) - start + 1
+                if lo < hi:
+                    self._take(pieces[lo:hi], start + lo)
+                tail = pieces[-1]
             self.count += n
             self._drop_held()
             if self.first <= self.count + 1 <= self.last:
-                self._hold(pieces[-1])
+                self._hold(tail)
         if chunk:
             self._midline = not chunk.endswith(b"\n")
         if final and self._midline:

@@ -19,7 +19,7 @@ from ..errors import Conflict, ErrorCode, FsError
 from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
-from ._digest import digest_version, hasher, version_of
+from ._digest import KnownDigests, digest_version
 from .base import ANY_VERSION, Blob, Entry, ReadStream, Stat, VersionInfo
 
 _LOCKS: dict[Hashable, threading.RLock] = {}
@@ -50,31 +50,6 @@ def check_precondition(
 
 def _root_is_directory() -> FsError:
     return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
-
-
-class _FsspecStream:
-    def __init__(self, f: Any, chunk_size: int, size: int | None) -> None:
-        self._f = f
-        self._chunk_size = chunk_size
-        self.size = size
-        self._hash = hasher()
-        self._version: Version | None = None
-
-    @property
-    def version(self) -> Version | None:
-        return self._version
-
-    def chunks(self) -> Iterator[bytes]:
-        while True:
-            chunk = self._f.read(self._chunk_size)
-            if not chunk:
-                break
-            self._hash.update(chunk)
-            yield chunk
-        self._version = version_of(self._hash)
-
-    def close(self) -> None:
-        self._f.close()
 
 
 class _BlobStream:
@@ -114,6 +89,12 @@ class FsspecDigestBackend:
         self.fs = fs
         self.root = root.rstrip("/") or "/"
         self._lock = _lock_for(self._lock_token())
+        self._known = KnownDigests()
+        # A filesystem that keeps no listings (MemoryFileSystem: invalidate_cache is the
+        # base class's no-op) has nothing to forget: _fresh() need not walk the parents.
+        self._keeps_listings = (
+            getattr(type(fs), "invalidate_cache", None) is not AbstractFileSystem.invalidate_cache
+        )
 
     def _lock_token(self) -> Hashable:
         return id(self.fs)
@@ -128,6 +109,8 @@ class FsspecDigestBackend:
     def _fresh(self, path: str) -> str:
         """``path``, after forgetting every listing the filesystem cached for it or for a
         directory above it (a cached parent listing answers ``info`` with old sizes)."""
+        if not self._keeps_listings:
+            return path
         p = self.fs._strip_protocol(path).rstrip("/")
         try:
             while True:
@@ -170,7 +153,7 @@ class FsspecDigestBackend:
                 return None
             raise
 
-    def read(self, key: str) -> Blob:
+    def _cat(self, key: str) -> bytes:
         if not key:
             raise _root_is_directory()
         path = self._fresh(self.path(key))
@@ -178,16 +161,22 @@ class FsspecDigestBackend:
             data = self.fs.cat_file(path)
         except Exception as e:
             raise self._not_found(e, key, "read") from e
-        if not isinstance(data, bytes):
-            data = bytes(data)
-        return Blob(data=data, version=digest_version(data))
+        return data if isinstance(data, bytes) else bytes(data)
+
+    def read(self, key: str) -> Blob:
+        # The digest of exactly these bytes; no second sha256 pass when they are the bytes
+        # this backend last read or wrote there (the usual read -> edit -> re-check).
+        data = self._cat(key)
+        return Blob(data=data, version=self._known.version(key, data))
 
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
         # One object at a time: the emulated compare-and-swap already serializes this
-        # backend's calls, and in-memory reads cost less than any pool would.
+        # backend's calls, and in-memory reads cost less than any pool would. A search
+        # reads thousands of files: they are digested, not kept.
         for entry in entries:
             try:
-                yield entry, self.read(entry.key)
+                data = self._cat(entry.key)
+                yield entry, Blob(data=data, version=digest_version(data))
             except FsError as err:
                 yield entry, err
 
@@ -342,12 +331,15 @@ class FsspecDigestBackend:
         try:
             self.fs.pipe_file(path, data)
         except Exception as e:
+            self._known.forget(key)
             raise map_os_error(e, key, "write") from e
         finally:
             # Whatever the filesystem remembered about this path (or its parents' listings)
             # predates the write; some forget only part of it themselves.
             self._fresh(path)
-        return digest_version(data)
+        version = digest_version(data)
+        self._known.remember(key, data, version)
+        return version
 
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
         if not key:
@@ -384,6 +376,7 @@ class FsspecDigestBackend:
                 if info.get("type") == "directory":
                     raise map_os_error(IsADirectoryError(key), key, "delete")
             path = self.path(key)
+            self._known.forget(key)
             try:
                 self.fs.rm_file(path)
             except Exception as e:

@@ -53,7 +53,7 @@ from ..messages import Part
 from ..oserrors import map_os_error, mapped
 from ..paths import MAX_PATH_DEPTH, display
 from ..versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
-from ._digest import digest_version, hasher, version_of
+from ._digest import KnownDigests, digest_version, hasher, version_of
 from ._fsspec import check_precondition
 from .base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 
@@ -133,13 +133,14 @@ def _root_is_directory() -> FsError:
 
 class _LocalStream:
     def __init__(self, fd: int, st: os.stat_result, cached: Version | None, chunk_size: int,
-                 key: str, on_done: Any) -> None:
+                 key: str, on_done: Any, known: KnownDigests) -> None:
         self._fd = fd
         self._st = st
         self._chunk_size = chunk_size
         self._version = cached
         self._key = key
         self._on_done = on_done
+        self._known = known
         self.size: int | None = st.st_size
 
     @property
@@ -147,7 +148,16 @@ class _LocalStream:
         return self._version
 
     def chunks(self) -> Iterator[bytes]:
-        h = hasher() if self._version is None else None
+        # No version from the stat cache: a file small enough to keep is compared whole with
+        # the bytes last read or written here (digested only if they differ); a bigger one
+        # is hashed as it passes.
+        kept: list[bytes] | None = None
+        h = None
+        if self._version is None:
+            if self._known.keeps(self._st.st_size):
+                kept = []
+            else:
+                h = hasher()
         started = time.time_ns()
         seen = 0
         sig = _sig(self._st)
@@ -157,7 +167,7 @@ class _LocalStream:
             want = min(self._chunk_size, max(self._st.st_size - seen, 0) + (1 << 16))
             with mapped(self._key, "read"):
                 chunk = os.read(self._fd, want)
-                unchanged = h is not None or _sig(os.fstat(self._fd)) == sig
+                unchanged = self._version is None or _sig(os.fstat(self._fd)) == sig
             if not unchanged:
                 # The version came from the stat cache: it names these bytes only while the
                 # file is untouched. Checked before every chunk is handed out, so a reader
@@ -168,9 +178,16 @@ class _LocalStream:
             seen += len(chunk)
             if h is not None:
                 h.update(chunk)
+            elif kept is not None:
+                kept.append(chunk)
             yield chunk
-        if h is not None:
-            self._version = version_of(h)
+        if h is not None or kept is not None:
+            if kept is not None:
+                data = kept[0] if len(kept) == 1 else b"".join(kept)
+                self._version = self._known.version(self._key, data)
+            else:
+                assert h is not None
+                self._version = version_of(h)
             with mapped(self._key, "read"):
                 if _sig(os.fstat(self._fd)) == sig:
                     self._on_done(self._st, self._version, started)
@@ -346,6 +363,7 @@ class LocalBackend:
         self._root_slash = real.rstrip(os.sep) + os.sep
         self._given = os.path.abspath(root)
         self._cache = _StatCache()
+        self._known = KnownDigests()
         self._swept: set[str] = set()
 
     @classmethod
@@ -502,27 +520,39 @@ class LocalBackend:
         path = self.path(key)
         version = self._cache.get(path, st)
         if version is None:
-            version = digest_version(data)
+            version = self._known.version(key, data)
             self._cache.put(path, st, version, started)
         return Blob(data=data, version=version)
 
     def _digest_fd(self, fd: int, st: os.stat_result, key: str) -> Version | None:
-        """The version of an open file, from the cache or hashed in chunks (never held whole
-        in memory); None if it changed while hashed."""
+        """The version of an open file, from the cache, from a comparison with the bytes
+        last read or written here (a small file, read whole), or hashed in chunks (never
+        held whole in memory); None if it changed meanwhile."""
         path = self.path(key)
         cached = self._cache.get(path, st)
         if cached is not None:
             return cached
         started = time.time_ns()
-        h = hasher()
-        while True:
-            chunk = os.read(fd, HASH_CHUNK)
-            if not chunk:
-                break
-            h.update(chunk)
-        if _sig(os.fstat(fd)) != _sig(st):
-            return None
-        version = version_of(h)
+        if self._known.keeps(st.st_size):
+            parts = []
+            while True:
+                chunk = os.read(fd, max(st.st_size, 1 << 16) + 1)
+                if not chunk:
+                    break
+                parts.append(chunk)
+            if _sig(os.fstat(fd)) != _sig(st):
+                return None
+            version = self._known.version(key, b"".join(parts))
+        else:
+            h = hasher()
+            while True:
+                chunk = os.read(fd, HASH_CHUNK)
+                if not chunk:
+                    break
+                h.update(chunk)
+            if _sig(os.fstat(fd)) != _sig(st):
+                return None
+            version = version_of(h)
         self._cache.put(path, st, version, started)
         return version
 
@@ -602,7 +632,8 @@ class LocalBackend:
         def done(st_: os.stat_result, version: Version, started: int) -> None:
             self._cache.put(path, st_, version, started)
 
-        return _LocalStream(fd, st, self._cache.get(path, st), chunk_size, key, done)
+        return _LocalStream(fd, st, self._cache.get(path, st), chunk_size, key, done,
+                            self._known)
 
     def stat(self, key: str) -> Stat:
         if not key:
@@ -725,7 +756,9 @@ class LocalBackend:
                 with mapped(key, "write"):
                     self._write_at(dfd, key, name, data, precondition)
                 ok = True
-                return digest_version(data)
+                version = digest_version(data)
+                self._known.remember(key, data, version)
+                return version
             except _DirGone:
                 continue
             finally:
@@ -892,6 +925,7 @@ class LocalBackend:
                         if now is None or _sig(now) != _sig(current[1]):
                             continue
                     os.unlink(name, dir_fd=dfd)
+                    self._known.forget(key)
                     break
                 else:
                     raise _kept_changing(key, "checked")

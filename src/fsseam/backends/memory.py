@@ -9,14 +9,13 @@ store of its own.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from fsspec.implementations.memory import MemoryFileSystem
 
 from ..errors import ErrorCode, FsError
 from ..versions import Capabilities
-from ._fsspec import FsspecDigestBackend, _FsspecStream
+from ._fsspec import FsspecDigestBackend
 
 __all__ = ["MemoryBackend", "isolated_memory_filesystem"]
 
@@ -54,7 +53,10 @@ class MemoryBackend(FsspecDigestBackend):
     """Digest versions; the compare-and-swap holds a lock shared by every user of the store,
     and the store lives in this process, so it is atomic among fsseam writers. Writers that
     bypass fsseam (pandas, fsspec) take no lock; the digest re-check under the lock is what
-    catches their changes."""
+    catches their changes.
+
+    A read stream is the base class's: one ``cat_file`` (a private copy of the bytes, never
+    the file object MemoryFileSystem shares between readers), digested once."""
 
     capabilities = Capabilities(
         create_only_atomic=True,
@@ -66,12 +68,6 @@ class MemoryBackend(FsspecDigestBackend):
         history=False,
         note="atomic within this process (the store is in-process memory)",
     )
-
-    def open_read(self, key: str, chunk_size: int = 1 << 20) -> _FsspecStream:
-        # MemoryFileSystem hands every reader the same file object (one shared position):
-        # read from a private copy instead.
-        blob = self.read(key)
-        return _FsspecStream(io.BytesIO(blob.data), chunk_size, len(blob.data))
 
     def _lock_token(self) -> int:
         # Every MemoryFileSystem sharing one store must share one lock: for the global store

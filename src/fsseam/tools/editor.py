@@ -14,7 +14,7 @@ from ..messages import DEFAULT_VOCABULARY, render
 from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
-from .render import MAX_LINE_CHARS, fit, listed, numbered
+from .render import MAX_LINE_CHARS, fit, listed, numbered, numbered_fit
 
 __all__ = ["EDITOR_VOCABULARY", "EditorArgs", "EditorOutcome", "StrReplaceEditor"]
 
@@ -276,11 +276,10 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
         head = f"Here's the result of running `cat -n` on {o.path}:\n"
         if o.total == 0:
             return head + "(the file is empty)"
-        rows = numbered(o.lines, o.offset, o.cut)
-        shown = fit(rows, self.max_output_chars - len(head))
+        text, shown = numbered_fit(o.lines, o.offset, o.cut, self.max_output_chars - len(head))
         last = o.offset + shown - 1
-        body = head + "\n".join(rows[:shown]) + "\n"
-        more = shown < len(rows) or o.total is None or last < o.total
+        body = head + text + "\n"
+        more = shown < len(o.lines) or o.total is None or last < o.total
         if not more:
             return body
         of = f" of {o.total}" if o.total is not None else ""

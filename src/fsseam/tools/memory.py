@@ -37,7 +37,7 @@ from ..text import TextDoc
 from .base import Tool
 from .changes import not_applied
 from .editor import EDITOR_VOCABULARY, SKIP_DIRS
-from .render import MAX_LINE_CHARS, fit, numbered
+from .render import MAX_LINE_CHARS, fit, numbered, numbered_fit
 
 __all__ = ["MEMORY_ROOT", "MEMORY_VOCABULARY", "MemoryArgs", "MemoryOutcome", "MemoryTool"]
 
@@ -377,11 +377,10 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
         head = f"Here's the content of {o.path} with line numbers:\n"
         if o.total == 0:
             return head + "(the file is empty)"
-        rows = numbered(o.lines, o.offset, o.cut)
-        shown = fit(rows, self.max_output_chars - len(head))
+        text, shown = numbered_fit(o.lines, o.offset, o.cut, self.max_output_chars - len(head))
         last = o.offset + shown - 1
-        body = head + "\n".join(rows[:shown])
-        if shown < len(rows) or o.total is None or last < o.total:
+        body = head + text
+        if shown < len(o.lines) or o.total is None or last < o.total:
             end = f", {o.total}" if o.total is not None else ", -1"
             body += (f"\n<response clipped: showing lines {o.offset}-{last}. To see more, view "
                      f"with view_range [{last + 1}{end}].>")

@@ -24,12 +24,15 @@ from ..outcomes import (
     ReadOutcome,
     WriteOutcome,
 )
+from ..text import within
 
 __all__ = [
     "MAX_LINE_CHARS",
     "MAX_READ_CHARS",
     "fit",
     "numbered",
+    "numbered_fit",
+    "numbered_text",
     "render",
     "render_change",
     "render_delete",
@@ -46,8 +49,13 @@ __all__ = [
 
 MAX_LINE_CHARS = 2000
 MAX_READ_CHARS = 100_000
-# Line-number prefixes, made once: formatting them per line dominated rendering a read.
+# Line-number prefixes, made once: formatting them per line dominated rendering a read. The
+# second list starts each with the newline that ends the row before, so that a view is one
+# join of prefixes and lines interleaved.
 _PREFIXES = [f"{n:>6}\t" for n in range(20_001)]
+_NL_PREFIXES = [f"\n{n:>6}\t" for n in range(20_001)]
+_PREFIX_CHARS = 7
+"""Characters of every prefix in the tables (line numbers below 10^6)."""
 
 
 def _cut(line: str, length: int | None = None) -> str:
@@ -71,6 +79,41 @@ def numbered(lines: list[str], start: int, cut: Mapping[int, int] | None = None)
     if end <= len(_PREFIXES):
         return list(map(str.__add__, _PREFIXES[start:end], lines))
     return [f"{n:>6}\t{line}" for n, line in enumerate(lines, start)]
+
+
+def numbered_text(lines: list[str], start: int, cut: Mapping[int, int] | None = None) -> str:
+    """``"\n".join(numbered(lines, start, cut))``, built by one join of the prefixes and
+    the lines interleaved (no row string per line)."""
+    n = len(lines)
+    end = start + n
+    if not n or end > len(_PREFIXES):
+        return "\n".join(numbered(lines, start, cut))
+    if cut:
+        lines = [_cut(line, cut.get(k)) for k, line in enumerate(lines, start)]
+    parts = lines + lines
+    parts[0::2] = _NL_PREFIXES[start:end]
+    parts[1::2] = lines
+    parts[0] = _PREFIXES[start]
+    text = "".join(parts)
+    if not cut and not within(text, MAX_LINE_CHARS + _PREFIX_CHARS):
+        # A row longer than a prefix and a full line: some line needs cutting.
+        return "\n".join(numbered(lines, start))
+    return text
+
+
+def numbered_fit(
+    lines: list[str], start: int, cut: Mapping[int, int] | None, max_chars: int
+) -> tuple[str, int]:
+    """The ``numbered`` rows that :func:`fit` in ``max_chars``, joined, and how many they
+    are: one text built once and cut at a newline."""
+    text = numbered_text(lines, start, cut)
+    if len(text) + 1 <= max_chars:
+        return text, len(lines)
+    at = text.rfind("\n", 0, max_chars)
+    if at < 0:
+        first = text.find("\n")
+        return (text if first < 0 else text[:first]), 1
+    return text[:at], text.count("\n", 0, at) + 1
 
 
 def fit(rows: list[str], max_chars: int) -> int:
@@ -138,11 +181,9 @@ def _(o: ChangeOutcome) -> str:
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
     if o.total == 0:
         return f"(The file {o.path} is empty.)"
-    rows = numbered(o.lines, o.offset, o.cut)
-    shown = fit(rows, max_chars)
+    out, shown = numbered_fit(o.lines, o.offset, o.cut, max_chars)
     last = o.offset + shown - 1
-    out = "\n".join(rows[:shown])
-    if shown < len(rows):
+    if shown < len(o.lines):
         tail = f" of {o.total}" if o.total is not None else ""
         return (
             f"{out}\n\n(Output capped at {max_chars} characters: showing lines {o.offset}-"
