@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsseam import ReadEvent, Workspace, hookimpl
-from fsseam.grep import Pattern, compile_pattern
+from fsseam.grep import Hunk, Pattern, compile_pattern, hunks, matching_lines
 
 Mode = Literal["files_with_matches", "content", "count"]
 
@@ -98,3 +98,39 @@ def test_unhashed_reads_are_the_reads_without_their_versions(tmp_path: Path) -> 
     unhashed = list(ws.backend.read_many_unhashed(entries))  # type: ignore[attr-defined]
     assert [(e.key, b.data) for e, b in hashed] == [(e.key, d) for e, d in unhashed]
     assert all(b.version.value == hashlib.sha256(b.data).hexdigest() for _, b in hashed)
+
+
+def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> list[Hunk]:
+    # The former hunks(), finding each newline: the reference for the split-based one.
+    if not matches:
+        return []
+    newlines = [i for i, c in enumerate(text) if c == "\n"]
+    n_lines = len(newlines) + (0 if text.endswith("\n") or not text else 1)
+
+    def line(k: int) -> str:
+        start = newlines[k - 1] + 1 if k > 0 else 0
+        end = newlines[k] if k < len(newlines) else len(text)
+        return text[start:end]
+
+    out: list[Hunk] = []
+    run: list[int] = []
+    lo = hi = -1
+    for m in matches:
+        a, b = max(0, m - context), min(n_lines - 1, m + context)
+        if run and a <= hi + 1:
+            hi = max(hi, b)
+            run.append(m)
+            continue
+        if run:
+            out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+        run, lo, hi = [m], a, b
+    out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab\nx", max_size=40), source=st.sampled_from(["a", "b", "^", "$"]),
+       context=st.integers(0, 3))
+def test_hunks_are_the_lines_around_the_matches(text: str, source: str, context: int) -> None:
+    matches = matching_lines(text, compile_pattern(source))
+    assert hunks(text, matches, context) == _hunks_by_newline_offsets(text, matches, context)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .backends._digest import digest_version
-from .backends.base import Backend, Entry
+from .backends.base import Backend, Blob, Entry
 from .changes import Create, Delete, FileChange, Step, Update, commit
 from .doccache import DocCache
 from .edits import (
@@ -983,11 +983,22 @@ class Seam(HistoryOps):
                     raise
                 yield Entry(key=key, name=key.rsplit("/", 1)[-1], kind="file", size=st.size)
                 return
+            # Files come directory by directory: whether a directory is searchable is
+            # worked out once for all its files, and each file's own name tested alone.
+            last_dir: str | None = None
+            dir_ok = True
             for e in itertools.chain(head, walked):
                 relative = e.key[len(prefix):]
-                if files is not None and not files.match(relative):
-                    continue
-                if not (files.allows(relative) if files is not None else _searchable(relative)):
+                if files is not None:
+                    if not files.match(relative):
+                        continue
+                    ok = files.allows(relative)
+                else:
+                    parent, _, name = relative.rpartition("/")
+                    if parent != last_dir:
+                        last_dir, dir_ok = parent, not parent or _searchable(parent)
+                    ok = dir_ok and not is_skipped(name)
+                if not ok:
                     skip("hidden")
                     continue
                 if e.size is not None and e.size > cap:
@@ -999,11 +1010,21 @@ class Seam(HistoryOps):
         shown: list[GrepFile] = []
         files_matched = lines_matched = searched = shown_lines = 0
         truncated = False
-        for entry, got, version in _reads(self.backend, candidates()):
-            if isinstance(got, FsError):
+        # A backend whose versions are digests of the bytes (local) reads without them: a
+        # search hashes only the files it shows, the only ones whose version it reports.
+        unhashed = getattr(self.backend, "read_many_unhashed", None)
+        reads: Iterator[tuple[Entry, Blob | bytes | FsError]] = (
+            unhashed(candidates()) if unhashed is not None
+            else self.backend.read_many(candidates())
+        )
+        for entry, got in reads:
+            if isinstance(got, bytes):
+                data, version = got, None
+            elif isinstance(got, FsError):
                 skip("too_large" if got.code is ErrorCode.FS_TOO_LARGE else "unreadable")
                 continue
-            data = got
+            else:
+                data, version = got.data, got.version
             if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:
                 skip("binary")
                 continue
@@ -1202,24 +1223,6 @@ def _text_or_none(data: bytes) -> str | None:
 
 def _replace_all(ops: Sequence[EditOp]) -> bool:
     return len(ops) == 1 and isinstance(ops[0], Replace) and ops[0].replace_all
-
-
-def _reads(
-    backend: Backend, entries: Iterator[Entry]
-) -> Iterator[tuple[Entry, bytes | FsError, Version | None]]:
-    """Each file's bytes and version, None for the digest of the bytes: a backend whose
-    versions are digests (local) reads without them, and a search hashes only the files it
-    shows, the only ones whose version it reports."""
-    unhashed = getattr(backend, "read_many_unhashed", None)
-    if unhashed is not None:
-        for entry, got in unhashed(entries):
-            yield entry, got, None
-        return
-    for entry, blob in backend.read_many(entries):
-        if isinstance(blob, FsError):
-            yield entry, blob, None
-        else:
-            yield entry, blob.data, blob.version
 
 
 def _needle(pattern: Pattern) -> bytes | None:

@@ -70,6 +70,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 _Sig = tuple[int, int, int, int, int]
+_S_ISREG = stat_mod.S_ISREG
 
 
 def _sig(st: os.stat_result) -> _Sig:
@@ -615,7 +616,11 @@ class LocalBackend:
         cache (a file read once is hashed anyway), one read when the size holds."""
         for _ in range(5):
             try:
-                _check_kind(key, os.stat(name, dir_fd=dfd, follow_symlinks=False))
+                # S_ISREG inline: the call to _check_kind costs more than the test, and
+                # nearly every file of a search is regular.
+                pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if not _S_ISREG(pre.st_mode):
+                    _check_kind(key, pre)
                 try:
                     fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
                 except OSError as e:
@@ -624,7 +629,8 @@ class LocalBackend:
                     raise
                 try:
                     st = os.fstat(fd)
-                    _check_kind(key, st)
+                    if not _S_ISREG(st.st_mode):
+                        _check_kind(key, st)
                     data = os.read(fd, st.st_size + 1)
                     if len(data) > st.st_size:  # it grew: read to the end
                         parts = [data]
