@@ -140,7 +140,11 @@ class Backend(Protocol):
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
         """Whole files (as ``read``), yielded in the order given, each with its Blob or the
         FsError that reading it raised. A store that can fetch several at once does, with a
-        bound on how many and on how many bytes it holds ahead (a search reads thousands)."""
+        bound on how many and on how many bytes it holds ahead (a search reads thousands).
+
+        A backend whose version is the sha256 digest of the bytes (``digest_version``) may
+        also offer ``read_many_unhashed``, the same reads with bare bytes in place of the
+        Blobs: ``grep`` then hashes only the files it shows."""
         ...
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:

@@ -70,6 +70,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 _Sig = tuple[int, int, int, int, int]
+_S_ISREG = stat_mod.S_ISREG
 
 
 def _sig(st: os.stat_result) -> _Sig:
@@ -572,6 +573,19 @@ class LocalBackend:
         """Whole files, in the order given. Consecutive files of one directory share one
         descriptor of it: a search reads thousands of small files, and walking each path
         from the root again costs more than reading the file."""
+        for entry, got in self.read_many_unhashed(entries):
+            if isinstance(got, bytes):
+                yield entry, Blob(data=got, version=digest_version(got))
+            else:
+                yield entry, got
+
+    def read_many_unhashed(
+        self, entries: Iterable[Entry]
+    ) -> Iterator[tuple[Entry, bytes | FsError]]:
+        """``read_many`` without the versions: each file's bytes, read whole and unchanged
+        while read, whose version is their ``digest_version``. A search that shows few of
+        the files it reads hashes only those (sha256 and its Version cost more than the
+        read of a small file)."""
         dir_key: str | None = None
         dfd = -1
         try:
@@ -596,13 +610,17 @@ class LocalBackend:
             if dfd >= 0:
                 os.close(dfd)
 
-    def _read_in(self, dfd: int, key: str, name: str) -> Blob:
-        """``read`` of a file whose directory is already open (``dfd``); the lean path of a
-        search, which reads thousands of small files: no stat cache (a file read once is
-        hashed anyway), one read when the size holds."""
+    def _read_in(self, dfd: int, key: str, name: str) -> bytes:
+        """``read`` of a file whose directory is already open (``dfd``), without its
+        version; the lean path of a search, which reads thousands of small files: no stat
+        cache (a file read once is hashed anyway), one read when the size holds."""
         for _ in range(5):
             try:
-                _check_kind(key, os.stat(name, dir_fd=dfd, follow_symlinks=False))
+                # S_ISREG inline: the call to _check_kind costs more than the test, and
+                # nearly every file of a search is regular.
+                pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if not _S_ISREG(pre.st_mode):
+                    _check_kind(key, pre)
                 try:
                     fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
                 except OSError as e:
@@ -611,18 +629,21 @@ class LocalBackend:
                     raise
                 try:
                     st = os.fstat(fd)
-                    _check_kind(key, st)
-                    parts = [os.read(fd, st.st_size + 1)]
-                    while len(parts[-1]) and sum(map(len, parts)) > st.st_size:
-                        parts.append(os.read(fd, 1 << 16))  # it grew: read to the end
+                    if not _S_ISREG(st.st_mode):
+                        _check_kind(key, st)
+                    data = os.read(fd, st.st_size + 1)
+                    if len(data) > st.st_size:  # it grew: read to the end
+                        parts = [data]
+                        while parts[-1]:
+                            parts.append(os.read(fd, 1 << 16))
+                        data = b"".join(parts)
                     same = _sig(os.fstat(fd)) == _sig(st)
                 finally:
                     os.close(fd)
             except OSError as e:
                 raise map_os_error(e, key, "read") from e
             if same:
-                data = parts[0] if len(parts) == 1 else b"".join(parts)
-                return Blob(data=data, version=digest_version(data))
+                return data
         raise _kept_changing(key, "read")
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:

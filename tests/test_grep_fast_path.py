@@ -1,0 +1,136 @@
+"""grep's fast paths on a local tree (a literal ruled out on the raw bytes, files read
+without their versions and only the shown ones hashed) give exactly what the plain path
+gives: the same outcome, skipped counts included, and the same observations."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fsseam import ReadEvent, Workspace, hookimpl
+from fsseam.grep import Hunk, Pattern, compile_pattern, hunks, matching_lines
+
+Mode = Literal["files_with_matches", "content", "count"]
+
+
+class Reads:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any, bool]] = []
+
+    @hookimpl
+    def fs_read(self, event: ReadEvent) -> None:
+        self.seen.append((event.key, event.version, event.partial))
+
+
+def _plain(p: Pattern) -> Pattern:
+    # The same search without the literal shortcut: the regex engine on decoded text.
+    return dataclasses.replace(p, literal=None)
+
+
+def _memory(files: dict[str, bytes]) -> tuple[Workspace, Reads]:
+    reads = Reads()
+    ws = Workspace(f"memory://fast-{uuid.uuid4().hex}", load_entry_points=False,
+                   plugins=[reads])
+    for key, data in files.items():
+        ws.backend.fs.pipe_file(ws.backend.path(key), data)  # type: ignore[attr-defined]
+    return ws, reads
+
+
+def _local(root: Path, files: dict[str, bytes]) -> tuple[Workspace, Reads]:
+    for key, data in files.items():
+        p = root / key
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    reads = Reads()
+    return Workspace(str(root), load_entry_points=False, plugins=[reads]), reads
+
+
+# Pieces that exercise every branch: the needle whole and split by CR or a newline, NULs
+# (binary), a BOM, CRLF, a byte that is not UTF-8, multi-byte characters.
+_PIECES = [b"ab", b"a", b"b", b"\r\n", b"\n", b"\r", b"\x00", b"\xef\xbb\xbf", b"\xff",
+           "é".encode(), "ab\u00e9".encode(), b"x"]
+_contents = st.lists(st.sampled_from(_PIECES), max_size=12).map(b"".join)
+_names = st.sampled_from(["a.txt", "d/b.txt", "d/e/c.md", ".hid/h.txt", "z.txt"])
+_patterns = st.sampled_from(["ab", "a", "b", "x", "é", "abé", "\r", "b\r", "\ufeffab",
+                             "\ud800", "a.", "^ab", "b$", "[ab]", "(?:ab)"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=st.dictionaries(_names, _contents, max_size=5), source=_patterns,
+       mode=st.sampled_from(["files_with_matches", "content", "count"]),
+       context=st.integers(0, 2), limit=st.integers(1, 4))
+def test_fast_paths_give_what_the_plain_path_gives(
+    files: dict[str, bytes], source: str, mode: Mode, context: int, limit: int
+) -> None:
+    pattern = compile_pattern(source)
+    with tempfile.TemporaryDirectory() as tmp:
+        fast_ws, fast_reads = _local(Path(tmp), files)
+        plain_ws, plain_reads = _memory(files)
+        fast = fast_ws.context("a").fs.grep(pattern, mode=mode, context=context, limit=limit)
+        plain = plain_ws.context("a").fs.grep(_plain(pattern), mode=mode, context=context,
+                                              limit=limit)
+        assert fast == plain
+        assert fast_reads.seen == plain_reads.seen
+
+
+def test_content_mode_records_the_digest_of_the_bytes_searched(tmp_path: Path) -> None:
+    data = b"\xef\xbb\xbfone\r\nneedle\r\n"
+    ws, reads = _local(tmp_path, {"d/w.txt": data, "d/other.txt": b"nothing\n"})
+    out = ws.context("a").fs.grep(compile_pattern("needle"), mode="content")
+    assert out.lines_matched == 1
+    [(key, version, partial)] = reads.seen
+    assert (key, partial) == ("d/w.txt", True)
+    assert (version.kind, version.value) == ("sha256", hashlib.sha256(data).hexdigest())
+    assert version == ws.backend.read("d/w.txt").version
+
+
+def test_unhashed_reads_are_the_reads_without_their_versions(tmp_path: Path) -> None:
+    ws, _ = _local(tmp_path, {"a.txt": b"one", "d/b.txt": b"two"})
+    entries = list(ws.backend.walk(""))
+    hashed = list(ws.backend.read_many(entries))
+    unhashed = list(ws.backend.read_many_unhashed(entries))  # type: ignore[attr-defined]
+    assert [(e.key, b.data) for e, b in hashed] == [(e.key, d) for e, d in unhashed]
+    assert all(b.version.value == hashlib.sha256(b.data).hexdigest() for _, b in hashed)
+
+
+def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> list[Hunk]:
+    # The former hunks(), finding each newline: the reference for the split-based one.
+    if not matches:
+        return []
+    newlines = [i for i, c in enumerate(text) if c == "\n"]
+    n_lines = len(newlines) + (0 if text.endswith("\n") or not text else 1)
+
+    def line(k: int) -> str:
+        start = newlines[k - 1] + 1 if k > 0 else 0
+        end = newlines[k] if k < len(newlines) else len(text)
+        return text[start:end]
+
+    out: list[Hunk] = []
+    run: list[int] = []
+    lo = hi = -1
+    for m in matches:
+        a, b = max(0, m - context), min(n_lines - 1, m + context)
+        if run and a <= hi + 1:
+            hi = max(hi, b)
+            run.append(m)
+            continue
+        if run:
+            out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+        run, lo, hi = [m], a, b
+    out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab\nx", max_size=40), source=st.sampled_from(["a", "b", "^", "$"]),
+       context=st.integers(0, 3))
+def test_hunks_are_the_lines_around_the_matches(text: str, source: str, context: int) -> None:
+    matches = matching_lines(text, compile_pattern(source))
+    assert hunks(text, matches, context) == _hunks_by_newline_offsets(text, matches, context)
