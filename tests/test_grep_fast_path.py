@@ -1,20 +1,24 @@
 """grep's fast paths on a local tree (a literal ruled out on the raw bytes, files read
-without their versions and only the shown ones hashed) give exactly what the plain path
-gives: the same outcome, skipped counts included, and the same observations."""
+without their versions and only the shown ones hashed, the walk and the reads in one pass)
+give exactly what the plain path gives: the same outcome, skipped counts included, and the
+same observations."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, Literal
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fsseam import ReadEvent, Workspace, hookimpl
+from fsseam import Limits, ListEvent, ReadEvent, Workspace, hookimpl
+from fsseam.backends.local import LocalBackend
 from fsseam.grep import Hunk, Pattern, compile_pattern, hunks, matching_lines
 
 Mode = Literal["files_with_matches", "content", "count"]
@@ -29,27 +33,42 @@ class Reads:
         self.seen.append((event.key, event.version, event.partial))
 
 
+class Listings:
+    """A plugin that receives listings (and hides nothing): the search then builds the walk's
+    entries for it, which the one-pass local search does not."""
+
+    def __init__(self) -> None:
+        self.walked = 0
+
+    @hookimpl
+    def fs_list(self, event: ListEvent) -> None:
+        self.walked += len(event.entries)
+
+
 def _plain(p: Pattern) -> Pattern:
     # The same search without the literal shortcut: the regex engine on decoded text.
     return dataclasses.replace(p, literal=None)
 
 
-def _memory(files: dict[str, bytes]) -> tuple[Workspace, Reads]:
+def _memory(files: dict[str, bytes], *plugins: Any) -> tuple[Workspace, Reads]:
     reads = Reads()
     ws = Workspace(f"memory://fast-{uuid.uuid4().hex}", load_entry_points=False,
-                   plugins=[reads])
+                   plugins=[reads, *plugins])
     for key, data in files.items():
         ws.backend.fs.pipe_file(ws.backend.path(key), data)  # type: ignore[attr-defined]
     return ws, reads
 
 
-def _local(root: Path, files: dict[str, bytes]) -> tuple[Workspace, Reads]:
+def _local(root: Path, files: dict[str, bytes], *plugins: Any,
+           limits: Limits | None = None) -> tuple[Workspace, Reads]:
     for key, data in files.items():
         p = root / key
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
     reads = Reads()
-    return Workspace(str(root), load_entry_points=False, plugins=[reads]), reads
+    ws = Workspace(str(root), load_entry_points=False, plugins=[reads, *plugins],
+                   limits=limits)
+    return ws, reads
 
 
 # Pieces that exercise every branch: the needle whole and split by CR or a newline, NULs
@@ -65,19 +84,23 @@ _patterns = st.sampled_from(["ab", "a", "b", "x", "é", "abé", "\r", "b\r", "\u
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files=st.dictionaries(_names, _contents, max_size=5), source=_patterns,
        mode=st.sampled_from(["files_with_matches", "content", "count"]),
-       context=st.integers(0, 2), limit=st.integers(1, 4))
+       context=st.integers(0, 2), limit=st.integers(1, 4), listed=st.booleans())
 def test_fast_paths_give_what_the_plain_path_gives(
-    files: dict[str, bytes], source: str, mode: Mode, context: int, limit: int
+    files: dict[str, bytes], source: str, mode: Mode, context: int, limit: int, listed: bool
 ) -> None:
+    # listed: a plugin receives listings, so the local search walks entries first and then
+    # reads them (read_many_unhashed); without one it takes the one-pass read_tree_unhashed.
     pattern = compile_pattern(source)
+    fast_listings, plain_listings = Listings(), Listings()
     with tempfile.TemporaryDirectory() as tmp:
-        fast_ws, fast_reads = _local(Path(tmp), files)
-        plain_ws, plain_reads = _memory(files)
+        fast_ws, fast_reads = _local(Path(tmp), files, *([fast_listings] if listed else []))
+        plain_ws, plain_reads = _memory(files, *([plain_listings] if listed else []))
         fast = fast_ws.context("a").fs.grep(pattern, mode=mode, context=context, limit=limit)
         plain = plain_ws.context("a").fs.grep(_plain(pattern), mode=mode, context=context,
                                               limit=limit)
         assert fast == plain
         assert fast_reads.seen == plain_reads.seen
+        assert fast_listings.walked == plain_listings.walked == (len(files) if listed else 0)
 
 
 def test_content_mode_records_the_digest_of_the_bytes_searched(tmp_path: Path) -> None:
@@ -98,6 +121,93 @@ def test_unhashed_reads_are_the_reads_without_their_versions(tmp_path: Path) -> 
     unhashed = list(ws.backend.read_many_unhashed(entries))  # type: ignore[attr-defined]
     assert [(e.key, b.data) for e, b in hashed] == [(e.key, d) for e, d in unhashed]
     assert all(b.version.value == hashlib.sha256(b.data).hexdigest() for _, b in hashed)
+
+
+def _tree(root: Path, n: int) -> None:
+    files = {f"d{i % 3}/f{i:03d}.txt": (b"needle\n" if i % 4 == 0 else b"hay\n") * 3
+             for i in range(n)}
+    for key, data in files.items():
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        (root / key).write_bytes(data)
+
+
+def test_one_pass_search_stats_nothing_and_rechecks_only_what_may_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Per file: open, fstat, read, close; the second fstat (did it change while read?) only
+    for the files holding the literal, whose lines may be shown."""
+    _tree(tmp_path, 40)
+    ws = Workspace(str(tmp_path), load_entry_points=False)
+    fs = ws.context("a").fs
+    calls = {"stat": 0, "fstat": 0}
+    real_stat, real_fstat = os.stat, os.fstat
+
+    def counting_stat(*args: Any, **kwargs: Any) -> Any:
+        calls["stat"] += 1
+        return real_stat(*args, **kwargs)
+
+    def counting_fstat(fd: int) -> os.stat_result:
+        calls["fstat"] += 1
+        return real_fstat(fd)
+
+    monkeypatch.setattr(os, "stat", counting_stat)
+    monkeypatch.setattr(os, "fstat", counting_fstat)
+    out = fs.grep(compile_pattern("needle"), mode="files_with_matches", limit=100)
+    monkeypatch.undo()
+    assert out.files_matched == 10 and out.searched == 40
+    assert calls == {"stat": 0, "fstat": 40 + 10}
+
+
+def test_a_file_changed_while_read_is_read_again_only_when_wanted(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"old needle\n")
+    backend = LocalBackend(str(tmp_path))
+    changed: list[bytes] = []
+
+    def writer_during_read(wanted: bool) -> Any:
+        def ask(data: bytes) -> bool:
+            if not changed:  # another writer, between the read and the check
+                changed.append(data)
+                (tmp_path / "a.txt").write_bytes(b"new needle!\n")
+            return wanted
+
+        return ask
+
+    got = list(backend.read_tree_unhashed("", lambda k: True, 1 << 20, writer_during_read(True)))
+    assert got == [("a.txt", b"new needle!\n", True)]  # read again: the bytes on disk
+    assert changed == [b"old needle\n"]
+    changed.clear()
+    (tmp_path / "a.txt").write_bytes(b"old needle\n")
+    got = list(backend.read_tree_unhashed("", lambda k: True, 1 << 20, writer_during_read(False)))
+    assert got == [("a.txt", b"old needle\n", False)]  # not wanted: passed as read
+
+
+def test_one_pass_search_meets_links_fifos_and_large_files_as_the_walk_does(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    files = {"a.txt": b"needle\n", "big.txt": b"needle " * 40, "d/b.txt": b"needle\n"}
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"needle outside\n")
+
+    def make(where: Path, *plugins: Any) -> Workspace:
+        ws, _ = _local(where, files, *plugins, limits=Limits(max_edit_bytes=100))
+        os.mkfifo(where / "pipe")
+        os.symlink(outside, where / "out.txt")
+        os.symlink("a.txt", where / "in.txt")
+        os.symlink(tmp_path, where / "up")
+        return ws
+
+    one_pass = make(root).context("a").fs
+    listings = Listings()
+    two_pass = make(tmp_path / "root2", listings).context("a").fs
+    modes: list[Mode] = ["content", "files_with_matches", "count"]
+    for mode in modes:
+        got = one_pass.grep(compile_pattern("needle"), mode=mode)
+        assert got == two_pass.grep(compile_pattern("needle"), mode=mode)
+        assert [f.path for f in got.files] == ["/a.txt", "/d/b.txt"]
+        assert got.skipped == {"too_large": 1, "unreadable": 1}  # big.txt; the FIFO, unopened
+    assert listings.walked > 0
+    assert (root / "pipe").is_fifo() and outside.read_bytes() == b"needle outside\n"
 
 
 def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> list[Hunk]:

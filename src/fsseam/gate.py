@@ -119,6 +119,11 @@ class Gate:
         self.pm.register(plugin)
         self.pm.check_pending()
 
+    def hooked(self, event_name: str) -> bool:
+        """Whether any plugin implements the hook of ``event_name``: a caller may skip
+        building events nobody receives (a search's listings of thousands of files)."""
+        return bool(getattr(self.pm.hook, EVENT_HOOKS[event_name]).get_hookimpls())
+
     def dispatch(self, event: FsEvent) -> None:
         hook = getattr(self.pm.hook, EVENT_HOOKS[event.name])
         if event.name == "fs/written":

@@ -966,6 +966,27 @@ class Seam(HistoryOps):
         def skip(why: str) -> None:
             skipped[why] = skipped.get(why, 0) + 1
 
+        last_dir: str | None = None
+        dir_ok = True
+
+        def accept(k: str) -> bool:
+            # Files come directory by directory: whether a directory is searchable is
+            # worked out once for all its files, and each file's own name tested alone.
+            nonlocal last_dir, dir_ok
+            relative = k[len(prefix):]
+            if files is not None:
+                if not files.match(relative):
+                    return False
+                ok = files.allows(relative)
+            else:
+                parent, _, name = relative.rpartition("/")
+                if parent != last_dir:
+                    last_dir, dir_ok = parent, not parent or _searchable(parent)
+                ok = dir_ok and not (name[:1] == "." or name in SKIP_DIRS)  # is_skipped
+            if not ok:
+                skip("hidden")
+            return ok
+
         def candidates() -> Iterator[Entry]:
             # The walk first: it is the common case, and it says when path is a file (a
             # stat first would cost object stores two requests on every search).
@@ -983,23 +1004,8 @@ class Seam(HistoryOps):
                     raise
                 yield Entry(key=key, name=key.rsplit("/", 1)[-1], kind="file", size=st.size)
                 return
-            # Files come directory by directory: whether a directory is searchable is
-            # worked out once for all its files, and each file's own name tested alone.
-            last_dir: str | None = None
-            dir_ok = True
             for e in itertools.chain(head, walked):
-                relative = e.key[len(prefix):]
-                if files is not None:
-                    if not files.match(relative):
-                        continue
-                    ok = files.allows(relative)
-                else:
-                    parent, _, name = relative.rpartition("/")
-                    if parent != last_dir:
-                        last_dir, dir_ok = parent, not parent or _searchable(parent)
-                    ok = dir_ok and not is_skipped(name)
-                if not ok:
-                    skip("hidden")
+                if not accept(e.key):
                     continue
                 if e.size is not None and e.size > cap:
                     skip("too_large")
@@ -1007,17 +1013,39 @@ class Seam(HistoryOps):
                 yield e
 
         needle = _needle(pattern)
+
+        def tree() -> Iterator[tuple[str, Blob | bytes | FsError, bool | None]] | None:
+            """The local backend's walk and reads in one pass, where nothing is lost by it:
+            no plugin filters listings (the pass builds no entries to show one) and
+            ``path`` is a directory (a file takes the plain path)."""
+            fused = getattr(self.backend, "read_tree_unhashed", None)
+            if fused is None or self._gate.hooked("fs/list"):
+                return None
+            holds = None if needle is None else (lambda data: needle in data)
+            reads: Iterator[tuple[str, bytes | FsError, bool]] = fused(key, accept, cap, holds)
+            try:
+                head = list(itertools.islice(reads, 1))
+            except FsError as err:
+                if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
+                    raise self._missing(key, err) from None
+                return None
+            return itertools.chain(head, reads)
+
         shown: list[GrepFile] = []
         files_matched = lines_matched = searched = shown_lines = 0
         truncated = False
         # A backend whose versions are digests of the bytes (local) reads without them: a
         # search hashes only the files it shows, the only ones whose version it reports.
-        unhashed = getattr(self.backend, "read_many_unhashed", None)
-        reads: Iterator[tuple[Entry, Blob | bytes | FsError]] = (
-            unhashed(candidates()) if unhashed is not None
-            else self.backend.read_many(candidates())
-        )
-        for entry, got in reads:
+        reads = tree()
+        if reads is None:
+            unhashed = getattr(self.backend, "read_many_unhashed", None)
+            many: Iterator[tuple[Entry, Blob | bytes | FsError]] = (
+                unhashed(candidates()) if unhashed is not None
+                else self.backend.read_many(candidates())
+            )
+            reads = ((e.key, got, None) for e, got in many)
+        # has_needle: whether the literal is in the bytes, when the read has told already.
+        for file_key, got, has_needle in reads:
             if isinstance(got, bytes):
                 data, version = got, None
             elif isinstance(got, FsError):
@@ -1028,7 +1056,9 @@ class Seam(HistoryOps):
             if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:
                 skip("binary")
                 continue
-            if needle is not None and needle not in data:
+            if needle is not None and not (
+                needle in data if has_needle is None else has_needle
+            ):
                 # Most files of a search hold no match, and a literal absent from the bytes
                 # is absent from their text (UTF-8 encodes each character alone; dropping a
                 # BOM or the CR of CRLF joins no two characters that were not adjacent, as
@@ -1066,7 +1096,7 @@ class Seam(HistoryOps):
                 continue
             files_matched += 1
             lines_matched += count
-            shown_path = display(entry.key)
+            shown_path = display(file_key)
             if mode == "content":
                 room = limit - shown_lines
                 if room <= 0:
@@ -1078,7 +1108,7 @@ class Seam(HistoryOps):
                 found = [GrepHunk(first=h.first, lines=h.lines, matches=h.matches)
                          for h in hunks(text, matches, context)]
                 shown.append(GrepFile(path=shown_path, count=count, hunks=found))
-                self._gate.dispatch(ReadEvent(owner=self.owner, key=entry.key,
+                self._gate.dispatch(ReadEvent(owner=self.owner, key=file_key,
                                               path=shown_path,
                                               version=(version if version is not None
                                                        else digest_version(data)),

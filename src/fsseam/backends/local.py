@@ -43,7 +43,7 @@ import secrets
 import stat as stat_mod
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from fsspec.implementations.local import LocalFileSystem
@@ -75,6 +75,15 @@ _S_ISREG = stat_mod.S_ISREG
 
 def _sig(st: os.stat_result) -> _Sig:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _is_dir(d: os.DirEntry[str]) -> bool:
+    """A directory, not through a link (from the entry's type; an entry removed meanwhile
+    is not one)."""
+    try:
+        return d.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _temp_tag(nonce: str, stem: str) -> str:
@@ -603,24 +612,37 @@ class LocalBackend:
                         yield entry, err
                         continue
                 try:
-                    yield entry, self._read_in(dfd, entry.key, name)
+                    yield entry, self._read_in(dfd, entry.key, name)[0]
                 except FsError as err:
                     yield entry, err
         finally:
             if dfd >= 0:
                 os.close(dfd)
 
-    def _read_in(self, dfd: int, key: str, name: str) -> bytes:
+    def _read_in(
+        self, dfd: int, key: str, name: str, regular: bool = False, max_bytes: int = -1,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> tuple[bytes, bool]:
         """``read`` of a file whose directory is already open (``dfd``), without its
         version; the lean path of a search, which reads thousands of small files: no stat
-        cache (a file read once is hashed anyway), one read when the size holds."""
+        cache (a file read once is hashed anyway), one read when the size holds.
+
+        ``regular``: the caller's directory entry has just said this is a regular file, so
+        no ``lstat`` is taken before the open (a file swapped since is met by the open's
+        O_NOFOLLOW | O_NONBLOCK and the ``fstat`` after it, as after an ``lstat``). A file
+        over ``max_bytes`` (when not -1) is not read: FS_TOO_LARGE.
+
+        ``wanted``: whether these bytes matter to the caller, asked while the file is still
+        open; only then is it checked not to have changed while read (and read again if
+        it did). Returns the bytes and that answer (True without ``wanted``)."""
         for _ in range(5):
             try:
                 # S_ISREG inline: the call to _check_kind costs more than the test, and
                 # nearly every file of a search is regular.
-                pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                if not _S_ISREG(pre.st_mode):
-                    _check_kind(key, pre)
+                if not regular:
+                    pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    if not _S_ISREG(pre.st_mode):
+                        _check_kind(key, pre)
                 try:
                     fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
                 except OSError as e:
@@ -631,19 +653,29 @@ class LocalBackend:
                     st = os.fstat(fd)
                     if not _S_ISREG(st.st_mode):
                         _check_kind(key, st)
+                    if st.st_size > max_bytes >= 0:
+                        raise FsError(ErrorCode.FS_TOO_LARGE, path=display(key),
+                                      reason="edit_too_large",
+                                      details={"size": st.st_size, "cap": max_bytes})
                     data = os.read(fd, st.st_size + 1)
                     if len(data) > st.st_size:  # it grew: read to the end
                         parts = [data]
                         while parts[-1]:
                             parts.append(os.read(fd, 1 << 16))
                         data = b"".join(parts)
-                    same = _sig(os.fstat(fd)) == _sig(st)
+                    keep = wanted is None or wanted(data)
+                    # The descriptor's file (dev, ino) cannot change: its times and size
+                    # say whether it was written while read.
+                    after = os.fstat(fd) if keep else st
+                    same = (after.st_ctime_ns == st.st_ctime_ns
+                            and after.st_mtime_ns == st.st_mtime_ns
+                            and after.st_size == st.st_size)
                 finally:
                     os.close(fd)
             except OSError as e:
                 raise map_os_error(e, key, "read") from e
             if same:
-                return data
+                return data, keep
         raise _kept_changing(key, "read")
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:
@@ -692,9 +724,9 @@ class LocalBackend:
         finally:
             os.close(dfd)
 
-    def _entry(self, parent: str, d: os.DirEntry[str]) -> Entry:
-        """One directory entry, links reported as links (never followed)."""
-        child = f"{parent}/{d.name}" if parent else d.name
+    def _entry(self, child: str, d: os.DirEntry[str]) -> Entry:
+        """The directory entry ``d`` of the key ``child``, links reported as links (never
+        followed)."""
         try:
             if d.is_symlink():
                 return Entry(key=child, name=d.name, kind="symlink",
@@ -711,7 +743,7 @@ class LocalBackend:
         fd = self._open_dir(key, "list")
         try:
             with mapped(key, "list"), os.scandir(fd) as it:
-                entries = [self._entry(key, d) for d in it]
+                entries = [self._entry(f"{key}/{d.name}" if key else d.name, d) for d in it]
         finally:
             os.close(fd)
         return sorted(entries, key=lambda e: e.name)
@@ -720,46 +752,87 @@ class LocalBackend:
         """Every file below ``key`` in ascending key order, by descriptors that never follow
         a link nor leave the root; directories deeper than paths may go are not entered, and
         one that cannot be opened (no permission, removed meanwhile) is skipped."""
-        def sorted_entries(fd: int, prefix: str) -> Iterator[Entry]:
+        for _, child, d in self._walk_dirents(key):
+            yield self._entry(child, d)
+
+    def read_tree_unhashed(
+        self, key: str, accept: Callable[[str], bool], max_bytes: int,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[str, bytes | FsError, bool]]:
+        """The walk and ``read_many_unhashed`` of its files in one pass, for a search: the
+        key and bytes (or the FsError) of each file below ``key`` that ``accept`` takes, in
+        the walk's order, and whether ``wanted`` took those bytes; symlinks are left out,
+        as a search leaves them. Each file is opened in the directory the walk holds open,
+        and a directory entry that says "regular file" stands for the ``lstat`` that
+        ``walk`` and ``read`` would each take. A file over ``max_bytes`` is not read
+        (FS_TOO_LARGE).
+
+        Only the bytes ``wanted`` takes (all, without it) are checked not to have changed
+        while read: a search needs that of the files it may show, whose version it
+        records, and a file that a writer changes during the search may be searched before
+        or after the change either way. Of the five system calls a small file costs here,
+        that check is one, as each ``lstat`` saved would be."""
+        for dfd, child, d in self._walk_dirents(key):
+            try:
+                regular = d.is_file(follow_symlinks=False)
+                if not regular and d.is_symlink():
+                    continue
+            except OSError:
+                regular = False  # the lstat in _read_in says what became of it
+            if not accept(child):
+                continue
+            try:
+                data, keep = self._read_in(dfd, child, d.name, regular, max_bytes, wanted)
+            except FsError as err:
+                yield child, err, False
+                continue
+            yield child, data, keep
+
+    def _walk_dirents(self, key: str) -> Iterator[tuple[int, str, os.DirEntry[str]]]:
+        """The walk's order and rules, as directory entries: each entry that is not a
+        directory, with its key and a descriptor of its directory (open while the entry
+        is yielded)."""
+        def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
             with mapped(prefix, "walk"), os.scandir(fd) as it:
-                entries = [self._entry(prefix, d) for d in it]
+                found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d))
+                         for d in it]
             # Keys sort as strings: everything below "a" starts with "a/", which sorts
             # after "a.txt" and "a-b" but before "a0"; so a directory sorts as name + "/".
-            entries.sort(key=lambda e: e.name + "/" if e.kind == "directory" else e.name)
-            return iter(entries)
+            found.sort(key=lambda f: f[0] + "/" if f[2] else f[0])
+            return iter(found)
 
         # A generator: the top directory is opened at the first next(), so a walk that is
         # never iterated holds no descriptor.
         top = self._open_dir(key, "walk")
         try:
-            first = sorted_entries(top, key)
+            first = sorted_dirents(top, key)
         except BaseException:
             os.close(top)
             raise
-        stack: list[tuple[int, Iterator[Entry]]] = [(top, first)]
+        stack: list[tuple[int, Iterator[tuple[str, os.DirEntry[str], bool]]]] = [(top, first)]
         try:
             while stack:
                 fd, it = stack[-1]
-                entry = next(it, None)
-                if entry is None:
+                for child, d, is_dir in it:
+                    if not is_dir:
+                        yield fd, child, d
+                        continue
+                    if child.count("/") + 1 >= MAX_PATH_DEPTH:
+                        continue
+                    try:
+                        sub = os.open(d.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                    except OSError:
+                        continue
+                    try:
+                        children = sorted_dirents(sub, child)
+                    except FsError:
+                        os.close(sub)
+                        continue
+                    stack.append((sub, children))
+                    break  # into it; this directory's iterator resumes after it
+                else:
                     os.close(fd)
                     stack.pop()
-                    continue
-                if entry.kind != "directory":
-                    yield entry
-                    continue
-                if entry.key.count("/") + 1 >= MAX_PATH_DEPTH:
-                    continue
-                try:
-                    sub = os.open(entry.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
-                except OSError:
-                    continue
-                try:
-                    children = sorted_entries(sub, entry.key)
-                except FsError:
-                    os.close(sub)
-                    continue
-                stack.append((sub, children))
         finally:
             for fd, _ in stack:
                 os.close(fd)
