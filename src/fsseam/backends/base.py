@@ -144,7 +144,9 @@ class Backend(Protocol):
 
         A backend whose version is the sha256 digest of the bytes (``digest_version``) may
         also offer ``read_many_unhashed``, the same reads with bare bytes in place of the
-        Blobs: ``grep`` then hashes only the files it shows."""
+        Blobs: ``grep`` then hashes only the files it shows; and ``read_tree_unhashed``,
+        its walk and those reads in one pass (see ``LocalBackend``), which ``grep`` takes
+        when no plugin receives listings."""
         ...
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
