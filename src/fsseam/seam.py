@@ -982,7 +982,7 @@ class Seam(HistoryOps):
                 parent, _, name = relative.rpartition("/")
                 if parent != last_dir:
                     last_dir, dir_ok = parent, not parent or _searchable(parent)
-                ok = dir_ok and not (name[:1] == "." or name in SKIP_DIRS)  # is_skipped
+                ok = dir_ok and not (name[:1] == "." or name in SKIP_DIRS)  # is_skipped, inline
             if not ok:
                 skip("hidden")
             return ok
