@@ -232,10 +232,14 @@ def test_a_route_of_a_composite_backend(tmp_path: Path) -> None:
 
 
 def _lost_update(backend_a: BackendProtocol, backend_b: BackendProtocol) -> ToolMessage:
-    """a edits a line; b, which read the file before that, writes the whole file."""
-    a_edited = threading.Event()
-    agent_a = agent_on(backend_a, READ, edit("retries = 1", "retries = 2"), a_edited.set, "Done.")
-    agent_b = agent_on(backend_b, READ, waiting(a_edited),
+    """a edits a line; b, which read the file before that, writes the whole file.
+
+    Ordered by events, not by timing: a edits only once b's read has been answered (b's model
+    is asked for its next turn), and b writes only once a's edit has been answered."""
+    b_read, a_edited = threading.Event(), threading.Event()
+    agent_a = agent_on(backend_a, READ, waiting(b_read), edit("retries = 1", "retries = 2"),
+                       a_edited.set, "Done.")
+    agent_b = agent_on(backend_b, READ, b_read.set, waiting(a_edited),
                        call("write_file", file_path="/config.toml",
                             content="retries = 1\ntimeout = 5\n"), "Done.")
     with ThreadPoolExecutor(2) as pool:
