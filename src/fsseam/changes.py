@@ -170,11 +170,9 @@ def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcom
     if isinstance(failure, Conflict):
         if delete or failure.reason == "missing":
             return "not_done", None
-        # The store refused: a resend of our own landed write, when the file holds
-        # exactly our bytes; someone else's change otherwise.
-        outcome, version = landed(backend, step.key, step.data)
-        return ("done", version) if outcome == "done" else ("not_done", None)
-    if not ambiguous(failure):
+        # A refused write or copy: a resend meeting our own landed request, when the file
+        # holds exactly our bytes; someone else's change when it holds others.
+    elif not ambiguous(failure):
         return "not_done", None
     return landed(backend, step.key, None if delete else step.data)
 
@@ -182,6 +180,8 @@ def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcom
 def cause_text(failure: BaseException, shown: str, action: str) -> str:
     """A failure's sentence without the "nothing was changed" a storage error adds: the
     failed call may have taken effect."""
+    if isinstance(failure, Conflict):
+        return render("step_refused", shown, {"action": action})
     if isinstance(failure, FsError):
         if failure.reason in ("storage_failed", "store_busy") and {
                 "action", "detail"} <= failure.details.keys():

@@ -173,6 +173,10 @@ _MESSAGES: dict[str, str] = {
     ),
     "storage_failed": "{_failed_to}; nothing was changed. Retry later.",
     "step_failed": "{_failed_to}.",
+    "step_refused": (
+        "the storage refused to {action} {path} as changed since it was read, which a resend "
+        "of this very request also meets once the first one landed."
+    ),
     "outcome_unknown": (
         "{cause} Whether it took effect is not known: reading {path} back failed too, so it "
         "may or may not hold the change. {reread} {path} before retrying."
@@ -288,7 +292,10 @@ _MESSAGES: dict[str, str] = {
         "{path} has changed since you last read it, so it was not moved. {reread} it again, "
         "then retry the move."
     ),
-    "deleted_before_delete": "{path} was already deleted by someone else; nothing to do.",
+    "deleted_before_delete": (
+        "{path} does not exist any more (someone else deleted it, or a resend of this very "
+        "delete after its answer was lost found it gone); nothing to do."
+    ),
     "deleted_before_move": (
         "{path} was deleted by someone else since you last read it; nothing was moved."
     ),

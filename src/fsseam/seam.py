@@ -505,6 +505,16 @@ class Seam(HistoryOps):
                           details={"cause": cause_text(failure, shown, action)}) from failure
         raise failure
 
+    def _unverified(self, c: Conflict, shown: str, action: str, fallback: FsError,
+                    read: FsError) -> FsError:
+        """A refused write whose file could not be read back: the refusal may have met our
+        own landed request (a resend after a lost answer), so the outcome is unknown,
+        unless the read itself shows the file is not ours (gone, or too large)."""
+        if read.code is not ErrorCode.FS_BACKEND:
+            return fallback
+        return FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+                       details={"cause": cause_text(c, shown, action)})
+
     def _lost_write(
         self,
         c: Conflict,
@@ -525,8 +535,8 @@ class Seam(HistoryOps):
         if current is None:
             try:
                 current = self._load_bytes(key, record_missing=False)
-            except FsError:
-                raise fallback from None
+            except FsError as e:
+                raise self._unverified(c, shown, operation, fallback, e) from None
         if current[0] == data:
             return self._unchanged_write(key, shown, operation, data, current[1])
         if isinstance(precondition, IfMatch) and lost[0] is ErrorCode.FS_STALE:
@@ -659,8 +669,8 @@ class Seam(HistoryOps):
                 raise fallback from None
             try:
                 now = self._load_bytes(key, record_missing=False)
-            except FsError:
-                raise fallback from None
+            except FsError as e:
+                raise self._unverified(c, shown, "edit", fallback, e) from None
             if now[0] == data:  # another writer made exactly this change meanwhile
                 return self._unchanged_edit(key, shown, plan, decode(now[0], shown), now[1],
                                             intent, ops)
