@@ -222,7 +222,7 @@ def _undo_failed(backend: Backend, step: Step, error: Exception) -> tuple[str, b
     shown = step.shown
     before = None if step.action in ("create", "copy") else step.old
     ours = None if step.action == "delete" else step.data
-    text = error.message if isinstance(error, FsError) else repr(error)
+    text = cause_text(error, shown, "undo").rstrip(".")
     try:
         held: bytes | None = backend.read(step.key).data
     except Exception as e:
