@@ -221,6 +221,21 @@ def test_a_move_whose_delete_did_nothing_rolls_the_copy_back(store: Store) -> No
     assert store.stored() == BEFORE
 
 
+def test_a_move_whose_copy_cannot_be_removed_says_it_may_still_exist(store: Store) -> None:
+    """The source's delete did nothing, and removing the copy fails as well: the answer
+    says the copy may still be there, not that someone else changed it."""
+    ctx, _ = store.agent(refuses={("delete", "a.txt"), ("delete", "m.txt")})
+    res = ctx.tools.execute("move", {"source_path": "a.txt", "destination_path": "m.txt"})
+    assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
+    assert res.text == (
+        "Error [FS_BACKEND]: storage failed to delete /a.txt (connection reset, answer "
+        "lost). Removing /m.txt, the copy made for the move, failed too (storage failed to "
+        "delete /m.txt (connection reset, answer lost)): it may still exist. Read both "
+        "before going on."
+    ), res.text
+    assert store.stored() == {**BEFORE, "m.txt": b"a\n"}
+
+
 @pytest.mark.parametrize("tool", ["write", "edit"])
 def test_a_single_write_that_lands_then_fails(store: Store, tool: str) -> None:
     def args(name: str) -> dict[str, Any]:

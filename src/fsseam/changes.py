@@ -44,11 +44,17 @@ __all__ = [
     "Delete",
     "DocEdit",
     "FileChange",
+    "Outcome",
     "Rollback",
     "Step",
     "Update",
+    "ambiguous",
+    "cause_text",
     "commit",
     "commit_order",
+    "gone_already",
+    "landed",
+    "settle",
 ]
 
 DocEdit = Callable[[TextDoc, str], TextDoc]

@@ -1186,16 +1186,14 @@ class Seam(HistoryOps):
                               reason="deleted_before_delete") from None
             raise self._stale_source(c, key, shown, pre, intent, "delete") from None
         except Exception as e:
-            if ambiguous(e):
-                outcome, _ = landed(self.backend, key, None)
-                if outcome == "unknown":
-                    raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
-                                  details={"cause": cause_text(e, shown, "delete")}) from e
-                if outcome == "not_done":
-                    raise
-            elif isinstance(e, FsError):
+            if isinstance(e, FsError) and not ambiguous(e):
                 raise self._missing(key, e) if e.reason != "is_directory" else e from None
-            else:  # pragma: no cover - ambiguous() takes every other exception
+            # The delete may have landed: the file gone is the delete done.
+            outcome, _ = landed(self.backend, key, None)
+            if outcome == "unknown":
+                raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+                              details={"cause": cause_text(e, shown, "delete")}) from e
+            if outcome == "not_done":
                 raise
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=key, path=shown))
         return DeleteOutcome(path=shown,
@@ -1283,10 +1281,10 @@ class Seam(HistoryOps):
                               details=facts) from e
         except Exception as failed:
             if landed(self.backend, dst, None)[0] != "done":
-                text = failed.message if isinstance(failed, FsError) else repr(failed)
-                cause = e.message if isinstance(e, FsError) else repr(e)
+                details = {**facts, "cause": cause_text(e, src_shown, "delete"),
+                           "error": cause_text(failed, dst_shown, "delete").rstrip(".")}
                 raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_copy_kept",
-                              details={**facts, "cause": cause, "error": text}) from e
+                              details=details) from e
         if isinstance(e, Conflict):
             raise self._stale_source(e, src, src_shown, pre, intent, "move") from None
         raise e
