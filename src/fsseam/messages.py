@@ -173,6 +173,14 @@ _MESSAGES: dict[str, str] = {
     ),
     "storage_failed": "{_failed_to}; nothing was changed. Retry later.",
     "step_failed": "{_failed_to}.",
+    "step_refused": (
+        "the storage refused to {action} {path} as changed since it was read, which a resend "
+        "of this very request also meets once the first one landed."
+    ),
+    "outcome_unknown": (
+        "{cause} Whether it took effect is not known: reading {path} back failed too, so it "
+        "may or may not hold the change. {reread} {path} before retrying."
+    ),
     "no_version": "the storage returned no version for {path}, so fsseam cannot version it.",
     "no_history": (
         "this storage keeps no older versions of {path}: only the current one can be read."
@@ -284,7 +292,10 @@ _MESSAGES: dict[str, str] = {
         "{path} has changed since you last read it, so it was not moved. {reread} it again, "
         "then retry the move."
     ),
-    "deleted_before_delete": "{path} was already deleted by someone else; nothing to do.",
+    "deleted_before_delete": (
+        "{path} does not exist any more (someone else deleted it, or a resend of this very "
+        "delete after its answer was lost found it gone); nothing to do."
+    ),
     "deleted_before_move": (
         "{path} was deleted by someone else since you last read it; nothing was moved."
     ),
@@ -293,6 +304,16 @@ _MESSAGES: dict[str, str] = {
         "unchanged. Choose another destination, or delete {destination} first."
     ),
     "move_same_path": "{path} is both the source and the destination; nothing to move.",
+    "move_outcome_unknown": (
+        "{cause} Whether {path} was deleted is not known (reading it back failed too), so "
+        "{destination}, the copy made for the move, was kept: it holds the content of "
+        "{path}. {reread} both before going on; if {path} still exists, delete it to finish "
+        "the move."
+    ),
+    "move_copy_kept": (
+        "{cause} Removing {destination}, the copy made for the move, failed too ({error}): "
+        "it may still exist. {reread} both before going on."
+    ),
     "move_rollback_lost": (
         "{path} changed while it was being moved, and {destination}, the copy made for the "
         "move, was changed by someone else before it could be removed: {path} holds the "
@@ -356,6 +377,11 @@ _MESSAGES: dict[str, str] = {
         "{modify}."
     ),
     "change_not_applied": "Nothing was applied: every file is as it was.",
+    "change_outcome_unknown": (
+        "{cause} Whether that step took effect is not known, so the change stopped there and "
+        "nothing that may depend on it was undone: {files}. Read these files before going "
+        "on, and redo only what they lack."
+    ),
     "change_rollback_incomplete": (
         "{cause} Undoing what had already been written did not fully succeed: {files}. Read "
         "these files before going on."
@@ -373,6 +399,21 @@ _MESSAGES: dict[str, str] = {
     ),
     "rollback_kept": "{path} still holds this change's new content (undoing failed: {error})",
     "rollback_still_deleted": "{path} is still deleted (restoring it failed: {error})",
+    "rollback_unknown": (
+        "whether {path} is as it was is not known (undoing this change's step failed: "
+        "{error}; and reading it back failed too): read it to see"
+    ),
+    "rollback_move_kept": (
+        "{path} still holds the content moved there from {source}, and was kept since "
+        "{source} is not known to hold it again"
+    ),
+    "outcome_unknown_written": (
+        "whether {path} holds this change's new content is not known (reading it back "
+        "failed): read it to see"
+    ),
+    "outcome_unknown_deleted": (
+        "whether {path} was deleted is not known (reading it back failed): read it to see"
+    ),
     "multi_edit_failed": (
         "edit {index} of {count} failed, so no edit was applied and {path} is unchanged: "
         "{cause}"

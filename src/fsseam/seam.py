@@ -15,7 +15,18 @@ from typing import Literal
 
 from .backends._digest import digest_version
 from .backends.base import Backend, Blob, Entry
-from .changes import Create, Delete, FileChange, Step, Update, commit
+from .changes import (
+    Create,
+    Delete,
+    FileChange,
+    Step,
+    Update,
+    ambiguous,
+    cause_text,
+    commit,
+    gone_already,
+    landed,
+)
 from .doccache import DocCache
 from .edits import (
     EditOp,
@@ -454,6 +465,8 @@ class Seam(HistoryOps):
         except Conflict as c:
             return self._lost_write(c, key, shown, data, precondition, operation,
                                     (code, reason, hint))
+        except Exception as e:
+            version = self._landed_write(e, key, shown, data, operation)
         created = isinstance(precondition, CreateOnly) or (
             isinstance(precondition, Overwrite) and fmt is None
         )
@@ -473,6 +486,34 @@ class Seam(HistoryOps):
         )
         outcome.with_diff(shown, old_text, new_doc.view)
         return outcome
+
+    def _landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
+                      action: str) -> Version:
+        """A write (or edit) that failed without a refusal may have landed: the version it
+        made when the file holds exactly its bytes (one read, on this path only); else the
+        failure, or, when the file cannot be read either, FS_BACKEND saying the outcome is
+        unknown instead of "nothing was changed"."""
+        if not ambiguous(failure):
+            raise failure
+        outcome, version = landed(self.backend, key, data)
+        if outcome == "done":
+            assert version is not None
+            self._authors.note(key, version, self.owner)
+            return version
+        if outcome == "unknown":
+            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+                          details={"cause": cause_text(failure, shown, action)}) from failure
+        raise failure
+
+    def _unverified(self, c: Conflict, shown: str, action: str, fallback: FsError,
+                    read: FsError) -> FsError:
+        """A refused write whose file could not be read back: the refusal may have met our
+        own landed request (a resend after a lost answer), so the outcome is unknown,
+        unless the read itself shows the file is not ours (gone, or too large)."""
+        if read.code is not ErrorCode.FS_BACKEND:
+            return fallback
+        return FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+                       details={"cause": cause_text(c, shown, action)})
 
     def _lost_write(
         self,
@@ -494,8 +535,8 @@ class Seam(HistoryOps):
         if current is None:
             try:
                 current = self._load_bytes(key, record_missing=False)
-            except FsError:
-                raise fallback from None
+            except FsError as e:
+                raise self._unverified(c, shown, operation, fallback, e) from None
         if current[0] == data:
             return self._unchanged_write(key, shown, operation, data, current[1])
         if isinstance(precondition, IfMatch) and lost[0] is ErrorCode.FS_STALE:
@@ -628,8 +669,8 @@ class Seam(HistoryOps):
                 raise fallback from None
             try:
                 now = self._load_bytes(key, record_missing=False)
-            except FsError:
-                raise fallback from None
+            except FsError as e:
+                raise self._unverified(c, shown, "edit", fallback, e) from None
             if now[0] == data:  # another writer made exactly this change meanwhile
                 return self._unchanged_edit(key, shown, plan, decode(now[0], shown), now[1],
                                             intent, ops)
@@ -637,6 +678,8 @@ class Seam(HistoryOps):
                 raise fallback from None
             raise self._stale(key, shown, seen, now, action="edit", fallback=fallback,
                               ops=ops, old=plan.before) from None
+        except Exception as e:
+            version = self._landed_write(e, key, shown, data, "edit")
         self._docs.put(key, version, new_doc.format, data)
         event = WrittenEvent(
             owner=self.owner, key=key, path=shown, operation=intent.operation,
@@ -851,8 +894,8 @@ class Seam(HistoryOps):
         if after is not None:
             put = Step("create", dst, dst_shown, CreateOnly(), moved, data=after.encode())
         else:
-            put = Step("copy", dst, dst_shown, source, moved, source=key)
-        remove = Step("delete", key, shown, source, moved, old=old)
+            put = Step("copy", dst, dst_shown, source, moved, data=old, source=key)
+        remove = Step("delete", key, shown, source, moved, old=old, moved_to=dst)
         return _Prepared(c, key, shown, [put, remove], before=before, after=after, dst=dst,
                          dst_shown=dst_shown)
 
@@ -1142,8 +1185,16 @@ class Seam(HistoryOps):
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
                               reason="deleted_before_delete") from None
             raise self._stale_source(c, key, shown, pre, intent, "delete") from None
-        except FsError as e:
-            raise self._missing(key, e) if e.reason != "is_directory" else e from None
+        except Exception as e:
+            if isinstance(e, FsError) and not ambiguous(e):
+                raise self._missing(key, e) if e.reason != "is_directory" else e from None
+            # The delete may have landed: the file gone is the delete done.
+            outcome, _ = landed(self.backend, key, None)
+            if outcome == "unknown":
+                raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+                              details={"cause": cause_text(e, shown, "delete")}) from e
+            if outcome == "not_done":
+                raise
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=key, path=shown))
         return DeleteOutcome(path=shown,
                              version=pre.version if isinstance(pre, IfMatch) else None)
@@ -1194,25 +1245,49 @@ class Seam(HistoryOps):
             raise self._missing(src, e) if e.code is ErrorCode.FS_NOT_FOUND else e from None
         try:
             self.backend.delete(src, pre)
-        except FsError as e:
-            # The source moved on after the copy was made: take the copy back, guarded by
-            # its own version, so no one's later write to it is lost either.
-            try:
-                self.backend.delete(dst, IfMatch(version))
-            except FsError:
-                raise FsError(ErrorCode.FS_STALE, path=src_shown, reason="move_rollback_lost",
-                              details=facts) from e
-            if isinstance(e, Conflict):
-                if e.reason == "missing":
-                    raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
-                                  reason="deleted_before_move") from None
-                raise self._stale_source(e, src, src_shown, pre, intent, "move") from None
-            raise
+        except Exception as e:
+            self._unmove(e, src, dst, version, pre, intent)
         self._gate.dispatch(WrittenEvent(owner=self.owner, key=dst, path=dst_shown,
                                          operation="move", version=version, created=True))
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=src, path=src_shown,
                                          operation="move", destination=dst_shown))
         return MoveOutcome(source=src_shown, destination=dst_shown, version=version)
+
+    def _unmove(self, e: Exception, src: str, dst: str, version: Version, pre: Precondition,
+                intent: DeleteIntent) -> None:
+        """The source's delete failed after the copy was made. Returns when the source is
+        gone all the same (a resend of our delete found it gone, or the delete landed and
+        then failed): the move is done, and its bytes are at the destination. Otherwise the
+        copy is taken back, guarded by its own version (no one's later write to it is
+        lost), and the error raised; but never while the source may be gone."""
+        src_shown, dst_shown = display(src), display(dst)
+        facts = {"destination": dst_shown}
+        if gone_already(e):
+            return
+        if ambiguous(e):
+            outcome, _ = landed(self.backend, src, None)
+            if outcome == "done":
+                return
+            if outcome == "unknown":
+                raise FsError(ErrorCode.FS_BACKEND, path=src_shown,
+                              reason="move_outcome_unknown",
+                              details={**facts, "cause": cause_text(e, src_shown, "delete")},
+                              ) from e
+        try:
+            self.backend.delete(dst, IfMatch(version))
+        except Conflict as lost:
+            if lost.reason != "missing":  # missing: the copy is gone, as the undo wants
+                raise FsError(ErrorCode.FS_STALE, path=src_shown, reason="move_rollback_lost",
+                              details=facts) from e
+        except Exception as failed:
+            if landed(self.backend, dst, None)[0] != "done":
+                details = {**facts, "cause": cause_text(e, src_shown, "delete"),
+                           "error": cause_text(failed, dst_shown, "delete").rstrip(".")}
+                raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_copy_kept",
+                              details=details) from e
+        if isinstance(e, Conflict):
+            raise self._stale_source(e, src, src_shown, pre, intent, "move") from None
+        raise e
 
 
 def _seen_before(refused: FsError) -> Version | None:

@@ -103,10 +103,15 @@ class ApplyPatchArgs(BaseModel):
     )
 
 
+# Errors that say file by file what the store holds: "nothing was applied" would not be true.
+_DETAILED = frozenset({"change_rollback_incomplete", "change_outcome_unknown"})
+
+
 def not_applied(text: str, err: FsError) -> str:
     """An error of a change, with the fact the model most needs: nothing was applied
-    (unless undoing did not fully succeed, which the error itself then details)."""
-    if err.reason == "change_rollback_incomplete":
+    (unless undoing did not fully succeed, or a step's outcome is unknown, which the error
+    itself then details)."""
+    if err.reason in _DETAILED:
         return text
     return f"{text} {render('change_not_applied')}"
 
