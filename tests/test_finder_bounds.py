@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from fsseam import ErrorCode, FsError, Limits, Overwrite, Workspace
 from fsseam.backends import MemoryBackend
 from fsseam.backends.base import Stat
+from fsseam.backends.objectstore.backend import READ_MANY_CONCURRENCY
 from fsseam.globs import compile_glob
 from fsseam.outcomes import GrepOutcome
 
@@ -184,7 +185,8 @@ def test_a_deep_path_costs_each_segment_one_try_per_step() -> None:
     glob = compile_glob("**/a/**/a/**/a/**/a/**/b/**/c")
     alt = glob.alternatives[0]
     counted = [s if isinstance(s, str) else _Counted(s) for s in alt.middle or ()]
-    glob = dataclasses.replace(glob, alternatives=(dataclasses.replace(alt, middle=tuple(counted)),))
+    alt = dataclasses.replace(alt, middle=tuple(counted))
+    glob = dataclasses.replace(glob, alternatives=(alt,))
     assert glob.match("/".join(["a"] * 100 + ["c"])) is False
     assert glob.match("/".join(["a"] * 100 + ["b", "c"])) is True
     calls = sum(c.calls for c in counted if isinstance(c, _Counted))
@@ -378,3 +380,48 @@ def test_a_file_of_unknown_size_is_read_only_up_to_the_cap(path: str) -> None:
     assert res.value.skipped == {"too_large": 1}
     assert [f.path for f in res.value.files] == ([] if path == "/big.txt" else ["/small.txt"])
     assert backend.streamed <= 1 * MiB + 64 * 1024 + len(b"needle\n")
+
+
+# -- the same on S3, through a mount -------------------------------------------------------------
+
+def _s3_mounted(moto_s3: Any, **kw: Any) -> tuple[Workspace, str]:
+    bucket = moto_s3.create_bucket()
+    ws = Workspace.mount({"/": f"memory://bounds-{uuid.uuid4().hex}",
+                          "/data": f"s3://{bucket}/ws"},
+                         storage_options={"/data": moto_s3.storage_options()},
+                         load_entry_points=False, **kw)
+    return ws, bucket
+
+
+@pytest.mark.parametrize("mounted", [False, True])
+def test_on_s3_the_budget_is_spent_once_and_reads_stop(moto_s3: Any, mounted: bool) -> None:
+    limits = Limits(grep_regex_seconds=0.2)
+    if mounted:
+        ws, bucket = _s3_mounted(moto_s3, limits=limits)
+        top = "data"
+    else:
+        bucket = moto_s3.create_bucket()
+        ws = Workspace(f"s3://{bucket}/ws", moto_s3.storage_options(), limits=limits,
+                       load_entry_points=False)
+        top = "d"
+    for n in range(40):
+        put(ws, f"{top}/f{n:02}.txt", SLOW)
+    moto_s3.log.clear()
+    res = ws.context("a").tools.execute("grep", {"pattern": "(a|aa)+$", "path": f"/{top}"})
+    assert res.ok, res.text
+    assert res.value.stopped and res.value.searched == 1
+    assert res.value.skipped == {"timeout": 40}
+    # The reads already asked for when the budget ran out (as many as read_many keeps in
+    # flight, and the one it takes before it first waits) arrive and are counted; the other
+    # files are never fetched.
+    gets = [p for m, p in moto_s3.log.to_bucket(bucket) if m == "GET" and p.endswith(".txt")]
+    assert len(gets) <= READ_MANY_CONCURRENCY + 1, gets
+
+
+def test_on_s3_one_file_over_the_cap_is_not_fetched(moto_s3: Any) -> None:
+    ws, bucket = _s3_mounted(moto_s3, limits=Limits(max_edit_bytes=64 * 1024))
+    put(ws, "data/big.txt", b"needle\n" + b"x" * (256 * 1024))
+    moto_s3.log.clear()
+    res = ws.context("a").tools.execute("grep", {"pattern": "needle", "path": "/data/big.txt"})
+    assert res.ok and res.value.skipped == {"too_large": 1}, res.text
+    assert moto_s3.log.response_bytes(bucket) < 64 * 1024, moto_s3.log.to_bucket(bucket)
