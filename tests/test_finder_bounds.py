@@ -21,7 +21,7 @@ from fsseam import ErrorCode, FsError, Limits, Overwrite, Workspace
 from fsseam.backends import MemoryBackend
 from fsseam.backends.base import Stat
 from fsseam.backends.objectstore.backend import READ_MANY_CONCURRENCY
-from fsseam.globs import compile_glob
+from fsseam.globs import _walk, compile_glob
 from fsseam.outcomes import GrepOutcome
 
 MiB = 1 << 20
@@ -133,9 +133,11 @@ def _old_segment(seg: str) -> str:
         elif c == "[":
             j = seg.find("]", i + 2 if seg[i + 1 : i + 2] in ("!", "^") else i + 1)
             body = seg[i + 1 : j]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            negated = body[:1] in ("!", "^")
+            body = body.replace("\\", "\\\\").replace("/", "")
+            if negated:
+                body = "^" + body[1:] + "/"  # the one change: [!a] matched "/" before
+            out.append("[" + body + "]")
             i = j
         else:
             out.append(re.escape(c))
@@ -168,6 +170,20 @@ def test_the_linear_matcher_answers_as_the_regex_did(pattern: str, path: str) ->
     glob = compile_glob(pattern)
     expected = any(_old_regex(a.text).fullmatch(path) is not None for a in glob.alternatives)
     assert glob.match(path) is expected, (glob.pattern, [a.text for a in glob.alternatives])
+    # Each way of matching on its own: the one regex (where it is linear), the leftmost
+    # runs, and the set of states (which the others stand in for where they can).
+    segs = path.split("/")
+    for alt in glob.alternatives:
+        want = _old_regex(alt.text).fullmatch(path) is not None
+        assert bool(alt.match(segs)) is want, alt.text
+        if alt.regex is not None:
+            assert (re.fullmatch(alt.regex, path) is not None) is want, alt.text
+        n, h, t = len(segs), len(alt.head), len(alt.tail)
+        if alt.middle is not None and n >= h + t and all(
+            f(x) for f, x in [*zip(alt.head, segs[:h], strict=True),
+                              *zip(alt.tail, segs[n - t :], strict=True)]
+        ):
+            assert _walk(alt.middle, segs[h : n - t]) is want, alt.text
 
 
 class _Counted:
@@ -425,3 +441,10 @@ def test_on_s3_one_file_over_the_cap_is_not_fetched(moto_s3: Any) -> None:
     res = ws.context("a").tools.execute("grep", {"pattern": "needle", "path": "/data/big.txt"})
     assert res.ok and res.value.skipped == {"too_large": 1}, res.text
     assert moto_s3.log.response_bytes(bucket) < 64 * 1024, moto_s3.log.to_bucket(bucket)
+
+
+def test_a_negated_class_does_not_match_a_slash() -> None:
+    # The old regex let [!x] match "/", so a/b matched a[!x]b across two segments.
+    assert not compile_glob("a[!x]b").match("a/b")
+    assert not compile_glob("**/a[!x]b").match("q/a/b")
+    assert compile_glob("a[!x]b").match("ayb")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import ErrorCode, FsError
 
@@ -128,7 +128,8 @@ def _pieces(seg: str, pattern: str) -> list[str | None]:
                     details={"pattern": echo(pattern)},
                 )
             body = seg[i + 2 if negated else i + 1 : j]
-            out.append(("[^" if negated else "[") + _class(body, pattern) + "]")
+            # A negated class leaves out "/" too: no wildcard crosses a segment.
+            out.append(f"[^{_class(body, pattern)}/]" if negated else f"[{_class(body, pattern)}]")
             i = j
         else:
             out.append(re.escape(c))
@@ -136,8 +137,8 @@ def _pieces(seg: str, pattern: str) -> list[str | None]:
     return out
 
 
-Segment = Callable[[str], bool]
-"""Whether one path segment (a name) matches one segment of a pattern."""
+Segment = Callable[[str], object]
+"""Whether one path segment (a name) matches one segment of a pattern (truthy: it does)."""
 
 
 def _segment(seg: str, pattern: str) -> Segment:
@@ -160,8 +161,7 @@ def _segment(seg: str, pattern: str) -> Segment:
     if len(runs) <= 2:
         # At most one star: the regex gives the star's length up one character at a time,
         # each try costing the (fixed) length of the rest: linear, and in C.
-        whole = re.compile("[^/]*".join("".join(r) for r in runs))
-        return lambda name: whole.fullmatch(name) is not None
+        return re.compile("[^/]*".join("".join(r) for r in runs)).fullmatch
     first, *middle, last = ((re.compile("".join(r)), len(r)) for r in runs)
     head, n_head = first
     tail, n_tail = last
@@ -206,6 +206,21 @@ class _Alternative:
     tail: tuple[Segment, ...]
     middle: tuple[_Step, ...] | None
     """None without ``**``; else from the first ``**`` to the last, inclusive."""
+    regex: str | None = None
+    """The same matching as one regex, when a backtracking engine runs it in linear time:
+    at most one ``**`` and one ``*`` per segment (each retry of the rest then stops at the
+    next ``/``). :class:`Glob` runs these in C."""
+    runs: tuple[tuple[Segment, ...], ...] = field(init=False, repr=False, compare=False)
+    """The middle's runs of fixed segments, between its ``**``s."""
+
+    def __post_init__(self) -> None:
+        runs: list[list[Segment]] = [[]]
+        for step in self.middle or ():
+            if isinstance(step, str):
+                runs.append([])
+            else:
+                runs[-1].append(step)
+        object.__setattr__(self, "runs", tuple(tuple(r) for r in runs if r))
 
     def match(self, segs: list[str]) -> bool:
         n, h, t = len(segs), len(self.head), len(self.tail)
@@ -219,7 +234,32 @@ class _Alternative:
                 return False
         if self.middle is None:
             return True
-        return _walk(self.middle, segs[h : n - t])
+        middle = segs[h : n - t]
+        if "" in middle:
+            return _walk(self.middle, middle)
+        # No empty segment for a ``**`` to stop at: each run of fixed segments is taken at
+        # its leftmost place after the one before (a later place never leaves more room).
+        at = 0
+        for run in self.runs:
+            at = _find(run, middle, at)
+            if at < 0:
+                return False
+        return at < len(middle) if self.middle[-1] == _REST else True
+
+
+def _find(run: tuple[Segment, ...], segs: list[str], start: int) -> int:
+    """Where ``run`` ends at its leftmost match in ``segs`` from ``start``, or -1."""
+    k = len(run)
+    first = run[0]
+    if k == 1:
+        for p in range(start, len(segs)):
+            if first(segs[p]):
+                return p + 1
+        return -1
+    for p in range(start, len(segs) - k + 1):
+        if first(segs[p]) and all(run[i](segs[p + i]) for i in range(1, k)):
+            return p + k
+    return -1
 
 
 def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
@@ -260,6 +300,21 @@ def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
     return end in at
 
 
+def _regex(raw: list[str], pattern: str) -> str | None:
+    if raw.count("**") > 1 or any(seg.count("*") > 1 for seg in raw if seg != "**"):
+        return None
+    parts: list[str] = []
+    for n, seg in enumerate(raw):
+        last = n == len(raw) - 1
+        if seg == "**":
+            parts.append("(?s:.*)" if last else "(?:[^/]+/)*")
+        else:
+            pieces = _pieces(seg, pattern)
+            parts.append("".join("[^/]*" if p is None else p for p in pieces)
+                         + ("" if last else "/"))
+    return "".join(parts)
+
+
 def _alternative(text: str, pattern: str) -> _Alternative:
     raw = text.split("/")
     steps: list[_Step] = [
@@ -270,7 +325,8 @@ def _alternative(text: str, pattern: str) -> _Alternative:
     lo, hi = (stars[0], stars[-1] + 1) if stars else (len(steps), len(steps))
     fixed = [s for s in steps if not isinstance(s, str)]
     head, tail = fixed[:lo], fixed[len(fixed) - (len(steps) - hi):]
-    return _Alternative(text, tuple(head), tuple(tail), tuple(steps[lo:hi]) if stars else None)
+    return _Alternative(text, tuple(head), tuple(tail), tuple(steps[lo:hi]) if stars else None,
+                        _regex(raw, pattern))
 
 
 @dataclass(frozen=True)
@@ -289,10 +345,26 @@ class Glob:
     dot_wildcard: bool = False
     """The pattern has a segment like ``.*``: hidden names match it where it stands."""
 
+    _fast: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _slow: tuple[_Alternative, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fast = [a.regex for a in self.alternatives if a.regex is not None]
+        compiled = re.compile("|".join(f"(?:{r})" for r in fast)) if fast else None
+        object.__setattr__(self, "_fast", compiled)
+        object.__setattr__(self, "_slow", tuple(a for a in self.alternatives
+                                                if a.regex is None))
+
     def match(self, relative: str) -> bool:
         """Whether ``relative`` matches, in time linear in its length for a given pattern."""
+        fast = self._fast
+        if fast is not None and fast.fullmatch(relative) is not None:
+            return True
+        slow = self._slow
+        if not slow:
+            return False
         segs = relative.split("/")
-        return any(a.match(segs) for a in self.alternatives)
+        return any(a.match(segs) for a in slow)
 
     def allows(self, relative: str) -> bool:
         """False when ``relative`` lies in a hidden or dependency directory (or is a hidden
