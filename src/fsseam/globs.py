@@ -6,10 +6,16 @@ Semantics (the common ones of fast-glob, ripgrep and Python's ``pathlib``):
   ``[!abc]`` a class; none of them matches ``/``.
 - ``**`` as a whole segment matches zero or more segments: ``src/**/*.py`` matches
   ``src/a.py`` and ``src/x/y/a.py``; a trailing ``**`` matches everything below.
-- ``{a,b}`` alternatives expand into several patterns (at most :data:`MAX_ALTERNATIVES`).
+- ``{a,b}`` alternatives expand into several patterns (at most :data:`MAX_ALTERNATIVES`),
+  each then checked as a whole pattern is: no ``..`` (``{..}/**`` is refused as ``../**``
+  is), and ``.``, empty segments and a leading ``/`` dropped.
 - Patterns are relative to the search directory; a leading ``/`` anchors them at the
   workspace root instead. ``*.py`` matches only the directory's own files: use ``**/*.py``
   to search below it.
+
+Matching costs time linear in the path for a given pattern, whatever its ``*`` and ``**``
+(see :class:`_Alternative`): a backtracking regex takes exponential time on patterns such as
+``**/**/**/**/x`` or ``*a*a*a*a*b``.
 
 Hidden and dependency directories (``.git``, ``node_modules``, ...) are not searched unless
 the pattern or the search path names them: see :func:`mentions`.
