@@ -32,7 +32,6 @@ from .errors import ErrorCode, FsError
 __all__ = [
     "ECHO_CHARS",
     "MAX_ALTERNATIVES",
-    "MAX_PATTERN_CHARS",
     "SKIP_DIRS",
     "Glob",
     "compile_glob",
@@ -41,8 +40,6 @@ __all__ = [
 ]
 
 MAX_ALTERNATIVES = 64
-MAX_PATTERN_CHARS = 1000
-"""The default cap on a glob pattern's length (``Limits.glob_pattern_chars``)."""
 ECHO_CHARS = 100
 """The most of a pattern a message quotes (see :func:`echo`)."""
 SKIP_DIRS = frozenset(

@@ -20,7 +20,6 @@ from .globs import echo
 
 __all__ = [
     "MAX_CONTEXT",
-    "MAX_PATTERN_CHARS",
     "Hunk",
     "Pattern",
     "RegexBudget",
@@ -35,8 +34,6 @@ MAX_CONTEXT = 50
 _META = frozenset(".^$*+?{}[]\\|()\n")
 SEARCH_TIMEOUT_S = 2.0
 """Per file: a search running longer than this is abandoned and the file counted."""
-MAX_PATTERN_CHARS = 1000
-"""The default cap on a pattern's length (``Limits.grep_pattern_chars``)."""
 
 
 class SearchTimeout(Exception):
