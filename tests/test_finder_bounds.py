@@ -22,6 +22,7 @@ from fsseam.backends import MemoryBackend
 from fsseam.backends.base import Stat
 from fsseam.backends.objectstore.backend import READ_MANY_CONCURRENCY
 from fsseam.globs import _walk, compile_glob
+from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match, matching_lines
 from fsseam.outcomes import GrepOutcome
 
 MiB = 1 << 20
@@ -313,6 +314,17 @@ def test_a_slow_pattern_spends_the_calls_budget_once(
     assert out.stopped and out.searched == 1
     assert out.skipped == {"timeout": 10, "binary": 1}
     assert "The search stopped early" in res.text and "Narrow with path or glob" in res.text
+
+
+def test_a_search_that_times_out_spends_what_it_was_allowed() -> None:
+    # The engine's clock is the process's CPU time; the budget's is the wall clock. A search
+    # stopped by its timeout must end the budget it was given all of, whichever ran faster.
+    budget = RegexBudget(0.1)
+    with pytest.raises(SearchTimeout):
+        has_match(SLOW.decode(), compile_pattern("(a|aa)+$"), budget)
+    assert budget.spent
+    with pytest.raises(SearchTimeout):  # nothing left: refused before the engine runs
+        matching_lines("aaa", compile_pattern("a+"), budget)
 
 
 @pytest.mark.parametrize("kind", KINDS)

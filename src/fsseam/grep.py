@@ -45,8 +45,8 @@ class RegexBudget:
 
     Each file still gets at most :data:`SEARCH_TIMEOUT_S`, but never more than what is
     left: a pattern that is slow on every file costs the call this budget once, not that
-    timeout once per file. Only the regex engine's time counts (reads do not), so a large
-    tree searched with a fast pattern is never cut short by its size."""
+    timeout once per file. Only the time in the regex engine counts, not reads: a fast
+    pattern spends seconds only over gigabytes of text."""
 
     def __init__(self, seconds: float) -> None:
         self.left = seconds
@@ -61,8 +61,12 @@ class RegexBudget:
             raise SearchTimeout
         return min(SEARCH_TIMEOUT_S, self.left)
 
-    def charge(self, started: float) -> None:
-        self.left -= time.monotonic() - started
+    def charge(self, started: float, allowed: float, timed_out: bool) -> None:
+        """Spend the wall time since ``started``; a search that timed out spends at least
+        what it was allowed. (The engine times out on the process's CPU time: other
+        threads can make that pass faster than the wall clock, machine load slower.)"""
+        spent = time.monotonic() - started
+        self.left -= max(spent, allowed) if timed_out else spent
 
 
 @dataclass(frozen=True)
@@ -112,15 +116,17 @@ def _starts(text: str, p: Pattern, budget: RegexBudget | None) -> Iterator[int]:
         return
     timeout = SEARCH_TIMEOUT_S if budget is None else budget.allowance()
     started = time.monotonic()
+    timed_out = False
     try:
         # The timeout covers the whole iteration, not each match.
         for m in p.compiled.finditer(text, timeout=timeout):
             yield m.start()
     except TimeoutError as e:
+        timed_out = True
         raise SearchTimeout from e
     finally:
         if budget is not None:
-            budget.charge(started)
+            budget.charge(started, timeout, timed_out)
 
 
 def has_match(text: str, p: Pattern, budget: RegexBudget | None = None) -> bool:
@@ -130,13 +136,15 @@ def has_match(text: str, p: Pattern, budget: RegexBudget | None = None) -> bool:
         return p.literal in text
     timeout = SEARCH_TIMEOUT_S if budget is None else budget.allowance()
     started = time.monotonic()
+    timed_out = False
     try:
         return p.compiled.search(text, timeout=timeout) is not None
     except TimeoutError as e:
+        timed_out = True
         raise SearchTimeout from e
     finally:
         if budget is not None:
-            budget.charge(started)
+            budget.charge(started, timeout, timed_out)
 
 
 def matching_lines(text: str, p: Pattern, budget: RegexBudget | None = None) -> list[int]:
