@@ -317,8 +317,8 @@ def render_grep(o: GrepOutcome) -> str:
         notes.append(
             "(The search stopped early: the pattern is slow on these files and used up the "
             "time one search may take, so the files after that were not searched. Narrow "
-            "with path or glob, or simplify the pattern: avoid nested repetition such as "
-            "(a|aa)+.)"
+            "with path or glob, or simplify the pattern: avoid repeating a group whose "
+            "parts can match the same text, such as (a|aa)+ or (a+)+.)"
         )
     pattern = echo(o.pattern)
     if not o.files:
