@@ -2,23 +2,27 @@
 
 Patterns are Python regular expressions, run by the ``regex`` package (compatible with
 ``re`` for what agents write) because it can stop a search after a time limit: a pattern
-that backtracks catastrophically on one file skips that file instead of hanging the call.
+that backtracks catastrophically on one file skips that file instead of hanging the call,
+and a :class:`RegexBudget` bounds the time of all the files of one call together.
 ``^`` and ``$`` match at line boundaries; ``.`` does not cross lines.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import regex
 
 from .errors import ErrorCode, FsError
+from .globs import echo
 
 __all__ = [
     "MAX_CONTEXT",
     "Hunk",
     "Pattern",
+    "RegexBudget",
     "SearchTimeout",
     "compile_pattern",
     "has_match",
@@ -33,7 +37,36 @@ SEARCH_TIMEOUT_S = 2.0
 
 
 class SearchTimeout(Exception):
-    """The pattern took too long on one file."""
+    """The pattern took too long on one file, or the call's budget is spent."""
+
+
+class RegexBudget:
+    """The regex time one search call may spend, over all its files.
+
+    Each file still gets at most :data:`SEARCH_TIMEOUT_S`, but never more than what is
+    left: a pattern that is slow on every file costs the call this budget once, not that
+    timeout once per file. Only the time in the regex engine counts, not reads: a fast
+    pattern spends seconds only over gigabytes of text."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    @property
+    def spent(self) -> bool:
+        return self.left <= 0
+
+    def allowance(self) -> float:
+        """The timeout of the next search (SearchTimeout when nothing is left)."""
+        if self.left <= 0:
+            raise SearchTimeout
+        return min(SEARCH_TIMEOUT_S, self.left)
+
+    def charge(self, started: float, allowed: float, timed_out: bool) -> None:
+        """Spend the wall time since ``started``; a search that timed out spends at least
+        what it was allowed. (The engine times out on the process's CPU time: other
+        threads can make that pass faster than the wall clock, machine load slower.)"""
+        spent = time.monotonic() - started
+        self.left -= max(spent, allowed) if timed_out else spent
 
 
 @dataclass(frozen=True)
@@ -45,8 +78,17 @@ class Pattern:
     ``str.find`` does the search, several times faster than any regex engine."""
 
 
-def compile_pattern(pattern: str, case_insensitive: bool = False) -> Pattern:
-    """Compile (FS_INVALID_ARGUMENT with the reason and the fix when it does not compile)."""
+def compile_pattern(
+    pattern: str, case_insensitive: bool = False, *, max_chars: int | None = None
+) -> Pattern:
+    """Compile (FS_INVALID_ARGUMENT with the reason and the fix when it does not compile).
+
+    ``max_chars``: a longer pattern is refused before it is compiled (compiling is not
+    linear in the length: megabytes take tens of seconds). The tools pass the workspace's
+    ``Limits.grep_pattern_chars``."""
+    if max_chars is not None and len(pattern) > max_chars:
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_pattern_too_long",
+                      details={"length": len(pattern), "max": max_chars})
     if pattern == "":
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_empty")
     flags = regex.MULTILINE | regex.VERSION0
@@ -58,42 +100,59 @@ def compile_pattern(pattern: str, case_insensitive: bool = False) -> Pattern:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
             reason="grep_bad_pattern",
-            details={"pattern": pattern, "error": str(e)},
+            details={"pattern": echo(pattern), "error": echo(str(e))},
         ) from None
     plain = not case_insensitive and not any(c in _META for c in pattern)
     literal = pattern if plain else None
     return Pattern(pattern, compiled, literal)
 
 
-def _starts(text: str, p: Pattern) -> Iterator[int]:
+def _starts(text: str, p: Pattern, budget: RegexBudget | None) -> Iterator[int]:
     if p.literal is not None:
         i = text.find(p.literal)
         while i >= 0:
             yield i
             i = text.find(p.literal, i + max(1, len(p.literal)))
         return
+    timeout = SEARCH_TIMEOUT_S if budget is None else budget.allowance()
+    started = time.monotonic()
+    timed_out = False
     try:
-        for m in p.compiled.finditer(text, timeout=SEARCH_TIMEOUT_S):
+        # The timeout covers the whole iteration, not each match.
+        for m in p.compiled.finditer(text, timeout=timeout):
             yield m.start()
     except TimeoutError as e:
+        timed_out = True
         raise SearchTimeout from e
+    finally:
+        if budget is not None:
+            budget.charge(started, timeout, timed_out)
 
 
-def has_match(text: str, p: Pattern) -> bool:
+def has_match(text: str, p: Pattern, budget: RegexBudget | None = None) -> bool:
+    """Whether ``p`` matches somewhere in ``text`` (SearchTimeout when it takes longer than
+    a file may, or than ``budget`` has left)."""
     if p.literal is not None:
         return p.literal in text
+    timeout = SEARCH_TIMEOUT_S if budget is None else budget.allowance()
+    started = time.monotonic()
+    timed_out = False
     try:
-        return p.compiled.search(text, timeout=SEARCH_TIMEOUT_S) is not None
+        return p.compiled.search(text, timeout=timeout) is not None
     except TimeoutError as e:
+        timed_out = True
         raise SearchTimeout from e
+    finally:
+        if budget is not None:
+            budget.charge(started, timeout, timed_out)
 
 
-def matching_lines(text: str, p: Pattern) -> list[int]:
+def matching_lines(text: str, p: Pattern, budget: RegexBudget | None = None) -> list[int]:
     """0-based numbers of the lines where a match starts, ascending, each once."""
     out: list[int] = []
     line = 0
     pos = 0
-    for start in _starts(text, p):
+    for start in _starts(text, p, budget):
         line += text.count("\n", pos, start)
         pos = start
         if not out or out[-1] != line:

@@ -27,3 +27,11 @@ class Limits(BaseModel):
     conflict_diff_chars: int = 4000
     """FS_STALE shows what changed since the agent's read in at most this many characters
     of diff (longer diffs are cut, and the agent must read again). 0: no diff."""
+    grep_regex_seconds: float = 5.0
+    """What one grep call may spend in the regex engine, over all its files (each file also
+    at most 2 s); once spent, the files left are skipped, counted as too slow, and the
+    outcome says the search stopped early. A plain-text pattern never spends it."""
+    grep_pattern_chars: int = 1000
+    """Longest grep pattern a tool accepts (FS_INVALID_ARGUMENT above it)."""
+    glob_pattern_chars: int = 1000
+    """Longest glob pattern (glob's pattern, grep's glob) a tool accepts."""

@@ -535,10 +535,23 @@ _MESSAGES: dict[str, str] = {
         "the pattern {pattern} expands to more than {max} alternatives ({{a,b}} groups); "
         "use fewer groups."
     ),
+    "glob_bad_class": (
+        "the pattern {pattern} has a character class that matches nothing ({part}); write "
+        "classes as [abc], [a-z] or [!abc], with ranges from low to high."
+    ),
+    "glob_too_long": (
+        "the glob pattern is {length} characters long, over the cap of {max}; use a "
+        "shorter one (** and * stand for many names, {{a,b}} for a few), or give the "
+        "directory as path."
+    ),
     "grep_empty": "the pattern is empty; give a regular expression such as def main.",
     "grep_bad_pattern": (
         "the pattern {pattern} is not a valid regular expression ({error}). Escape special "
         "characters with a backslash (\\( \\[ \\. \\*) to match them literally."
+    ),
+    "grep_pattern_too_long": (
+        "the pattern is {length} characters long, over the cap of {max}; search for a "
+        "shorter, distinctive part of it, and narrow the files with path or glob."
     ),
     "limit_out_of_range": "{arg} must be between {low} and {high}; it was {value}.",
     # -- tool calls ----------------------------------------------------------------------

@@ -153,6 +153,9 @@ class GrepOutcome(_Outcome):
     skipped: dict[str, int] = {}
     """Files not searched, by why: ``binary``, ``not_utf8``, ``too_large``, ``timeout``,
     ``unreadable``, ``hidden``."""
+    stopped: bool = False
+    """The pattern spent the call's regex time (``Limits.grep_regex_seconds``): the files
+    after that were not searched, and are counted in ``skipped["timeout"]``."""
 
 
 class DeleteOutcome(_Outcome):

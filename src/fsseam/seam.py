@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -51,8 +51,8 @@ from .events import (
     WrittenEvent,
 )
 from .gate import Gate
-from .globs import SKIP_DIRS, Glob, is_skipped
-from .grep import Pattern, SearchTimeout, has_match, hunks, matching_lines
+from .globs import SKIP_DIRS, Glob, echo, is_skipped
+from .grep import Pattern, RegexBudget, SearchTimeout, has_match, hunks, matching_lines
 from .history import Authors
 from .limits import Limits
 from .messages import Role
@@ -946,6 +946,11 @@ class Seam(HistoryOps):
     def glob(self, pattern: Glob, path: str = "/", limit: int = 100) -> GlobOutcome:
         """Files below ``path`` matching ``pattern``, in path order (the first ``limit``)."""
         key = self.key(path)
+        if pattern.base and any(s in ("", ".", "..") for s in pattern.base.split("/")):
+            # The walk starts at the base unchecked (it is below a checked key): only plain
+            # names keep it below the search directory, whoever built the Glob.
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="glob_parent",
+                          details={"pattern": echo(pattern.pattern)})
         base = "/".join(p for p in (key, pattern.base) if p)
         prefix = f"{key}/" if key else ""
         paths: list[str] = []
@@ -1005,9 +1010,21 @@ class Seam(HistoryOps):
         prefix = f"{key}/" if key else ""
         skipped: dict[str, int] = {}
         cap = self.limits.max_edit_bytes
+        budget = RegexBudget(self.limits.grep_regex_seconds)
+        stopped = False
 
         def skip(why: str) -> None:
             skipped[why] = skipped.get(why, 0) + 1
+
+        def out_of_time() -> bool:
+            # Once the pattern has spent the call's regex time, the files left are counted
+            # and not read: reading them would only lead to skipping them.
+            nonlocal stopped
+            if not budget.spent:
+                return False
+            stopped = True
+            skip("timeout")
+            return True
 
         last_dir: str | None = None
         dir_ok = True
@@ -1028,7 +1045,8 @@ class Seam(HistoryOps):
                 ok = dir_ok and not (name[:1] == "." or name in SKIP_DIRS)  # is_skipped, inline
             if not ok:
                 skip("hidden")
-            return ok
+                return False
+            return not out_of_time()
 
         def candidates() -> Iterator[Entry]:
             # The walk first: it is the common case, and it says when path is a file (a
@@ -1045,6 +1063,9 @@ class Seam(HistoryOps):
                     raise self._missing(key, err2) from None
                 if st.kind != "file":
                     raise
+                if st.size is not None and st.size > cap:
+                    skip("too_large")  # as in a directory's search: named alone, not read
+                    return
                 yield Entry(key=key, name=key.rsplit("/", 1)[-1], kind="file", size=st.size)
                 return
             for e in itertools.chain(head, walked):
@@ -1081,11 +1102,7 @@ class Seam(HistoryOps):
         # search hashes only the files it shows, the only ones whose version it reports.
         reads = tree()
         if reads is None:
-            unhashed = getattr(self.backend, "read_many_unhashed", None)
-            many: Iterator[tuple[Entry, Blob | bytes | FsError]] = (
-                unhashed(candidates()) if unhashed is not None
-                else self.backend.read_many(candidates())
-            )
+            many = self._read_capped_many(candidates(), cap)
             reads = ((e.key, got, None) for e, got in many)
         # has_needle: whether the literal is in the bytes, when the read has told already.
         for file_key, got, has_needle in reads:
@@ -1124,13 +1141,15 @@ class Seam(HistoryOps):
                 text = text[1:]
             if b"\r" in data:  # a byte scan, several times cheaper than a str search
                 text = text.replace("\r\n", "\n")
+            if pattern.literal is None and out_of_time():
+                continue  # read ahead (object stores fetch several at once), not searched
             searched += 1
             try:
                 if mode == "files_with_matches":
-                    count = 1 if has_match(text, pattern) else 0
+                    count = 1 if has_match(text, pattern, budget) else 0
                     matches: list[int] = []
                 else:
-                    matches = matching_lines(text, pattern)
+                    matches = matching_lines(text, pattern, budget)
                     count = len(matches)
             except SearchTimeout:
                 skip("timeout")
@@ -1163,8 +1182,48 @@ class Seam(HistoryOps):
         return GrepOutcome(
             path=display(key), pattern=pattern.source, mode=mode, files=shown,
             files_matched=files_matched, lines_matched=lines_matched, searched=searched,
-            limit=limit, truncated=truncated, skipped=skipped,
+            limit=limit, truncated=truncated, skipped=skipped, stopped=stopped,
         )
+
+    def _read_capped_many(
+        self, entries: Iterable[Entry], cap: int
+    ) -> Iterator[tuple[Entry, Blob | bytes | FsError]]:
+        """The reads of a search: a file of known size comes from the backend's
+        ``read_many`` (the caller has left out those over ``cap``); one whose size the
+        store did not say is streamed, and given up on past ``cap`` bytes, not read whole."""
+        read_many: Callable[[Iterable[Entry]], Iterator[tuple[Entry, Blob | bytes | FsError]]]
+        read_many = getattr(self.backend, "read_many_unhashed", self.backend.read_many)
+        for unknown, run in itertools.groupby(entries, key=lambda e: e.size is None):
+            if not unknown:
+                yield from read_many(run)
+                continue
+            for e in run:
+                yield e, self._read_capped(e.key, cap)
+
+    def _read_capped(self, key: str, cap: int) -> Blob | FsError:
+        try:
+            stream = self.backend.open_read(key, self.limits.read_chunk_bytes)
+        except FsError as err:
+            return err
+        too_large = FsError(ErrorCode.FS_TOO_LARGE, path=display(key), reason="edit_too_large",
+                            details={"size": stream.size, "cap": cap})
+        try:
+            if stream.size is not None and stream.size > cap:
+                return too_large
+            parts: list[bytes] = []
+            held = 0
+            for chunk in stream.chunks():
+                held += len(chunk)
+                if held > cap:
+                    return too_large
+                parts.append(chunk)
+            data = b"".join(parts)
+            version = stream.version
+        except FsError as err:
+            return err
+        finally:
+            stream.close()
+        return Blob(data=data, version=version if version is not None else digest_version(data))
 
     # -- managing ----------------------------------------------------------
     def delete(self, path: str) -> DeleteOutcome:

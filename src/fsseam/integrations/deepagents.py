@@ -113,7 +113,7 @@ class _IncludeGlob(Glob):
     _matcher: Callable[[str], bool]
 
     def __init__(self, pattern: str, matcher: Callable[[str], bool]) -> None:
-        super().__init__(pattern=pattern, regex=re.compile(""), base="", named=frozenset())
+        super().__init__(pattern=pattern, alternatives=(), base="", named=frozenset())
         object.__setattr__(self, "_matcher", matcher)
 
     def match(self, relative: str) -> bool:

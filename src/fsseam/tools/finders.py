@@ -130,7 +130,8 @@ class GlobTool(Tool[GlobArgs, GlobOutcome]):
         base = args.path
         if pattern.startswith("/"):
             base, pattern = "/", pattern.lstrip("/")
-        return fs.glob(compile_glob(pattern), base, limit=self.max_results)
+        glob = compile_glob(pattern, max_chars=fs.limits.glob_pattern_chars)
+        return fs.glob(glob, base, limit=self.max_results)
 
     def render(self, outcome: GlobOutcome) -> str:
         return render_glob(outcome)
@@ -145,8 +146,11 @@ class GrepTool(Tool[GrepArgs, GrepOutcome]):
         self.description = description
 
     def run(self, fs: Seam, args: GrepArgs) -> GrepOutcome:
-        pattern = compile_pattern(args.pattern, args.case_insensitive)
-        files = compile_glob(args.glob) if args.glob else None
+        limits = fs.limits
+        pattern = compile_pattern(args.pattern, args.case_insensitive,
+                                  max_chars=limits.grep_pattern_chars)
+        files = (compile_glob(args.glob, max_chars=limits.glob_pattern_chars)
+                 if args.glob else None)
         return fs.grep(
             pattern,
             args.path,

@@ -12,6 +12,7 @@ from functools import singledispatch
 from pydantic import BaseModel
 
 from ..errors import ErrorCode
+from ..globs import echo
 from ..outcomes import (
     ChangeOutcome,
     DeleteOutcome,
@@ -281,7 +282,7 @@ def render_glob(o: GlobOutcome) -> str:
         if o.hidden else ""
     )
     if not o.paths:
-        return f"No files match {o.pattern} in {o.path}.{hidden}"
+        return f"No files match {echo(o.pattern)} in {o.path}.{hidden}"
     shown = fit(o.paths, MAX_LIST_CHARS)
     text = "\n".join(o.paths[:shown])
     if shown < o.total:
@@ -312,11 +313,19 @@ def render_grep(o: GrepOutcome) -> str:
     if o.skipped:
         parts = [f"{n} {_SKIPPED.get(k, k)}" for k, n in sorted(o.skipped.items())]
         notes.append(f"(Not searched: {', '.join(parts)}.)")
+    if o.stopped:
+        notes.append(
+            "(The search stopped early: the pattern is slow on these files and used up the "
+            "time one search may take, so the files after that were not searched. Narrow "
+            "with path or glob, or simplify the pattern: avoid repeating a group whose "
+            "parts can match the same text, such as (a|aa)+ or (a+)+.)"
+        )
+    pattern = echo(o.pattern)
     if not o.files:
         head = (
-            f"No matches for {o.pattern} in {o.path} ({o.searched} files searched)."
+            f"No matches for {pattern} in {o.path} ({o.searched} files searched)."
             if not o.files_matched
-            else f"{o.files_matched} files match {o.pattern}; none shown (max_results)."
+            else f"{o.files_matched} files match {pattern}; none shown (max_results)."
         )
         return "\n".join([head, *notes])
     rows: list[str] = []

@@ -268,11 +268,7 @@ class MountBackend:
                     yield e, self._outside(e.key)
                 continue
             outer_of: dict[str, Entry] = {}
-            inner_entries = []
-            for e in run:
-                inner = e.key[len(m.path) + 1 :] if m.path else e.key
-                outer_of[inner] = e
-                inner_entries.append(e.model_copy(update={"key": inner}))
+            inner_entries = _inner_run(m, run, outer_of)
             many = getattr(m.backend, "read_many", None)
             results: Iterable[tuple[Entry, Blob | FsError]]
             if many is not None:
@@ -280,7 +276,7 @@ class MountBackend:
             else:
                 results = (self._read_one(m, e) for e in inner_entries)
             for inner_e, got in results:
-                outer = outer_of[inner_e.key]
+                outer = outer_of.pop(inner_e.key)
                 if isinstance(got, FsError):
                     got = Remapped([(inner_e.key, outer.key)]).error(got)
                 yield outer, got
@@ -411,6 +407,16 @@ class MountBackend:
         m, inner = self._file(key)
         with Relocated((inner, key)):
             return m.backend.versions(inner, limit)
+
+
+def _inner_run(m: Mount, run: Iterable[Entry], outer_of: dict[str, Entry]) -> Iterator[Entry]:
+    """The entries of a run in ``m``'s own keys, each recorded in ``outer_of``; lazily, as
+    the store asks for them: a search decides whether to read a file only when its turn
+    comes (it stops reading once its time is spent)."""
+    for e in run:
+        inner = e.key[len(m.path) + 1 :] if m.path else e.key
+        outer_of[inner] = e
+        yield e.model_copy(update={"key": inner})
 
 
 def _strictly_below(path: str, key: str) -> bool:
