@@ -450,6 +450,12 @@ _MESSAGES: dict[str, str] = {
         "longer holds; open the workspace on the URL without the cache layer (no "
         "simplecache::, filecache:: or blockcache::)."
     ),
+    "generic_on_local": (
+        "the generic backend cannot serve local files ({root}): it would follow symbolic "
+        "links out of the workspace root. Open the workspace without backend=\"generic\": "
+        "a local path or file:// URL uses the local backend, which never follows a link out "
+        "of the root."
+    ),
     "backend_import_failed": (
         "the fsseam backend for {protocol}:// failed to import ({error}); reinstall it."
     ),
