@@ -615,6 +615,13 @@ _MESSAGES: dict[str, str] = {
         "version {version} of {path} is no longer kept (the oldest copies are dropped when "
         "the history is full). Call history to see the versions kept."
     ),
+    "history_index_damaged": (
+        "the history fsseam keeps of {path} cannot be used: its index file {index} is "
+        "damaged ({error}), so no older version of it can be listed or brought back now. "
+        "{path} itself is unaffected: read, edit and write it as usual; its next change "
+        "sets the damaged index aside and starts a new one from the copies still kept. Ask "
+        "the user to repair {index} if an older version is needed before that."
+    ),
     "history_not_history": (
         "history= takes a History value, such as History() or History(path=\"/var/lib/"
         "fsseam/history\"), not {given}."
