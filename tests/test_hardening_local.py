@@ -684,9 +684,9 @@ def test_edit_racing_a_move_is_told_the_file_is_gone_not_write_protected(
     root: Path, monkeypatch: pytest.MonkeyPatch, mover: str, nth: int
 ) -> None:
     """A writable file moved away between the edit's lstat and its access check: the edit
-    says the file was deleted since read (FS_STALE, deleted_since_read), never "write-protected (mode
-    0644), ask the user". The move is made while the edit waits at that check (the 1st,
-    before the temp file, or the 2nd, under the directory lock)."""
+    says the file was deleted since read (FS_STALE, deleted_since_read), never
+    "write-protected (mode 0644), ask the user". The move is made while the edit waits at
+    that check (the 1st, before the temp file, or the 2nd, under the directory lock)."""
     (root / "a.txt").write_bytes(b"one\n")
     (root / "a.txt").chmod(0o644)
     ws = Workspace(str(root), load_entry_points=False)

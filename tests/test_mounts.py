@@ -19,8 +19,8 @@ import pytest
 
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite, Workspace
 from fsseam.backends import Backend, MemoryBackend, Mount, MountBackend, open_backend
-from fsseam.versions import Capabilities
 from fsseam.testing import BackendConformance, ToolsConformance
+from fsseam.versions import Capabilities
 
 Spec = tuple[str, dict[str, Any] | None]
 

@@ -306,8 +306,8 @@ class KeptHistoryBackend:
             newest: dict[str, float] = {}
             try:
                 listed = self.store.entries(key)
-            except FsError as e:
-                if e.reason != DAMAGED:
+            except FsError as err:
+                if err.reason != DAMAGED:
                     raise
                 continue  # its copies wait for the file's next change to set the index aside
             for e in listed:
