@@ -412,6 +412,17 @@ class MountBackend:
         with Relocated((inner, key)):
             return m.backend.versions(inner, limit)
 
+    def read_version_id(self, key: str, version_id: str) -> Blob:
+        """The mount's own read of a version by its full id, where its store has one."""
+        m, inner = self._file(key)
+        read = getattr(m.backend, "read_version_id", None)
+        if not callable(read):
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="version_unknown",
+                          details={"version": version_id})
+        with Relocated((inner, key)):
+            blob: Blob = read(inner, version_id)
+            return blob
+
 
 def _strictly_below(path: str, key: str) -> bool:
     return path != key and (not key or path.startswith(key + "/"))
