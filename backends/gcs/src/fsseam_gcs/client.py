@@ -409,7 +409,7 @@ class GcsClient:
         # listing moves past the name (names come in order, and ``name`` is the first
         # that starts with itself), up to MAX_VERSIONS_LISTED generations; then sorted,
         # and the first ``limit`` kept.
-        items: list[dict[str, Any]] = []
+        by_generation: dict[str, dict[str, Any]] = {}
         token: str | None = None
         while True:
             page: dict[str, Any] = self._call(
@@ -417,11 +417,18 @@ class GcsClient:
                 pageToken=token, json_out=True,
             )
             listed = page.get("items", [])
-            items += [item for item in listed if item.get("name") == name]
+            known = len(by_generation)
+            for item in listed:
+                if item.get("name") == name:
+                    by_generation.setdefault(str(item.get("generation")), item)
             token = page.get("nextPageToken") or None
-            if (token is None or len(items) >= MAX_VERSIONS_LISTED
+            # A page that brings nothing new ends it too: a server whose token repeats a
+            # page (fake-gcs-server names the object in it) must not be asked again.
+            if (token is None or len(by_generation) >= MAX_VERSIONS_LISTED
+                    or len(by_generation) == known
                     or any(item.get("name") != name for item in listed)):
                 break
+        items = list(by_generation.values())
         items.sort(key=lambda item: int(item.get("generation", 0)), reverse=True)
         items = items[:MAX_VERSIONS_LISTED if limit is None else limit]
         return [
