@@ -653,6 +653,97 @@ def test_write_protected_file_is_not_changed(root: Path) -> None:
     assert sorted(p.name for p in root.iterdir()) == ["ro.txt"]
 
 
+def _pause_at_access(monkeypatch: pytest.MonkeyPatch, nth: int, name: str
+                     ) -> tuple[threading.Event, threading.Event]:
+    """Hold the ``nth`` writability check of ``name`` made by a thread other than the
+    test's (the edit's), between the write's lstat and its ``access``, until released."""
+    real = os.access
+    reached, release = threading.Event(), threading.Event()
+    main = threading.get_ident()
+    seen = 0
+
+    def access(path: Any, mode: int, **kw: Any) -> bool:
+        nonlocal seen
+        if threading.get_ident() != main and path == name:
+            seen += 1
+            if seen == nth:
+                reached.set()
+                assert release.wait(30)
+        return real(path, mode, **kw)
+
+    monkeypatch.setattr(local_mod.os, "access", access)
+    return reached, release
+
+
+@pytest.mark.parametrize(
+    ("mover", "nth"),
+    [("move tool", 1), ("mv", 1), ("mv", 2)],
+    ids=["agent-move-before-temp", "mv-before-temp", "mv-under-directory-lock"],
+)
+def test_edit_racing_a_move_is_told_the_file_is_gone_not_write_protected(
+    root: Path, monkeypatch: pytest.MonkeyPatch, mover: str, nth: int
+) -> None:
+    """A writable file moved away between the edit's lstat and its access check: the edit
+    says the file was deleted since read (FS_STALE, deleted_since_read), never
+    "write-protected (mode 0644), ask the user". The move is made while the edit waits at
+    that check (the 1st, before the temp file, or the 2nd, under the directory lock)."""
+    (root / "a.txt").write_bytes(b"one\n")
+    (root / "a.txt").chmod(0o644)
+    ws = Workspace(str(root), load_entry_points=False)
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("read", {"file_path": "/a.txt"}))
+    ok(b.tools.execute("read", {"file_path": "/a.txt"}))
+    reached, release = _pause_at_access(monkeypatch, nth, "a.txt")
+    results: list[Any] = []
+    edit = threading.Thread(target=lambda: results.append(a.tools.execute(
+        "edit", {"file_path": "/a.txt", "old_string": "one", "new_string": "ONE"})))
+    edit.start()
+    try:
+        assert reached.wait(30)
+        if mover == "mv":
+            os.rename(root / "a.txt", root / "moved.txt")
+        else:
+            ok(b.tools.execute("move", {"source_path": "/a.txt",
+                                                "destination_path": "/moved.txt"}))
+    finally:
+        release.set()
+        edit.join(30)
+    res = fails(results[0], ErrorCode.FS_STALE)
+    assert "/a.txt no longer exists. It was deleted since you last read it" in res.text
+    assert "write-protected" not in res.text and "Ask the user" not in res.text
+    assert sorted(p.name for p in root.iterdir()) == ["moved.txt"]
+    assert (root / "moved.txt").read_bytes() == b"one\n"
+
+
+def test_file_replaced_by_a_protected_one_during_the_check_is_still_protected(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side: a writable file swapped for a 0444 one at the same moment is
+    refused for its mode (the entry is decided again, not assumed gone)."""
+    (root / "a.txt").write_bytes(b"one\n")
+    (root / "a.txt").chmod(0o644)
+    ws = Workspace(str(root), load_entry_points=False)
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    reached, release = _pause_at_access(monkeypatch, 1, "a.txt")
+    results: list[Any] = []
+    write = threading.Thread(target=lambda: results.append(a.tools.execute(
+        "write", {"file_path": "/a.txt", "content": "two\n"})))
+    write.start()
+    try:
+        assert reached.wait(30)
+        (root / "b.tmp").write_bytes(b"one\n")
+        (root / "b.tmp").chmod(0o444)
+        os.rename(root / "b.tmp", root / "a.txt")
+    finally:
+        release.set()
+        write.join(30)
+    res = fails(results[0], ErrorCode.FS_PERMISSION_DENIED)
+    assert "write-protected (mode 0444)" in res.text
+    assert (root / "a.txt").read_bytes() == b"one\n"
+    assert sorted(p.name for p in root.iterdir()) == ["a.txt"]
+
+
 # -- item 12: a failed write leaves no directories behind -----------------------------------
 
 

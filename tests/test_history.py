@@ -324,6 +324,94 @@ def test_temp_files_of_a_crashed_writer_are_swept(local: tuple[Workspace, Path, 
     assert [(e["size"], e["owner"]) for e in index["entries"]] == [(3, "a"), (3, "a")]
 
 
+# -- a damaged index ------------------------------------------------------------------------
+
+DAMAGE = {
+    "list": b"[]",
+    "entries-string": b'{"entries": "zzz"}',
+    "entries-string-with-key": b'{"format": 1, "key": "f.txt", "entries": "zzz"}',
+    "bad-field": (b'{"format": 1, "key": "f.txt", "entries": [{"kind": "sha256", '
+                  b'"value": "ab", "size": "big"}]}'),
+    "sha-outside": (b'{"format": 1, "key": "f.txt", "entries": [{"kind": "sha256", '
+                    b'"value": "ab", "sha256": "../../../etc/passwd"}]}'),
+    "not-json": b'{"format": 1, "key": "f.t',
+}
+
+
+@pytest.mark.parametrize("shape", list(DAMAGE))
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_a_damaged_index_is_an_error_for_history_and_set_aside_by_the_next_change(
+    kind: str, shape: str, tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
+    if kind == "local":
+        root = tmp_path / "root"
+        root.mkdir()
+        url = str(root)
+    else:
+        url = f"memory://dmg-{uuid.uuid4().hex[:8]}"
+    ws = Workspace(url, {"global_store": False} if kind == "memory" else None,
+                   history=History(path=str(kept)), load_entry_points=False)
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/f.txt", "content": "one\n"}))
+    ok(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "one",
+                                "new_string": "two"}))
+    first = ok(a.tools.execute("history", {"file_path": "/f.txt"})).value.entries[-1].id
+    (folder,) = [p for p in kept.iterdir() if p.is_dir()]
+    index = folder / "index.json"
+    index.write_bytes(DAMAGE[shape])
+    copies = sorted(p.name for p in folder.iterdir() if len(p.name) == 64)
+    assert len(copies) == 2
+
+    for tool, args in [
+        ("history", {"file_path": "/f.txt"}),
+        ("restore", {"file_path": "/f.txt", "version": first}),
+        (ED, {"command": "undo_edit", "path": "/f.txt"}),
+    ]:
+        res = fails(a.tools.execute(tool, args), ErrorCode.FS_BACKEND)
+        assert res.text.startswith(
+            f"Error [FS_BACKEND]: the history fsseam keeps of /f.txt cannot be used: its "
+            f"index file {index} is damaged ("), (tool, res.text)
+        assert "read, edit and write it as usual" in res.text
+        assert raw(ws, "/f.txt") == b"two\n"
+        assert index.read_bytes() == DAMAGE[shape]
+
+    # The file itself is fine: an edit goes through, setting the damaged index aside
+    # (kept for the user, under a new name) and starting one from the copies.
+    ok(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "two",
+                                "new_string": "three"}))
+    assert raw(ws, "/f.txt") == b"three\n"
+    (aside,) = [p for p in folder.iterdir() if p.name.startswith("index.json.damaged-")]
+    assert aside.read_bytes() == DAMAGE[shape]
+    assert json.loads(index.read_bytes())["key"] == "f.txt"
+    listed = ok(a.tools.execute("history", {"file_path": "/f.txt"})).value.entries
+    assert [(e.latest, e.size) for e in listed] == [(True, 6), (False, 4), (False, 4)]
+    assert first in [e.id for e in listed]
+    # The edit's own record survived too: undo takes it back, restore reaches the first.
+    ok(a.tools.execute(ED, {"command": "undo_edit", "path": "/f.txt"}))
+    assert raw(ws, "/f.txt") == b"two\n"
+    ok(a.tools.execute("restore", {"file_path": "/f.txt", "version": first}))
+    assert raw(ws, "/f.txt") == b"one\n"
+    # A workspace opened afterwards reads the new index and counts what it keeps.
+    again = Workspace(url, {"global_store": False} if kind == "memory" else None,
+                      history=History(path=str(kept)), load_entry_points=False)
+    ok(again.context("b").tools.execute("history", {"file_path": "/f.txt"}))
+
+
+def test_a_damaged_index_of_one_file_does_not_stop_eviction_for_the_others(
+    local: tuple[Workspace, Path, Path],
+) -> None:
+    ws, _, kept = local
+    ok(call(ws, "a", "write", file_path="/f.txt", content="f\n"))
+    (folder,) = [p for p in kept.iterdir() if p.is_dir()]
+    (folder / "index.json").write_bytes(DAMAGE["entries-string-with-key"])
+    backend = ws.backend
+    assert isinstance(backend, KeptHistoryBackend)
+    backend._evict()  # reads every file's index: the damaged one is passed over
+    ok(call(ws, "a", "write", file_path="/g.txt", content="g\n"))
+    assert backend.store.files() == ["f.txt", "g.txt"]
+
+
 # -- bounds --------------------------------------------------------------------------------
 
 

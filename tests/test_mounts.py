@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite, Workspace
-from fsseam.backends import Backend, MemoryBackend, MountBackend, open_backend
+from fsseam.backends import Backend, MemoryBackend, Mount, MountBackend, open_backend
 from fsseam.testing import BackendConformance, ToolsConformance
+from fsseam.versions import Capabilities
 
 Spec = tuple[str, dict[str, Any] | None]
 
@@ -412,6 +413,42 @@ def test_capabilities_are_the_weakest_and_per_path(three: dict[str, Spec]) -> No
     assert generic.backend.capabilities.create_only_atomic is False
     assert isinstance(generic.backend, MountBackend)
     assert generic.backend.capabilities_for("/x").create_only_atomic is True
+
+
+def test_a_mount_table_of_stores_without_owner_metadata_keeps_none(tmp_path: Path) -> None:
+    """The repro: memory and local disk both say write_meta=False, so the table must too."""
+    ws = Workspace.mount({"/": f"memory://wm-{uuid.uuid4().hex}", "/repo": str(tmp_path)},
+                         load_entry_points=False)
+    assert isinstance(ws.backend, MountBackend)
+    assert [m.backend.capabilities.write_meta for m in ws.backend.mounts] == [False, False]
+    assert ws.backend.capabilities.write_meta is False
+    # and a write still goes through (no meta handed to a store that takes none)
+    assert ws.context("a").tools.execute("write", {"file_path": "/repo/a.txt",
+                                                   "content": "x\n"}).ok
+    assert (tmp_path / "a.txt").read_bytes() == b"x\n"
+
+
+def test_every_capability_of_a_mount_table_is_the_weakest_of_its_mounts() -> None:
+    """Over every field of Capabilities, so a flag added later is covered without a change
+    here; a new field that is not yes/no fails the first assert until its rule is decided."""
+    fields = Capabilities.model_fields
+    flags = [name for name, f in fields.items() if f.annotation is bool]
+    assert set(fields) - set(flags) == {"version_kind", "note"}
+    strong = MemoryBackend.capabilities.model_copy(update=dict.fromkeys(flags, True))
+    for flag in flags:
+        for first, second in ((True, True), (True, False), (False, True), (False, False)):
+            a, b = _mem(), _mem()
+            a.capabilities = strong.model_copy(update={flag: first})  # type: ignore[misc]
+            b.capabilities = strong.model_copy(update={flag: second})  # type: ignore[misc]
+            table = MountBackend([Mount("", a), Mount("x", b)]).capabilities
+            assert getattr(table, flag) is (first and second), (flag, first, second)
+            assert all(getattr(table, f) for f in flags if f != flag), flag
+    a, b = _mem(), _mem()
+    b.capabilities = strong.model_copy(update={"version_kind": "etag"})  # type: ignore[misc]
+    assert MountBackend([Mount("", a), Mount("x", a)]).capabilities.version_kind == "sha256"
+    mixed = MountBackend([Mount("", a), Mount("x", b)]).capabilities
+    assert mixed.version_kind == "mixed"
+    assert mixed.note.startswith("mounts: each flag holds on every mount")
 
 
 def test_versions_stay_each_stores_own(three: dict[str, Spec]) -> None:

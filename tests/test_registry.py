@@ -135,3 +135,57 @@ def test_missing_local_root_raises(tmp_path: Path) -> None:
     with pytest.raises(FsError) as info:
         Workspace(str(tmp_path / "missing"))
     assert info.value.code is ErrorCode.FS_NOT_FOUND
+
+
+def _outside_link(tmp_path: Path) -> tuple[Path, Path]:
+    """A workspace root holding links to a file and a directory outside it."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_bytes(b"outside\n")
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    (root / "linkdir").symlink_to(outside)
+    return root, outside
+
+
+def _local_generic_specs(root: Path) -> list[dict[str, object]]:
+    from fsspec.implementations.dirfs import DirFileSystem
+    from fsspec.implementations.local import LocalFileSystem
+
+    return [
+        {"url": f"file://{root}"},
+        {"url": str(root)},
+        {"url": f"local://{root}"},
+        {"url": str(root), "fs": LocalFileSystem()},
+        {"url": "dir://", "fs": DirFileSystem(path=str(root), fs=LocalFileSystem())},
+    ]
+
+
+def test_the_generic_backend_refuses_local_files(tmp_path: Path) -> None:
+    """Generic on file:// followed symbolic links out of the root (read a linked outside
+    file, write through a linked directory). It is refused when the workspace is built,
+    however the local filesystem is reached; the local backend serves these roots."""
+    root, outside = _outside_link(tmp_path)
+    for spec in _local_generic_specs(root):
+        with pytest.raises(FsError) as info:
+            Workspace(backend="generic", **spec)  # type: ignore[arg-type]
+        assert info.value.code is ErrorCode.FS_UNSUPPORTED, spec
+        assert info.value.reason == "generic_on_local", spec
+        assert "without backend=\"generic\"" in info.value.message
+    with pytest.raises(FsError) as info:
+        GenericBackend.from_url(f"file://{root}", {})
+    assert info.value.reason == "generic_on_local"
+    with pytest.raises(FsError) as info:
+        Workspace.mount({"/": "memory://gl-" + uuid.uuid4().hex, "/disk": str(root)},
+                        backend={"/disk": "generic"})
+    assert info.value.reason == "generic_on_local"
+    # What the message points to: the same root on the local backend keeps to it.
+    ctx = Workspace(f"file://{root}").context("a")
+    read = ctx.tools.execute("read", {"file_path": "/link.txt"})
+    assert not read.ok and read.error is not None
+    assert read.error.code is ErrorCode.FS_OUTSIDE_ROOT
+    wrote = ctx.tools.execute("write", {"file_path": "/linkdir/new.txt", "content": "x\n"})
+    assert not wrote.ok and wrote.error is not None
+    assert wrote.error.code is ErrorCode.FS_OUTSIDE_ROOT
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_bytes() == b"outside\n"

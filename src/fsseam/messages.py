@@ -491,6 +491,12 @@ _MESSAGES: dict[str, str] = {
         "longer holds; open the workspace on the URL without the cache layer (no "
         "simplecache::, filecache:: or blockcache::)."
     ),
+    "generic_on_local": (
+        "the generic backend cannot serve local files ({root}): it would follow symbolic "
+        "links out of the workspace root. Open the workspace without backend=\"generic\": "
+        "a local path or file:// URL uses the local backend, which never follows a link out "
+        "of the root."
+    ),
     "backend_import_failed": (
         "the fsseam backend for {protocol}:// failed to import ({error}); reinstall it."
     ),
@@ -662,6 +668,13 @@ _MESSAGES: dict[str, str] = {
     "kept_version_missing": (
         "version {version} of {path} is no longer kept (the oldest copies are dropped when "
         "the history is full). Call history to see the versions kept."
+    ),
+    "history_index_damaged": (
+        "the history fsseam keeps of {path} cannot be used: its index file {index} is "
+        "damaged ({error}), so no older version of it can be listed or brought back now. "
+        "{path} itself is unaffected: read, edit and write it as usual; its next change "
+        "sets the damaged index aside and starts a new one from the copies still kept. Ask "
+        "the user to repair {index} if an older version is needed before that."
     ),
     "history_not_history": (
         "history= takes a History value, such as History() or History(path=\"/var/lib/"

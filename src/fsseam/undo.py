@@ -2,10 +2,12 @@
 no-op writes share with them. A mixin of :class:`fsseam.seam.Seam`, kept apart so the seam
 module stays about reads, writes and edits.
 
-Costs on S3 (counted at the server): ``history`` is one ListObjectVersions page; ``undo``
-one GET of the old version (by VersionId) and one conditional PUT; ``restore`` one listing
-to find the version named, one GET and one conditional PUT. A conflict costs one GET of
-the current version, on the conflict path only (a refused edit already made it).
+Costs on S3 (counted at the server): ``history`` is one ListObjectVersions page (one per
+1,000 versions, up to the backend's ``max_versions_listed``); ``undo`` one GET of the old
+version (by VersionId) and one conditional PUT; ``restore`` of a full version id one GET
+of that version and one conditional PUT (of a prefix, one listing first). A conflict costs
+one GET of the current version, on the conflict path only (a refused edit already made
+it).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Literal
 
-from .backends.base import Backend, WriteMeta, write_as
+from .backends.base import Backend, Blob, WriteMeta, write_as
 from .conflicts import changes_part, summarize, target_status
 from .doccache import DocCache
 from .edits import EditOp
@@ -200,14 +202,33 @@ class HistoryOps:
         self._writable()
         key, shown = self._file(path)
         self._require_history(key, shown, "restore")
-        match = match_version(version, self.backend.versions(key), shown)
-        old = self.backend.read_version(key, match.version)
+        old = self._by_id(key, version)
+        if old is None:
+            match = match_version(version, self.backend.versions(key), shown)
+            old = self.backend.read_version(key, match.version)
+            restored = _id(match.version)
+        else:
+            restored = _id(old.version)
         intent = WriteIntent(owner=self.owner, key=key, path=shown, operation="restore",
                              precondition=Overwrite(), size=len(old.data))
         self._gate.dispatch(intent)
         fallback_for = (intent.conflict_code, intent.conflict_reason, intent.conflict_hint)
         return self._write_back(key, shown, old.data, old.version, intent.precondition,
-                                "restore", _id(match.version), fallback_for)
+                                "restore", restored, fallback_for)
+
+    def _by_id(self, key: str, token: str) -> Blob | None:
+        """The version a full id names, read directly where the store can (one GET, and
+        reachable however many versions a listing would have to page through); None when
+        the store cannot, or the token is no full id of a kept version (a prefix, a
+        digest): the listing decides then."""
+        read = getattr(self.backend, "read_version_id", None)
+        if not callable(read):
+            return None
+        try:
+            blob: Blob = read(key, token.strip().strip('"'))
+        except FsError:
+            return None
+        return blob
 
     def undo(self, path: str) -> RestoreOutcome:
         """Take back this owner's last change of the file: the version before it written

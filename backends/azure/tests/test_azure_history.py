@@ -24,7 +24,8 @@ VERSIONS = [
 ]
 
 
-def _listing(container: str) -> bytes:
+def _listing(container: str, versions: list[tuple[str, str, str, int, bool]] = VERSIONS,
+             marker: str = "") -> bytes:
     blobs = "".join(
         f"<Blob><Name>{name}</Name><VersionId>{vid}</VersionId>"
         + ("<IsCurrentVersion>true</IsCurrentVersion>" if current else "")
@@ -33,13 +34,14 @@ def _listing(container: str) -> bytes:
         f"<Etag>{etag}</Etag><Content-Length>{size}</Content-Length>"
         "<Content-Type>application/octet-stream</Content-Type><BlobType>BlockBlob</BlobType>"
         "</Properties></Blob>"
-        for i, (name, vid, etag, size, current) in enumerate(VERSIONS)
+        for i, (name, vid, etag, size, current) in enumerate(versions)
     )
     return (
         '<?xml version="1.0" encoding="utf-8"?>'
         f'<EnumerationResults ServiceEndpoint="http://127.0.0.1/{ACCOUNT_NAME}/" '
         f'ContainerName="{container}"><Prefix>p/h.txt</Prefix><Blobs>{blobs}</Blobs>'
-        "<NextMarker /></EnumerationResults>"
+        + (f"<NextMarker>{marker}</NextMarker>" if marker else "<NextMarker />")
+        + "</EnumerationResults>"
     ).encode()
 
 
@@ -101,3 +103,39 @@ def test_a_version_no_listing_has_is_not_kept(proxy: FaultProxy, container: str)
     assert info.value.code is ErrorCode.FS_NOT_FOUND
     assert "is not kept" in info.value.message
     assert proxy.seen("GET", f"/{ACCOUNT_NAME}/{container}/p/h.txt") == 0
+
+
+def test_versions_on_later_listing_pages_are_listed_and_the_listing_stops_past_the_name(
+    proxy: FaultProxy, container: str
+) -> None:
+    """A listing of versions that continues on a second page (NextMarker): the versions
+    there are listed too (only the first page was read before). The second page moves on to
+    p/h.txt.bak, so no third page is asked for, though it says there is one."""
+    pages = [_listing(container, VERSIONS[:2], marker="page-2"),
+             _listing(container, VERSIONS[2:], marker="page-3")]
+    proxy.error_body = lambda status, path: ("application/xml", pages.pop(0))
+    backend = _backend(proxy, container)
+    proxy.inject("GET", f"/{container}", "200", 2, query="include=versions")
+
+    kept = backend.versions("h.txt")
+
+    assert [k.version.detail for k in kept] == [
+        "2026-11-30T10:09:00.3000000Z", "2026-11-30T10:05:00.2000000Z",
+        "2026-11-30T10:00:00.1000000Z"]
+    assert proxy.seen("GET", f"/{container}", "include=versions") == 2
+    assert proxy.seen("GET", f"/{container}", "marker=page-2") == 1
+    assert pages == []
+
+
+def test_a_full_version_id_is_read_without_a_listing(proxy: FaultProxy, container: str
+                                                     ) -> None:
+    backend = _backend(proxy, container)
+    backend.write("h.txt", b"now", CreateOnly())
+    blob = backend.read_version_id("h.txt", "2026-11-30T10:00:00.1000000Z")
+    assert blob.data == b"now"  # Azurite serves the current bytes whatever the versionid
+    path = f"/{ACCOUNT_NAME}/{container}/p/h.txt"
+    assert proxy.seen("GET", path, "versionid=2026-11-30T10:00:00.1000000Z") == 1
+    assert proxy.seen("GET", f"/{container}", "include=versions") == 0
+    with pytest.raises(FsError) as info:
+        backend.read_version_id("h.txt", "abc123")  # a prefix of an id, no id at all
+    assert info.value.code is ErrorCode.FS_NOT_FOUND

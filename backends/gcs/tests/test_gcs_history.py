@@ -109,3 +109,39 @@ def test_a_bucket_without_versioning_says_how_to_keep_versions(
         assert res.error is not None and res.error.code is ErrorCode.FS_UNSUPPORTED, res.text
         assert f"enable versioning on bucket {gcs_bucket}" in res.text
     assert ws.backend.read("f.md").data == b"2\n"
+
+
+def test_many_generations_restore_by_full_id_without_a_listing(
+    counting_proxy: Any, gcs_versioned_bucket: str, gcs_server: Any
+) -> None:
+    """1,500 generations: a full id (a generation) is read directly, one GET and one
+    upload, however long the listing would be. (fake-gcs-server answers a versioned
+    listing in one page, so the page-following is shown on S3; here the listing of all
+    1,500 costs that one request.)"""
+    import json
+    import urllib.request
+
+    bucket = gcs_versioned_bucket
+    generations = []
+    for i in range(1500):
+        req = urllib.request.Request(
+            f"{gcs_server.url}/upload/storage/v1/b/{bucket}/o?uploadType=media&name=p/many.txt",
+            data=f"v{i}\n".encode(), method="POST")
+        with urllib.request.urlopen(req) as resp:
+            generations.append(json.loads(resp.read())["generation"])
+    ws = _proxied(counting_proxy, bucket)
+    a = ws.context("a")
+    assert a.tools.execute("read", {"file_path": "/many.txt"}).ok
+    assert a.tools.execute("history", {"file_path": "/many.txt"}).ok  # the bucket look
+    counting_proxy.take()
+    res = a.tools.execute("restore", {"file_path": "/many.txt", "version": generations[0]})
+    assert res.ok, res.text
+    assert counting_proxy.take() == [
+        ("GET", f"/download/storage/v1/b/{bucket}/o/p%2Fmany.txt"),
+        ("POST", f"/upload/storage/v1/b/{bucket}/o"),
+    ]
+    assert ws.backend.read("many.txt").data == b"v0\n"
+    counting_proxy.take()
+    kept = ws.backend.versions("many.txt")
+    assert [k.version.value for k in kept[1:]] == generations[::-1]
+    assert len(counting_proxy.take()) == 1

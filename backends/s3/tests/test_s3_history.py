@@ -52,13 +52,13 @@ def test_requests_per_call(versioned_bucket: str, s3_options: dict[str, Any], mo
                                        ("PUT", key, set(), 200)]
     assert ws.backend.read("n.md").data == b"one\ntwo\n"
 
-    # restore: one listing to find the version named, its GET, one conditional PUT.
+    # restore of a full version id: its GET by VersionId (no listing), one conditional PUT.
     version = a.tools.execute("history", {"file_path": "/n.md"}).value.entries[1].id
     moto.log.clear()
     res = a.tools.execute("restore", {"file_path": "/n.md", "version": version})
     assert res.ok, res.text
     assert [(m, "versions" in q, "versionId" in q) for m, _, q, _ in _requests(moto, bucket)] == [
-        ("GET", True, False), ("GET", False, True), ("PUT", False, False)]
+        ("GET", False, True), ("PUT", False, False)]
 
     # A refused edit costs its one GET: the diff comes from what the agent read.
     assert b.tools.execute("read", {"file_path": "/n.md"}).ok
@@ -148,3 +148,73 @@ def test_an_unversioned_bucket_says_how_to_keep_versions(
         assert res.error is not None and res.error.code is ErrorCode.FS_UNSUPPORTED, res.text
         assert f"enable versioning on bucket {bucket}" in res.text
     assert ws.backend.read("f.md").data == b"2\n"
+
+
+def _listings(moto: Any, bucket: str) -> list[dict[str, list[str]]]:
+    """The query of each ListObjectVersions request to ``bucket``; the log cleared."""
+    out = [parse_qs(r.query, keep_blank_values=True) for r in moto.log.records_to(bucket)
+           if "versions" in parse_qs(r.query, keep_blank_values=True)]
+    moto.log.clear()
+    return out
+
+
+def test_versions_past_the_first_listing_page_are_reachable_and_listing_is_bounded(
+    versioned_bucket: str, s3_options: dict[str, Any], s3: Any, moto: Any
+) -> None:
+    """1,500 versions (put with boto3): the oldest used to be "no kept version", since only
+    the first ListObjectVersions page (1,000) was read. A full id is now read directly,
+    a prefix through a listing that follows pages up to ``max_versions_listed``."""
+    bucket = versioned_bucket
+    ids = [s3.put_object(Bucket=bucket, Key="p/many.txt", Body=f"v{i}\n".encode())["VersionId"]
+           for i in range(1500)]
+    # Keys that share the name as a prefix are listed after it: never paged through.
+    for i in range(3):
+        s3.put_object(Bucket=bucket, Key="p/many.txt.bak", Body=f"b{i}\n".encode())
+    ws = Workspace(f"s3://{bucket}/p",
+                   storage_options={**s3_options, "max_versions_listed": 1200},
+                   load_entry_points=False)
+    a = ws.context("a")
+    assert a.tools.execute("read", {"file_path": "/many.txt"}).ok
+    moto.log.clear()
+
+    # The oldest, by its full id: one GET by VersionId, one conditional PUT, no listing.
+    res = a.tools.execute("restore", {"file_path": "/many.txt", "version": ids[0]})
+    assert res.ok, res.text
+    assert [(m, "versions" in q, "versionId" in q) for m, _, q, _ in _requests(moto, bucket)] == [
+        ("GET", False, True), ("PUT", False, False)]
+    assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v0\n"
+
+    # The 1,101st newest by a prefix of its id: found on the listing's second page; the
+    # listing stops at the cap (1,200 versions: 2 requests), whatever is kept beyond it.
+    target = ids[1500 - 1100]
+    prefix = target[:12]
+    assert sum(i.startswith(prefix) for i in ids) == 1
+    res = a.tools.execute("restore", {"file_path": "/many.txt", "version": prefix})
+    assert res.ok, res.text
+    assert res.value.restored == target
+    listings = _listings(moto, bucket)
+    assert [q["max-keys"] for q in listings] == [["1000"], ["200"]]
+    assert "version-id-marker" in listings[1] and listings[1]["key-marker"] == ["p/many.txt"]
+    assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v400\n"
+
+    # Past the cap a prefix is not listed (the full id above still works).
+    res = a.tools.execute("restore", {"file_path": "/many.txt", "version": ids[1][:12]})
+    assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND, res.text
+    assert [q["max-keys"] for q in _listings(moto, bucket)] == [["1000"], ["200"]]
+    assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v400\n"
+
+    # Without a cap of its own the backend lists all 1,502 (two pages), newest first,
+    # and none of the .bak key's versions.
+    full = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options),
+                     load_entry_points=False)
+    moto.log.clear()
+    kept = full.backend.versions("many.txt")
+    assert len(kept) == 1502
+    assert [k.version.detail for k in kept[2:]] == ids[::-1]
+    assert kept[0].latest and not any(k.latest for k in kept[1:])
+    assert len(_listings(moto, bucket)) == 2
+    # history shows the newest few: one page of just that many.
+    moto.log.clear()
+    entries = full.context("b").fs.history("/many.txt", 5).entries
+    assert [e.id for e in entries[2:]] == ids[::-1][:3]
+    assert [q["max-keys"] for q in _listings(moto, bucket)] == [["5"]]

@@ -224,8 +224,12 @@ def write_as(
     backend: Backend, key: str, data: bytes, precondition: Precondition, meta: WriteMeta | None
 ) -> Version:
     """``backend.write``, with ``meta`` for a backend that keeps it (and only for one: the
-    keyword is no part of the required contract)."""
-    if meta is None or not backend.capabilities.write_meta:
+    keyword is no part of the required contract). Under mounts the mount holding ``key``
+    decides: the table's own flag holds only where every mount keeps the metadata, and the
+    router hands it on to the mounts that do."""
+    for_key = getattr(backend, "capabilities_for", None)
+    caps = for_key(key) if callable(for_key) else backend.capabilities
+    if meta is None or not caps.write_meta:
         return backend.write(key, data, precondition)
     write: Callable[..., Version] = backend.write
     return write(key, data, precondition, meta=meta)

@@ -13,7 +13,9 @@ from collections.abc import Hashable
 from typing import Any
 
 import fsspec
+from fsspec import AbstractFileSystem
 from fsspec.implementations.cached import CachingFileSystem
+from fsspec.implementations.local import LocalFileSystem
 
 from ..errors import ErrorCode, FsError
 from ..versions import Capabilities
@@ -22,6 +24,18 @@ from ._fsspec import FsspecDigestBackend
 FRESH_OPTIONS: dict[str, Any] = {"skip_instance_cache": True, "use_listings_cache": False}
 """Added to the storage options of a filesystem the generic backend makes: an instance of
 its own (nobody else's listings), and no listings cache at all."""
+
+
+def _on_local_disk(fs: Any) -> bool:
+    """Whether ``fs`` is the local filesystem, or a wrapper over it (``dir::`` and the
+    like keep the filesystem they wrap as ``.fs``)."""
+    seen: set[int] = set()
+    while isinstance(fs, AbstractFileSystem) and id(fs) not in seen:
+        if isinstance(fs, LocalFileSystem):
+            return True
+        seen.add(id(fs))
+        fs = getattr(fs, "fs", None)
+    return False
 
 
 class GenericBackend(FsspecDigestBackend):
@@ -45,6 +59,16 @@ class GenericBackend(FsspecDigestBackend):
                 ErrorCode.FS_UNSUPPORTED,
                 reason="cached_filesystem",
                 details={"filesystem": type(fs).__name__},
+            )
+        if _on_local_disk(fs):
+            # fsspec's local filesystem follows symbolic links wherever they lead, so a
+            # link inside the root would hand the tools files outside it. The local
+            # backend already holds the no-follow rule; a second copy of it here would
+            # only be a second place to get it wrong.
+            raise FsError(
+                ErrorCode.FS_UNSUPPORTED,
+                reason="generic_on_local",
+                details={"root": root, "filesystem": type(fs).__name__},
             )
         super().__init__(fs, root)
 

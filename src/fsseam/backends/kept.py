@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import Conflict, ErrorCode, FsError
 from ..paths import display
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
+from ._digest import DIGEST_KIND
 from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
 from .kept_store import HistoryStore, KeptEntry, MemoryHistoryStore
 
@@ -50,6 +51,7 @@ __all__ = [
 
 MiB = 1 << 20
 RETRIES = 5
+DAMAGED = "history_index_damaged"
 T = TypeVar("T")
 
 
@@ -138,6 +140,25 @@ class KeptHistoryBackend:
         return self.inner.walk(key)
 
     # -- keeping -------------------------------------------------------------------
+    def _entries(self, key: str) -> builtins.list[KeptEntry]:
+        """The file's index, for a change made with its lock held. A damaged index must
+        not stop the change (the file itself is fine): it is set aside and a new one
+        started from the copies still kept, which a digest store can name again (a copy's
+        name is the digest of its bytes, so it is that version). They come back without
+        owner or time, like versions found in place."""
+        try:
+            return self.store.entries(key)
+        except FsError as e:
+            if e.reason != DAMAGED:
+                raise
+        shas = self.store.set_aside(key)
+        entries: builtins.list[KeptEntry] = []
+        if self.inner.capabilities.version_kind == DIGEST_KIND:
+            entries = [KeptEntry(kind=DIGEST_KIND, value=sha, sha256=sha,
+                                 size=self.store.copies(key).get(sha)) for sha in shas]
+        self.store.save(key, entries)
+        return entries
+
     def _current(self, key: str) -> Blob | None:
         try:
             return self.inner.read(key)
@@ -204,7 +225,7 @@ class KeptHistoryBackend:
     ) -> Version:
         sha = _sha(data)
         with self.store.lock(key):
-            entries = self.store.entries(key)
+            entries = self._entries(key)
             fresh = not self.store.has(key, sha)
             if fresh:
                 # The new bytes are kept before they are published: an external writer
@@ -228,7 +249,7 @@ class KeptHistoryBackend:
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         with self.store.lock(key):
-            entries = self.store.entries(key)
+            entries = self._entries(key)
             if isinstance(precondition, Overwrite) and self._current(key) is None:
                 self.inner.delete(key, precondition)  # says what is missing, in its words
             self._replace(key, entries, precondition,
@@ -241,7 +262,7 @@ class KeptHistoryBackend:
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         with self.store.lock(dst):
             version = self.inner.copy(src, dst, source)
-            entries = self.store.entries(dst)
+            entries = self._entries(dst)
             # No copy of the bytes yet: the first write over it keeps them.
             entries.append(KeptEntry(kind=version.kind, value=version.value, time=_now()))
             self._trim(dst, entries)
@@ -283,7 +304,13 @@ class KeptHistoryBackend:
             sizes = self.store.copies(key)
             total += sum(sizes.values())
             newest: dict[str, float] = {}
-            for e in self.store.entries(key):
+            try:
+                listed = self.store.entries(key)
+            except FsError as err:
+                if err.reason != DAMAGED:
+                    raise
+                continue  # its copies wait for the file's next change to set the index aside
+            for e in listed:
                 if e.sha256 in sizes:
                     newest[e.sha256] = max(newest.get(e.sha256, 0.0), e.time or 0.0)
             candidates += [(newest.get(sha, 0.0), key, sha, size) for sha, size in sizes.items()]
@@ -296,7 +323,7 @@ class KeptHistoryBackend:
             total -= size
         for key, shas in doomed.items():
             with self.store.lock(key):
-                entries = [e for e in self.store.entries(key) if e.sha256 not in shas]
+                entries = [e for e in self._entries(key) if e.sha256 not in shas]
                 self.store.save(key, entries)
                 for sha in shas:
                     self.store.drop(key, sha)

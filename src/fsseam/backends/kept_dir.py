@@ -8,6 +8,10 @@ file is written to a temp file in the same directory, fsynced, renamed into plac
 directory fsynced, so a crash leaves the old or the new file, never part of one. A file's
 directory is ``flock``-ed while its index or copies change (by any process); temp files
 found under that lock are a crashed writer's, and are removed.
+
+An index that cannot be read as exactly what fsseam writes is damaged: reading the history
+raises ``history_index_damaged`` (FS_BACKEND), and the next change of the file renames it
+to ``index.json.damaged-<time>-<hex>`` beside the copies and starts a new one.
 """
 
 from __future__ import annotations
@@ -21,8 +25,12 @@ import os
 import re
 import secrets
 from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..paths import display
 from .kept_store import KeptEntry
 
 __all__ = ["MARKER", "DirectoryHistoryStore"]
@@ -60,6 +68,11 @@ def _durable_write(directory: str, name: str, data: bytes) -> None:
     os.close(fd)
     os.replace(temp, os.path.join(directory, name))
     _fsync_dir(directory)
+
+
+def _damaged(key: str, index: str, error: object) -> FsError:
+    return FsError(ErrorCode.FS_BACKEND, path=display(key), reason="history_index_damaged",
+                   details={"index": index, "error": str(error)})
 
 
 class DirectoryHistoryStore:
@@ -104,16 +117,46 @@ class DirectoryHistoryStore:
             os.close(fd)  # closing releases the flock
 
     def entries(self, key: str) -> list[KeptEntry]:
+        index = os.path.join(self._dir(key), INDEX)
         try:
-            with open(os.path.join(self._dir(key), INDEX), "rb") as f:
+            with open(index, "rb") as f:
                 raw = json.loads(f.read())
         except FileNotFoundError:
             return []
-        except (OSError, ValueError):
-            return []  # an unreadable index keeps nothing rather than failing every write
+        except (OSError, ValueError) as e:
+            raise _damaged(key, index, e) from e
+        # Anything but the exact shape this version writes is damage (a hand edit, a
+        # truncated copy, another program's file): guessing would show wrong versions.
+        if not isinstance(raw, dict):
+            raise _damaged(key, index, f"holds a JSON {type(raw).__name__}, not an object")
         if raw.get("format") != FORMAT or raw.get("key") != key:
-            return []
-        return [KeptEntry.model_validate(e) for e in raw.get("entries", [])]
+            raise _damaged(key, index, "wrong format or key")
+        listed = raw.get("entries")
+        if not isinstance(listed, builtins.list):
+            raise _damaged(key, index, "its entries are not a list")
+        try:
+            return [KeptEntry.model_validate(e) for e in listed]
+        except ValidationError as e:
+            problem = e.errors()[0]
+            where = ".".join(str(p) for p in problem.get("loc", ())) or "entry"
+            raise _damaged(key, index, f"an entry's {where}: {problem.get('msg')}") from e
+
+    def set_aside(self, key: str) -> builtins.list[str]:
+        """Move a damaged index out of the way (renamed, never deleted: the user may want
+        it); the copies stay. Returns the copies' names, oldest first."""
+        directory = self._dir(key)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(os.path.join(directory, INDEX),
+                       os.path.join(directory, f"{INDEX}.damaged-{stamp}-{secrets.token_hex(4)}"))
+        _fsync_dir(directory)
+        aged: builtins.list[tuple[int, str]] = []
+        with contextlib.suppress(FileNotFoundError), os.scandir(directory) as it:
+            for entry in it:
+                if _HEX64.fullmatch(entry.name):
+                    with contextlib.suppress(OSError):
+                        aged.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+        return [name for _, name in sorted(aged)]
 
     def save(self, key: str, entries: list[KeptEntry]) -> None:
         body = {"format": FORMAT, "key": key,
@@ -156,9 +199,10 @@ class DirectoryHistoryStore:
                     continue
                 try:
                     with open(os.path.join(entry.path, INDEX), "rb") as f:
-                        key = json.loads(f.read()).get("key")
+                        raw = json.loads(f.read())
                 except (OSError, ValueError):
                     continue
+                key = raw.get("key") if isinstance(raw, dict) else None
                 if isinstance(key, str):
                     found.append(key)
         return sorted(found)

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..versions import Version
 
@@ -22,8 +22,9 @@ class KeptEntry(BaseModel):
 
     kind: str = ""
     value: str = ""
-    sha256: str | None = None
-    """The copy's name; None while no copy is kept (a copy made by ``copy``)."""
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    """The copy's name; None while no copy is kept (a copy made by ``copy``). Checked, since
+    an index read from disk names the file that is read back."""
     size: int | None = None
     time: float | None = None
     """When fsseam wrote it (seconds since the epoch); None for a version found in place."""
@@ -67,6 +68,11 @@ class HistoryStore(Protocol):
     def drop(self, key: str, sha: str) -> None: ...
 
     def files(self) -> builtins.list[str]: ...
+
+    def set_aside(self, key: str) -> builtins.list[str]:
+        """After ``entries`` raised ``history_index_damaged``: move the damaged index out of
+        the way, keeping the copies; their names, oldest first."""
+        ...
 
 
 class MemoryHistoryStore:
@@ -121,3 +127,9 @@ class MemoryHistoryStore:
     def files(self) -> builtins.list[str]:
         with self._lock:
             return sorted(set(self._entries) | set(self._copies))
+
+    def set_aside(self, key: str) -> builtins.list[str]:
+        # Entries held as objects are never damaged; kept for the protocol.
+        with self._lock:
+            self._entries.pop(key, None)
+            return list(self._copies.get(key, {}))

@@ -258,13 +258,21 @@ def _lstat(dfd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def _check_writable(dfd: int, name: str, st: os.stat_result, key: str, action: str) -> None:
+def _check_writable(dfd: int, name: str, st: os.stat_result, key: str, action: str) -> bool:
     """Respect a write-protected file: renaming over it needs only the directory's write
-    permission, and root bypasses the file's mode, so both would replace a 0444 file."""
+    permission, and root bypasses the file's mode, so both would replace a 0444 file.
+
+    False when ``name`` is no longer the entry ``st`` describes (moved away, deleted or
+    replaced since that lstat): the caller decides again on what is there now. Access is
+    asked by name, so a vanished file is "not writable" to the kernel; that is a change
+    under us, never a mode to report."""
     if st.st_mode & 0o222 and os.access(
         name, os.W_OK, dir_fd=dfd, effective_ids=True, follow_symlinks=False
     ):
-        return
+        return True
+    now = _lstat(dfd, name)
+    if now is None or _sig(now) != _sig(st):
+        return False
     if os.fstatvfs(dfd).f_flag & os.ST_RDONLY:
         raise map_os_error(OSError(errno.EROFS, os.strerror(errno.EROFS)), key, action)
     raise FsError(
@@ -867,19 +875,24 @@ class LocalBackend:
 
     def _check_target(
         self, dfd: int, name: str, key: str, st: os.stat_result | None, pre: Precondition
-    ) -> None:
-        """What can be decided from the target's lstat alone."""
-        if st is None:
-            if isinstance(pre, IfMatch):
-                raise Conflict("missing", path=display(key))
-            return
-        if stat_mod.S_ISLNK(st.st_mode) or stat_mod.S_ISDIR(st.st_mode):
+    ) -> os.stat_result | None:
+        """What can be decided from the target's lstat alone; the lstat decided on (a newer
+        one when the entry changed while it was checked)."""
+        for _ in range(5):
+            if st is None:
+                if isinstance(pre, IfMatch):
+                    raise Conflict("missing", path=display(key))
+                return None
+            if stat_mod.S_ISLNK(st.st_mode) or stat_mod.S_ISDIR(st.st_mode):
+                _check_kind(key, st)
+            if isinstance(pre, CreateOnly):
+                # Only existence matters: never open (a FIFO) or read (a huge file) it.
+                raise Conflict("exists", path=display(key))
             _check_kind(key, st)
-        if isinstance(pre, CreateOnly):
-            # Only existence matters: never open (a FIFO) or read (a huge file) it.
-            raise Conflict("exists", path=display(key))
-        _check_kind(key, st)
-        _check_writable(dfd, name, st, key, "write")
+            if _check_writable(dfd, name, st, key, "write"):
+                return st
+            st = _lstat(dfd, name)
+        raise _kept_changing(key, "checked")
 
     def _current(self, dfd: int, name: str, key: str) -> tuple[Version, os.stat_result] | None:
         """The version on disk now and the stat it belongs to (the directory lock is held);
@@ -902,8 +915,7 @@ class LocalBackend:
     def _write_at(
         self, dfd: int, key: str, name: str, data: bytes, pre: Precondition
     ) -> None:
-        old = _lstat(dfd, name)
-        self._check_target(dfd, name, key, old, pre)
+        old = self._check_target(dfd, name, key, _lstat(dfd, name), pre)
         temp = _Temp(dfd, name, key)
         try:
             # The slow part (data and fsync) happens before the lock is taken.
@@ -926,8 +938,7 @@ class LocalBackend:
         pre: Precondition,
     ) -> None:
         for _ in range(5):
-            st = _lstat(dfd, name)
-            self._check_target(dfd, name, key, st, pre)
+            st = self._check_target(dfd, name, key, _lstat(dfd, name), pre)
             if st is not None and _meta(st) != _meta(old):
                 _keep_owner_and_mode(temp.fd, st)  # chmod/chown meanwhile: take the new
                 os.fsync(temp.fd)
@@ -1008,7 +1019,8 @@ class LocalBackend:
                             raise Conflict("missing", path=display(key))
                         raise map_os_error(FileNotFoundError(key), key, "delete")
                     _check_kind(key, st)
-                    _check_writable(dfd, name, st, key, "delete")
+                    if not _check_writable(dfd, name, st, key, "delete"):
+                        continue
                     if isinstance(precondition, IfMatch):
                         current = self._current(dfd, name, key)
                         check_precondition(

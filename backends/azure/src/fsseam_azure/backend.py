@@ -23,7 +23,12 @@ from typing import Any
 
 from fsspec.core import split_protocol
 
-from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend, messages
+from fsseam.backends.objectstore import (
+    MAX_VERSIONS_LISTED,
+    KeySpace,
+    ObjectStoreBackend,
+    messages,
+)
 from fsseam.errors import ErrorCode, FsError
 from fsseam.versions import Capabilities
 
@@ -44,6 +49,7 @@ BACKEND_OPTIONS = (
     "server_side_copy",
     "list_page_size",
     "versioning",
+    "max_versions_listed",
 )
 """Options read by AzureBackend itself; everything else goes to adlfs.AzureBlobFileSystem."""
 
@@ -106,6 +112,7 @@ class AzureBackend(ObjectStoreBackend):
         server_side_copy: bool = True,
         list_page_size: int | None = None,
         versioning: bool | None = None,
+        max_versions_listed: int = MAX_VERSIONS_LISTED,
     ) -> None:
         keys = KeySpace.parse(root, "az")
         _in_range("block_threshold", block_threshold, 1, DEFAULT_BLOCK_THRESHOLD)
@@ -124,6 +131,7 @@ class AzureBackend(ObjectStoreBackend):
             keys,
             server_side_copy=server_side_copy,
             list_page_size=list_page_size,
+            max_versions_listed=max_versions_listed,
         )
 
     @property

@@ -35,6 +35,7 @@ from fsspec.asyn import sync
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
+    MAX_VERSIONS_LISTED,
     ListedObject,
     ListPage,
     NoVersion,
@@ -330,10 +331,12 @@ class AzureClient:
         return ListPage(objects, prefixes, pages.continuation_token or None)
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
-        # One page, not capped at ``limit``: the listing holds every blob that starts with
-        # the name; they are filtered and sorted here and the caller keeps the first.
+        # The listing holds every blob that starts with the name, in name order: pages are
+        # followed until it moves past the name (up to MAX_VERSIONS_LISTED versions), then
+        # the versions are sorted and the first ``limit`` kept.
         items = self._run(self._versions, name)
         items.sort(key=lambda item: str(item.version_id or ""), reverse=True)
+        items = items[:MAX_VERSIONS_LISTED if limit is None else limit]
         return [
             VersionInfo(
                 version=_version(item.etag, item.version_id),
@@ -347,9 +350,24 @@ class AzureClient:
         ]
 
     async def _versions(self, name: str) -> list[Any]:
+        found: list[Any] = []
         paged = self._container.list_blobs(name_starts_with=name, include=["versions"])
-        page = await paged.by_page().__anext__()
-        return [item async for item in page if item.name == name]
+        async for page in paged.by_page():
+            past = False
+            async for item in page:
+                if item.name == name:
+                    found.append(item)
+                else:
+                    past = True
+            if past or len(found) >= MAX_VERSIONS_LISTED:
+                break
+        return found
+
+    def version_of_id(self, version_id: str) -> Version | None:
+        # A version id is the time the version was made (2024-01-02T03:04:05.1234567Z).
+        if not version_id or not version_id[0].isdigit():
+            return None
+        return Version(kind=VERSION_KIND, value="", detail=version_id)
 
     def keeps_versions(self) -> bool | None:
         """Whether the account keeps blob versions. It is an account setting of Azure's

@@ -23,7 +23,12 @@ from typing import Any
 from fsspec.core import split_protocol
 from google.auth.exceptions import GoogleAuthError
 
-from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend, messages
+from fsseam.backends.objectstore import (
+    MAX_VERSIONS_LISTED,
+    KeySpace,
+    ObjectStoreBackend,
+    messages,
+)
 from fsseam.versions import Capabilities
 
 from .client import RESUMABLE_THRESHOLD, VERSION_KIND, GcsClient, make_filesystem
@@ -31,7 +36,7 @@ from .errors import MAPPER
 
 __all__ = ["BACKEND_OPTIONS", "RESUMABLE_THRESHOLD", "GCSBackend"]
 
-BACKEND_OPTIONS = ("server_side_copy", "list_page_size")
+BACKEND_OPTIONS = ("server_side_copy", "list_page_size", "max_versions_listed")
 """Options read by GCSBackend itself; everything else goes to gcsfs.GCSFileSystem."""
 
 _GOOGLE = "https://storage.googleapis.com"
@@ -75,6 +80,7 @@ class GCSBackend(ObjectStoreBackend):
         *,
         server_side_copy: bool | None = None,
         list_page_size: int | None = None,
+        max_versions_listed: int = MAX_VERSIONS_LISTED,
     ) -> None:
         keys = KeySpace.parse(f"{bucket}/{prefix}", "gs")
         self.fs = fs
@@ -87,6 +93,7 @@ class GCSBackend(ObjectStoreBackend):
                 not _custom_endpoint(fs) if server_side_copy is None else server_side_copy
             ),
             list_page_size=list_page_size,
+            max_versions_listed=max_versions_listed,
         )
 
     @property

@@ -31,6 +31,7 @@ from gcsfs.core import GCSFileSystem
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
+    MAX_VERSIONS_LISTED,
     OWNER_KEY,
     WRITE_ID_KEY,
     ListedObject,
@@ -403,18 +404,33 @@ class GcsClient:
         )
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
-        # One page, not capped at ``limit``: the order of one name's generations within a
-        # listing is not documented, so they are sorted here and the caller keeps the first.
-        page: dict[str, Any] = self._call(
-            "GET",
-            "b/{}/o",
-            self.bucket,
-            prefix=name,
-            versions="true",
-            json_out=True,
-        )
-        items = [item for item in page.get("items", []) if item.get("name") == name]
+        # The order of one name's generations within a listing is not documented, so the
+        # newest are only known once all of them are read: pages are followed until the
+        # listing moves past the name (names come in order, and ``name`` is the first
+        # that starts with itself), up to MAX_VERSIONS_LISTED generations; then sorted,
+        # and the first ``limit`` kept.
+        by_generation: dict[str, dict[str, Any]] = {}
+        token: str | None = None
+        while True:
+            page: dict[str, Any] = self._call(
+                "GET", "b/{}/o", self.bucket, prefix=name, versions="true",
+                pageToken=token, json_out=True,
+            )
+            listed = page.get("items", [])
+            known = len(by_generation)
+            for item in listed:
+                if item.get("name") == name:
+                    by_generation.setdefault(str(item.get("generation")), item)
+            token = page.get("nextPageToken") or None
+            # A page that brings nothing new ends it too: a server whose token repeats a
+            # page (fake-gcs-server names the object in it) must not be asked again.
+            if (token is None or len(by_generation) >= MAX_VERSIONS_LISTED
+                    or len(by_generation) == known
+                    or any(item.get("name") != name for item in listed)):
+                break
+        items = list(by_generation.values())
         items.sort(key=lambda item: int(item.get("generation", 0)), reverse=True)
+        items = items[:MAX_VERSIONS_LISTED if limit is None else limit]
         return [
             VersionInfo(
                 version=_version(item.get("generation")),
@@ -428,6 +444,10 @@ class GcsClient:
             )
             for item in items
         ]
+
+    def version_of_id(self, version_id: str) -> Version | None:
+        # A generation is a number; anything else cannot name one.
+        return _version(version_id) if version_id.isdigit() else None
 
     def keeps_versions(self) -> bool:
         meta: dict[str, Any] = self._call("GET", "b/{}", self.bucket, json_out=True)

@@ -16,6 +16,7 @@ BACKEND_OPTIONS = (
     "server_side_copy",
     "list_page_size",
     "history_owners",
+    "max_versions_listed",
 )
 
 

@@ -12,9 +12,10 @@ Request budget (counted at a moto server by tests/test_s3_requests.py):
   delete  one DeleteObject with If-Match (HEAD + DeleteObject without a version: S3 deletes
           a missing key without a word)
   walk    one ListObjectsV2 per 1,000 keys
-  history one ListObjectVersions page (owners: only those this process wrote, unless
-          ``history_owners`` asks one HeadObject per version shown); reading an older
-          version is one GetObject with its VersionId
+  history one ListObjectVersions page per 1,000 versions, up to ``max_versions_listed``
+          (owners: only those this process wrote, unless ``history_owners`` asks one
+          HeadObject per version shown); reading an older version is one GetObject with
+          its VersionId, and a restore by a full VersionId needs no listing
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import os
 import re
 from typing import Any
 
-from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
+from fsseam.backends.objectstore import MAX_VERSIONS_LISTED, KeySpace, ObjectStoreBackend
 from fsseam.errors import ErrorCode, FsError
 from fsseam.versions import Capabilities
 
@@ -93,6 +94,7 @@ class S3Backend(ObjectStoreBackend):
         server_side_copy: bool | None = None,
         list_page_size: int | None = None,
         history_owners: bool = False,
+        max_versions_listed: int = MAX_VERSIONS_LISTED,
     ) -> None:
         keys = KeySpace.parse(root, "s3")
         if not 0 < multipart_threshold <= MAX_PUT_SIZE:
@@ -123,6 +125,7 @@ class S3Backend(ObjectStoreBackend):
             ),
             list_page_size=list_page_size,
             history_owners=history_owners,
+            max_versions_listed=max_versions_listed,
         )
         self.multipart_threshold = multipart_threshold
         self.multipart_part_size = multipart_part_size

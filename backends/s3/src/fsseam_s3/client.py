@@ -20,6 +20,7 @@ from fsspec.asyn import sync
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
+    MAX_VERSIONS_LISTED,
     OWNER_KEY,
     WRITE_ID_KEY,
     ListedObject,
@@ -52,6 +53,8 @@ DEFAULT_MULTIPART_THRESHOLD = 64 * MiB
 cleanup; above it a failed network request would resend too much at once."""
 DEFAULT_PART_SIZE = 16 * MiB
 _PART_CONCURRENCY = 4
+PAGE = 1000
+"""The most keys one ListObjectVersions answer holds (S3's own cap)."""
 
 T = TypeVar("T")
 
@@ -323,21 +326,39 @@ class S3Client:
         )
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
+        wanted = MAX_VERSIONS_LISTED if limit is None else limit
         kwargs: dict[str, Any] = {"Prefix": name}
-        if limit is not None:
-            kwargs["MaxKeys"] = limit
-        resp = self._run(self._call, "list_object_versions", **kwargs)
         kept: list[tuple[Any, int, VersionInfo]] = []
         # botocore parses versions and delete markers into two lists, each newest first;
-        # they are merged by time (the order within each list breaks ties).
-        for order, item in enumerate(resp.get("Versions") or []):
-            if item.get("Key") == name:
-                kept.append((item.get("LastModified"), -order, _info(item, deleted=False)))
-        for order, item in enumerate(resp.get("DeleteMarkers") or []):
-            if item.get("Key") == name:
-                kept.append((item.get("LastModified"), -order, _info(item, deleted=True)))
+        # they are merged by time (the order within each list, counted across pages,
+        # breaks ties).
+        orders = [0, 0]
+        while True:
+            kwargs["MaxKeys"] = min(PAGE, wanted - len(kept))
+            resp = self._run(self._call, "list_object_versions", **kwargs)
+            for which, (field, deleted) in enumerate(
+                    (("Versions", False), ("DeleteMarkers", True))):
+                for item in resp.get(field) or []:
+                    orders[which] += 1
+                    if item.get("Key") == name:
+                        kept.append((item.get("LastModified"), -orders[which],
+                                     _info(item, deleted=deleted)))
+            # Keys come in order, and ``name`` is the first with itself as prefix: once
+            # the listing moves past it, what follows is other keys' versions.
+            if (not resp.get("IsTruncated") or len(kept) >= wanted
+                    or resp.get("NextKeyMarker") != name):
+                break
+            kwargs["KeyMarker"] = name
+            kwargs["VersionIdMarker"] = resp.get("NextVersionIdMarker")
         kept.sort(key=lambda k: (k[2].latest, k[0], k[1]), reverse=True)
-        return [info for _, _, info in kept]
+        return [info for _, _, info in kept[:wanted]]
+
+    def version_of_id(self, version_id: str) -> Version | None:
+        # "null" names the version written while versioning was off: not an id of one
+        # kept version to read by, and what history shows for it is its ETag instead.
+        if not version_id or version_id == "null":
+            return None
+        return Version(kind="etag", value="", detail=version_id)
 
     def keeps_versions(self) -> bool:
         resp = self._run(self._call, "get_bucket_versioning")

@@ -76,17 +76,17 @@ class Mount:
 
 
 def _weakest(mounts: Iterable[Mount]) -> Capabilities:
+    """Each yes/no guarantee holds for the table only where it holds on every mount. Every
+    boolean field of :class:`Capabilities` is and-ed, found from the model itself, so a flag
+    added later cannot be forgotten here; the two other fields say what the mounts share:
+    ``version_kind`` their common kind (or ``"mixed"``), ``note`` how to ask per path."""
     caps = [m.backend.capabilities for m in mounts]
     kinds = {c.version_kind for c in caps}
-    flags = (
-        "create_only_atomic", "if_match_atomic", "ranged_reads", "delete_if_match_atomic",
-        "copy_create_only_atomic", "history",
-    )
+    flags = [name for name, field in Capabilities.model_fields.items()
+             if field.annotation is bool]
     return Capabilities(
         **{f: all(getattr(c, f) for c in caps) for f in flags},
         version_kind=kinds.pop() if len(kinds) == 1 else "mixed",
-        # The router hands the writer's metadata on to each mount that keeps it.
-        write_meta=True,
         note=(
             "mounts: each flag holds on every mount (capabilities_for(path) says what the "
             "mount holding a path does); a copy between mounts reads the source and writes "
@@ -407,6 +407,17 @@ class MountBackend:
         m, inner = self._file(key)
         with Relocated((inner, key)):
             return m.backend.versions(inner, limit)
+
+    def read_version_id(self, key: str, version_id: str) -> Blob:
+        """The mount's own read of a version by its full id, where its store has one."""
+        m, inner = self._file(key)
+        read = getattr(m.backend, "read_version_id", None)
+        if not callable(read):
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="version_unknown",
+                          details={"version": version_id})
+        with Relocated((inner, key)):
+            blob: Blob = read(inner, version_id)
+            return blob
 
 
 def _inner_run(m: Mount, run: Iterable[Entry], outer_of: dict[str, Entry]) -> Iterator[Entry]:

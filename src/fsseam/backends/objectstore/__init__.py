@@ -50,6 +50,7 @@ emulator (Azurite), counting requests at the server.
 from . import messages
 from .backend import ObjectStoreBackend
 from .client import (
+    MAX_VERSIONS_LISTED,
     OWNER_KEY,
     WRITE_ID_KEY,
     ListedObject,
@@ -64,6 +65,7 @@ from .keys import KeySpace, normalize, parents
 from .stream import PinnedRangeStream
 
 __all__ = [
+    "MAX_VERSIONS_LISTED",
     "OWNER_KEY",
     "WRITE_ID_KEY",
     "Action",

@@ -15,10 +15,13 @@ Request budget (the client's requests, counted at the server by each store's tes
   walk                  1 flat listing per page (1,000 keys), never one per directory
   read_version          1 GET of that version (a version without the store's own id,
                         such as a GCS generation, costs one bucket look the first time)
-  versions              1 listing of versions (+ 1 bucket look the first time, unless
-                        the listing itself proves the bucket keeps versions: S3
-                        VersionIds, or more than one version); ``history_owners``
-                        adds 1 HEAD per version listed whose owner the listing lacks
+  versions              1 listing page of versions per 1,000 listed, at most
+                        ``max_versions_listed`` (10,000) in all (+ 1 bucket look the
+                        first time, unless the listing itself proves the bucket keeps
+                        versions: S3 VersionIds, or more than one version);
+                        ``history_owners`` adds 1 HEAD per version listed whose owner
+                        the listing lacks
+  read_version_id       1 GET of the version a full id names (no listing)
 Extra requests happen on error paths only: a 404 costs one listing to tell a directory
 (or a missing bucket) from a missing object; a failed write costs one HEAD that reads back
 the write id and tells a changed object from a vanished one.
@@ -39,7 +42,7 @@ from ...errors import ErrorCode, FsError
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
 from . import messages
-from .client import NoVersion, ObjectClient, ObjectData, ObjectHead
+from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectData, ObjectHead
 from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
 from .keys import KeySpace, normalize, parents
 from .stream import PinnedRangeStream
@@ -78,9 +81,15 @@ class ObjectStoreBackend:
         server_side_copy: bool,
         list_page_size: int | None = None,
         history_owners: bool = False,
+        max_versions_listed: int = MAX_VERSIONS_LISTED,
     ) -> None:
         if list_page_size is not None and list_page_size < 1:
             raise messages.not_positive("list_page_size")
+        if max_versions_listed < 1:
+            raise messages.not_positive("max_versions_listed")
+        self.max_versions_listed = max_versions_listed
+        """The most versions ``versions`` lists (pages followed up to it); a restore by a
+        full version id reads that version without listing, so older ones stay reachable."""
         self._client = client
         self._mapper = mapper
         self._keys = keys
@@ -513,8 +522,10 @@ class ObjectStoreBackend:
             raise messages.not_positive("limit")
         if self._keeps_versions is False:
             raise messages.history_off(self._mapper.store, self.bucket, key)
+        wanted = self.max_versions_listed if limit is None else min(
+            limit, self.max_versions_listed)
         try:
-            kept = self._client.list_versions(self._keys.name(key), limit)
+            kept = self._client.list_versions(self._keys.name(key), wanted)
         except Exception as e:
             raise self._error(e, "versions", key, "read") from e
         if self._keeps_versions is None and _proves_history(kept):
@@ -562,6 +573,17 @@ class ObjectStoreBackend:
                 raise messages.version_not_kept(key, str(version)) from e
             raise self._error(e, "get", key, "read") from e
         return Blob(data=got.data, version=got.version)
+
+
+    def read_version_id(self, key: str, version_id: str) -> Blob:
+        """The version the store's own id names (an S3 VersionId, a GCS generation, an
+        Azure version id), read directly: one GET, whatever the number of versions kept.
+        FS_NOT_FOUND (``version_not_kept``) when it names no kept version of ``key``."""
+        of_id = getattr(self._client, "version_of_id", None)
+        version = of_id(version_id) if callable(of_id) else None
+        if version is None:
+            raise messages.version_not_kept(self._file_key(key, "read"), version_id)
+        return self.read_version(key, version)
 
 
 def _has_store_id(version: Version) -> bool:

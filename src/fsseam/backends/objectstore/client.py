@@ -17,6 +17,7 @@ from ...versions import Version
 from ..base import VersionInfo
 
 __all__ = [
+    "MAX_VERSIONS_LISTED",
     "OWNER_KEY",
     "WRITE_ID_KEY",
     "ListPage",
@@ -35,6 +36,12 @@ recognised as ours by one look at the object."""
 OWNER_KEY = "fsseam-owner"
 """The user metadata key, beside :data:`WRITE_ID_KEY`, that names the owner whose write made
 the object (kept by clients with ``keeps_owner``), for history to say who wrote a version."""
+
+
+MAX_VERSIONS_LISTED = 10_000
+"""The most versions one listing of a name gathers, across as many pages as that takes
+(10 on S3 and GCS, whose pages hold 1,000): the bound on what ``history`` and a restore by
+a prefix of an id can cost. A full version id is read directly, past this bound too."""
 
 
 class NoVersion(Exception):
@@ -156,7 +163,15 @@ class ObjectClient(Protocol):
         ...
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
-        """The versions the store keeps of exactly ``name``, newest first (one page)."""
+        """The versions the store keeps of exactly ``name``, newest first: the first
+        ``limit`` of them (``None``: :data:`MAX_VERSIONS_LISTED`), following the listing's
+        pages as far as needed to gather them and no further."""
+        ...
+
+    def version_of_id(self, version_id: str) -> Version | None:
+        """The version that the store's own id ``version_id`` (as history shows it) names,
+        readable with ``get(name, version=...)`` without a listing; None when the string
+        cannot be such an id. Optional: a client without it has restore list versions."""
         ...
 
     def keeps_versions(self) -> bool | None:
