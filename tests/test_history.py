@@ -153,6 +153,31 @@ def test_stores_without_history_say_what_would_enable_it(kind: str, tmp_path: Pa
     assert raw(ws, "/f.txt") == b"1\n"
 
 
+@pytest.mark.parametrize("kind", ["memory", "local"])
+@pytest.mark.parametrize("route", ["apply_patch", "apply_patch_call"])
+def test_undo_after_a_patch_without_history_is_refused_not_a_delete(
+    kind: str, route: str, tmp_path: Path
+) -> None:
+    """A patched file that existed needs its old version back, which only kept history
+    has: the undo is FS_UNSUPPORTED and the file stays exactly as the patch left it."""
+    url = f"memory://np-{uuid.uuid4().hex[:8]}" if kind == "memory" else str(tmp_path)
+    ws = Workspace(url, load_entry_points=False)
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/p.cfg", "content": "a=1\nb=2\n"}))
+    ok(a.tools.execute("read", {"file_path": "/p.cfg"}))
+    if route == "apply_patch":
+        ok(a.tools.execute("apply_patch", {"patch": (
+            "*** Begin Patch\n*** Update File: p.cfg\n@@\n-a=1\n+a=9\n*** End Patch")}))
+    else:
+        out = a.tools.handle({"type": "apply_patch_call", "call_id": "c1", "operation": {
+            "type": "update_file", "path": "/p.cfg", "diff": "@@\n-a=1\n+a=9\n"}})
+        assert out["status"] == "completed", out
+    res = fails(a.tools.execute(ED, {"command": "undo_edit", "path": "/p.cfg"}),
+                ErrorCode.FS_UNSUPPORTED)
+    assert "keeps no older versions of /p.cfg, which undo needs" in res.text
+    assert raw(ws, "/p.cfg") == b"a=9\nb=2\n"
+
+
 def test_undo_needs_the_policy_that_records_changes(tmp_path: Path) -> None:
     ws = Workspace(str(tmp_path), policy=False, history=History(path=str(tmp_path.parent / "k")),
                    load_entry_points=False)

@@ -880,8 +880,15 @@ class Seam(HistoryOps):
             operation: Literal["create", "edit", "move"] = (
                 "create" if isinstance(c, Create) else "move" if p.dst is not None else "edit"
             )
+            # An update in place replaced the version its step was conditional on (the one
+            # the agent observed): undo writes that back. A create or a move's destination
+            # replaced nothing.
+            pre = written.precondition
+            replaced = (pre.version if operation == "edit" and isinstance(pre, IfMatch)
+                        else None)
             event = WrittenEvent(owner=self.owner, key=key, path=shown, operation=operation,
-                                 version=version, created=operation != "edit")
+                                 version=version, created=operation != "edit",
+                                 replaced=replaced)
             if new_view is not None:
                 event = event.with_diff(shown, p.before, new_view)
             self._gate.dispatch(event)
