@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from .backends.base import Backend, WriteMeta, write_as
-from .conflicts import changes_part, summarize, target_status
+from .conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from .doccache import DocCache
 from .edits import EditOp
 from .errors import Conflict, ErrorCode, FsError
@@ -142,8 +142,9 @@ class HistoryOps:
     ) -> FsError:
         """FS_STALE with what changed from ``seen`` (the version the agent read or wrote) to
         the current version, and where each replacement of ``ops`` stands in it. A diff
-        shown whole counts as a read of the current version. ``fallback`` when no diff can
-        be made (diffs off, the old text unknown, a file that is not text)."""
+        shown whole counts as a read of the current version only after an edit or an undo
+        (see :data:`~fsseam.conflicts.DIFF_IS_A_READ`). ``fallback`` when no diff can be
+        made (diffs off, the old text unknown, a file that is not text)."""
         if self.limits.conflict_diff_chars <= 0 or seen is None:
             return fallback
         try:
@@ -155,13 +156,14 @@ class HistoryOps:
         if old is None:
             return fallback
         summary = summarize(shown, old.view, new.view, self.limits.conflict_diff_chars)
-        if summary.complete:
+        seen_now = summary.complete and action in DIFF_IS_A_READ
+        if seen_now:
             self._observed(key, shown, data, version)
         return FsError(
             ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
             details={"action": action, "changes": changes_part(
-                summary, target_status(new.view, ops), undo=undo), "observed": seen,
-                "current": version, "complete": summary.complete},
+                summary, target_status(new.view, ops), undo=undo, action=action),
+                "observed": seen, "current": version, "complete": summary.complete},
         )
 
     # -- history ---------------------------------------------------------------------

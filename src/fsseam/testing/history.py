@@ -176,7 +176,12 @@ class HistoryConformance:
         assert "so your restore was not applied" in res.text
         assert "\n-second\n+third\n" in res.text
         assert _bytes(ws, "s.txt") == b"third\n"
-        # The refusal showed all of it: the retry needs no read.
+        # A restore replaces the whole file: the diff is no read, so the same restore is
+        # refused again (b's bytes stay) until a reads the file.
+        _fails(a.tools.execute("restore", {"file_path": "/s.txt", "version": oldest.id}),
+               ErrorCode.FS_STALE)
+        assert _bytes(ws, "s.txt") == b"third\n"
+        _ok(a.tools.execute("read", {"file_path": "/s.txt"}))
         res = _ok(a.tools.execute("restore", {"file_path": "/s.txt", "version": oldest.id}))
         assert res.text.startswith(f"Restored /s.txt at version {oldest.id} (6 bytes, 1 line)")
         assert _bytes(ws, "s.txt") == b"first\n"
