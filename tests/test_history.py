@@ -444,6 +444,38 @@ def test_diffs_off_leave_the_old_refusal(tmp_path: Path) -> None:
     assert os.path.getsize(tmp_path / "f.txt") == 4
 
 
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_patch_rows_name_the_patcher_and_deletion_rows_who_deleted(
+    kind: str, tmp_path: Path
+) -> None:
+    if kind == "memory":
+        ws = Workspace(f"memory://ad-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                       history=History(), load_entry_points=False)
+    else:
+        root = tmp_path / "root"
+        root.mkdir()
+        ws = Workspace(str(root), history=History(path=str(tmp_path / "kept")),
+                       load_entry_points=False)
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": "/p.cfg", "content": "a=1\n"}))
+    ok(b.tools.execute("read", {"file_path": "/p.cfg"}))
+    ok(b.tools.execute("apply_patch", {"patch": (
+        "*** Begin Patch\n*** Update File: p.cfg\n@@\n-a=1\n+a=2\n*** End Patch")}))
+    ok(b.tools.execute("delete", {"file_path": "/p.cfg"}))
+    entries = ok(a.tools.execute("history", {"file_path": "/p.cfg"})).value.entries
+    assert [(e.deleted, e.owner) for e in entries] == [(True, "b"), (False, "b"),
+                                                       (False, "a")]
+    assert a.tools.execute("history", {"file_path": "/p.cfg"}).text.splitlines()[1].endswith(
+        "  by b")
+    # a deletion through a patch names its author too
+    ok(a.tools.execute("write", {"file_path": "/q.cfg", "content": "q\n"}))
+    ok(b.tools.execute("read", {"file_path": "/q.cfg"}))
+    ok(b.tools.execute("apply_patch", {"patch": (
+        "*** Begin Patch\n*** Delete File: q.cfg\n*** End Patch")}))
+    entries = ok(a.tools.execute("history", {"file_path": "/q.cfg"})).value.entries
+    assert [(e.deleted, e.owner) for e in entries] == [(True, "b"), (False, "a")]
+
+
 # -- on mounts ----------------------------------------------------------------------------
 
 

@@ -702,7 +702,7 @@ class Seam(HistoryOps):
                 named.add(k)
             resolved.append((c, key, dst))
         prepared = [self._prepare(c, key, dst) for c, key, dst in resolved]
-        commit(self.backend, [step for p in prepared for step in p.steps])
+        commit(self._owned(), [step for p in prepared for step in p.steps])
         return self._committed(prepared)
 
     def _file_key(self, path: str) -> str:
@@ -886,6 +886,8 @@ class Seam(HistoryOps):
             pre = written.precondition
             replaced = (pre.version if operation == "edit" and isinstance(pre, IfMatch)
                         else None)
+            if operation != "move":  # a moved file's bytes are its source's author's
+                self._authors.note(key, version, self.owner)
             event = WrittenEvent(owner=self.owner, key=key, path=shown, operation=operation,
                                  version=version, created=operation != "edit",
                                  replaced=replaced)
@@ -1143,7 +1145,7 @@ class Seam(HistoryOps):
         self._gate.dispatch(intent)
         pre = intent.precondition
         try:
-            self.backend.delete(key, pre)
+            self._delete(key, pre)
         except Conflict as c:
             if c.reason == "missing":
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
@@ -1200,7 +1202,7 @@ class Seam(HistoryOps):
         except FsError as e:
             raise self._missing(src, e) if e.code is ErrorCode.FS_NOT_FOUND else e from None
         try:
-            self.backend.delete(src, pre)
+            self._delete(src, pre)
         except FsError as e:
             # The source moved on after the copy was made: take the copy back, guarded by
             # its own version, so no one's later write to it is lost either.

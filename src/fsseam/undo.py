@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from .backends.base import Backend, WriteMeta, write_as
+from .backends.base import ANY_VERSION, Backend, WriteMeta, write_as
+from .backends.kept import delete_as
 from .conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from .doccache import DocCache
 from .edits import EditOp
@@ -64,11 +65,24 @@ class HistoryOps:
     def _meta(self) -> WriteMeta:
         return WriteMeta(owner=self.owner)
 
-    def _put(self, key: str, data: bytes, precondition: Precondition) -> Version:
-        """The backend's write, with the owner for stores that keep it."""
-        version = write_as(self.backend, key, data, precondition, self._meta())
-        self._authors.note(key, version, self.owner)
+    def _put(self, key: str, data: bytes, precondition: Precondition,
+             meta: WriteMeta | None = None) -> Version:
+        """The backend's write, with the owner for stores that keep it (``meta``: another
+        author, for bytes written back)."""
+        meta = meta if meta is not None else self._meta()
+        version = write_as(self.backend, key, data, precondition, meta)
+        if meta.owner is not None:
+            self._authors.note(key, version, meta.owner)
         return version
+
+    def _delete(self, key: str, precondition: Precondition) -> None:
+        """The backend's delete, naming this owner to stores that record who deleted."""
+        delete_as(self.backend, key, precondition, self._meta())
+
+    def _owned(self) -> Backend:
+        """The backend, writing and deleting on this owner's behalf: for the steps of a
+        change, which the commit makes with plain backend calls."""
+        return _Owned(self.backend, self._meta())  # type: ignore[return-value]
 
     def _observed(self, key: str, shown: str, data: bytes, version: Version) -> None:
         """Record that this owner has seen ``data`` as the file's ``version``."""
@@ -204,12 +218,13 @@ class HistoryOps:
         self._require_history(key, shown, "restore")
         match = match_version(version, self.backend.versions(key), shown)
         old = self.backend.read_version(key, match.version)
+        author = match.owner or self._authors.owner(key, match.version)
         intent = WriteIntent(owner=self.owner, key=key, path=shown, operation="restore",
                              precondition=Overwrite(), size=len(old.data))
         self._gate.dispatch(intent)
         fallback_for = (intent.conflict_code, intent.conflict_reason, intent.conflict_hint)
         return self._write_back(key, shown, old.data, old.version, intent.precondition,
-                                "restore", _id(match.version), fallback_for)
+                                "restore", _id(match.version), fallback_for, author=author)
 
     def undo(self, path: str) -> RestoreOutcome:
         """Take back this owner's last change of the file: the version before it written
@@ -229,12 +244,13 @@ class HistoryOps:
         self._require_history(key, shown, "undo")
         old = self.backend.read_version(key, before)
         return self._write_back(key, shown, old.data, old.version, IfMatch(after), "undo",
-                                _id(before), (ErrorCode.FS_STALE, None, None), plain)
+                                _id(before), (ErrorCode.FS_STALE, None, None), plain,
+                                author=self._authors.owner(key, before))
 
     def _undo_create(self, key: str, shown: str, after: Version, plain: FsError
                      ) -> RestoreOutcome:
         try:
-            self.backend.delete(key, IfMatch(after))
+            self._delete(key, IfMatch(after))
         except Conflict as c:
             if c.reason != "missing":
                 raise self._stale(key, shown, after, None, action="undo", fallback=plain,
@@ -256,9 +272,13 @@ class HistoryOps:
         restored: str,
         lost: tuple[ErrorCode | None, str | None, str | None],
         plain: FsError | None = None,
+        *,
+        author: str | None = None,
     ) -> RestoreOutcome:
         """Write ``data`` (an older version's exact bytes) under ``pre``; nothing is written
-        when the file already holds them."""
+        when the file already holds them. The bytes are written as ``author``'s, who wrote
+        them first (None: not known), never as this owner's: an undo or a restore brings
+        back someone's work, it does not make it its own."""
         code, reason, hint = lost
         seen = pre.version if isinstance(pre, IfMatch) else None
         if seen is not None and self._holds(key, seen, data, data_version):
@@ -266,7 +286,7 @@ class HistoryOps:
             if now == seen:
                 return self._unchanged_back(key, shown, data, seen, op, restored)
         try:
-            version = self._put(key, data, pre)
+            version = self._put(key, data, pre, WriteMeta(owner=author))
         except Conflict as c:
             fallback = plain if plain is not None and c.reason == "mismatch" else (
                 self._conflict(c, shown, code, reason, hint))
@@ -324,3 +344,22 @@ class HistoryOps:
             path=shown, operation=op, restored=restored,
             version=version, unchanged=True, size=len(data), lines=lines,
         )
+
+
+class _Owned:
+    """A backend whose writes and deletes carry one owner's :class:`WriteMeta` (where the
+    store keeps it); everything else is the backend's own."""
+
+    def __init__(self, inner: Backend, meta: WriteMeta) -> None:
+        self._inner = inner
+        self._meta = meta
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        return write_as(self._inner, key, data, precondition, meta or self._meta)
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+        delete_as(self._inner, key, precondition, self._meta)

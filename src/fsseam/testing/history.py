@@ -157,6 +157,27 @@ class HistoryConformance:
             "To bring one back: restore with file_path and its version id.",
         ]
 
+    def test_undo_and_restore_keep_the_author_of_the_bytes(
+        self, history_workspace: Workspace
+    ) -> None:
+        """Bytes written back by an undo or a restore are listed as their first writer's,
+        not as the agent's that brought them back."""
+        ws = history_workspace
+        a, b, c = ws.context("a"), ws.context("b"), ws.context("c")
+        _ok(a.tools.execute("write", {"file_path": "/o.txt", "content": "by a\n"}))
+        _ok(b.tools.execute("read", {"file_path": "/o.txt"}))
+        _ok(_edit(b, "/o.txt", "by a", "by b"))
+        _ok(_undo(b, "/o.txt"))
+        assert _bytes(ws, "o.txt") == b"by a\n"
+        entries = _ok(c.tools.execute("history", {"file_path": "/o.txt"})).value.entries
+        assert [e.owner for e in entries] == ["a", "b", "a"]
+        assert entries[0].latest
+        _ok(c.tools.execute("read", {"file_path": "/o.txt"}))
+        _ok(c.tools.execute("restore", {"file_path": "/o.txt", "version": entries[1].id}))
+        assert _bytes(ws, "o.txt") == b"by b\n"
+        text = c.tools.execute("history", {"file_path": "/o.txt", "limit": 1}).text
+        assert text.splitlines()[1].endswith("  5 bytes  by b"), text
+
     def test_restore_brings_back_an_old_version_as_a_guarded_write(
         self, history_workspace: Workspace
     ) -> None:
