@@ -170,8 +170,7 @@ class HistoryOps:
         if old is None:
             return fallback
         summary = summarize(shown, old.view, new.view, self.limits.conflict_diff_chars)
-        seen_now = summary.complete and action in DIFF_IS_A_READ
-        if seen_now:
+        if summary.complete and action in DIFF_IS_A_READ:
             self._observed(key, shown, data, version)
         return FsError(
             ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
