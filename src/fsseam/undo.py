@@ -11,6 +11,7 @@ the current version, on the conflict path only (a refused edit already made it).
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -352,12 +353,22 @@ class _Owned:
     def __init__(self, inner: Backend, meta: WriteMeta) -> None:
         self._inner = inner
         self._meta = meta
+        # Asked of the class: a wrapper forwarding attributes (capabilities among them) to
+        # a store that keeps metadata may itself have a plain write.
+        write = getattr(type(inner), "write", None)
+        try:
+            self._takes_meta = write is not None and (
+                "meta" in inspect.signature(write).parameters)
+        except (TypeError, ValueError):
+            self._takes_meta = False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def write(self, key: str, data: bytes, precondition: Precondition, *,
               meta: WriteMeta | None = None) -> Version:
+        if not self._takes_meta:
+            return self._inner.write(key, data, precondition)
         return write_as(self._inner, key, data, precondition, meta or self._meta)
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
