@@ -147,10 +147,17 @@ def test_write_stale_keeps_other_content(ws: Workspace) -> None:
         "Error [FS_STALE]: /s.txt has changed since you last read it, so your write was not "
         "applied. What changed, from the version you read to the current one:\n"
         "@@ -1 +1 @@\n-v1\n+from b\n"
-        "You have now seen the current version: retry against it without reading it again."
+        "Your write replaces the whole file, so sending it again would throw this change "
+        "away. Read the file again and keep the change in what you send, or use edit to "
+        "change only your part."
     )
     assert raw(ws, "/s.txt") == b"from b\n"
-    # The whole change was shown: the retry needs no read, and replaces b's version only.
+    # The diff is no read for a whole-file write: the same content sent again would drop
+    # b's change, so it is refused again and b's bytes stay.
+    fails(run(ws, "write", file_path="/s.txt", content="from a\n"), ErrorCode.FS_STALE)
+    assert raw(ws, "/s.txt") == b"from b\n"
+    # After a read, the write is a's decision on b's version.
+    ok(run(ws, "read", file_path="/s.txt"))
     ok(run(ws, "write", file_path="/s.txt", content="from a\n"))
     assert raw(ws, "/s.txt") == b"from a\n"
 

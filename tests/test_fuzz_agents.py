@@ -8,8 +8,9 @@ the agent last saw).
 
 Two rules of issue 17 are in the model: a call whose result is exactly the current bytes
 succeeds without a write (whatever the agent saw), and an FS_STALE about a version the
-agent had seen shows the whole change (these files are small), so the agent has then
-observed the current version.
+agent had seen shows the whole change (these files are small), so after a refused edit or
+insert the agent has then observed the current version. After a refused whole-file write
+it has not: the same write sent again would drop the change shown, so it is refused again.
 """
 
 from __future__ import annotations
@@ -117,8 +118,7 @@ class AgentsVsModel(RuleBasedStateMachine):
         else:
             expected = None if seen == self.current else ErrorCode.FS_STALE
         assert code is expected
-        if code is ErrorCode.FS_STALE:
-            self.stale(agent)
+        # A refused write's diff is no read: what the agent saw stays as it was.
         if code is None:
             self.current = text.encode()
             self.seen[agent] = self.current

@@ -153,6 +153,31 @@ def test_stores_without_history_say_what_would_enable_it(kind: str, tmp_path: Pa
     assert raw(ws, "/f.txt") == b"1\n"
 
 
+@pytest.mark.parametrize("kind", ["memory", "local"])
+@pytest.mark.parametrize("route", ["apply_patch", "apply_patch_call"])
+def test_undo_after_a_patch_without_history_is_refused_not_a_delete(
+    kind: str, route: str, tmp_path: Path
+) -> None:
+    """A patched file that existed needs its old version back, which only kept history
+    has: the undo is FS_UNSUPPORTED and the file stays exactly as the patch left it."""
+    url = f"memory://np-{uuid.uuid4().hex[:8]}" if kind == "memory" else str(tmp_path)
+    ws = Workspace(url, load_entry_points=False)
+    a = ws.context("a")
+    ok(a.tools.execute("write", {"file_path": "/p.cfg", "content": "a=1\nb=2\n"}))
+    ok(a.tools.execute("read", {"file_path": "/p.cfg"}))
+    if route == "apply_patch":
+        ok(a.tools.execute("apply_patch", {"patch": (
+            "*** Begin Patch\n*** Update File: p.cfg\n@@\n-a=1\n+a=9\n*** End Patch")}))
+    else:
+        out = a.tools.handle({"type": "apply_patch_call", "call_id": "c1", "operation": {
+            "type": "update_file", "path": "/p.cfg", "diff": "@@\n-a=1\n+a=9\n"}})
+        assert out["status"] == "completed", out
+    res = fails(a.tools.execute(ED, {"command": "undo_edit", "path": "/p.cfg"}),
+                ErrorCode.FS_UNSUPPORTED)
+    assert "keeps no older versions of /p.cfg, which undo needs" in res.text
+    assert raw(ws, "/p.cfg") == b"a=9\nb=2\n"
+
+
 def test_undo_needs_the_policy_that_records_changes(tmp_path: Path) -> None:
     ws = Workspace(str(tmp_path), policy=False, history=History(path=str(tmp_path.parent / "k")),
                    load_entry_points=False)
@@ -505,3 +530,105 @@ def test_diffs_off_leave_the_old_refusal(tmp_path: Path) -> None:
     fails(a.tools.execute("edit", {"file_path": "/f.txt", "old_string": "y",
                                    "new_string": "Y"}), ErrorCode.FS_STALE)
     assert os.path.getsize(tmp_path / "f.txt") == 4
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_patch_rows_name_the_patcher_and_deletion_rows_who_deleted(
+    kind: str, tmp_path: Path
+) -> None:
+    if kind == "memory":
+        ws = Workspace(f"memory://ad-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                       history=History(), load_entry_points=False)
+    else:
+        root = tmp_path / "root"
+        root.mkdir()
+        ws = Workspace(str(root), history=History(path=str(tmp_path / "kept")),
+                       load_entry_points=False)
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": "/p.cfg", "content": "a=1\n"}))
+    ok(b.tools.execute("read", {"file_path": "/p.cfg"}))
+    ok(b.tools.execute("apply_patch", {"patch": (
+        "*** Begin Patch\n*** Update File: p.cfg\n@@\n-a=1\n+a=2\n*** End Patch")}))
+    ok(b.tools.execute("delete", {"file_path": "/p.cfg"}))
+    entries = ok(a.tools.execute("history", {"file_path": "/p.cfg"})).value.entries
+    assert [(e.deleted, e.owner) for e in entries] == [(True, "b"), (False, "b"),
+                                                       (False, "a")]
+    assert a.tools.execute("history", {"file_path": "/p.cfg"}).text.splitlines()[1].endswith(
+        "  by b")
+    # a deletion through a patch names its author too
+    ok(a.tools.execute("write", {"file_path": "/q.cfg", "content": "q\n"}))
+    ok(b.tools.execute("read", {"file_path": "/q.cfg"}))
+    ok(b.tools.execute("apply_patch", {"patch": (
+        "*** Begin Patch\n*** Delete File: q.cfg\n*** End Patch")}))
+    entries = ok(a.tools.execute("history", {"file_path": "/q.cfg"})).value.entries
+    assert [(e.deleted, e.owner) for e in entries] == [(True, "b"), (False, "a")]
+
+
+# -- on mounts ----------------------------------------------------------------------------
+
+
+def _mounted(tmp_path: Path, history: Any) -> Workspace:
+    repo = tmp_path / "repo"
+    repo.mkdir(exist_ok=True)
+    return Workspace.mount({"/": f"memory://mh-{uuid.uuid4().hex[:8]}", "/repo": str(repo)},
+                           storage_options={"/": {"global_store": False}},
+                           history=history, load_entry_points=False)
+
+
+@pytest.mark.parametrize("path", ["/notes.md", "/repo/notes.md"])
+@pytest.mark.parametrize("spelling", ["one for all", "per mount"])
+def test_history_undo_and_restore_on_a_local_and_a_memory_mount(
+    path: str, spelling: str, tmp_path: Path
+) -> None:
+    """Workspace.mount takes history= as Workspace does: one History for every mount whose
+    store keeps no versions, or one per mount point."""
+    kept = tmp_path / "kept"
+    history: Any = (History(path=str(kept)) if spelling == "one for all" else
+                    {"/": History(), "/repo": History(path=str(kept))})
+    ws = _mounted(tmp_path, history)
+    assert ws.backend.capabilities.history
+    a, b = ws.context("a"), ws.context("b")
+    ok(a.tools.execute("write", {"file_path": path, "content": "one\n"}))
+    ok(a.tools.execute("edit", {"file_path": path, "old_string": "one", "new_string": "two"}))
+    ok(b.tools.execute("read", {"file_path": path}))
+    ok(b.tools.execute("edit", {"file_path": path, "old_string": "two", "new_string": "3"}))
+    entries = ok(a.tools.execute("history", {"file_path": path})).value.entries
+    assert [(e.owner, e.size) for e in entries] == [("b", 2), ("a", 4), ("a", 4)]
+    # b takes its change back; a restores the first version over a's own read of b's undo
+    ok(b.tools.execute(ED, {"command": "undo_edit", "path": path}))
+    assert raw(ws, path) == b"two\n"
+    ok(a.tools.execute("read", {"file_path": path}))
+    ok(a.tools.execute("restore", {"file_path": path, "version": entries[-1].id}))
+    assert raw(ws, path) == b"one\n"
+    ok(a.tools.execute(ED, {"command": "undo_edit", "path": path}))
+    assert raw(ws, path) == b"two\n"
+    if spelling == "one for all":
+        # one directory given for two mounts: each keeps its copies apart below it
+        assert len(os.listdir(kept)) == 2
+
+
+def test_one_history_skips_mounts_that_keep_their_own_and_a_table_names_mounts(
+    tmp_path: Path,
+) -> None:
+    native = Workspace(f"memory://nat-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                       history=History(), load_entry_points=False).backend
+    ws = Workspace.mount({"/": f"memory://mp-{uuid.uuid4().hex[:8]}", "/kept": native},
+                         storage_options={"/": {"global_store": False}},
+                         history=History(), load_entry_points=False)
+    assert ws.backend.capabilities.history
+    with pytest.raises(FsError) as info:
+        _mounted(tmp_path, {"/nope": History()})
+    assert info.value.reason == "mount_unknown" and "history" in info.value.message
+    # only the mount named keeps history
+    ws = _mounted(tmp_path, {"/repo": History(path=str(tmp_path / "k2"))})
+    assert ws.backend.capabilities_for("repo/x").history
+    assert not ws.backend.capabilities_for("x").history
+
+
+def test_a_mounts_history_directory_inside_another_local_mount_is_refused(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(FsError) as info:
+        _mounted(tmp_path, {"/": History(path=str(tmp_path / "repo" / ".kept"))})
+    assert info.value.reason == "history_inside_root"
+    assert not (tmp_path / "repo" / ".kept").exists()

@@ -6,8 +6,12 @@ text still occurs exactly once, no longer occurs, or occurs several times. The s
 them into the FS_STALE message (catalogue sentences, :mod:`fsseam.messages`).
 
 A diff shown whole tells the agent everything the current version holds beyond what it
-read, so the seam records that the agent has observed the current version: its next edit
-goes ahead without another read. A diff cut short does not.
+read. After a refused edit (or undo) the seam records that the agent has observed the
+current version, so its next edit goes ahead without another read: an edit replaces only
+text it names exactly, so it cannot drop what the diff showed. After a refused whole-file
+write, delete, move or restore it records nothing: retried as it was sent, such a call
+would throw the change shown away, so the agent reads the file again first. A diff cut
+short records nothing either.
 """
 
 from __future__ import annotations
@@ -20,12 +24,18 @@ from .edits import EditOp, Replace, find_matches
 from .messages import Sentence, Sentences
 
 __all__ = [
+    "DIFF_IS_A_READ",
     "MAX_DIFF_LINE_CHARS",
     "ChangeSummary",
     "changes_part",
     "summarize",
     "target_status",
 ]
+
+DIFF_IS_A_READ = frozenset({"edit", "undo"})
+"""The refused actions after which a diff shown whole counts as a read: those whose next
+call (an edit, by hand after an undo) cannot drop what the diff showed. A whole-file
+``write``, ``delete``, ``move`` or ``restore`` retried as sent would."""
 
 MAX_DIFF_LINE_CHARS = 500
 """A diff line longer than this is cut (and the diff then counts as incomplete)."""
@@ -92,11 +102,20 @@ def target_status(view: str, ops: Sequence[EditOp]) -> Sentences:
     return Sentences(parts)
 
 
-def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = False) -> Sentence:
+def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = False,
+                 action: str = "edit") -> Sentence:
     """The tail of an FS_STALE message: the diff and what the agent can do next (for a
-    refused undo, ``undo``: the diff starts at the version the agent's change made)."""
+    refused undo, ``undo``: the diff starts at the version the agent's change made). The
+    advice follows :data:`DIFF_IS_A_READ` for ``action``, the call refused."""
     since = Sentence("since_yours" if undo else "since_read")
-    advice = Sentence("advice_by_hand" if undo else "advice_retry")
+    if undo:
+        advice = Sentence("advice_by_hand")
+    elif action in DIFF_IS_A_READ:
+        advice = Sentence("advice_retry")
+    elif action in ("write", "restore"):
+        advice = Sentence("advice_reread_whole", {"action": action})
+    else:
+        advice = Sentence("advice_reread", {"action": action})
     if summary.same_text:
         return Sentence("changes_none", {"since": since, "status": status, "advice": advice})
     if summary.complete:

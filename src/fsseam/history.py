@@ -122,7 +122,9 @@ def match_version(token: str, kept: Sequence[VersionInfo], path: str) -> Version
 
 class Authors:
     """Which owner wrote which version, as this workspace saw its own writes: history on a
-    store whose listing names no writer (S3) still names these, at no cost. Bounded."""
+    store whose listing names no writer (S3) still names these, at no cost. Bounded. The
+    first owner noted for a version stays: where versions are digests, bytes written again
+    (an undo, a restore) are the same version, and their author is who wrote them first."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
@@ -135,7 +137,7 @@ class Authors:
 
     def note(self, key: str, version: Version, owner: str) -> None:
         with self._lock:
-            self._items[self._key(key, version)] = owner
+            self._items.setdefault(self._key(key, version), owner)
             self._items.move_to_end(self._key(key, version))
             while len(self._items) > self._size:
                 self._items.popitem(last=False)

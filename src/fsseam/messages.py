@@ -632,6 +632,15 @@ _MESSAGES: dict[str, str] = {
     "advice_retry": (
         "You have now seen the current version: retry against it without reading it again."
     ),
+    "advice_reread_whole": (
+        "Your {action} replaces the whole file, so sending it again would throw this change "
+        "away. {reread} the file again and keep the change in what you send, or use "
+        "{modify} to change only your part."
+    ),
+    "advice_reread": (
+        "{reread} the file again before you retry the {action}: a {action} goes ahead only "
+        "on a version you have read."
+    ),
     "advice_by_hand": (
         "You have now seen the current version: to take your change back, edit it by hand "
         "against this version (undo would be refused again)."

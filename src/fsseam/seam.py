@@ -745,7 +745,7 @@ class Seam(HistoryOps):
                 named.add(k)
             resolved.append((c, key, dst))
         prepared = [self._prepare(c, key, dst) for c, key, dst in resolved]
-        commit(self.backend, [step for p in prepared for step in p.steps])
+        commit(self._owned(), [step for p in prepared for step in p.steps])
         return self._committed(prepared)
 
     def _file_key(self, path: str) -> str:
@@ -923,8 +923,17 @@ class Seam(HistoryOps):
             operation: Literal["create", "edit", "move"] = (
                 "create" if isinstance(c, Create) else "move" if p.dst is not None else "edit"
             )
+            # An update in place replaced the version its step was conditional on (the one
+            # the agent observed): undo writes that back. A create or a move's destination
+            # replaced nothing.
+            pre = written.precondition
+            replaced = (pre.version if operation == "edit" and isinstance(pre, IfMatch)
+                        else None)
+            if operation != "move":  # a moved file's bytes are its source's author's
+                self._authors.note(key, version, self.owner)
             event = WrittenEvent(owner=self.owner, key=key, path=shown, operation=operation,
-                                 version=version, created=operation != "edit")
+                                 version=version, created=operation != "edit",
+                                 replaced=replaced)
             if new_view is not None:
                 event = event.with_diff(shown, p.before, new_view)
             self._gate.dispatch(event)
@@ -1238,7 +1247,7 @@ class Seam(HistoryOps):
         self._gate.dispatch(intent)
         pre = intent.precondition
         try:
-            self.backend.delete(key, pre)
+            self._delete(key, pre)
         except Conflict as c:
             if c.reason == "missing":
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
@@ -1303,7 +1312,7 @@ class Seam(HistoryOps):
         except FsError as e:
             raise self._missing(src, e) if e.code is ErrorCode.FS_NOT_FOUND else e from None
         try:
-            self.backend.delete(src, pre)
+            self._delete(src, pre)
         except Exception as e:
             self._unmove(e, src, dst, version, pre, intent)
         self._gate.dispatch(WrittenEvent(owner=self.owner, key=dst, path=dst_shown,

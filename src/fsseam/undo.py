@@ -13,11 +13,13 @@ it).
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from .backends.base import Backend, Blob, WriteMeta, write_as
-from .conflicts import changes_part, summarize, target_status
+from .backends.base import ANY_VERSION, Backend, Blob, WriteMeta, write_as
+from .backends.kept import delete_as
+from .conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from .doccache import DocCache
 from .edits import EditOp
 from .errors import Conflict, ErrorCode, FsError
@@ -66,11 +68,24 @@ class HistoryOps:
     def _meta(self) -> WriteMeta:
         return WriteMeta(owner=self.owner)
 
-    def _put(self, key: str, data: bytes, precondition: Precondition) -> Version:
-        """The backend's write, with the owner for stores that keep it."""
-        version = write_as(self.backend, key, data, precondition, self._meta())
-        self._authors.note(key, version, self.owner)
+    def _put(self, key: str, data: bytes, precondition: Precondition,
+             meta: WriteMeta | None = None) -> Version:
+        """The backend's write, with the owner for stores that keep it (``meta``: another
+        author, for bytes written back)."""
+        meta = meta if meta is not None else self._meta()
+        version = write_as(self.backend, key, data, precondition, meta)
+        if meta.owner is not None:
+            self._authors.note(key, version, meta.owner)
         return version
+
+    def _delete(self, key: str, precondition: Precondition) -> None:
+        """The backend's delete, naming this owner to stores that record who deleted."""
+        delete_as(self.backend, key, precondition, self._meta())
+
+    def _owned(self) -> Backend:
+        """The backend, writing and deleting on this owner's behalf: for the steps of a
+        change, which the commit makes with plain backend calls."""
+        return _Owned(self.backend, self._meta())  # type: ignore[return-value]
 
     def _observed(self, key: str, shown: str, data: bytes, version: Version) -> None:
         """Record that this owner has seen ``data`` as the file's ``version``."""
@@ -144,8 +159,9 @@ class HistoryOps:
     ) -> FsError:
         """FS_STALE with what changed from ``seen`` (the version the agent read or wrote) to
         the current version, and where each replacement of ``ops`` stands in it. A diff
-        shown whole counts as a read of the current version. ``fallback`` when no diff can
-        be made (diffs off, the old text unknown, a file that is not text)."""
+        shown whole counts as a read of the current version only after an edit or an undo
+        (see :data:`~fsseam.conflicts.DIFF_IS_A_READ`). ``fallback`` when no diff can be
+        made (diffs off, the old text unknown, a file that is not text)."""
         if self.limits.conflict_diff_chars <= 0 or seen is None:
             return fallback
         try:
@@ -157,13 +173,13 @@ class HistoryOps:
         if old is None:
             return fallback
         summary = summarize(shown, old.view, new.view, self.limits.conflict_diff_chars)
-        if summary.complete:
+        if summary.complete and action in DIFF_IS_A_READ:
             self._observed(key, shown, data, version)
         return FsError(
             ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
             details={"action": action, "changes": changes_part(
-                summary, target_status(new.view, ops), undo=undo), "observed": seen,
-                "current": version, "complete": summary.complete},
+                summary, target_status(new.view, ops), undo=undo, action=action),
+                "observed": seen, "current": version, "complete": summary.complete},
         )
 
     # -- history ---------------------------------------------------------------------
@@ -207,14 +223,18 @@ class HistoryOps:
             match = match_version(version, self.backend.versions(key), shown)
             old = self.backend.read_version(key, match.version)
             restored = _id(match.version)
+            author = match.owner or self._authors.owner(key, match.version)
         else:
+            # Read by its full id, with no listing: the owner comes from what this process
+            # saw written (a listing's metadata is not at hand).
             restored = _id(old.version)
+            author = self._authors.owner(key, old.version)
         intent = WriteIntent(owner=self.owner, key=key, path=shown, operation="restore",
                              precondition=Overwrite(), size=len(old.data))
         self._gate.dispatch(intent)
         fallback_for = (intent.conflict_code, intent.conflict_reason, intent.conflict_hint)
         return self._write_back(key, shown, old.data, old.version, intent.precondition,
-                                "restore", restored, fallback_for)
+                                "restore", restored, fallback_for, author=author)
 
     def _by_id(self, key: str, token: str) -> Blob | None:
         """The version a full id names, read directly where the store can (one GET, and
@@ -248,12 +268,13 @@ class HistoryOps:
         self._require_history(key, shown, "undo")
         old = self.backend.read_version(key, before)
         return self._write_back(key, shown, old.data, old.version, IfMatch(after), "undo",
-                                _id(before), (ErrorCode.FS_STALE, None, None), plain)
+                                _id(before), (ErrorCode.FS_STALE, None, None), plain,
+                                author=self._authors.owner(key, before))
 
     def _undo_create(self, key: str, shown: str, after: Version, plain: FsError
                      ) -> RestoreOutcome:
         try:
-            self.backend.delete(key, IfMatch(after))
+            self._delete(key, IfMatch(after))
         except Conflict as c:
             if c.reason != "missing":
                 raise self._stale(key, shown, after, None, action="undo", fallback=plain,
@@ -275,9 +296,13 @@ class HistoryOps:
         restored: str,
         lost: tuple[ErrorCode | None, str | None, str | None],
         plain: FsError | None = None,
+        *,
+        author: str | None = None,
     ) -> RestoreOutcome:
         """Write ``data`` (an older version's exact bytes) under ``pre``; nothing is written
-        when the file already holds them."""
+        when the file already holds them. The bytes are written as ``author``'s, who wrote
+        them first (None: not known), never as this owner's: an undo or a restore brings
+        back someone's work, it does not make it its own."""
         code, reason, hint = lost
         seen = pre.version if isinstance(pre, IfMatch) else None
         if seen is not None and self._holds(key, seen, data, data_version):
@@ -285,7 +310,7 @@ class HistoryOps:
             if now == seen:
                 return self._unchanged_back(key, shown, data, seen, op, restored)
         try:
-            version = self._put(key, data, pre)
+            version = self._put(key, data, pre, WriteMeta(owner=author))
         except Conflict as c:
             fallback = plain if plain is not None and c.reason == "mismatch" else (
                 self._conflict(c, shown, code, reason, hint))
@@ -343,3 +368,32 @@ class HistoryOps:
             path=shown, operation=op, restored=restored,
             version=version, unchanged=True, size=len(data), lines=lines,
         )
+
+
+class _Owned:
+    """A backend whose writes and deletes carry one owner's :class:`WriteMeta` (where the
+    store keeps it); everything else is the backend's own."""
+
+    def __init__(self, inner: Backend, meta: WriteMeta) -> None:
+        self._inner = inner
+        self._meta = meta
+        # Asked of the class: a wrapper forwarding attributes (capabilities among them) to
+        # a store that keeps metadata may itself have a plain write.
+        write = getattr(type(inner), "write", None)
+        try:
+            self._takes_meta = write is not None and (
+                "meta" in inspect.signature(write).parameters)
+        except (TypeError, ValueError):
+            self._takes_meta = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        if not self._takes_meta:
+            return self._inner.write(key, data, precondition)
+        return write_as(self._inner, key, data, precondition, meta or self._meta)
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+        delete_as(self._inner, key, precondition, self._meta)

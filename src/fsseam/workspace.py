@@ -81,6 +81,7 @@ class Workspace:
         ledger: Ledger | None = None,
         load_entry_points: bool = True,
         backend: Mapping[str, str] | None = None,
+        history: History | Mapping[str, History] | None = None,
     ) -> Workspace:
         """One workspace over several stores, each at a mount point::
 
@@ -97,7 +98,10 @@ class Workspace:
         delete. ``mounts`` values are URLs or Backend instances; ``storage_options`` and
         ``backend`` (adapter names, such as ``"generic"``) are per mount point;
         ``read_only`` is True (the whole workspace) or the mount points to mount read-only
-        (FS_READ_ONLY on any change there). See docs/mounts.md.
+        (FS_READ_ONLY on any change there). ``history``: as for ``Workspace``, fsseam's own
+        history; one :class:`~fsseam.backends.kept.History` applies to every mount whose
+        store keeps no versions itself (local, memory, generic), ``{mount point: History}``
+        to the mounts it names. See docs/mounts.md.
         """
         from .backends.mounts import build_mounts
 
@@ -107,7 +111,7 @@ class Workspace:
             frozen = (read_only,)
         else:
             frozen = tuple(read_only)
-        router = build_mounts(mounts, storage_options, frozen, backend)
+        router = build_mounts(mounts, storage_options, frozen, backend, history)
         return cls(
             repr(router).removeprefix("MountBackend(").removesuffix(")"),
             read_only=read_only is True,

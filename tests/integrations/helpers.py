@@ -17,15 +17,22 @@ from fsseam import EditIntent, Workspace, hookimpl
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "integrations"
 
 def stale(diff: str, what: str = "edit", target: str | None = "no longer occurs in it",
-          path: str = "/config.toml") -> str:
+          path: str = "/config.toml", modify: str = "edit_file") -> str:
     """The refusal of a change made against an older version: what changed since, and
     whether the edit's old_string is still there."""
     found = f"Your old_string {target}. " if target is not None else ""
+    # A refused edit's whole diff counts as a read; a whole-file write's does not.
+    advice = (
+        "Your write replaces the whole file, so sending it again would throw this change "
+        f"away. Read the file again and keep the change in what you send, or use {modify} "
+        "to change only your part."
+    ) if what == "write" else (
+        "You have now seen the current version: retry against it without reading it again."
+    )
     return (
         f"Error [FS_STALE]: {path} has changed since you last read it, so your {what} was "
         "not applied. What changed, from the version you read to the current one:\n"
-        f"{diff}\n{found}You have now seen the current version: retry against it without "
-        "reading it again."
+        f"{diff}\n{found}{advice}"
     )
 
 

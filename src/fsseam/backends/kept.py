@@ -46,6 +46,7 @@ __all__ = [
     "KeptEntry",
     "KeptHistoryBackend",
     "MemoryHistoryStore",
+    "delete_as",
     "keep_history",
 ]
 
@@ -84,10 +85,25 @@ def _now() -> float:
     return time.time()
 
 
+def delete_as(backend: Backend, key: str, precondition: Precondition,
+              meta: WriteMeta | None) -> None:
+    """``backend.delete``, saying on whose behalf for a backend that records it (a class
+    with ``delete_meta``: fsseam's own history, and mounts, which hand it on). Asked of the
+    class, so a wrapper that forwards attributes to such a backend is not taken for one."""
+    if meta is not None and getattr(type(backend), "delete_meta", False):
+        delete: Callable[..., None] = backend.delete
+        delete(key, precondition, meta=meta)
+    else:
+        backend.delete(key, precondition)
+
+
 class KeptHistoryBackend:
     """A backend with history kept by fsseam: everything is the inner backend's, except
     that replaced versions are copied first, and ``versions`` / ``read_version`` answer
     from those copies."""
+
+    delete_meta = True
+    """A deletion's index entry names the owner who deleted (:func:`delete_as`)."""
 
     def __init__(self, inner: Backend, store: HistoryStore, history: History) -> None:
         self.inner = inner
@@ -242,12 +258,13 @@ class KeptHistoryBackend:
                 raise
             entries.append(KeptEntry(kind=version.kind, value=version.value, sha256=sha,
                                      size=len(data), time=_now(),
-                                     owner=meta.owner if meta is not None else None))
+                                     owner=_author(entries, version, meta)))
             self._trim(key, entries)
         self._enforce()
         return version
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
         with self.store.lock(key):
             entries = self._entries(key)
             if isinstance(precondition, Overwrite) and self._current(key) is None:
@@ -255,7 +272,8 @@ class KeptHistoryBackend:
             self._replace(key, entries, precondition,
                           lambda pre: self.inner.delete(key, pre))
             entries.append(KeptEntry(kind=self.inner.capabilities.version_kind,
-                                     time=_now(), deleted=True))
+                                     time=_now(), deleted=True,
+                                     owner=meta.owner if meta is not None else None))
             self._trim(key, entries)
         self._enforce()
 
@@ -371,6 +389,17 @@ class KeptHistoryBackend:
             return current
         raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="kept_version_missing",
                       details={"version": str(version)})
+
+
+def _author(entries: builtins.list[KeptEntry], version: Version, meta: WriteMeta | None
+            ) -> str | None:
+    """Who wrote these bytes first: versions are digests, so bytes written again (an undo,
+    a restore) are a version the index may name already, and keep its owner (None: found
+    in place, by no known owner). Bytes new to the index are the writer's."""
+    for e in entries:
+        if e.is_version(version):
+            return e.owner
+    return meta.owner if meta is not None else None
 
 
 def _time(seconds: float | None) -> datetime | None:

@@ -75,6 +75,47 @@ class HistoryConformance:
         _ok(a.tools.execute(EDITOR, {"command": "create", "path": "/u.txt",
                                      "file_text": "again\n"}))
 
+    def test_undo_after_a_patch_writes_back_what_the_patch_replaced(
+        self, history_workspace: Workspace
+    ) -> None:
+        """An Update of an existing file, through apply_patch (one file or several) and
+        through OpenAI's native apply_patch_call, is undone by writing back the version it
+        replaced: the file is never deleted."""
+        ws = history_workspace
+        a = ws.context("a")
+        _ok(a.tools.execute("write", {"file_path": "/p.cfg", "content": "a=1\nb=2\n"}))
+        _ok(a.tools.execute("write", {"file_path": "/q.cfg", "content": "q=1\n"}))
+        for path in ("/p.cfg", "/q.cfg"):
+            _ok(a.tools.execute("read", {"file_path": path}))
+        _ok(a.tools.execute("apply_patch", {"patch": (
+            "*** Begin Patch\n*** Update File: p.cfg\n@@\n-a=1\n+a=9\n*** End Patch")}))
+        assert _bytes(ws, "p.cfg") == b"a=9\nb=2\n"
+        res = _ok(_undo(a, "/p.cfg"))
+        assert "created the file" not in res.text and not res.value.deleted, res.text
+        assert _bytes(ws, "p.cfg") == b"a=1\nb=2\n"
+        # several files in one patch: each update is undone on its own, the added file's
+        # undo deletes it
+        _ok(a.tools.execute("apply_patch", {"patch": (
+            "*** Begin Patch\n*** Update File: p.cfg\n@@\n-b=2\n+b=8\n"
+            "*** Update File: q.cfg\n@@\n-q=1\n+q=7\n"
+            "*** Add File: n.cfg\n+n=1\n*** End Patch")}))
+        _ok(_undo(a, "/q.cfg"))
+        assert _bytes(ws, "q.cfg") == b"q=1\n"
+        _ok(_undo(a, "/p.cfg"))
+        assert _bytes(ws, "p.cfg") == b"a=1\nb=2\n"
+        _ok(_undo(a, "/n.cfg"))
+        assert _bytes(ws, "n.cfg") is None
+        # OpenAI's native apply_patch_call takes the same route
+        out = a.tools.handle({"type": "apply_patch_call", "call_id": "c1", "operation": {
+            "type": "update_file", "path": "/p.cfg", "diff": "@@\n-a=1\n+a=5\n"}})
+        assert out["status"] == "completed", out
+        assert _bytes(ws, "p.cfg") == b"a=5\nb=2\n"
+        _ok(_undo(a, "/p.cfg"))
+        assert _bytes(ws, "p.cfg") == b"a=1\nb=2\n"
+        # what is left below the patches is the write that created the file
+        res = _ok(_undo(a, "/p.cfg"))
+        assert res.value.deleted and _bytes(ws, "p.cfg") is None
+
     def test_undo_over_another_agents_change_is_refused(self, history_workspace: Workspace
                                                         ) -> None:
         ws = history_workspace
@@ -116,6 +157,27 @@ class HistoryConformance:
             "To bring one back: restore with file_path and its version id.",
         ]
 
+    def test_undo_and_restore_keep_the_author_of_the_bytes(
+        self, history_workspace: Workspace
+    ) -> None:
+        """Bytes written back by an undo or a restore are listed as their first writer's,
+        not as the agent's that brought them back."""
+        ws = history_workspace
+        a, b, c = ws.context("a"), ws.context("b"), ws.context("c")
+        _ok(a.tools.execute("write", {"file_path": "/o.txt", "content": "by a\n"}))
+        _ok(b.tools.execute("read", {"file_path": "/o.txt"}))
+        _ok(_edit(b, "/o.txt", "by a", "by b"))
+        _ok(_undo(b, "/o.txt"))
+        assert _bytes(ws, "o.txt") == b"by a\n"
+        entries = _ok(c.tools.execute("history", {"file_path": "/o.txt"})).value.entries
+        assert [e.owner for e in entries] == ["a", "b", "a"]
+        assert entries[0].latest
+        _ok(c.tools.execute("read", {"file_path": "/o.txt"}))
+        _ok(c.tools.execute("restore", {"file_path": "/o.txt", "version": entries[1].id}))
+        assert _bytes(ws, "o.txt") == b"by b\n"
+        text = c.tools.execute("history", {"file_path": "/o.txt", "limit": 1}).text
+        assert text.splitlines()[1].endswith("  5 bytes  by b"), text
+
     def test_restore_brings_back_an_old_version_as_a_guarded_write(
         self, history_workspace: Workspace
     ) -> None:
@@ -135,7 +197,12 @@ class HistoryConformance:
         assert "so your restore was not applied" in res.text
         assert "\n-second\n+third\n" in res.text
         assert _bytes(ws, "s.txt") == b"third\n"
-        # The refusal showed all of it: the retry needs no read.
+        # A restore replaces the whole file: the diff is no read, so the same restore is
+        # refused again (b's bytes stay) until a reads the file.
+        _fails(a.tools.execute("restore", {"file_path": "/s.txt", "version": oldest.id}),
+               ErrorCode.FS_STALE)
+        assert _bytes(ws, "s.txt") == b"third\n"
+        _ok(a.tools.execute("read", {"file_path": "/s.txt"}))
         res = _ok(a.tools.execute("restore", {"file_path": "/s.txt", "version": oldest.id}))
         assert res.text.startswith(f"Restored /s.txt at version {oldest.id} (6 bytes, 1 line)")
         assert _bytes(ws, "s.txt") == b"first\n"

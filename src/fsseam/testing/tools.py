@@ -167,7 +167,11 @@ class ToolsConformance:
         assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
         assert "@@ -1 +1 @@\n-one\n+two\n" in res.text, res.text
         assert ws.backend.read("del.txt").data == b"two\n"
-        # the refusal showed the change whole: a has seen the current version
+        # the diff is no read for a delete: retried as sent it would drop b's change
+        res = a.tools.execute("delete", {"file_path": "/del.txt"})
+        assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        assert ws.backend.read("del.txt").data == b"two\n"
+        assert a.tools.execute("read", {"file_path": "/del.txt"}).ok
         res = a.tools.execute("delete", {"file_path": "/del.txt"})
         assert res.ok and res.text == "Deleted /del.txt."
         res = a.tools.execute("read", {"file_path": "/del.txt"})
@@ -407,8 +411,8 @@ class ToolsConformance:
         res = a.tools.execute(m, {"command": "view", "path": "/memories"})
         assert res.text.splitlines()[1:] == ["-\t/memories", "29B\t/memories/prefs.md"]
         # someone else changes the file: a's str_replace, rename and delete are refused
-        # (each after a change of b's of its own: a refusal that shows a what changed
-        # counts as a's view of the file)
+        # (each after a change of b's of its own: the refused str_replace's diff counts as
+        # a's view of the file, as an exact-match replace cannot drop what it showed)
         assert b.tools.execute(m, {"command": "view", "path": "/memories/prefs.md"}).ok
         drinks = ["tea", "coffee", "cocoa", "tea", "coffee"]
         for i, cmd in enumerate((

@@ -60,9 +60,10 @@ WRITE_DESCRIPTION = (
     "Write a whole file, creating it (and its directories) if it does not exist. A new file "
     "needs no read. To replace an existing file you must have read it first, and it must not "
     "have changed since: otherwise the write is refused (FS_NOT_OBSERVED or FS_STALE) and "
-    "nothing is changed. FS_STALE shows what changed since your read: when it shows all of "
-    "it, retry without reading again; otherwise read it again and retry. Content the file "
-    "already holds exactly is not written again. An existing file keeps its BOM and newline "
+    "nothing is changed. FS_STALE shows what changed since your read; as your content "
+    "replaces the whole file, read it again and keep that change before you retry (or use "
+    "edit to change only your part). Content the file already holds exactly is not written "
+    "again. An existing file keeps its BOM and newline "
     "style. Prefer edit for changing part of a file."
 )
 

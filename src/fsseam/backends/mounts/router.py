@@ -366,10 +366,16 @@ class MountBackend:
         with Relocated((inner, key)):
             return write_as(m.backend, inner, data, precondition, meta)
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+    delete_meta = True
+    """Who deletes is handed on to each mount that records it (``kept.delete_as``)."""
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        from ..kept import delete_as
+
         m, inner = self._writable(key)
         with Relocated((inner, key)):
-            m.backend.delete(inner, precondition)
+            delete_as(m.backend, inner, precondition, meta)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         sm, s_inner = self._file(src)

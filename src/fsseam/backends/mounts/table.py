@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import ErrorCode, FsError
 from ...paths import display, to_key
+from ..kept import History, _local_root, keep_history
 from .router import Mount, MountBackend
 
 __all__ = ["build_mounts", "mount_path"]
@@ -33,10 +36,12 @@ def build_mounts(
     storage_options: Mapping[str, dict[str, Any]] | None = None,
     read_only: Iterable[str] = (),
     backends: Mapping[str, str] | None = None,
+    history: History | Mapping[str, History] | None = None,
 ) -> MountBackend:
     """A :class:`MountBackend` from ``{"/path": URL or Backend}``, per-mount storage options
     and adapter names, and the mount points to mount read-only (all keyed by mount path).
-    The table is checked whole before any store is opened."""
+    ``history``: fsseam's own history for mounts whose store keeps no versions (see
+    :func:`_with_history`). The table is checked whole before any store is opened."""
     from ..registry import open_backend
 
     keys = [mount_path(p) for p in table]
@@ -50,6 +55,8 @@ def build_mounts(
     options = _by_mount(storage_options or {}, keys, "storage_options")
     names = _by_mount(backends or {}, keys, "backend")
     frozen = set(_by_mount(dict.fromkeys(read_only, True), keys, "read_only"))
+    kept = None if history is None or isinstance(history, History) else (
+        _by_mount(history, keys, "history"))
     targets = dict(zip(keys, table.values(), strict=True))
     for k, target in targets.items():
         if not isinstance(target, str) and (k in options or k in names):
@@ -65,7 +72,54 @@ def build_mounts(
             mounts.append(Mount(k, backend, read_only=k in frozen, url=target))
         else:
             mounts.append(Mount(k, target, read_only=k in frozen))
+    if history is not None:
+        mounts = _with_history(mounts, history if kept is None else kept)
     return MountBackend(mounts)
+
+
+def _with_history(mounts: list[Mount], history: History | Mapping[str, History]
+                  ) -> list[Mount]:
+    """Each mount with fsseam's own history where it is asked for: one History applies to
+    every mount whose store keeps no versions itself (S3 and GCS mounts keep theirs), a
+    table of them to the mount points it names. One ``History(path=...)`` shared by several
+    mounts keeps each mount's copies in a directory of its own below that path (two stores
+    can hold the same file name). A history directory inside any local mount's tree is
+    refused, as it is inside a local workspace's root."""
+    per_mount = not isinstance(history, History)
+    chosen: dict[str, History] = {}
+    for m in mounts:
+        h = history.get(m.path) if not isinstance(history, History) else history
+        if h is not None and (per_mount or not m.backend.capabilities.history):
+            chosen[m.path] = h
+    shared = not per_mount and len(chosen) > 1
+    roots = [r for r in (_local_root(m.backend) for m in mounts) if r is not None]
+    out = []
+    for m in mounts:
+        h = chosen.get(m.path)
+        if h is None:
+            out.append(m)
+            continue
+        if h.path is not None:
+            if shared:
+                h = h.model_copy(update={"path": os.path.join(h.path, _subdirectory(m.path))})
+            _outside_trees(str(h.path), roots)
+        out.append(Mount(m.path, keep_history(m.backend, h), read_only=m.read_only,
+                         url=m.url))
+    return out
+
+
+def _subdirectory(mount: str) -> str:
+    """A directory name for a mount point's copies: readable, and one per mount point."""
+    readable = mount.replace("/", "_") or "root"
+    return f"{readable}-{hashlib.sha256(mount.encode()).hexdigest()[:8]}"
+
+
+def _outside_trees(path: str, roots: list[str]) -> None:
+    real = os.path.realpath(path)
+    for root in roots:
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_inside_root",
+                          details={"where": path})
 
 
 def _by_mount(values: Mapping[str, Any], keys: list[str], what: str) -> dict[str, Any]:
