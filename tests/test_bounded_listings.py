@@ -109,6 +109,8 @@ def test_the_memory_view_of_a_huge_directory_keeps_what_it_can_show(
     ws = _big(store, root, "memories/big")
     res = ok(call(ws, "a", "memory", command="view", path="/memories"))
     head, *rows, notice = res.text.split("\n")
+    assert head == ("Here're the files and directories up to 2 levels deep in /memories, "
+                    "excluding hidden items:")
     assert rows[:2] == ["-\t/memories", "-\t/memories/big/"]
     assert [r.split("\t")[1] for r in rows[2:]] == [
         f"/memories/big/{name}" for name in NAMES[:len(rows) - 2]]

@@ -54,6 +54,8 @@ def test_a_directory_view_keeps_what_it_can_show(
     res = ctx.tools.execute("str_replace_editor", {"command": "view", "path": "/big"})
     assert res.ok, res.text
     head, *rows, notice = res.text.split("\n")
+    assert head == ("Here's the files and directories up to 2 levels deep in /big, excluding "
+                    "hidden items:")
     assert rows == [f"/big/f{i:05d}.txt" for i in range(len(rows))]
     assert notice == (f"<response clipped: {n - len(rows)} more entries not shown; view a "
                       "subdirectory to see them.>")
