@@ -177,16 +177,14 @@ def _replaced_all(doc: TextDoc, old: str, new: str) -> tuple[TextDoc, int] | Non
     (None otherwise). The occurrences replaced are the same either way: leftmost first,
     never overlapping."""
     o = doc.original
-    if doc.view is o:
-        pass  # no CR at all: the view is the original
-    elif "\n" not in old and "\r" not in old:
-        pass  # the view and the original differ only in the \r of CRLFs
-    elif "\r" not in old and o.count("\r") == o.count("\n") == o.count("\r\n"):
+    # A view that is the original has no CRLF; otherwise the two differ only in the \r of
+    # each CRLF, which an old text without \n or \r never meets.
+    if doc.view is not o and ("\n" in old or "\r" in old):
+        if "\r" in old or not o.count("\r") == o.count("\n") == o.count("\r\n"):
+            return None
         # Every newline is a CRLF and there is no lone CR: the view's \n is the
         # original's \r\n everywhere.
         old = old.replace("\n", "\r\n")
-    else:
-        return None
     count = o.count(old)
     return TextDoc(o.replace(old, doc.styled(new)), doc.bom), count
 

@@ -114,7 +114,8 @@ def smallest(
     items: Iterable[T], key: Callable[[T], Any], cost: Callable[[T], int], budget: int
 ) -> tuple[list[T], int]:
     """The first of ``items`` in ``sorted(items, key=key)`` order whose costs add up to
-    ``budget`` (all of them if they add up to less), sorted, and how many items there were.
+    ``budget`` (all of them if they add up to less; at least one, as a cut output shows at
+    least one row), sorted, and how many items there were.
 
     One pass, holding only those: a heap whose top is the greatest kept item, which leaves
     as soon as the others alone reach the budget."""
