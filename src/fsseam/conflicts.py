@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .diff import unified_diff
-from .edits import EditOp, Replace, find_matches
-from .messages import Sentence, Sentences
+from .edits import MAX_COUNTED_MATCHES, EditOp, Replace, count_matches
+from .messages import Part, Sentence, Sentences
 
 __all__ = [
     "DIFF_IS_A_READ",
@@ -92,13 +92,16 @@ def target_status(view: str, ops: Sequence[EditOp]) -> Sentences:
     parts: list[Sentence] = []
     for index, op in replaces:
         which = f" (edit {index})" if len(ops) > 1 else ""
-        count = len(find_matches(view, op.old.replace("\r\n", "\n")))
+        count = count_matches(view, op.old.replace("\r\n", "\n"), MAX_COUNTED_MATCHES + 1)
         if count == 0:
             parts.append(Sentence("target_gone", {"which": which}))
         elif count == 1:
             parts.append(Sentence("target_unique", {"which": which}))
         else:
-            parts.append(Sentence("target_ambiguous", {"which": which, "count": count}))
+            many = count > MAX_COUNTED_MATCHES
+            parts.append(Sentence("target_ambiguous", {
+                "which": which, "count": MAX_COUNTED_MATCHES if many else count,
+                "times": Part("_times_over" if many else "_times")}))
     return Sentences(parts)
 
 

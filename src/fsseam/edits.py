@@ -12,11 +12,12 @@ regions is kept, and inserted text takes the file's newline style.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import ErrorCode, FsError
-from .messages import Role
+from .messages import Part, Role
 from .text import TextDoc, split_lines
 
 __all__ = [
@@ -28,13 +29,17 @@ __all__ = [
     "apply",
     "check_new_text",
     "check_replace",
+    "count_matches",
     "find_matches",
     "insert",
     "replace",
 ]
 
-MAX_LISTED_MATCHES = 20
-"""An ambiguous match names at most this many line numbers."""
+MAX_LISTED_MATCHES = 5
+"""An ambiguous match names at most this many lines (distinct, in order)."""
+MAX_COUNTED_MATCHES = 1000
+"""An ambiguous match counts its occurrences up to this many: past it the refusal says
+"more than", so a frequent text costs a bounded search, not a list of every offset."""
 
 
 @dataclass(frozen=True)
@@ -123,44 +128,109 @@ def find_matches(view: str, old: str) -> list[int]:
     return starts
 
 
-def _non_overlapping(starts: list[int], width: int) -> list[int]:
-    """The occurrences ``replace_all`` replaces: left to right, never overlapping."""
-    out: list[int] = []
-    end = -1
-    for s in starts:
-        if s >= end:
-            out.append(s)
-            end = s + width
-    return out
+def count_matches(view: str, old: str, stop: int) -> int:
+    """Occurrences of ``old`` in ``view``, overlapping ones included, counted up to
+    ``stop`` (``stop`` means that many or more): a bounded search, however frequent."""
+    count = 0
+    i = view.find(old)
+    while i >= 0 and count < stop:
+        count += 1
+        i = view.find(old, i + 1)
+    return count
+
+
+def _ambiguous(doc: TextDoc, old: str, first: int, path: str) -> FsError:
+    """FS_MULTIPLE_MATCHES for ``old``, found first at view offset ``first``: its count (up
+    to MAX_COUNTED_MATCHES) and the first lines it occurs on, each line once."""
+    view = doc.view
+    count = count_matches(view, old, MAX_COUNTED_MATCHES + 1)
+    lines: list[int] = []
+    line, counted = doc.line_of(first), first
+    at = first
+    while at >= 0 and len(lines) < MAX_LISTED_MATCHES:
+        line += view.count("\n", counted, at)
+        counted = at
+        lines.append(line)
+        # Later matches on this line add no line number: search from the next line on.
+        nl = view.find("\n", at)
+        at = -1 if nl < 0 else view.find(old, nl + 1)
+    many = count > MAX_COUNTED_MATCHES
+    return FsError(
+        ErrorCode.FS_MULTIPLE_MATCHES,
+        path=path,
+        reason="multiple_matches",
+        details={
+            "count": MAX_COUNTED_MATCHES if many else count,
+            "times": Part("_times_over" if many else "_times"),
+            "lines": ", ".join(map(str, lines)),
+            "where": Part("_at_lines_more" if at >= 0 else
+                          "_at_lines" if len(lines) > 1 else "_at_line"),
+            "more": at >= 0,
+            "match_lines": lines,
+        },
+    )
+
+
+def _replaced_all(doc: TextDoc, old: str, new: str) -> tuple[TextDoc, int] | None:
+    """``replace_all`` done by ``str.replace`` on the original text, with no offsets kept:
+    possible when every occurrence in the view is the same occurrence in the original
+    (None otherwise). The occurrences replaced are the same either way: leftmost first,
+    never overlapping."""
+    o = doc.original
+    # A view that is the original has no CRLF; otherwise the two differ only in the \r of
+    # each CRLF, which an old text without \n or \r never meets.
+    if doc.view is not o and ("\n" in old or "\r" in old):
+        if "\r" in old or not o.count("\r") == o.count("\n") == o.count("\r\n"):
+            return None
+        # Every newline is a CRLF and there is no lone CR: the view's \n is the
+        # original's \r\n everywhere.
+        old = old.replace("\n", "\r\n")
+    count = o.count(old)
+    return TextDoc(o.replace(old, doc.styled(new)), doc.bom), count
+
+
+def _splice_all(doc: TextDoc, old: str, new: str) -> tuple[TextDoc, int]:
+    """``replace_all`` by splicing each occurrence, for files with mixed newlines: the
+    occurrences are found one after another and written out as they are found."""
+    view, width = doc.view, len(old)
+    out = io.StringIO()
+    styled = doc.styled(new)
+    pos = count = 0
+    i = view.find(old)
+    while i >= 0:
+        o_start, o_end = doc.to_original(i), doc.to_original(i + width)
+        out.write(doc.original[pos:o_start])
+        out.write(styled)
+        pos = o_end
+        count += 1
+        i = view.find(old, i + width)
+    out.write(doc.original[pos:])
+    return TextDoc(out.getvalue(), doc.bom), count
 
 
 def replace(doc: TextDoc, op: Replace, path: str) -> tuple[TextDoc, Span]:
-    """Apply one replacement (``path`` names the file in errors)."""
+    """Apply one replacement (``path`` names the file in errors).
+
+    A unique match is established by a second search, never by finding every occurrence;
+    ``replace_all`` builds the new text without a list of offsets. Both cost a bounded
+    amount of memory beyond the two texts, however often ``old`` occurs."""
     old, new = _lf(op.old), _lf(op.new)
-    starts = find_matches(doc.view, old)
-    if not starts:
+    view = doc.view
+    start = view.find(old)
+    if start < 0:
         raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="no_match")
-    if len(starts) > 1 and not op.replace_all:
-        listed = starts[:MAX_LISTED_MATCHES]
-        more = len(starts) - len(listed)
-        raise FsError(
-            ErrorCode.FS_MULTIPLE_MATCHES,
-            path=path,
-            reason="multiple_matches",
-            details={
-                "count": len(starts),
-                "lines": ", ".join(str(doc.line_of(s)) for s in listed),
-                "more": f" (and {more} more)" if more else "",
-                "match_lines": [doc.line_of(s) for s in listed],
-            },
-        )
-    chosen = _non_overlapping(starts, len(old)) if op.replace_all else starts
-    after = doc.splice([(s, s + len(old), new) for s in chosen])
-    first = doc.line_of(chosen[0])
+    if op.replace_all:
+        done = _replaced_all(doc, old, new)
+        after, count = done if done is not None else _splice_all(doc, old, new)
+    else:
+        if view.find(old, start + 1) >= 0:
+            raise _ambiguous(doc, old, start, path)
+        after, count = doc.splice([(start, start + len(old), new)]), 1
+    first = doc.line_of(start)
     last = first + max(0, len(split_lines(new)) - 1)
     # The text before the first match is unchanged, so is where its line starts.
-    at = doc.view.rfind("\n", 0, chosen[0]) + 1
-    return after, Span(first, last, len(chosen), at)
+    at = view.rfind("\n", 0, start) + 1
+    return after, Span(first, last, count, at)
 
 
 def insert(doc: TextDoc, op: Insert, path: str) -> tuple[TextDoc, Span]:

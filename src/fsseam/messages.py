@@ -233,9 +233,15 @@ _MESSAGES: dict[str, str] = {
         "and indentation; read the file and copy the text."
     ),
     "multiple_matches": (
-        "{old} occurs {count} times in {path}, at lines {lines}{more}. Include more "
-        "surrounding lines in {old} to make it unique{all_hint}."
+        "{old} occurs {times} in {path}, {where}. Include more surrounding lines in "
+        "{old} to make it unique{all_hint}."
     ),
+    # How often a text occurs, and where: counted and listed up to a bound.
+    "_times": "{count} times",
+    "_times_over": "more than {count} times",
+    "_at_line": "at line {lines}",
+    "_at_lines": "at lines {lines}",
+    "_at_lines_more": "at lines {lines} and on later lines",
     "no_edits": "no edits were given; give at least one.",
     "insert_out_of_range": (
         "{line} {requested} is out of range: {path} has {total} lines, so use 0 (before the "
@@ -648,7 +654,7 @@ _MESSAGES: dict[str, str] = {
     "changes_unknown": "{reread} it to see what changed.",
     "target_unique": "Your {old}{which} still occurs exactly once in it.",
     "target_gone": "Your {old}{which} no longer occurs in it.",
-    "target_ambiguous": "Your {old}{which} now occurs {count} times in it.",
+    "target_ambiguous": "Your {old}{which} now occurs {times} in it.",
     # -- history, restore and undo -------------------------------------------------------
     "nothing_to_undo": (
         "you have made no change to {path} that can be undone here (undo takes back your "

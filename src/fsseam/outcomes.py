@@ -104,6 +104,9 @@ class ListOutcome(_Outcome):
     entries: list[ListEntry]
     omitted: int = 0
     """Entries left out by the filter (hidden, dependency and cache folders)."""
+    more: int = 0
+    """Entries of the directories listed that are not among ``entries`` because no output
+    of the size asked for could show them (``Seam.list``'s ``max_chars``)."""
 
 
 class GlobOutcome(_Outcome):

@@ -7,11 +7,12 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from .backends._digest import digest_version
 from .backends.base import Backend, Blob, Entry
@@ -87,6 +88,8 @@ from .versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 
 __all__ = ["Limits", "Seam"]
 
+T = TypeVar("T")
+
 SNIPPET_CONTEXT = 3
 WALK_BATCH = 1000
 """Walked entries go through the gate's list hook this many at a time."""
@@ -112,6 +115,56 @@ def _encode(make: Callable[[], bytes], role: str) -> bytes:
             reason="text_not_utf8",
             details={"arg": Role(role), "position": e.start},
         ) from None
+
+
+def _listing_order(e: Entry) -> tuple[str, str]:
+    return e.name, e.kind
+
+
+def smallest(
+    items: Iterable[T], key: Callable[[T], Any], cost: Callable[[T], int], budget: int
+) -> tuple[list[T], int]:
+    """The first of ``items`` in ``sorted(items, key=key)`` order whose costs add up to
+    ``budget`` (all of them if they add up to less; at least one, as a cut output shows at
+    least one row), sorted, and how many items there were.
+
+    One pass, holding only those: a heap whose top is the greatest kept item, which leaves
+    as soon as the others alone reach the budget."""
+    heap: list[_Desc[T]] = []
+    total = count = 0
+    for item in items:
+        count += 1
+        k = key(item)
+        if total >= budget and heap and not k < heap[0].key:
+            continue  # after every item kept: it would leave at once
+        c = cost(item)
+        heapq.heappush(heap, _Desc(k, c, count, item))
+        total += c
+        while len(heap) > 1 and total - heap[0].cost >= budget:
+            total -= heapq.heappop(heap).cost
+    kept = sorted(heap, reverse=True)
+    return [d.item for d in kept], count
+
+
+class _Desc(Generic[T]):
+    """A heap item that sorts greatest first (ties: the later item first)."""
+
+    __slots__ = ("cost", "item", "key", "seq")
+
+    def __init__(self, key: Any, cost: int, seq: int, item: T) -> None:
+        self.key, self.cost, self.seq, self.item = key, cost, seq, item
+
+    def __lt__(self, other: _Desc[T]) -> bool:
+        if self.key == other.key:
+            return bool(self.seq > other.seq)
+        return bool(other.key < self.key)
+
+
+def _probe(e: Entry, depth: int) -> ListEntry:
+    return ListEntry.model_construct(
+        path=display(e.key), type=e.kind, size=e.size, depth=depth,
+        target=None if e.target is None else display(e.target),
+    )
 
 
 def _entry(e: Entry, depth: int) -> ListEntry:
@@ -321,26 +374,72 @@ class Seam(HistoryOps):
         return event.entries
 
     def list(
-        self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None
+        self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None,
+        max_chars: int | None = None,
     ) -> ListOutcome:
-        """Entries below a directory, ``depth`` levels deep, sorted; ``skip`` filters."""
+        """Entries below a directory, ``depth`` levels deep, sorted; ``skip`` filters.
+
+        ``max_chars``: the output the listing goes to, one entry's path a line. Entries are
+        kept only until their rows fill it (the first entries, in listing order, plus the
+        one that overflows); the rest of each directory listed is counted in
+        ``ListOutcome.more``, and no directory is listed once the output is full."""
         key = self.key(path)
         out: list[ListEntry] = []
-        omitted = 0
+        omitted = more = used = 0
 
-        def walk(k: str, level: int) -> None:
+        def children(k: str, level: int) -> Iterator[Entry]:
             nonlocal omitted
-            for e in self._visible(k, self.backend.list(k), "list"):
-                entry = _entry(e, level)
-                if skip is not None and skip(entry):
+            for e in self._listed(k):
+                # The filter sees each child as a row, which is dropped at once: only the
+                # rows kept are validated and held.
+                if skip is not None and skip(_probe(e, level)):
                     omitted += 1
                     continue
-                out.append(entry)
-                if e.kind == "directory" and level < depth:
+                yield e
+
+        def walk(k: str, level: int) -> None:
+            nonlocal more, used
+            # A row is at least its directory's path, a slash, the name and a newline
+            # (escaping only makes it longer).
+            base = len(display(k).rstrip("/")) + 2
+
+            def cost(e: Entry) -> int:
+                return base + len(e.name)
+
+            if max_chars is None:
+                kept = sorted(children(k, level), key=_listing_order)
+            else:
+                kept, total = smallest(children(k, level), _listing_order, cost,
+                                       max_chars - used)
+                more += total - len(kept)
+            for i, e in enumerate(kept):
+                if max_chars is not None and used >= max_chars:
+                    more += len(kept) - i
+                    return
+                out.append(_entry(e, level))
+                used += cost(e)
+                if e.kind == "directory" and level < depth and (
+                    max_chars is None or used < max_chars
+                ):
                     walk(e.key, level + 1)
 
         walk(key, 1)
-        return ListOutcome(path=display(key), entries=out, omitted=omitted)
+        return ListOutcome(path=display(key), entries=out, omitted=omitted, more=more)
+
+    def _listed(self, key: str) -> Iterator[Entry]:
+        """The children of a directory, as the storage yields them, through the gate's list
+        hook in batches (plugins may hide some)."""
+        lazy: Callable[[str], Iterable[Entry]] | None = getattr(self.backend, "list_lazy", None)
+        entries = self.backend.list(key) if lazy is None else lazy(key)
+        batch: list[Entry] = []
+        sent = False
+        for e in entries:
+            batch.append(e)
+            if len(batch) >= WALK_BATCH:
+                yield from self._visible(key, batch, "list")
+                batch, sent = [], True
+        if batch or not sent:
+            yield from self._visible(key, batch, "list")
 
     def walk(self, path: str = "/") -> Iterator[ListEntry]:
         """Every file (and symlink, never followed) below a directory, in path order, in

@@ -314,7 +314,7 @@ def test_write_and_edit(ws: Workspace) -> None:
     seed(ws, "/twice.txt", "a a\n")
     b.read("/twice.txt")
     assert b.edit("/twice.txt", "a", "b") == EditResult(error=(
-        "Error [FS_MULTIPLE_MATCHES]: old_string occurs 2 times in /twice.txt, at lines 1, 1. "
+        "Error [FS_MULTIPLE_MATCHES]: old_string occurs 2 times in /twice.txt, at line 1. "
         "Include more surrounding lines in old_string to make it unique, or set replace_all "
         "to replace every occurrence."
     ))

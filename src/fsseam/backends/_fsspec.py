@@ -222,22 +222,26 @@ class FsspecDigestBackend:
         return FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="not_directory")
 
     def list(self, key: str) -> list[Entry]:
+        return sorted(self.list_lazy(key), key=lambda e: e.name)
+
+    def list_lazy(self, key: str) -> Iterator[Entry]:
+        """The children of ``key``, an entry built for each of fsspec's as it is taken (the
+        raw listing is fsspec's list; no second list of entries is made)."""
         path = self._fresh(self.path(key))
         try:
             infos = self.fs.ls(path, detail=True)
         except FileNotFoundError as e:
             if not key:
-                return []  # an empty root: object stores have no object for it
+                return  # an empty root: object stores have no object for it
             raise map_os_error(e, key, "list") from e
         except Exception as e:
             if not key and isinstance(e, FileNotFoundError):
-                return []  # an empty root, as in stat()
+                return  # an empty root, as in stat()
             raise map_os_error(e, key, "list") from e
         if len(infos) == 1 and infos[0].get("type") != "directory":
             name = self.fs._strip_protocol(infos[0]["name"]).rstrip("/")
             if name == self.fs._strip_protocol(path).rstrip("/"):
                 raise self._not_a_directory(key)
-        entries = []
         for info in infos:
             rel = self._relative(info["name"])
             if not rel or rel == key:
@@ -245,15 +249,12 @@ class FsspecDigestBackend:
             kind: Literal["file", "directory"] = (
                 "directory" if info.get("type") == "directory" else "file"
             )
-            entries.append(
-                Entry(
-                    key=rel,
-                    name=posixpath.basename(rel),
-                    kind=kind,
-                    size=info.get("size") if kind == "file" else None,
-                )
+            yield Entry(
+                key=rel,
+                name=posixpath.basename(rel),
+                kind=kind,
+                size=info.get("size") if kind == "file" else None,
             )
-        return sorted(entries, key=lambda e: e.name)
 
     def walk(self, key: str) -> Iterator[Entry]:
         path = self._fresh(self.path(key))
@@ -270,7 +271,9 @@ class FsspecDigestBackend:
             if key and key in names:
                 raise self._not_a_directory(key)
             found = {n: self.fs.info(self._fresh(n)) for n in found}
-        files: list[Entry] = []
+        # Only the keys are sorted; each entry is built as it is yielded, so a walk that
+        # is capped (a glob's first hundred files) holds no entry per file of the tree.
+        files: list[tuple[str, int | None]] = []
         prefix = key + "/" if key else ""
         for name, info in found.items():
             if info.get("type") == "directory":
@@ -280,9 +283,7 @@ class FsspecDigestBackend:
                 raise self._not_a_directory(key)
             if not rel.startswith(prefix):
                 continue
-            files.append(
-                Entry(key=rel, name=posixpath.basename(rel), kind="file", size=info.get("size"))
-            )
+            files.append((rel, info.get("size")))
         if not files and key:
             # Nothing below it: an empty directory, a file, or nothing at all.
             try:
@@ -293,8 +294,9 @@ class FsspecDigestBackend:
                 raise map_os_error(FileNotFoundError(key), key, "list")
             if info.get("type") != "directory":
                 raise self._not_a_directory(key)
-        files.sort(key=lambda e: e.key)
-        yield from files
+        files.sort(key=lambda f: f[0])
+        for rel, size in files:
+            yield Entry(key=rel, name=posixpath.basename(rel), kind="file", size=size)
 
     def read_version(self, key: str, version: Version) -> Blob:
         raise self._no_history(key)

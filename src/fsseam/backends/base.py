@@ -168,7 +168,12 @@ class Backend(Protocol):
         ...
 
     def list(self, key: str) -> list[Entry]:
-        """The direct children of a directory, sorted by name."""
+        """The direct children of a directory, sorted by name.
+
+        A backend may also offer ``list_lazy(key)``: the same entries in any order, each
+        built as the storage yields it, so that a listing capped to what its output can
+        show keeps only those (a directory of 200,000 entries is not held as 200,000
+        entries and sorted)."""
         ...
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:

@@ -748,13 +748,18 @@ class LocalBackend:
         return Entry(key=child, name=d.name, kind="file", size=size)
 
     def list(self, key: str) -> list[Entry]:
+        return sorted(self.list_lazy(key), key=lambda e: e.name)
+
+    def list_lazy(self, key: str) -> Iterator[Entry]:
+        """The children of ``key`` in the directory's own order, one entry per
+        ``readdir`` result as it comes (the directory stays open until the last)."""
         fd = self._open_dir(key, "list")
         try:
             with mapped(key, "list"), os.scandir(fd) as it:
-                entries = [self._entry(f"{key}/{d.name}" if key else d.name, d) for d in it]
+                for d in it:
+                    yield self._entry(f"{key}/{d.name}" if key else d.name, d)
         finally:
             os.close(fd)
-        return sorted(entries, key=lambda e: e.name)
 
     def walk(self, key: str) -> Iterator[Entry]:
         """Every file below ``key`` in ascending key order, by descriptors that never follow

@@ -223,7 +223,8 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
                     path=e.path or cmd.path,
                     reason="view_range_directory",
                 ) from None
-            return fs.list(cmd.path, depth=2, skip=_skip)
+            return fs.list(cmd.path, depth=2, skip=_skip,
+                           max_chars=self.max_output_chars)
 
     # -- rendering -------------------------------------------------------
     def render(self, outcome: EditorOutcome) -> str:
@@ -297,8 +298,9 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
         )
         shown = fit(rows, self.max_output_chars - len(head))
         text = head + "\n".join(rows[:shown])
-        if shown < len(rows):
-            text += f"\n<response clipped: {len(rows) - shown} more entries not shown; view a " \
+        hidden = len(rows) - shown + o.more
+        if hidden:
+            text += f"\n<response clipped: {hidden} more entries not shown; view a " \
                     "subdirectory to see them.>"
         if o.omitted:
             text += f"\n({o.omitted} hidden, dependency or cache entries omitted)"

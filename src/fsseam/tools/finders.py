@@ -17,7 +17,7 @@ from ..outcomes import GlobOutcome, GrepOutcome, ListOutcome
 from ..seam import Seam
 from .annotations import READ_ONLY
 from .base import Tool
-from .render import render_glob, render_grep, render_ls
+from .render import MAX_LIST_CHARS, render_glob, render_grep, render_ls
 
 __all__ = [
     "GlobArgs",
@@ -109,7 +109,7 @@ class LsTool(Tool[LsArgs, ListOutcome]):
         self.description = description
 
     def run(self, fs: Seam, args: LsArgs) -> ListOutcome:
-        return fs.list(args.path, depth=1)
+        return fs.list(args.path, depth=1, max_chars=MAX_LIST_CHARS)
 
     def render(self, outcome: ListOutcome) -> str:
         return render_ls(outcome)

@@ -12,7 +12,7 @@ its files, all or nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
@@ -32,7 +32,7 @@ from ..outcomes import (
     WriteOutcome,
 )
 from ..paths import display
-from ..seam import Seam
+from ..seam import Seam, smallest
 from ..text import TextDoc
 from .base import Tool
 from .changes import not_applied
@@ -199,6 +199,38 @@ def _size(n: int | None) -> str:
     return f"{int(size)}{units[i]}" if size == int(size) else f"{size:.1f}{units[i]}"
 
 
+_Row = tuple[str, Literal["file", "directory"], int | None, int]
+
+
+def _rows(fs: Seam, key: str, base: str) -> Iterator[_Row]:
+    """The rows of a memory directory's view, from its walk, unsorted: each directory
+    that holds a file (to two levels) once, and each file two levels deep. A walk is in
+    key order, so the files below one directory come one after another: the last
+    directory given at each level is all that is remembered."""
+    last: dict[int, str] = {}
+    for e in fs.walk(display(key)):
+        if e.type != "file":
+            continue
+        parts = e.path[len(base) + 1:].split("/")
+        if any(p.startswith(".") or p in SKIP_DIRS for p in parts):
+            continue
+        for depth in range(1, min(len(parts), 3)):
+            d = f"{base}/{'/'.join(parts[:depth])}"
+            if last.get(depth) != d:
+                last[depth] = d
+                yield d, "directory", None, depth
+        if len(parts) <= 2:
+            yield e.path, "file", e.size, len(parts)
+
+
+def _row_path(row: _Row) -> str:
+    return row[0]
+
+
+def _row_cost(row: _Row) -> int:
+    return len(row[0]) + 3  # at least "-", a tab, the path and a newline
+
+
 def _whole_directory(run: Callable[[], ChangeOutcome]) -> ChangeOutcome:
     """Run a change of every file of a directory; its errors say nothing was applied."""
     try:
@@ -291,26 +323,18 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
                 raise
             return self._listing(fs, key)
 
-    @staticmethod
-    def _listing(fs: Seam, key: str) -> ListOutcome:
+    def _listing(self, fs: Seam, key: str) -> ListOutcome:
         """Files two levels deep and the directories that hold them, from one walk: a
         directory whose files were all deleted or moved is gone, on every store (local
-        empty directories are not shown)."""
+        empty directories are not shown). Only as many rows are kept as the output could
+        show; the rest are counted."""
         base = display(key).rstrip("/")
-        rows: dict[str, ListEntry] = {}
-        for e in fs.walk(display(key)):
-            if e.type != "file":
-                continue
-            parts = e.path[len(base) + 1:].split("/")
-            if any(p.startswith(".") or p in SKIP_DIRS for p in parts):
-                continue
-            for depth in range(1, min(len(parts), 3)):
-                d = f"{base}/{'/'.join(parts[:depth])}"
-                rows.setdefault(d, ListEntry(path=d, type="directory", depth=depth))
-            if len(parts) <= 2:
-                rows[e.path] = ListEntry(path=e.path, type="file", size=e.size,
-                                         depth=len(parts))
-        return ListOutcome(path=display(key), entries=[rows[p] for p in sorted(rows)])
+        kept, total = smallest(_rows(fs, key, base), _row_path, _row_cost,
+                               self.max_output_chars)
+        entries = [ListEntry(path=p, type=t, size=size, depth=depth)
+                   for p, t, size, depth in kept]
+        more = total - len(kept)
+        return ListOutcome(path=display(key), entries=entries, more=more)
 
     def _files(self, fs: Seam, key: str) -> list[str]:
         """The keys of every file below the directory ``key``."""
@@ -397,7 +421,8 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
                 rows.append(f"{_size(e.size)}\t{e.path}")
         shown = fit(rows, self.max_output_chars - len(head))
         text = head + "\n".join(rows[:shown])
-        if shown < len(rows):
-            text += (f"\n<response clipped: {len(rows) - shown} more entries not shown; view a "
+        hidden = len(rows) - shown + o.more
+        if hidden:
+            text += (f"\n<response clipped: {hidden} more entries not shown; view a "
                      "subdirectory to see them.>")
         return text

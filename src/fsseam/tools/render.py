@@ -29,6 +29,7 @@ from ..text import within
 
 __all__ = [
     "MAX_LINE_CHARS",
+    "MAX_LIST_CHARS",
     "MAX_READ_CHARS",
     "fit",
     "numbered",
@@ -246,6 +247,8 @@ def render_listing(o: ListOutcome) -> str:
     rows = [o.path]
     for e in o.entries:
         rows.append(f"{'  ' * e.depth}{listed(e)}")
+    if o.more:
+        rows.append(f"({o.more} more entries not listed)")
     if o.omitted:
         rows.append(f"({o.omitted} hidden, dependency or cache entries omitted)")
     return "\n".join(rows)
@@ -265,9 +268,10 @@ def render_ls(o: ListOutcome) -> str:
     rows = [_ls_row(e) for e in o.entries]
     shown = fit(rows, MAX_LIST_CHARS)
     text = "\n".join(rows[:shown])
-    if shown < len(rows):
+    total = len(rows) + o.more
+    if shown < total:
         text += (
-            f"\n\n(Showing {shown} of {len(rows)} entries. Use glob with a pattern to "
+            f"\n\n(Showing {shown} of {total} entries. Use glob with a pattern to "
             "narrow.)"
         )
     if o.omitted:

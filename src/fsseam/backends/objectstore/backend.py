@@ -309,38 +309,44 @@ class ObjectStoreBackend:
         return Stat(key=key, kind="file", size=head.size)
 
     def list(self, key: str) -> builtins.list[Entry]:
+        return sorted(self.list_lazy(key), key=lambda e: (e.name, e.kind))
+
+    def list_lazy(self, key: str) -> Iterator[Entry]:
+        """The children of ``key``, page by page as the store returns them."""
         key = normalize(key)
         prefix = self._keys.dir_prefix(key)
-        # Keyed by (name, kind): some stores repeat a prefix on every page whose objects
-        # fall under it (fake-gcs-server); a directory is still listed once.
-        entries: dict[tuple[str, str], Entry] = {}
-        marker = False
+        # Some stores repeat a prefix on every page whose objects fall under it
+        # (fake-gcs-server): a directory is still given once. Object names are unique.
+        dirs: set[str] = set()
+        found = marker = False
         token: str | None = None
-        try:
-            while True:
+        while True:
+            try:
                 page = self._client.list_objects(
                     prefix, delimiter="/", token=token, limit=self.list_page_size
                 )
-                for obj in page.objects:
-                    name = obj.name[len(prefix) :]
-                    if not name:
-                        marker = True  # "dir/" itself: a directory marker some tools create
-                        continue
-                    entries[(name, "file")] = _entry(key, name, "file", obj.size)
-                for sub in page.prefixes:
-                    name = sub[len(prefix) :].rstrip("/")
-                    if name:  # "d//x" makes an empty-named prefix: not addressable
-                        entries[(name, "directory")] = _entry(key, name, "directory", None)
-                token = page.next_token
-                if not token:
-                    break
-        except Exception as e:
-            raise self._error(e, "list", key, "list") from e
-        if key and not entries and not marker:
+            except Exception as e:
+                raise self._error(e, "list", key, "list") from e
+            for obj in page.objects:
+                name = obj.name[len(prefix) :]
+                if not name:
+                    marker = True  # "dir/" itself: a directory marker some tools create
+                    continue
+                found = True
+                yield _entry(key, name, "file", obj.size)
+            for sub in page.prefixes:
+                name = sub[len(prefix) :].rstrip("/")
+                if name and name not in dirs:  # "d//x" makes an empty-named prefix
+                    dirs.add(name)
+                    found = True
+                    yield _entry(key, name, "directory", None)
+            token = page.next_token
+            if not token:
+                break
+        if key and not found and not marker:
             if self._head(key, "list") is not None:
                 raise messages.not_a_directory(key)
             raise messages.not_found(key)
-        return sorted(entries.values(), key=lambda e: (e.name, e.kind))
 
     def walk(self, key: str) -> Iterator[Entry]:
         return self._walk(normalize(key))
