@@ -44,11 +44,11 @@ def test_an_edit_of_a_in_16_mib_of_a_is_refused_in_bounded_memory(
 
 
 def test_a_directory_view_keeps_what_it_can_show(
-    moto: Any, bucket: str, s3: Any, s3_options: dict[str, Any]
+    moto: Any, bucket: str, s3_direct: Any, s3_options: dict[str, Any]
 ) -> None:
     n = 2500
     for i in range(n):
-        s3.put_object(Bucket=bucket, Key=f"p/big/f{i:05d}.txt", Body=b"x")
+        s3_direct.put_object(Bucket=bucket, Key=f"p/big/f{i:05d}.txt", Body=b"x")
     ctx = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options)).context("a")
     moto.log.clear()
     res = ctx.tools.execute("str_replace_editor", {"command": "view", "path": "/big"})

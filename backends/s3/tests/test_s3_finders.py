@@ -23,9 +23,9 @@ def fill(client: Any, bucket: str, n: int, prefix: str = "p/tree") -> None:
                           Body=f"line {i}\n{'needle' if i % 10 == 0 else 'hay'}\n".encode())
 
 
-def test_glob_is_one_flat_listing_per_page(moto: Any, bucket: str, s3: Any,
+def test_glob_is_one_flat_listing_per_page(moto: Any, bucket: str, s3_direct: Any,
                                            s3_options: dict[str, Any]) -> None:
-    fill(s3, bucket, 2500)
+    fill(s3_direct, bucket, 2500)
     ws = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options))
     ctx = ws.context("a")
     moto.log.clear()

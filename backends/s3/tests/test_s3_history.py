@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs
 
+import fsseam_s3.client
 import pytest
 
 from fsseam import ErrorCode, Workspace
@@ -159,19 +160,22 @@ def _listings(moto: Any, bucket: str) -> list[dict[str, list[str]]]:
 
 
 def test_versions_past_the_first_listing_page_are_reachable_and_listing_is_bounded(
-    versioned_bucket: str, s3_options: dict[str, Any], s3: Any, moto: Any
+    versioned_bucket: str, s3_options: dict[str, Any], s3: Any, moto: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """1,500 versions (put with boto3): the oldest used to be "no kept version", since only
-    the first ListObjectVersions page (1,000) was read. A full id is now read directly,
-    a prefix through a listing that follows pages up to ``max_versions_listed``."""
+    """150 versions in pages of 100 (S3's pages are 1,000: the page is made smaller so the
+    suite need not put 1,500): the oldest used to be "no kept version", since only the
+    first ListObjectVersions page was read. A full id is now read directly, a prefix
+    through a listing that follows pages up to ``max_versions_listed``."""
+    monkeypatch.setattr(fsseam_s3.client, "PAGE", 100)
     bucket = versioned_bucket
     ids = [s3.put_object(Bucket=bucket, Key="p/many.txt", Body=f"v{i}\n".encode())["VersionId"]
-           for i in range(1500)]
+           for i in range(150)]
     # Keys that share the name as a prefix are listed after it: never paged through.
     for i in range(3):
         s3.put_object(Bucket=bucket, Key="p/many.txt.bak", Body=f"b{i}\n".encode())
     ws = Workspace(f"s3://{bucket}/p",
-                   storage_options={**s3_options, "max_versions_listed": 1200},
+                   storage_options={**s3_options, "max_versions_listed": 120},
                    load_entry_points=False)
     a = ws.context("a")
     assert a.tools.execute("read", {"file_path": "/many.txt"}).ok
@@ -184,32 +188,32 @@ def test_versions_past_the_first_listing_page_are_reachable_and_listing_is_bound
         ("GET", False, True), ("PUT", False, False)]
     assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v0\n"
 
-    # The 1,101st newest by a prefix of its id: found on the listing's second page; the
-    # listing stops at the cap (1,200 versions: 2 requests), whatever is kept beyond it.
-    target = ids[1500 - 1100]
+    # The 111th newest by a prefix of its id: found on the listing's second page; the
+    # listing stops at the cap (120 versions: 2 requests), whatever is kept beyond it.
+    target = ids[150 - 110]
     prefix = target[:12]
     assert sum(i.startswith(prefix) for i in ids) == 1
     res = a.tools.execute("restore", {"file_path": "/many.txt", "version": prefix})
     assert res.ok, res.text
     assert res.value.restored == target
     listings = _listings(moto, bucket)
-    assert [q["max-keys"] for q in listings] == [["1000"], ["200"]]
+    assert [q["max-keys"] for q in listings] == [["100"], ["20"]]
     assert "version-id-marker" in listings[1] and listings[1]["key-marker"] == ["p/many.txt"]
-    assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v400\n"
+    assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v40\n"
 
     # Past the cap a prefix is not listed (the full id above still works).
     res = a.tools.execute("restore", {"file_path": "/many.txt", "version": ids[1][:12]})
     assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND, res.text
-    assert [q["max-keys"] for q in _listings(moto, bucket)] == [["1000"], ["200"]]
-    assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v400\n"
+    assert [q["max-keys"] for q in _listings(moto, bucket)] == [["100"], ["20"]]
+    assert s3.get_object(Bucket=bucket, Key="p/many.txt")["Body"].read() == b"v40\n"
 
-    # Without a cap of its own the backend lists all 1,502 (two pages), newest first,
+    # Without a cap of its own the backend lists all 152 (two pages), newest first,
     # and none of the .bak key's versions.
     full = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options),
                      load_entry_points=False)
     moto.log.clear()
     kept = full.backend.versions("many.txt")
-    assert len(kept) == 1502
+    assert len(kept) == 152
     assert [k.version.detail for k in kept[2:]] == ids[::-1]
     assert kept[0].latest and not any(k.latest for k in kept[1:])
     assert len(_listings(moto, bucket)) == 2
