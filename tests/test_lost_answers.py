@@ -268,3 +268,70 @@ def test_a_single_delete_that_lands_then_fails(store: Store) -> None:
     assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
     assert "Whether it took effect is not known: reading /b.txt back failed too" in res.text
     assert store.stored() == {"d.txt": b"d\n"}
+
+
+def _history_ws(kind: str, root: Path) -> Workspace:
+    from fsseam import History
+
+    if kind == "local":
+        return Workspace(str(root), history=History())
+    return Workspace(f"memory://lost-{uuid.uuid4().hex[:8]}", {"global_store": False},
+                     history=History())
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+@pytest.mark.parametrize("blind", [False, True], ids=["read-back", "blind"])
+def test_an_undo_whose_write_back_lands_and_then_fails(kind: str, blind: bool,
+                                                       root: Path) -> None:
+    """The write back of an undo lands and its answer is lost: read back, it is an undo
+    done; when reading back fails too, the answer says the outcome is unknown (never
+    "nothing was changed"), and the file holds what the store holds."""
+    ws = _history_ws(kind, root)
+    ctx = ws.context("a")
+    assert ctx.tools.execute("write", {"file_path": "/f.txt", "content": "1\n"}).ok
+    assert ctx.tools.execute("edit", {"file_path": "/f.txt", "old_string": "1",
+                                      "new_string": "2"}).ok
+    lossy = Lossy(ws.backend, lands={("write", "f.txt")}, blind=blind)
+    ctx.fs.backend = lossy
+    res = ctx.tools.execute("str_replace_editor", {"command": "undo_edit", "path": "/f.txt"})
+    assert ws.backend.read("f.txt").data == b"1\n"
+    if blind:
+        assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
+        assert "Whether it took effect is not known" in res.text
+        assert "nothing was changed" not in res.text
+    else:
+        assert res.ok, res.text
+        assert "undone successfully" in res.text
+    assert ("write", "f.txt") in lossy.calls
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+@pytest.mark.parametrize("blind", [False, True], ids=["read-back", "blind"])
+def test_an_undo_of_a_create_whose_delete_lands_and_then_fails(kind: str, blind: bool,
+                                                               root: Path) -> None:
+    ws = _history_ws(kind, root)
+    ctx = ws.context("a")
+    assert ctx.tools.execute("write", {"file_path": "/new.txt", "content": "x\n"}).ok
+    lossy = Lossy(ws.backend, lands={("delete", "new.txt")}, blind=blind)
+    ctx.fs.backend = lossy
+    res = ctx.tools.execute("str_replace_editor", {"command": "undo_edit", "path": "/new.txt"})
+    assert "new.txt" not in {e.key for e in ws.backend.walk("")}
+    if blind:
+        assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
+        assert "Whether it took effect is not known" in res.text
+        assert "nothing was changed" not in res.text
+    else:
+        assert res.ok, res.text
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_a_restore_whose_write_lands_and_then_fails_is_done(kind: str, root: Path) -> None:
+    ws = _history_ws(kind, root)
+    ctx = ws.context("a")
+    assert ctx.tools.execute("write", {"file_path": "/f.txt", "content": "1\n"}).ok
+    first = ctx.fs.history("/f.txt").entries[0].id
+    assert ctx.tools.execute("write", {"file_path": "/f.txt", "content": "2\n"}).ok
+    ctx.fs.backend = Lossy(ws.backend, lands={("write", "f.txt")})
+    res = ctx.tools.execute("restore", {"file_path": "/f.txt", "version": first})
+    assert res.ok, res.text
+    assert ws.backend.read("f.txt").data == b"1\n"

@@ -565,7 +565,7 @@ class Seam(HistoryOps):
             return self._lost_write(c, key, shown, data, precondition, operation,
                                     (code, reason, hint))
         except Exception as e:
-            version = self._landed_write(e, key, shown, data, operation)
+            version = self._landed_write(e, key, shown, data, operation, self.owner)
         created = isinstance(precondition, CreateOnly) or (
             isinstance(precondition, Overwrite) and fmt is None
         )
@@ -585,24 +585,6 @@ class Seam(HistoryOps):
         )
         outcome.with_diff(shown, old_text, new_doc.view)
         return outcome
-
-    def _landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
-                      action: str) -> Version:
-        """A write (or edit) that failed without a refusal may have landed: the version it
-        made when the file holds exactly its bytes (one read, on this path only); else the
-        failure, or, when the file cannot be read either, FS_BACKEND saying the outcome is
-        unknown instead of "nothing was changed"."""
-        if not ambiguous(failure):
-            raise failure
-        outcome, version = landed(self.backend, key, data)
-        if outcome == "done":
-            assert version is not None
-            self._authors.note(key, version, self.owner)
-            return version
-        if outcome == "unknown":
-            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
-                          details={"cause": cause_text(failure, shown, action)}) from failure
-        raise failure
 
     def _unverified(self, c: Conflict, shown: str, action: str, fallback: FsError,
                     read: FsError) -> FsError:
@@ -778,7 +760,7 @@ class Seam(HistoryOps):
             raise self._stale(key, shown, seen, now, action="edit", fallback=fallback,
                               ops=ops, old=plan.before) from None
         except Exception as e:
-            version = self._landed_write(e, key, shown, data, "edit")
+            version = self._landed_write(e, key, shown, data, "edit", self.owner)
         self._docs.put(key, version, new_doc.format, data)
         event = WrittenEvent(
             owner=self.owner, key=key, path=shown, operation=intent.operation,

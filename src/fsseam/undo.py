@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from .backends.base import ANY_VERSION, Backend, Blob, WriteMeta, write_as
 from .backends.kept import delete_as
+from .changes import ambiguous, cause_text, gone_already, landed
 from .conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from .doccache import DocCache
 from .edits import EditOp
@@ -77,6 +78,25 @@ class HistoryOps:
         if meta.owner is not None:
             self._authors.note(key, version, meta.owner)
         return version
+
+    def _landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
+                      action: str, author: str | None) -> Version:
+        """A write that failed without a refusal may have landed: the version it made when
+        the file holds exactly its bytes (one read, on this path only; ``author`` is noted
+        as the writer then); else the failure, or, when the file cannot be read either,
+        FS_BACKEND saying the outcome is unknown instead of "nothing was changed"."""
+        if not ambiguous(failure):
+            raise failure
+        outcome, version = landed(self.backend, key, data)
+        if outcome == "done":
+            assert version is not None
+            if author is not None:
+                self._authors.note(key, version, author)
+            return version
+        if outcome == "unknown":
+            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+                          details={"cause": cause_text(failure, shown, action)}) from failure
+        raise failure
 
     def _delete(self, key: str, precondition: Precondition) -> None:
         """The backend's delete, naming this owner to stores that record who deleted."""
@@ -280,6 +300,17 @@ class HistoryOps:
                 raise self._stale(key, shown, after, None, action="undo", fallback=plain,
                                   undo=True) from None
             # Someone deleted it already: the file is as the undo would leave it.
+        except Exception as e:
+            # A delete whose answer was lost may have landed: the file gone is the undo done.
+            if not gone_already(e):
+                if not ambiguous(e):
+                    raise
+                outcome, _ = landed(self.backend, key, None)
+                if outcome == "unknown":
+                    raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+                                  details={"cause": cause_text(e, shown, "delete")}) from e
+                if outcome == "not_done":
+                    raise
         self._gate.dispatch(DeletedEvent(owner=self.owner, key=key, path=shown,
                                          operation="undo"))
         return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
@@ -326,6 +357,8 @@ class HistoryOps:
                 raise fallback from None
             raise self._stale(key, shown, seen, current, action=op, fallback=fallback,
                               undo=op == "undo") from None
+        except Exception as e:
+            version = self._landed_write(e, key, shown, data, "write", author)
         old_view = None
         if seen is not None:
             cached = self._docs.get(key, seen)
