@@ -335,3 +335,53 @@ def test_a_restore_whose_write_lands_and_then_fails_is_done(kind: str, root: Pat
     res = ctx.tools.execute("restore", {"file_path": "/f.txt", "version": first})
     assert res.ok, res.text
     assert ws.backend.read("f.txt").data == b"1\n"
+
+
+class Twin(Lossy):
+    """Another writer gets there first: right before the commit's call on ``key``, it
+    writes exactly the bytes of that call (or, for a delete, deletes the file)."""
+
+    def __init__(self, inner: Any, key: str, **faults: Any) -> None:
+        super().__init__(inner, **faults)
+        self.key = key
+
+    def write(self, key: str, data: bytes, pre: Precondition, **kw: Any) -> Version:
+        if key == self.key:
+            self.key = ""
+            self.inner.write(key, data, ANY_VERSION)
+        return super().write(key, data, pre, **kw)
+
+    def delete(self, key: str, pre: Precondition = ANY_VERSION) -> None:
+        if key == self.key:
+            self.key = ""
+            self.inner.delete(key, ANY_VERSION)
+        super().delete(key, pre)
+
+
+def test_a_rollback_leaves_a_file_another_writer_created_with_the_same_bytes(
+    store: Store,
+) -> None:
+    """The commit's create of n.txt is refused: someone created it with exactly these
+    bytes. It counts as done, but when a later step fails the rollback leaves n.txt to
+    them instead of deleting it."""
+    ctx, _ = store.agent()
+    ctx.fs.backend = Twin(store.ws.backend, "n.txt", refuses={("write", "b.txt")})
+    res = ctx.tools.execute("apply_patch", {"patch": PATCH})
+    assert res.error is not None, res.text
+    assert store.stored() == {**BEFORE, "n.txt": b"new\n"}
+    assert "/n.txt holds this change's new content, which someone else had written too" in (
+        res.text)
+
+
+def test_a_rollback_leaves_a_source_another_writer_deleted_and_keeps_the_copy(
+    store: Store,
+) -> None:
+    """A patch moves a.txt to m.txt; someone deletes a.txt just before the commit does. A
+    later step fails: a.txt stays deleted (as they left it) and its content stays at
+    m.txt, never nowhere."""
+    ctx, _ = store.agent()
+    ctx.fs.backend = Twin(store.ws.backend, "a.txt", refuses={("delete", "d.txt")})
+    res = ctx.tools.execute("apply_patch", {"patch": MOVE_PATCH})
+    assert res.error is not None, res.text
+    assert store.stored() == {"b.txt": b"b\n", "d.txt": b"d\n", "m.txt": b"A\n"}
+    assert "/a.txt was deleted by someone else too" in res.text

@@ -112,6 +112,11 @@ class Step:
     undone while the source is not known to hold them again."""
     version: Version | None = field(default=None, compare=False)
     """Set once the step is done: the version it wrote (None for a delete)."""
+    shared: bool = field(default=False, compare=False)
+    """Done by a refusal: the store answered that the file already held exactly the step's
+    bytes (or, for a delete, no file), which may be another writer's identical change, not
+    only a resend of ours. A rollback leaves such a file as it is: undoing it could take
+    away their file, or bring back one they deleted."""
 
 
 def commit_order(steps: Sequence[Step]) -> list[Step]:
@@ -265,6 +270,14 @@ def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
                                          {"source": kept[step.key]})
             complete = False
             continue
+        if step.shared:
+            sentences[step.key] = render(
+                "rollback_shared_deleted" if step.action == "delete" else "rollback_shared",
+                step.shown)
+            complete = False
+            if step.moved_to is not None:
+                kept[step.moved_to] = step.shown
+            continue
         sentences[step.key], ok = _undo(backend, step)
         if not ok and step.moved_to is not None:
             kept[step.moved_to] = step.shown
@@ -300,6 +313,7 @@ def commit(backend: Backend, steps: Sequence[Step]) -> list[Step]:
             outcome, version = settle(backend, step, failure)
             if outcome == "done":
                 step.version = version
+                step.shared = not ambiguous(failure)
                 done.append(step)
                 if isinstance(failure, Exception):
                     continue

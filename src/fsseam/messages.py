@@ -405,6 +405,14 @@ _MESSAGES: dict[str, str] = {
     ),
     "rollback_kept": "{path} still holds this change's new content (undoing failed: {error})",
     "rollback_still_deleted": "{path} is still deleted (restoring it failed: {error})",
+    "rollback_shared": (
+        "{path} holds this change's new content, which someone else had written too (or a "
+        "resend of this change's own request), and was left as it is"
+    ),
+    "rollback_shared_deleted": (
+        "{path} was deleted by someone else too (or by a resend of this change's own "
+        "request), and was left deleted"
+    ),
     "rollback_unknown": (
         "whether {path} is as it was is not known (undoing this change's step failed: "
         "{error}; and reading it back failed too): read it to see"
