@@ -326,6 +326,31 @@ class MountBackend:
                     entries[child.name] = _outer_entry(m, child)
         return sorted(entries.values(), key=lambda e: (e.name, e.kind))
 
+    def list_lazy(self, key: str) -> Iterator[Entry]:
+        """The children of ``key`` in any order: the mount points below it, then what the
+        mount holding it yields, one at a time (its own ``list_lazy`` where it has one), so
+        a huge directory is never gathered whole before the seam caps its listing."""
+        points = self._points_below(key)
+        routed = self._route(key)
+        if routed is None and not points and key:
+            raise self._outside(key)
+        for name, k in points.items():
+            yield Entry(key=k, name=name, kind="directory")
+        if routed is None:
+            return
+        m, inner = routed
+        lazy = getattr(m.backend, "list_lazy", None)
+        try:
+            with Relocated((inner, key)):
+                for child in (m.backend.list(inner) if lazy is None else lazy(inner)):
+                    if child.name not in points:  # a mount point hides what lies under it
+                        yield _outer_entry(m, child)
+        except FsError as e:
+            # A directory that exists only on the way to a mount point.
+            if not (points and e.code is ErrorCode.FS_NOT_FOUND
+                    and e.reason != "bucket_missing"):
+                raise
+
     def walk(self, key: str) -> Iterator[Entry]:
         routed = self._route(key)
         below = [m for m in self.mounts if m.path and _strictly_below(m.path, key)]
