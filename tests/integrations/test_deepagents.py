@@ -380,6 +380,12 @@ def test_grep_is_literal_and_counts_as_a_read(ws: Workspace) -> None:
     assert b.grep("f(", "/missing") == GrepResult(matches=[])
     assert b.grep("") == GrepResult(
         error="[FS_INVALID_ARGUMENT] the pattern is empty; give the text to search for.")
+    # A pattern over the workspace's cap is refused before it is escaped and compiled.
+    huge = "f(" * 5_000_000
+    refused = b.grep(huge)
+    assert refused.error is not None and refused.error.startswith("[FS_INVALID_ARGUMENT]")
+    assert "10000000 characters long, over the cap of 1000" in refused.error
+    assert huge[:2000] not in refused.error
     # The lines it showed were read: an edit may follow.
     assert b.edit("/b.md", "prose", "text") == EditResult(path="/b.md", occurrences=1)
 

@@ -69,7 +69,7 @@ from ..events import ReadEvent
 from ..globs import Glob
 from ..grep import compile_pattern
 from ..messages import DEFAULT_VOCABULARY
-from ..outcomes import ListEntry, ReadOutcome
+from ..outcomes import GrepOutcome, ListEntry, ReadOutcome
 from ..paths import display
 from ..versions import Overwrite
 from ..workspace import Context, Workspace
@@ -303,15 +303,24 @@ class FsseamBackend(BackendProtocol):
             except InvalidGlobPatternError as e:
                 return GrepResult(error=str(e))
         base = path or "/"
-        # Literal text: the escaped pattern for the engine, found with str.find where the
-        # search can (fsseam's plain-text path).
-        literal = replace(compile_pattern(re.escape(pattern)), source=pattern, literal=pattern)
         limit = MAX_GREP_MATCHES if max_count is None else max(1, min(max_count,
                                                                       MAX_GREP_MATCHES))
-        out = self._try(
-            lambda: self.context.fs.grep(literal, base, files=files, mode="content", limit=limit),
-            base, "grep",
-        )
+
+        def search() -> GrepOutcome:
+            # The cap is on the text the model sent, before escaping: compiling megabytes
+            # of pattern takes tens of seconds.
+            cap = self.context.fs.limits.grep_pattern_chars
+            if len(pattern) > cap:
+                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_pattern_too_long",
+                              details={"length": len(pattern), "max": cap})
+            # Literal text: the escaped pattern for the engine, found with str.find where
+            # the search can (fsseam's plain-text path).
+            literal = replace(compile_pattern(re.escape(pattern)), source=pattern,
+                              literal=pattern)
+            return self.context.fs.grep(literal, base, files=files, mode="content",
+                                        limit=limit)
+
+        out = self._try(search, base, "grep")
         if isinstance(out, Failure):
             if out.code is ErrorCode.FS_NOT_FOUND:
                 return GrepResult(matches=[])
