@@ -213,17 +213,6 @@ class _Alternative:
     """The same matching as one regex, when a backtracking engine runs it in linear time:
     at most one ``**`` and one ``*`` per segment (each retry of the rest then stops at the
     next ``/``). :class:`Glob` runs these in C."""
-    runs: tuple[tuple[Segment, ...], ...] = field(init=False, repr=False, compare=False)
-    """The middle's runs of fixed segments, between its ``**``s."""
-
-    def __post_init__(self) -> None:
-        runs: list[list[Segment]] = [[]]
-        for step in self.middle or ():
-            if isinstance(step, str):
-                runs.append([])
-            else:
-                runs[-1].append(step)
-        object.__setattr__(self, "runs", tuple(tuple(r) for r in runs if r))
 
     def match(self, segs: list[str]) -> bool:
         n, h, t = len(segs), len(self.head), len(self.tail)
@@ -237,32 +226,7 @@ class _Alternative:
                 return False
         if self.middle is None:
             return True
-        middle = segs[h : n - t]
-        if "" in middle:
-            return _walk(self.middle, middle)
-        # No empty segment for a ``**`` to stop at: each run of fixed segments is taken at
-        # its leftmost place after the one before (a later place never leaves more room).
-        at = 0
-        for run in self.runs:
-            at = _find(run, middle, at)
-            if at < 0:
-                return False
-        return at < len(middle) if self.middle[-1] == _REST else True
-
-
-def _find(run: tuple[Segment, ...], segs: list[str], start: int) -> int:
-    """Where ``run`` ends at its leftmost match in ``segs`` from ``start``, or -1."""
-    k = len(run)
-    first = run[0]
-    if k == 1:
-        for p in range(start, len(segs)):
-            if first(segs[p]):
-                return p + 1
-        return -1
-    for p in range(start, len(segs) - k + 1):
-        if first(segs[p]) and all(run[i](segs[p + i]) for i in range(1, k)):
-            return p + k
-    return -1
+        return _walk(self.middle, segs[h : n - t])
 
 
 def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
