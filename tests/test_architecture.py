@@ -9,6 +9,7 @@ store package), each of which must be caught.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -16,6 +17,8 @@ import sys
 import textwrap
 from functools import cache
 from pathlib import Path
+
+import pytest
 
 from .architecture import (
     LAYERS,
@@ -112,6 +115,20 @@ def test_import_fsseam_without_fcntl() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "FS_UNSUPPORTED"
+
+
+def test_the_summary_script_recomputes_the_graph(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("bench_architecture",
+                                                  ROOT / "bench" / "architecture.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main() == 0
+    out = capsys.readouterr().out
+    assert f"- modules: {len(_repo().modules)} " in out
+    assert "- circles: 0\n" in out and "- imports against the layers: 0\n" in out
+    assert all(f"| {layer.name} |" in out for layer in LAYERS)
+    assert re.search(r"^\| s3 \| \d+ \| \d+ \|$", out, re.M)
 
 
 # --- the checker cannot be fooled: synthetic trees -------------------------------------------
