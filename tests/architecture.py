@@ -18,9 +18,11 @@ What counts as an edge, and why:
   to the package ``pkg`` itself;
 - a package is a node like any module, and its ``__init__``'s imports are its edges: an
   import of the package reaches what the package re-exports, so a circle through a
-  re-exporting ``__init__`` is a circle. (Importing ``pkg.mod`` is an edge to ``pkg.mod``
-  only: Python runs ``pkg/__init__`` first, but that is the package's business, not a
-  dependency of the importer.)
+  re-exporting ``__init__`` is a circle;
+- importing ``pkg.mod`` also reaches ``pkg``: Python runs ``pkg/__init__`` first, and a
+  circle through what it imports fails at import time just the same. Not for the
+  importer's own packages (already running) nor for a top-level package (see
+  :func:`_packages_run`).
 
 Entry points (``importlib.metadata``) are not edges: they are how the core finds store
 packages without importing them.
@@ -152,6 +154,8 @@ def source_roots(root: Path = ROOT) -> list[Path]:
 
 def _modules(roots: Iterable[Path]) -> Iterator[tuple[str, Path, bool]]:
     for src in roots:
+        for single in sorted(src.glob("*.py")):
+            yield single.stem, single, False
         for init in sorted(src.glob("*/__init__.py")):
             for path in sorted(init.parent.rglob("*.py")):
                 parts = list(path.relative_to(src).with_suffix("").parts)
@@ -175,10 +179,27 @@ def scan(roots: Iterable[Path]) -> Graph:
         edges: dict[str, int] = {}
         for target, line in _imports(ast.parse(path.read_text(), str(path)), package):
             hit = _resolve(graph, target)
-            if hit is not None and hit != name:
-                edges.setdefault(hit, line)
+            if hit is None:
+                continue
+            for reached in (hit, *_packages_run(graph, hit, name)):
+                if reached != name:
+                    edges.setdefault(reached, line)
         graph.edges[name] = edges
     return graph
+
+
+def _packages_run(graph: Graph, target: str, importer: str) -> list[str]:
+    """The packages whose ``__init__`` an import of ``target`` runs on the importer's
+    behalf: those above ``target`` that are not above the importer (already running), and
+    not a top-level package. A top-level ``__init__`` runs for every import of anything in
+    its distribution; counted, it would tie every module into one circle. Importing it by
+    name is an edge like any other (and ``fsseam``'s places it among the surfaces)."""
+    parts = target.split(".")
+    mine = importer.split(".")
+    return [
+        above for depth in range(2, len(parts))
+        if (above := ".".join(parts[:depth])) in graph.packages and mine[:depth] != parts[:depth]
+    ]
 
 
 def _absolute(module: str | None, level: int, package: str) -> str:

@@ -181,6 +181,23 @@ def test_a_cycle_inside_one_layer_through_init_is_caught(tmp_path: Path) -> None
     assert cycles(graph) == [["fsseam.tools", "fsseam.tools.base"]]
 
 
+def test_a_cycle_through_the_init_a_submodule_import_runs_is_caught(tmp_path: Path) -> None:
+    """Importing ``fsseam.tools.base`` runs ``fsseam/tools/__init__`` first, whose import of
+    ``read`` comes back to the seam: an import error waiting to happen."""
+    graph = _tree(tmp_path, {
+        **_CORE,
+        "src/fsseam/seam.py": "def later():\n    import fsseam.tools.base\n",
+        "src/fsseam/tools/base.py": "",
+    })
+    assert cycles(graph) == [["fsseam.seam", "fsseam.tools", "fsseam.tools.read"]]
+
+
+def test_a_top_level_module_is_scanned(tmp_path: Path) -> None:
+    graph = _tree(tmp_path, {**_CORE, "src/helper.py": "import fsseam.tools\n"})
+    assert unplaced(graph) == ["helper"]
+    assert graph.targets("helper") == {"fsseam.tools"}
+
+
 def test_a_type_checking_cycle_is_caught(tmp_path: Path) -> None:
     graph = _tree(tmp_path, {
         **_CORE,
@@ -212,6 +229,8 @@ def test_function_local_and_string_imports_are_caught(tmp_path: Path) -> None:
         "src/fsseam/workspace.py": "",
     })
     assert upward_edges(graph) == [
+        "src/fsseam/errors.py:2: fsseam.errors (basics) imports fsseam.tools (tools), "
+        "a higher layer",
         "src/fsseam/errors.py:2: fsseam.errors (basics) imports fsseam.tools.read (tools), "
         "a higher layer",
         "src/fsseam/paths.py:5: fsseam.paths (basics) imports fsseam.seam (seam), "
@@ -219,7 +238,9 @@ def test_function_local_and_string_imports_are_caught(tmp_path: Path) -> None:
         "src/fsseam/paths.py:3: fsseam.paths (basics) imports fsseam.workspace (surfaces), "
         "a higher layer",
     ]
-    assert cycles(graph) == [["fsseam.errors", "fsseam.seam", "fsseam.tools.read"]]
+    assert cycles(graph) == [
+        ["fsseam.errors", "fsseam.seam", "fsseam.tools", "fsseam.tools.read"]
+    ]
 
 
 def test_a_store_package_importing_upward_is_caught(tmp_path: Path) -> None:
