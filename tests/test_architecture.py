@@ -72,6 +72,18 @@ def test_tools_never_import_a_backend() -> None:
     assert wrong == []
 
 
+def test_backends_import_nothing_above_them() -> None:
+    """Storage code speaks the contract's vocabulary only, narrower than its layers allow."""
+    graph = _repo()
+    allowed = ("fsseam.backends", "fsseam.errors", "fsseam.messages", "fsseam.versions",
+               "fsseam.paths", "fsseam.oserrors")
+    wrong = sorted(
+        graph.where(m, t) for m in graph.modules for t in graph.targets(m)
+        if m.startswith("fsseam.backends") and not t.startswith(allowed)
+    )
+    assert wrong == []
+
+
 def test_every_layer_entry_names_a_module() -> None:
     """A stale entry (its modules moved or gone) would place nothing and hide nothing; it is
     deleted rather than left to mislead."""
