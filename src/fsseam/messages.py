@@ -716,6 +716,10 @@ _MESSAGES: dict[str, str] = {
         "choose an empty directory, or one fsseam made."
     ),
     "history_dir_unusable": "the history directory {where} cannot be used ({error}).",
+    # --- patches: clauses of the hunk sentences, rendered into their details ---
+    "_patch_after_line": "after line {after}",
+    "_patch_at_end": "at the end of the file",
+    "_patch_more": "and more",
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from ..changes import Create, Delete, DocEdit, FileChange, Update
 from ..errors import ErrorCode, FsError
-from ..messages import Role
+from ..messages import Role, render
 from ..text import TextDoc, split_lines
 from .parse import AddFile, DeleteFile, Hunk, PatchOp, quoted
 
@@ -74,8 +74,14 @@ def _anchor_at(lines: list[str], anchor: str, start: int) -> int | None:
     return None
 
 
+def _clause(name: str, **facts: object) -> str:
+    """A clause of the catalogue rendered now, for a detail read as text (the sentence puts
+    it right after a word, hence the space)."""
+    return " " + render(name, details=facts)
+
+
 def _where(after: int) -> str:
-    return f" after line {after}" if after else ""
+    return _clause("_patch_after_line", after=after) if after else ""
 
 
 def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
@@ -100,7 +106,7 @@ def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
                 return start, o, n
         raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="patch_hunk_no_match",
                       details={"hunk": index, "line": h.line, "first": _first(h),
-                               "where": " at the end of the file"})
+                               "where": _clause("_patch_at_end")})
     if not old:
         if h.anchors or index > 1:
             return pos, old, new
@@ -123,7 +129,7 @@ def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
         raise FsError(ErrorCode.FS_MULTIPLE_MATCHES, path=path, reason="patch_hunk_ambiguous",
                       details={"hunk": index, "line": h.line, "count": len(found),
                                "lines": ", ".join(str(i + 1) for i in listed),
-                               "more": " and more" if more else "",
+                               "more": _clause("_patch_more") if more else "",
                                "match_lines": [i + 1 for i in listed]})
     return found[0], old, new
 
