@@ -171,6 +171,8 @@ def scan(roots: Iterable[Path]) -> Graph:
     roots = list(roots)
     graph = Graph(base=Path(os.path.commonpath([r.parent for r in roots])))
     for name, path, is_package in _modules(roots):
+        if name in graph.modules:  # Python would import one and silently ignore the other
+            raise ValueError(f"{name} is both {graph.modules[name]} and {path}")
         graph.modules[name] = path
         if is_package:
             graph.packages.add(name)

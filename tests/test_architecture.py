@@ -311,6 +311,11 @@ def test_a_new_module_fails_until_placed(tmp_path: Path) -> None:
     )
 
 
+def test_a_module_and_a_package_of_one_name_fail(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"fsseam\.seam is both"):
+        _tree(tmp_path, {**_CORE, "src/fsseam/seam/__init__.py": ""})
+
+
 def test_layers_by_the_most_specific_entry() -> None:
     assert LAYERS[layer_of("fsseam.seam.pipeline") or 0].name == "seam"
     assert LAYERS[layer_of("fsseam.backends.local.io") or 0].name == "backends"
