@@ -30,7 +30,7 @@ from .backends.kept import History
 from .errors import FsError
 from .messages import render
 from .policy import Ledger
-from .tools.registry import parse_arguments
+from .tools.run import parse_arguments
 from .workspace import Workspace
 
 __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .messages import render
 from .tools.result import ToolResult
+from .tools.run import facts
 
 if TYPE_CHECKING:
     from .workspace import Context, Workspace
@@ -55,11 +56,6 @@ INSTALL_HINT = (
     "pip install 'fsseam[mcp]' (from a clone of fsseam: pip install '.[mcp]'; the SDK alone: "
     "pip install 'mcp>=1.10')"
 )
-
-# Fields of an outcome left out of structuredContent: the file's text is already in the
-# text content, and a client should not get it twice.
-_BULKY_FIELDS = {"lines", "snippet"}
-
 
 class McpUnavailable(RuntimeError):
     """The ``mcp`` SDK is not installed (or too old)."""
@@ -124,11 +120,8 @@ class ToolServer:
         # Schemas are the same for every context; compute them once (they are pinned).
         registry = workspace.context(owner).tools
         self._annotations = {n: registry.get(n).annotations for n in registry.names()}
-        self._tools = [
-            s
-            for s in registry.schemas(dialect="json")
-            if self._annotations[s["name"]].read_only or not workspace.read_only
-        ]
+        served = set(registry.offered())
+        self._tools = [s for s in registry.schemas(dialect="json") if s["name"] in served]
         self.instructions = READ_ONLY_INSTRUCTIONS if workspace.read_only else INSTRUCTIONS
 
     def open_session(self) -> _Session:
@@ -155,18 +148,9 @@ class ToolServer:
     @staticmethod
     def result_dict(result: ToolResult) -> dict[str, Any]:
         """The MCP ``CallToolResult`` (wire shape) of one ToolResult."""
-        structured: dict[str, Any] = {"ok": result.ok, "tool": result.tool}
-        if result.error is not None:
-            structured["error"] = {
-                "code": result.error.code.value,
-                "message": result.error.message,
-            }
-        dump = getattr(result.value, "model_dump", None)
-        if callable(dump):
-            structured["value"] = dump(mode="json", exclude=_BULKY_FIELDS)
         return {
             "content": [{"type": "text", "text": result.text}],
-            "structuredContent": structured,
+            "structuredContent": facts(result),
             "isError": not result.ok,
         }
 
