@@ -716,6 +716,12 @@ _MESSAGES: dict[str, str] = {
         "choose an empty directory, or one fsseam made."
     ),
     "history_dir_unusable": "the history directory {where} cannot be used ({error}).",
+    # --- deepagents: its read_file's 0-based offset, and its grep's literal text ---
+    "deepagents_offset_past_end": (
+        "Line offset {start} exceeds file length ({total} lines) of {path}. Use offset=0 to "
+        "read from the start."
+    ),
+    "deepagents_grep_empty": "the pattern is empty; give the text to search for.",
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)
