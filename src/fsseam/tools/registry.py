@@ -24,6 +24,7 @@ from .native import (
     operations,
     parse_call,
     reply,
+    sole_path,
 )
 from .result import ToolResult
 from .run import failed, offered, parse_arguments, perform, run_tool
@@ -166,5 +167,6 @@ class ToolRegistry:
         all completed or all failed, each with the same text."""
         parsed = [parse_call(c) for c in calls]
         tool = ApplyPatchCallTool()
-        result = perform(tool, lambda: tool.run(self._fs, tool.validate(operations(parsed))))
+        result = perform(tool, lambda: tool.run(self._fs, tool.validate(operations(parsed))),
+                         sole_path(parsed))
         return [reply(p, result) for p in parsed]

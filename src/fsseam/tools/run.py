@@ -190,8 +190,13 @@ def perform(tool: Tool[Any, Any], call: Callable[[], Any], path: str = "") -> To
 def run_tool(tool: Tool[Any, Any], fs: Seam, args: Mapping[str, Any] | str | None) -> ToolResult:
     """One call of ``tool`` on ``fs``: the arguments (a mapping or its JSON text) parsed and
     validated in the tool's words, the tool run, the outcome or refusal answered."""
-    return perform(tool, lambda: tool.run(fs, tool.validate(parse_arguments(args))),
-                   _path_of(args))
+    parsed = attempt(lambda: parse_arguments(args), action=tool.name,
+                     vocabulary=tool.vocabulary)
+    if isinstance(parsed, FsError):
+        return answer(tool, parsed)
+    # The path from the parsed arguments: a stray storage error names the file whether
+    # the surface sent a mapping or its JSON text.
+    return perform(tool, lambda: tool.run(fs, tool.validate(parsed)), _path_of(parsed))
 
 
 def _path_of(args: object) -> str:
