@@ -31,7 +31,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -185,28 +185,39 @@ def build_server(tool_server: ToolServer) -> Any:
                                                 "tools": ", ".join(t.name for t in tools)})
 
     if _new_style_sdk(Server):
-        from mcp.shared.exceptions import MCPError
+        return _server(Server, tool_server, tools, lifespan, call, unknown)
+    return _legacy_server(Server, tool_server, tools, lifespan, call, unknown)
 
-        async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=tools)
 
-        async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
-            if not tool_server.has_tool(params.name):
-                raise MCPError(types.INVALID_PARAMS, unknown(params.name))
-            session: _Session = ctx.lifespan_context["session"]
-            return await call(session, params.name, params.arguments)
+def _server(server_cls: Any, tool_server: ToolServer, tools: list[Any], lifespan: Any,
+            call: Any, unknown: Callable[[str], str]) -> Any:
+    """mcp >= 2: handlers are constructor arguments."""
+    import mcp.types as types
+    from mcp.shared.exceptions import MCPError
 
-        return Server(
-            "fsseam",
-            version=_version(),
-            instructions=tool_server.instructions,
-            lifespan=lifespan,
-            on_list_tools=on_list_tools,
-            on_call_tool=on_call_tool,
-        )
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
 
-    # mcp 1.x: decorator registration; the lifespan context is on server.request_context.
-    legacy: Any = Server(
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+        if not tool_server.has_tool(params.name):
+            raise MCPError(types.INVALID_PARAMS, unknown(params.name))
+        session: _Session = ctx.lifespan_context["session"]
+        return await call(session, params.name, params.arguments)
+
+    return server_cls(
+        "fsseam",
+        version=_version(),
+        instructions=tool_server.instructions,
+        lifespan=lifespan,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+def _legacy_server(server_cls: Any, tool_server: ToolServer, tools: list[Any], lifespan: Any,
+                   call: Any, unknown: Callable[[str], str]) -> Any:
+    """mcp 1.x: decorator registration; the lifespan context is on server.request_context."""
+    legacy: Any = server_cls(
         "fsseam", version=_version(), instructions=tool_server.instructions, lifespan=lifespan
     )
 
@@ -221,7 +232,6 @@ def build_server(tool_server: ToolServer) -> Any:
 
     legacy.list_tools()(list_tools)
     legacy.call_tool(validate_input=False)(call_tool)
-
     return legacy
 
 
