@@ -30,7 +30,7 @@ from .backends.kept import History
 from .errors import FsError
 from .messages import render
 from .policy import Ledger
-from .tools.registry import parse_arguments
+from .tools.run import parse_arguments
 from .workspace import Workspace
 
 __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]
@@ -235,14 +235,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # -- the parser ----------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fsseam",
-        description="Safe file tools for AI agents over any fsspec filesystem.",
-        epilog="Exit status: 0 ok, 1 a tool error (call), 2 a usage or configuration error.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``fsseam demo``."""
     demo = sub.add_parser(
         "demo",
         help="a scripted two-agent session (reads, edits, a stale conflict, its recovery)",
@@ -264,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_storage_options(demo)
     demo.set_defaults(func=cmd_demo)
 
+
+def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``fsseam mcp``."""
     mcp = sub.add_parser(
         "mcp",
         help="serve the tools over MCP (stdio)",
@@ -281,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_storage_options(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
+
+def _add_call(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``fsseam call``."""
     call = sub.add_parser(
         "call",
         help="run one tool call and print the text the model sees",
@@ -304,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_storage_options(call)
     call.set_defaults(func=cmd_call)
 
+
+def _add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``fsseam schema``."""
     schema = sub.add_parser(
         "schema",
         help="print the tool schemas as JSON",
@@ -314,6 +317,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="the shape (default: openai)",
     )
     schema.set_defaults(func=cmd_schema)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fsseam",
+        description="Safe file tools for AI agents over any fsspec filesystem.",
+        epilog="Exit status: 0 ok, 1 a tool error (call), 2 a usage or configuration error.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in (_add_demo, _add_mcp, _add_call, _add_schema):
+        add(sub)
     return parser
 
 

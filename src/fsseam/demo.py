@@ -106,6 +106,17 @@ def _prepare(ws: Workspace, *, reuse: bool) -> None:
     ws.backend.delete(KEY)  # left by an earlier demo in this process (memory://demo)
 
 
+def _outside_write(s: _Script, ws: Workspace) -> None:
+    """A writer that is no agent of fsseam's rewrites the file with no precondition."""
+    s.n += 1
+    s.say(f"[{s.n}] outside fsseam: someone rewrites {PATH} with no precondition")
+    s.say(f"    (a person, a sync job: backend.write({KEY!r}, ..., Overwrite()))")
+    current = ws.backend.read(KEY).data.decode()
+    version = ws.backend.write(KEY, current.replace(*DONE).encode(), Overwrite())
+    s.say(f"    version  {version.short}")
+    s.say()
+
+
 def run_demo(
     url: str | None = None,
     storage_options: dict[str, Any] | None = None,
@@ -148,14 +159,7 @@ def run_demo(
                    "retries at once (the refusal showed all of agent-b's change, so agent-a "
                    "has seen the current version): it lands on top of agent-b's"), None)
 
-    s.n += 1
-    s.say(f"[{s.n}] outside fsseam: someone rewrites {PATH} with no precondition")
-    s.say(f"    (a person, a sync job: backend.write({KEY!r}, ..., Overwrite()))")
-    current = ws.backend.read(KEY).data.decode()
-    version = ws.backend.write(KEY, current.replace(*DONE).encode(), Overwrite())
-    s.say(f"    version  {version.short}")
-    s.say()
-
+    _outside_write(s, ws)
     where = "the storage itself" if caps.if_match_atomic else "the backend"
     _expect(s.step(a, "write", {"file_path": PATH, "content": NOTES},
                    f"rewrites the whole file from its last view: {where} refuses the "

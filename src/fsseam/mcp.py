@@ -31,12 +31,13 @@ from __future__ import annotations
 import inspect
 import itertools
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from .messages import render
 from .tools.result import ToolResult
+from .tools.run import facts
 
 if TYPE_CHECKING:
     from .workspace import Context, Workspace
@@ -55,11 +56,6 @@ INSTALL_HINT = (
     "pip install 'fsseam[mcp]' (from a clone of fsseam: pip install '.[mcp]'; the SDK alone: "
     "pip install 'mcp>=1.10')"
 )
-
-# Fields of an outcome left out of structuredContent: the file's text is already in the
-# text content, and a client should not get it twice.
-_BULKY_FIELDS = {"lines", "snippet"}
-
 
 class McpUnavailable(RuntimeError):
     """The ``mcp`` SDK is not installed (or too old)."""
@@ -124,11 +120,8 @@ class ToolServer:
         # Schemas are the same for every context; compute them once (they are pinned).
         registry = workspace.context(owner).tools
         self._annotations = {n: registry.get(n).annotations for n in registry.names()}
-        self._tools = [
-            s
-            for s in registry.schemas(dialect="json")
-            if self._annotations[s["name"]].read_only or not workspace.read_only
-        ]
+        served = set(registry.offered())
+        self._tools = [s for s in registry.schemas(dialect="json") if s["name"] in served]
         self.instructions = READ_ONLY_INSTRUCTIONS if workspace.read_only else INSTRUCTIONS
 
     def open_session(self) -> _Session:
@@ -155,18 +148,9 @@ class ToolServer:
     @staticmethod
     def result_dict(result: ToolResult) -> dict[str, Any]:
         """The MCP ``CallToolResult`` (wire shape) of one ToolResult."""
-        structured: dict[str, Any] = {"ok": result.ok, "tool": result.tool}
-        if result.error is not None:
-            structured["error"] = {
-                "code": result.error.code.value,
-                "message": result.error.message,
-            }
-        dump = getattr(result.value, "model_dump", None)
-        if callable(dump):
-            structured["value"] = dump(mode="json", exclude=_BULKY_FIELDS)
         return {
             "content": [{"type": "text", "text": result.text}],
-            "structuredContent": structured,
+            "structuredContent": facts(result),
             "isError": not result.ok,
         }
 
@@ -201,28 +185,39 @@ def build_server(tool_server: ToolServer) -> Any:
                                                 "tools": ", ".join(t.name for t in tools)})
 
     if _new_style_sdk(Server):
-        from mcp.shared.exceptions import MCPError
+        return _server(Server, tool_server, tools, lifespan, call, unknown)
+    return _legacy_server(Server, tool_server, tools, lifespan, call, unknown)
 
-        async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=tools)
 
-        async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
-            if not tool_server.has_tool(params.name):
-                raise MCPError(types.INVALID_PARAMS, unknown(params.name))
-            session: _Session = ctx.lifespan_context["session"]
-            return await call(session, params.name, params.arguments)
+def _server(server_cls: Any, tool_server: ToolServer, tools: list[Any], lifespan: Any,
+            call: Any, unknown: Callable[[str], str]) -> Any:
+    """mcp >= 2: handlers are constructor arguments."""
+    import mcp.types as types
+    from mcp.shared.exceptions import MCPError
 
-        return Server(
-            "fsseam",
-            version=_version(),
-            instructions=tool_server.instructions,
-            lifespan=lifespan,
-            on_list_tools=on_list_tools,
-            on_call_tool=on_call_tool,
-        )
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
 
-    # mcp 1.x: decorator registration; the lifespan context is on server.request_context.
-    legacy: Any = Server(
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+        if not tool_server.has_tool(params.name):
+            raise MCPError(types.INVALID_PARAMS, unknown(params.name))
+        session: _Session = ctx.lifespan_context["session"]
+        return await call(session, params.name, params.arguments)
+
+    return server_cls(
+        "fsseam",
+        version=_version(),
+        instructions=tool_server.instructions,
+        lifespan=lifespan,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+def _legacy_server(server_cls: Any, tool_server: ToolServer, tools: list[Any], lifespan: Any,
+                   call: Any, unknown: Callable[[str], str]) -> Any:
+    """mcp 1.x: decorator registration; the lifespan context is on server.request_context."""
+    legacy: Any = server_cls(
         "fsseam", version=_version(), instructions=tool_server.instructions, lifespan=lifespan
     )
 
@@ -237,7 +232,6 @@ def build_server(tool_server: ToolServer) -> Any:
 
     legacy.list_tools()(list_tools)
     legacy.call_tool(validate_input=False)(call_tool)
-
     return legacy
 
 

@@ -720,6 +720,13 @@ _MESSAGES: dict[str, str] = {
     "_patch_after_line": "after line {after}",
     "_patch_at_end": "at the end of the file",
     "_patch_more": "and more",
+
+    # --- deepagents: its read_file's 0-based offset, and its grep's literal text ---
+    "deepagents_offset_past_end": (
+        "Line offset {start} exceeds file length ({total} lines) of {path}. Use offset=0 to "
+        "read from the start."
+    ),
+    "deepagents_grep_empty": "the pattern is empty; give the text to search for.",
 }
 
 MESSAGES: Mapping[str, str] = MappingProxyType(_MESSAGES)

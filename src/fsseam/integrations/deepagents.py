@@ -31,13 +31,18 @@ Semantics follow deepagents' protocol where fsseam has none of its own:
   reads a file before changing it, as after any other writer); a download is a read of the
   whole file, recorded like one (deepagents downloads its conversation history, then edits
   it whole).
+
+Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.run`): ``write_file``,
+``edit_file`` and the delete of a file are fsseam's ``write``, ``edit`` and ``delete`` tools
+in deepagents' words; the rest (see :mod:`fsseam.integrations._deepagents_ops`) are seam
+calls through the same exception ladder and result builder. deepagents' middleware decides
+which tools the model gets; on a read-only workspace its modifications are refused
+(FS_READ_ONLY).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Final, TypeVar
 
 try:
@@ -65,15 +70,17 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 
 from ..changes import Delete
 from ..errors import ErrorCode, FsError
-from ..events import ReadEvent
-from ..globs import Glob
-from ..grep import compile_pattern
 from ..messages import DEFAULT_VOCABULARY
-from ..outcomes import GrepOutcome, ListEntry, ReadOutcome
+from ..outcomes import ListEntry, ReadOutcome
 from ..paths import display
-from ..versions import Overwrite
+from ..tools.base import Tool
+from ..tools.file_tools import EditTool, WriteTool
+from ..tools.manage import DeleteTool
+from ..tools.result import ToolResult
+from ..tools.run import attempt, failed, perform
 from ..workspace import Context, Workspace
-from ._common import Failure, attempt, context_of
+from ._common import context_of
+from ._deepagents_ops import IncludeGlob, download, files_below, literal_grep, upload
 
 __all__ = ["DEEPAGENTS_VOCABULARY", "MAX_GLOB_MATCHES", "MAX_GREP_MATCHES", "FsseamBackend"]
 
@@ -101,26 +108,32 @@ _UPLOAD_ERRORS: dict[ErrorCode, str] = {
 """fsseam codes that are one of deepagents' ``FileOperationError`` literals."""
 
 
-def _listed(failure: Failure) -> str:
+class _Write(WriteTool):
+    vocabulary = DEEPAGENTS_VOCABULARY
+
+
+class _Edit(EditTool):
+    vocabulary = DEEPAGENTS_VOCABULARY
+
+
+class _Delete(DeleteTool):
+    vocabulary = DEEPAGENTS_VOCABULARY
+
+
+_WRITE, _EDIT, _DELETE = _Write(), _Edit(), _Delete()
+"""fsseam's tools behind ``write_file``, ``edit_file`` and a file's ``delete``."""
+
+
+def _refused(error: FsError, action: str) -> ToolResult:
+    """A refusal of one of the protocol's own operations, in deepagents' words."""
+    return failed(action, error, error.render(DEEPAGENTS_VOCABULARY))
+
+
+def _listed(error: FsError, action: str, token: str = "") -> str:
     """An error of ls, read, glob or grep, which deepagents shows as ``Error: TEXT``."""
-    return f"[{failure.code.value}] {failure.message}"
-
-
-class _IncludeGlob(Glob):
-    """deepagents' include-glob matcher where the seam takes a :class:`~fsseam.globs.Glob`
-    (the matcher decides about hidden names itself)."""
-
-    _matcher: Callable[[str], bool]
-
-    def __init__(self, pattern: str, matcher: Callable[[str], bool]) -> None:
-        super().__init__(pattern=pattern, alternatives=(), base="", named=frozenset())
-        object.__setattr__(self, "_matcher", matcher)
-
-    def match(self, relative: str) -> bool:
-        return self._matcher(relative)
-
-    def allows(self, relative: str) -> bool:
-        return True
+    said = _refused(error, action).error
+    assert said is not None
+    return f"[{said.code.value}] {token}{said.message}"
 
 
 class FsseamBackend(BackendProtocol):
@@ -153,23 +166,29 @@ class FsseamBackend(BackendProtocol):
         return f"FsseamBackend({self.context.workspace.url!r}, owner={self.owner!r})"
 
     # -- helpers ---------------------------------------------------------------------------
-    def _try(self, call: Callable[[], T], path: str, action: str) -> T | Failure:
-        return attempt(call, path, action, DEEPAGENTS_VOCABULARY)
+    def _try(self, call: Callable[[], T], path: str, action: str) -> T | FsError:
+        return attempt(call, action=action, path=path, vocabulary=DEEPAGENTS_VOCABULARY)
+
+    def _tool(self, tool: Tool[Any, Any], path: str, **args: Any) -> ToolResult:
+        """A call of one of fsseam's tools with deepagents' typed arguments (checked by
+        deepagents already, so taken as they are)."""
+        fs = self.context.fs
+        return perform(tool, lambda: tool.run(fs, tool.args_model.model_construct(**args)),
+                       path)
 
     # -- listing and reading ---------------------------------------------------------------
     def ls(self, path: str) -> LsResult:
         out = self._try(lambda: self.context.fs.list(path, depth=1), path, "list")
-        if isinstance(out, Failure):
-            text = _listed(out)
-            if out.code is ErrorCode.FS_INVALID_ARGUMENT and self._is_file(path):
-                # deepagents' delete tool reads this token to tell a file from a directory.
-                text = f"[{out.code.value}] not_a_directory: {out.message}"
-            return LsResult(error=text)
+        if isinstance(out, FsError):
+            # deepagents' delete tool reads this token to tell a file from a directory.
+            token = ("not_a_directory: " if out.code is ErrorCode.FS_INVALID_ARGUMENT
+                     and self._is_file(path) else "")
+            return LsResult(error=_listed(out, "list", token))
         return LsResult(entries=[_info(e) for e in out.entries])
 
     def _is_file(self, path: str) -> bool:
         st = self._try(lambda: self.context.fs.stat(path), path, "stat")
-        return not isinstance(st, Failure) and st.type == "file"
+        return not isinstance(st, FsError) and st.type == "file"
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
         start, count = max(int(offset), 0), max(int(limit), 0)
@@ -178,22 +197,17 @@ class FsseamBackend(BackendProtocol):
                               no_lines_requested=True)
         out = self._try(lambda: self.context.fs.read(file_path, start + 1, count), file_path,
                         "read")
-        if isinstance(out, Failure):
-            if out.error.reason == "offset_past_end":
-                total = out.error.details.get("total")
-                return ReadResult(error=(
-                    f"[{out.code.value}] Line offset {start} exceeds file length ({total} "
-                    f"lines) of {out.error.path}. Use offset=0 to read from the start."
-                ))
-            return ReadResult(error=_listed(out))
+        if isinstance(out, FsError):
+            if out.reason == "offset_past_end":
+                out = FsError(out.code, path=out.path, reason="deepagents_offset_past_end",
+                              details={"start": start, "total": out.details.get("total")})
+            return ReadResult(error=_listed(out, "read"))
         return _read_result(out)
 
     # -- writing ---------------------------------------------------------------------------
     def write(self, file_path: str, content: str) -> WriteResult:
-        out = self._try(lambda: self.context.fs.write(file_path, content), file_path, "write")
-        if isinstance(out, Failure):
-            return WriteResult(error=out.text)
-        return WriteResult(path=out.path)
+        done = self._tool(_WRITE, file_path, file_path=file_path, content=content)
+        return WriteResult(path=done.value.path) if done.ok else WriteResult(error=done.text)
 
     def edit(
         self,
@@ -202,29 +216,27 @@ class FsseamBackend(BackendProtocol):
         new_string: str,
         replace_all: bool = False,
     ) -> EditResult:
-        out = self._try(
-            lambda: self.context.fs.replace(file_path, old_string, new_string, replace_all),
-            file_path, "edit",
-        )
-        if isinstance(out, Failure):
-            return EditResult(error=out.text)
-        return EditResult(path=out.path, occurrences=out.replacements)
+        done = self._tool(_EDIT, file_path, file_path=file_path, old_string=old_string,
+                          new_string=new_string, replace_all=replace_all)
+        if not done.ok:
+            return EditResult(error=done.text)
+        return EditResult(path=done.value.path, occurrences=done.value.replacements)
 
     def delete(self, file_path: str) -> DeleteResult:
-        fs = self.context.fs
-        out = self._try(lambda: fs.delete(file_path), file_path, "delete")
-        if not isinstance(out, Failure):
-            return DeleteResult(path=out.path)
-        if out.code in (ErrorCode.FS_IS_DIRECTORY, ErrorCode.FS_NOT_OBSERVED):
+        done = self._tool(_DELETE, file_path, file_path=file_path)
+        if done.ok:
+            return DeleteResult(path=done.value.path)
+        assert done.error is not None
+        if done.error.code in (ErrorCode.FS_IS_DIRECTORY, ErrorCode.FS_NOT_OBSERVED):
             # A directory cannot be observed, and a path that is not there was never seen:
             # one stat tells which, only on this failure path.
-            st = self._try(lambda: fs.stat(file_path), file_path, "stat")
-            if isinstance(st, Failure):
+            st = self._try(lambda: self.context.fs.stat(file_path), file_path, "stat")
+            if isinstance(st, FsError):
                 if st.code is ErrorCode.FS_NOT_FOUND:
-                    return DeleteResult(error=st.text)
+                    return DeleteResult(error=_refused(st, "stat").text)
             elif st.type == "directory":
                 return self._delete_directory(file_path)
-        return DeleteResult(error=out.text)
+        return DeleteResult(error=done.text)
 
     def _delete_directory(self, path: str) -> DeleteResult:
         """Every file below ``path`` as one change, all or nothing, each at its observed
@@ -232,17 +244,17 @@ class FsseamBackend(BackendProtocol):
         fs = self.context.fs
         files = self._try(lambda: [e.path for e in fs.walk(path) if e.type != "directory"],
                           path, "delete")
-        if isinstance(files, Failure):
-            return DeleteResult(error=files.text)
+        if isinstance(files, FsError):
+            return DeleteResult(error=_refused(files, "delete").text)
         shown = display(fs.key(path))
         if not files:
             # An empty directory: object stores have none, local disk keeps one.
-            return DeleteResult(error=Failure(FsError(
+            return DeleteResult(error=_refused(FsError(
                 ErrorCode.FS_INVALID_ARGUMENT, path=shown, reason="memory_empty_directory",
-                details={"action": "delete"}), DEEPAGENTS_VOCABULARY).text)
+                details={"action": "delete"}), "delete").text)
         done = self._try(lambda: fs.change([Delete(f) for f in files]), path, "delete")
-        if isinstance(done, Failure):
-            return DeleteResult(error=done.text)
+        if isinstance(done, FsError):
+            return DeleteResult(error=_refused(done, "delete").text)
         return DeleteResult(path=shown)
 
     # -- finding ---------------------------------------------------------------------------
@@ -252,11 +264,11 @@ class FsseamBackend(BackendProtocol):
         except InvalidGlobPatternError as e:
             return GlobResult(error=str(e))
         base = path or "/"
-        walked = self._try(lambda: self._files_below(base), base, "glob")
-        if isinstance(walked, Failure):
+        walked = self._try(lambda: files_below(self.context, base), base, "glob")
+        if isinstance(walked, FsError):
             if walked.code is ErrorCode.FS_NOT_FOUND:
                 return GlobResult(matches=[])
-            return GlobResult(error=_listed(walked))
+            return GlobResult(error=_listed(walked, "glob"))
         root, entries = walked
         matches: list[FileInfo] = []
         for entry in entries:
@@ -269,20 +281,6 @@ class FsseamBackend(BackendProtocol):
             matches.append(_info(entry))
         return GlobResult(matches=matches)
 
-    def _files_below(self, path: str) -> tuple[str, list[ListEntry]]:
-        """The search root as shown, and the files below it (the file itself when ``path``
-        names one)."""
-        fs = self.context.fs
-        try:
-            return display(fs.key(path)), [e for e in fs.walk(path) if e.type == "file"]
-        except FsError as e:
-            if e.code is not ErrorCode.FS_INVALID_ARGUMENT:
-                raise
-            st = fs.stat(path)
-            if st.type != "file":
-                raise
-            return st.path, [ListEntry(path=st.path, type="file", size=st.size, depth=0)]
-
     def grep(
         self,
         pattern: str,
@@ -292,39 +290,23 @@ class FsseamBackend(BackendProtocol):
         max_count: int | None = None,
     ) -> GrepResult:
         if pattern == "":
-            return GrepResult(error=(
-                f"[{ErrorCode.FS_INVALID_ARGUMENT.value}] the pattern is empty; give the text "
-                "to search for."
-            ))
-        files: Glob | None = None
+            empty = FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="deepagents_grep_empty")
+            return GrepResult(error=_listed(empty, "grep"))
+        files: IncludeGlob | None = None
         if glob:
             try:
-                files = _IncludeGlob(glob, compile_grep_include_glob(glob))
+                files = IncludeGlob(glob, compile_grep_include_glob(glob))
             except InvalidGlobPatternError as e:
                 return GrepResult(error=str(e))
         base = path or "/"
         limit = MAX_GREP_MATCHES if max_count is None else max(1, min(max_count,
                                                                       MAX_GREP_MATCHES))
-
-        def search() -> GrepOutcome:
-            # The cap is on the text the model sent, before escaping: compiling megabytes
-            # of pattern takes tens of seconds.
-            cap = self.context.fs.limits.grep_pattern_chars
-            if len(pattern) > cap:
-                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_pattern_too_long",
-                              details={"length": len(pattern), "max": cap})
-            # Literal text: the escaped pattern for the engine, found with str.find where
-            # the search can (fsseam's plain-text path).
-            literal = replace(compile_pattern(re.escape(pattern)), source=pattern,
-                              literal=pattern)
-            return self.context.fs.grep(literal, base, files=files, mode="content",
-                                        limit=limit)
-
-        out = self._try(search, base, "grep")
-        if isinstance(out, Failure):
+        out = self._try(lambda: literal_grep(self.context, pattern, base, files, limit), base,
+                        "grep")
+        if isinstance(out, FsError):
             if out.code is ErrorCode.FS_NOT_FOUND:
                 return GrepResult(matches=[])
-            return GrepResult(error=_listed(out))
+            return GrepResult(error=_listed(out, "grep"))
         matches: list[GrepMatch] = [
             GrepMatch(path=f.path, line=h.first + i, text=line)
             for f in out.files
@@ -339,45 +321,25 @@ class FsseamBackend(BackendProtocol):
         return [self._upload(path, data) for path, data in files]
 
     def _upload(self, path: str, data: bytes) -> FileUploadResponse:
-        fs = self.context.fs
-
-        def put() -> None:
-            if fs.read_only:
-                raise FsError(ErrorCode.FS_READ_ONLY, reason="read_only")
-            key = fs.key(path)
-            if not key:
-                raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
-            fs.backend.write(key, bytes(data), Overwrite())
-
-        out = self._try(put, path, "write")
-        if isinstance(out, Failure):
-            return FileUploadResponse(path=path, error=_UPLOAD_ERRORS.get(out.code, out.text))
+        out = self._try(lambda: upload(self.context, path, data), path, "write")
+        if isinstance(out, FsError):
+            return FileUploadResponse(path=path, error=_operation_error(out, "write"))
         return FileUploadResponse(path=path)
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         return [self._download(path) for path in paths]
 
     def _download(self, path: str) -> FileDownloadResponse:
-        fs = self.context.fs
-
-        def get() -> bytes:
-            key = fs.key(path)
-            stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
-            try:
-                data = b"".join(stream.chunks())
-            finally:
-                stream.close()
-            if stream.version is not None:
-                # A download is a read of the whole file: deepagents' own middleware
-                # downloads a file, then edits it whole (its conversation history).
-                self.context.workspace.gate.dispatch(ReadEvent(
-                    owner=self.owner, key=key, path=display(key), version=stream.version))
-            return data
-
-        out = self._try(get, path, "read")
-        if isinstance(out, Failure):
-            return FileDownloadResponse(path=path, error=_UPLOAD_ERRORS.get(out.code, out.text))
+        out = self._try(lambda: download(self.context, path), path, "read")
+        if isinstance(out, FsError):
+            return FileDownloadResponse(path=path, error=_operation_error(out, "read"))
         return FileDownloadResponse(path=path, content=out)
+
+
+def _operation_error(error: FsError, action: str) -> Any:
+    """deepagents' ``FileOperationError`` literal for a code that is one, else fsseam's
+    text."""
+    return _UPLOAD_ERRORS.get(error.code) or _refused(error, action).text
 
 
 def _info(e: ListEntry) -> FileInfo:

@@ -38,11 +38,10 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
-from ..tools.changes import not_applied
-from ..tools.native import NATIVE_PATCH_VOCABULARY
-from ..tools.render import render_change, render_error
+from ..tools.native import ApplyPatchCallTool
+from ..tools.run import offered, perform
 from ..workspace import Context, Workspace
-from ._common import Failure, attempt, context_of
+from ._common import context_of
 
 __all__ = ["DEFAULT_FUNCTION_TOOLS", "FsseamEditor", "fsseam_tools", "function_tools"]
 
@@ -84,13 +83,16 @@ class FsseamEditor:
 
     def apply(self, operation: ApplyPatchOperation) -> ApplyPatchResult:
         """One operation as one change (blocking): ``completed`` with Codex's summary of the
-        files changed, or ``failed`` with fsseam's error, every file left as it was."""
-        out = attempt(lambda: self.context.fs.change([_change(operation)]), operation.path,
-                      "apply_patch", NATIVE_PATCH_VOCABULARY)
-        if isinstance(out, Failure):
-            text = render_error(out.code, not_applied(out.message, out.error))
-            return ApplyPatchResult(status="failed", output=text)
-        return ApplyPatchResult(status="completed", output=render_change(out))
+        files changed, or ``failed`` with fsseam's error, every file left as it was. It is
+        answered as the Responses API's ``apply_patch_call`` is (the same tool)."""
+        fs = self.context.fs
+        result = perform(_PATCH, lambda: fs.change([_change(operation)]), operation.path)
+        return ApplyPatchResult(status="completed" if result.ok else "failed",
+                                output=result.text)
+
+
+_PATCH = ApplyPatchCallTool()
+"""How an operation is answered: the text of OpenAI's native ``apply_patch`` tool."""
 
 
 def _change(op: ApplyPatchOperation) -> FileChange:
@@ -126,12 +128,12 @@ def function_tools(
     source: Context | FsseamEditor, names: Iterable[str] | None = None
 ) -> list[FunctionTool]:
     """fsseam's tools of one context as SDK function tools, with their own schemas and
-    descriptions (``names``: which, default :data:`DEFAULT_FUNCTION_TOOLS`). Pass the
-    editor (or its context) so reads and patches share one observation owner. An unknown
-    name raises ``UnknownToolError``."""
+    descriptions (``names``: which, default :data:`DEFAULT_FUNCTION_TOOLS`; on a read-only
+    workspace only those that modify nothing). Pass the editor (or its context) so reads
+    and patches share one observation owner. An unknown name raises ``UnknownToolError``."""
     context = source.context if isinstance(source, FsseamEditor) else source
-    return [_function_tool(context, n) for n in (DEFAULT_FUNCTION_TOOLS if names is None
-                                                 else tuple(names))]
+    chosen = DEFAULT_FUNCTION_TOOLS if names is None else tuple(names)
+    return [_function_tool(context, n) for n in context.tools.offered(chosen)]
 
 
 def fsseam_tools(
@@ -142,6 +144,11 @@ def fsseam_tools(
     names: Iterable[str] | None = None,
 ) -> list[Tool]:
     """An agent's tools on one observation owner: the SDK's ``ApplyPatchTool`` with a
-    :class:`FsseamEditor`, then :func:`function_tools` (``names``) on the same context."""
+    :class:`FsseamEditor`, then :func:`function_tools` (``names``) on the same context. On
+    a read-only workspace only the function tools that modify nothing (no ``ApplyPatchTool``,
+    which can only modify)."""
     editor = FsseamEditor(source, owner=owner, storage_options=storage_options)
-    return [ApplyPatchTool(editor=editor), *function_tools(editor, names)]
+    tools = function_tools(editor, names)
+    patch: list[Tool] = [ApplyPatchTool(editor=editor) for _ in offered(editor.context.fs,
+                                                                         [_PATCH])]
+    return [*patch, *tools]

@@ -76,6 +76,7 @@ class FsseamToolset(AbstractToolset[Any]):
     as it is), or a URL (with ``storage_options``). ``max_retries``: per tool, default the
     agent's. ``retry_codes``: which codes are retry prompts (:data:`RETRY_CODES`).
     ``per_run``: a context of its own for every agent run (needs a Workspace or URL).
+    On a read-only workspace the toolset holds only those of ``names`` that modify nothing.
     """
 
     def __init__(
@@ -95,14 +96,15 @@ class FsseamToolset(AbstractToolset[Any]):
             raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
         self._names = tuple(DEFAULT_TOOLS if names is None else names)
         # The definitions once (an unknown name is UnknownToolError now, not at a call):
-        # fsseam's schemas are stable, byte for byte, across calls.
+        # fsseam's schemas are stable, byte for byte, across calls. A read-only workspace
+        # offers only the tools that modify nothing.
         self._defs = {
             name: ToolDefinition(
                 name=name,
                 description=self.context.tools.get(name).description,
                 parameters_json_schema=self.context.tools.get(name).parameters(),
             )
-            for name in self._names
+            for name in self.context.tools.offered(self._names)
         }
         self._id = id
         self.max_retries = max_retries

@@ -211,3 +211,11 @@ def operations(calls: Sequence[NativeCall]) -> dict[str, Any]:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_no_operation")
         ops.append(dict(call.arguments))
     return {"operations": ops}
+
+
+def sole_path(calls: Sequence[NativeCall]) -> str:
+    """The one path some ``apply_patch_call`` items name (empty when several, or none): what
+    a stray storage error of their change names, as it names the file of any one call."""
+    paths = {c.arguments.get("path") for c in calls if isinstance(c.arguments, Mapping)}
+    only = paths.pop() if len(paths) == 1 else None
+    return only if isinstance(only, str) else ""

@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import copy
-import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..errors import ErrorCode, FsError
-from ..messages import Vocabulary, render
-from ..oserrors import map_os_error
-from ..paths import escape_surrogates
 from ..seam import Seam
 from .base import Tool
 from .changes import ApplyPatchTool, MultiEditTool
@@ -30,32 +24,13 @@ from .native import (
     operations,
     parse_call,
     reply,
+    sole_path,
 )
-from .render import render_error
-from .result import ToolError, ToolResult
+from .result import ToolResult
+from .run import failed, offered, parse_arguments, perform, run_tool
 from .schema import Dialect, tool_schema
 
 __all__ = ["ToolRegistry", "UnknownToolError", "default_tools", "parse_arguments"]
-
-
-def _safe(text: str) -> str:
-    """``text`` as every surface can carry it: lone surrogates (never valid in JSON or
-    UTF-8) escaped as paths escape them. Paths are escaped already; this is the net."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return escape_surrogates(text)
-    return text
-
-
-def _path_of(args: object) -> str:
-    """The key of the path a call named, for the message of a stray storage error."""
-    if isinstance(args, Mapping):
-        for field in ("file_path", "path"):
-            value = args.get(field)
-            if isinstance(value, str):
-                return value.strip("/")
-    return ""
 
 
 class UnknownToolError(LookupError):
@@ -80,43 +55,6 @@ def default_tools() -> list[Tool[Any, Any]]:
         HistoryTool(),
         RestoreTool(),
     ]
-
-
-# Commands of the tools whose arguments are a union selected by ``command``.
-_COMMANDS = frozenset(
-    ("view", "create", "str_replace", "insert", "undo_edit", "delete", "rename")
-)
-
-
-def _describe(err: ValidationError, vocabulary: Vocabulary) -> str:
-    """The problems of some arguments, as clauses of the catalogue (pydantic's own words for
-    the checks fsseam does not word itself)."""
-    parts = []
-    for e in err.errors():
-        loc = [str(x) for x in e["loc"] if not isinstance(x, int)]
-        # Drop the union tag pydantic puts in front of a discriminated member's fields.
-        if len(loc) > 1 and loc[0] in _COMMANDS:
-            loc = loc[1:]
-        field = ".".join(loc) or "arguments"
-        if e["type"] == "extra_forbidden":
-            parts.append(render("_arg_unexpected", details={"arg": field}))
-        elif e["type"] == "missing":
-            parts.append(render("_arg_missing", details={"arg": field}))
-        elif e["type"] == "string_too_short" and field in ("old_string", "old_str"):
-            # The sentence the seam says of an empty old text, as one clause of the list.
-            words = {**vocabulary, "old": field}
-            parts.append(render("old_empty", vocabulary=words).removesuffix("."))
-        elif e["type"] == "union_tag_invalid":
-            ctx = e.get("ctx") or {}
-            tag = str(ctx.get("discriminator", "command")).strip("'")
-            parts.append(render("_tag_invalid",
-                                details={"tag": tag, "expected": ctx.get("expected_tags", "")}))
-        elif e["type"] == "union_tag_not_found":
-            parts.append(render("_arg_missing", details={"arg": "command"}))
-        else:
-            msg = e["msg"].removeprefix("Value error, ")
-            parts.append(f"{field}: {msg}")
-    return "; ".join(parts)
 
 
 class ToolRegistry:
@@ -163,47 +101,21 @@ class ToolRegistry:
         if tool is None:
             if strict:
                 self.get(name)
-            message = FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, reason="unknown_tool",
-                details={"name": name, "tools": ", ".join(self._tools)},
-            ).message
-            return ToolResult(
-                tool=name,
-                ok=False,
-                text=render_error(ErrorCode.FS_INVALID_ARGUMENT, message),
-                error=ToolError(code=ErrorCode.FS_INVALID_ARGUMENT, message=message),
-            )
-        return self._run(tool, args)
+            return self._unknown(name)
+        return run_tool(tool, self._fs, args)
 
-    def _run(self, tool: Tool[Any, Any], args: Mapping[str, Any] | str | None) -> ToolResult:
-        name = tool.name
-        try:
-            raw = self._raw(args)
-            try:
-                parsed = tool.validate(raw)
-            except ValidationError as e:
-                raise FsError(
-                    ErrorCode.FS_INVALID_ARGUMENT,
-                    reason="invalid_arguments",
-                    details={"tool": name, "problems": _describe(e, tool.vocabulary)},
-                ) from None
-            outcome = tool.run(self._fs, parsed)
-        except FsError as e:
-            return self._failed(tool, e)
-        except RecursionError:
-            return self._failed(tool, FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep"))
-        except UnicodeError:
-            # A raw byte in a path (\\xff, as local listings show names that are not
-            # UTF-8) sent to a storage whose names are always UTF-8.
-            return self._failed(tool, FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, reason="path_not_utf8", details={"tool": name},
-            ))
-        except OSError as stray:
-            # Backends map their storage errors; this is the last resort, so that no
-            # OSError ever leaves a tool call.
-            return self._failed(tool, map_os_error(stray, _path_of(args), name))
-        return ToolResult(tool=name, ok=True, text=_safe(tool.render(outcome)), value=outcome)
+    def _unknown(self, name: str) -> ToolResult:
+        return failed(name, FsError(
+            ErrorCode.FS_INVALID_ARGUMENT, reason="unknown_tool",
+            details={"name": name, "tools": ", ".join(self._tools)},
+        ))
+
+    def offered(self, names: Iterable[str] | None = None) -> list[str]:
+        """The names of the tools a surface offers (``names``, default all, in their order):
+        on a read-only workspace only the tools that modify nothing. An unknown name raises
+        UnknownToolError."""
+        chosen = [self.get(n) for n in (self._tools if names is None else names)]
+        return [t.name for t in offered(self._fs, chosen)]
 
     # -- native tool shapes ------------------------------------------------------------
     def native_tools(
@@ -238,15 +150,8 @@ class ToolRegistry:
         if tool is None:
             tool = self._tools.get(parsed.name)
         if tool is None:
-            err = FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="unknown_tool",
-                          details={"name": parsed.name, "tools": ", ".join(self._tools)})
-            message = err.message
-            result = ToolResult(tool=parsed.name, ok=False,
-                                text=render_error(err.code, message),
-                                error=ToolError(code=err.code, message=message))
-        else:
-            result = self._run(tool, parsed.arguments)
-        return reply(parsed, result)
+            return reply(parsed, self._unknown(parsed.name))
+        return reply(parsed, run_tool(tool, self._fs, parsed.arguments))
 
     def _native_tool(self, name: str) -> Tool[Any, Any] | None:
         target = NATIVE_ANTHROPIC.get(name)
@@ -262,53 +167,6 @@ class ToolRegistry:
         all completed or all failed, each with the same text."""
         parsed = [parse_call(c) for c in calls]
         tool = ApplyPatchCallTool()
-        try:
-            args: Mapping[str, Any] = operations(parsed)
-        except FsError as e:
-            failed = self._failed(tool, e)
-            return [reply(p, failed) for p in parsed]
-        result = self._run(tool, args)
+        result = perform(tool, lambda: tool.run(self._fs, tool.validate(operations(parsed))),
+                         sole_path(parsed))
         return [reply(p, result) for p in parsed]
-
-    @staticmethod
-    def _failed(tool: Tool[Any, Any], e: FsError) -> ToolResult:
-        message = _safe(tool.render_error(e))
-        return ToolResult(
-            tool=tool.name,
-            ok=False,
-            text=render_error(e.code, message),
-            error=ToolError(code=e.code, message=message),
-        )
-
-    @staticmethod
-    def _raw(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
-        return parse_arguments(args)
-
-
-_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number",
-               bool: "a boolean", type(None): "null"}
-
-
-def parse_arguments(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
-    """The arguments of a tool call, from a mapping or its JSON text (raises
-    FS_INVALID_ARGUMENT with the catalogue's reason when they are not a JSON object)."""
-    if args is None:
-        return {}
-    if isinstance(args, str):
-        try:
-            loaded = json.loads(args)
-        except json.JSONDecodeError as e:
-            raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT,
-                reason="arguments_not_json",
-                details={"error": str(e)},
-            ) from None
-        except RecursionError:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep") from None
-        args = loaded
-    if not isinstance(args, Mapping):
-        kind = _JSON_KINDS.get(type(args), type(args).__name__)
-        raise FsError(
-            ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_not_object", details={"kind": kind}
-        )
-    return dict(args)

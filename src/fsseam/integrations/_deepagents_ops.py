@@ -1,0 +1,102 @@
+"""The operations of deepagents' ``BackendProtocol`` that are no fsseam tool, on the seam:
+its literal grep, its glob's file list, whole-file uploads and downloads.
+
+deepagents' semantics differ from fsseam's tools there (a literal search, its own glob
+matcher, bytes for the application that bypass observation), so these calls are the seam's;
+they run through the tool layer's ladder like every call (:mod:`fsseam.integrations.
+deepagents`). Imports no framework: deepagents' matcher is handed in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+
+from ..errors import ErrorCode, FsError
+from ..events import ReadEvent
+from ..globs import Glob
+from ..grep import compile_pattern
+from ..outcomes import GrepOutcome, ListEntry
+from ..paths import display
+from ..versions import Overwrite
+from ..workspace import Context
+
+__all__ = ["IncludeGlob", "download", "files_below", "literal_grep", "upload"]
+
+
+class IncludeGlob(Glob):
+    """deepagents' include-glob matcher where the seam takes a :class:`~fsseam.globs.Glob`
+    (the matcher decides about hidden names itself)."""
+
+    _matcher: Callable[[str], bool]
+
+    def __init__(self, pattern: str, matcher: Callable[[str], bool]) -> None:
+        super().__init__(pattern=pattern, alternatives=(), base="", named=frozenset())
+        object.__setattr__(self, "_matcher", matcher)
+
+    def match(self, relative: str) -> bool:
+        return self._matcher(relative)
+
+    def allows(self, relative: str) -> bool:
+        return True
+
+
+def files_below(context: Context, path: str) -> tuple[str, list[ListEntry]]:
+    """The search root as shown, and the files below it (the file itself when ``path``
+    names one)."""
+    fs = context.fs
+    try:
+        return display(fs.key(path)), [e for e in fs.walk(path) if e.type == "file"]
+    except FsError as e:
+        if e.code is not ErrorCode.FS_INVALID_ARGUMENT:
+            raise
+        st = fs.stat(path)
+        if st.type != "file":
+            raise
+        return st.path, [ListEntry(path=st.path, type="file", size=st.size, depth=0)]
+
+
+def literal_grep(context: Context, pattern: str, base: str, files: Glob | None,
+                 limit: int) -> GrepOutcome:
+    """The lines holding ``pattern`` as literal text, in content mode (a read of the files
+    it shows)."""
+    # The cap is on the text the model sent, before escaping: compiling megabytes of
+    # pattern takes tens of seconds.
+    cap = context.fs.limits.grep_pattern_chars
+    if len(pattern) > cap:
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_pattern_too_long",
+                      details={"length": len(pattern), "max": cap})
+    # Literal text: the escaped pattern for the engine, found with str.find where the
+    # search can (fsseam's plain-text path).
+    literal = replace(compile_pattern(re.escape(pattern)), source=pattern, literal=pattern)
+    return context.fs.grep(literal, base, files=files, mode="content", limit=limit)
+
+
+def upload(context: Context, path: str, data: bytes) -> None:
+    """Replace what ``path`` holds with ``data``, recorded for no owner (the agent reads a
+    file before changing it, as after any other writer)."""
+    fs = context.fs
+    if fs.read_only:
+        raise FsError(ErrorCode.FS_READ_ONLY, reason="read_only")
+    key = fs.key(path)
+    if not key:
+        raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+    fs.backend.write(key, bytes(data), Overwrite())
+
+
+def download(context: Context, path: str) -> bytes:
+    """The bytes of ``path``; a download is a read of the whole file, recorded like one:
+    deepagents' own middleware downloads a file, then edits it whole (its conversation
+    history)."""
+    fs = context.fs
+    key = fs.key(path)
+    stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
+    try:
+        data = b"".join(stream.chunks())
+    finally:
+        stream.close()
+    if stream.version is not None:
+        context.workspace.gate.dispatch(ReadEvent(
+            owner=context.owner, key=key, path=display(key), version=stream.version))
+    return data
