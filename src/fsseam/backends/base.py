@@ -14,12 +14,13 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import FsError
 from ..versions import Capabilities, Overwrite, Precondition, Version
+from .contract import OwnedDeletes, deletes_owned, extras_of
 
 __all__ = [
     "ANY_VERSION",
@@ -30,6 +31,7 @@ __all__ = [
     "Stat",
     "VersionInfo",
     "WriteMeta",
+    "delete_as",
     "write_as",
 ]
 
@@ -232,9 +234,20 @@ def write_as(
     keyword is no part of the required contract). Under mounts the mount holding ``key``
     decides: the table's own flag holds only where every mount keeps the metadata, and the
     router hands it on to the mounts that do."""
-    for_key = getattr(backend, "capabilities_for", None)
-    caps = for_key(key) if callable(for_key) else backend.capabilities
+    for_key = extras_of(backend).capabilities_for
+    caps = for_key(key) if for_key is not None else backend.capabilities
     if meta is None or not caps.write_meta:
         return backend.write(key, data, precondition)
     write: Callable[..., Version] = backend.write
     return write(key, data, precondition, meta=meta)
+
+
+def delete_as(backend: Backend, key: str, precondition: Precondition,
+              meta: WriteMeta | None) -> None:
+    """``backend.delete``, saying on whose behalf for a backend that records it
+    (:class:`~fsseam.backends.contract.OwnedDeletes`: fsseam's own history, and mounts,
+    which hand it on)."""
+    if meta is not None and deletes_owned(backend):
+        cast(OwnedDeletes, backend).delete_owned(key, precondition, meta)
+    else:
+        backend.delete(key, precondition)

@@ -27,7 +27,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -37,7 +38,18 @@ from ..errors import Conflict, ErrorCode, FsError
 from ..paths import display
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import DIGEST_KIND
-from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
+from .base import (
+    ANY_VERSION,
+    Backend,
+    Blob,
+    Entry,
+    ReadStream,
+    Stat,
+    VersionInfo,
+    WriteMeta,
+    delete_as,
+)
+from .contract import Extras, extras_of
 from .kept_store import HistoryStore, KeptEntry, MemoryHistoryStore
 
 __all__ = [
@@ -85,25 +97,10 @@ def _now() -> float:
     return time.time()
 
 
-def delete_as(backend: Backend, key: str, precondition: Precondition,
-              meta: WriteMeta | None) -> None:
-    """``backend.delete``, saying on whose behalf for a backend that records it (a class
-    with ``delete_meta``: fsseam's own history, and mounts, which hand it on). Asked of the
-    class, so a wrapper that forwards attributes to such a backend is not taken for one."""
-    if meta is not None and getattr(type(backend), "delete_meta", False):
-        delete: Callable[..., None] = backend.delete
-        delete(key, precondition, meta=meta)
-    else:
-        backend.delete(key, precondition)
-
-
 class KeptHistoryBackend:
     """A backend with history kept by fsseam: everything is the inner backend's, except
     that replaced versions are copied first, and ``versions`` / ``read_version`` answer
     from those copies."""
-
-    delete_meta = True
-    """A deletion's index entry names the owner who deleted (:func:`delete_as`)."""
 
     def __init__(self, inner: Backend, store: HistoryStore, history: History) -> None:
         self.inner = inner
@@ -115,20 +112,29 @@ class KeptHistoryBackend:
             f"history kept by fsseam in {store.where} (up to {history.max_versions} versions "
             f"a file, {history.max_bytes} bytes in all)"
         )
+        self._adds = {"history": True, "write_meta": True}
         self.capabilities = inner.capabilities.model_copy(
-            update={"history": True, "write_meta": True,
-                    "note": f"{note}; {kept}" if note else kept}
+            update={**self._adds, "note": f"{note}; {kept}" if note else kept}
         )
         self._used: int | None = None
         self._used_lock = threading.Lock()
+        inner_extras = extras_of(inner)
+        for_key = inner_extras.capabilities_for
+        self._extras = replace(
+            inner_extras, read_version_id=None,
+            capabilities_for=None if for_key is None else (
+                lambda key: for_key(key).model_copy(update=self._adds)),
+        )
 
     def __repr__(self) -> str:
         return f"KeptHistoryBackend({self.inner!r}, {self.store.where!r})"
 
-    def __getattr__(self, name: str) -> Any:
-        # Optional parts of the inner backend (native_key, read_many, fs, ...) stay
-        # reachable; only what history changes is wrapped.
-        return getattr(self.inner, name)
+    def extras(self) -> Extras:
+        """The inner backend's extras, for what stays the inner's (its reads, paths and
+        listings), and per key the inner's capabilities with this history added. Not
+        ``read_version_id``: the versions kept here are copies, which no id of the store's
+        names."""
+        return self._extras
 
     @classmethod
     def from_url(
@@ -142,6 +148,9 @@ class KeptHistoryBackend:
 
     def read(self, key: str) -> Blob:
         return self.inner.read(key)
+
+    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
+        return self.inner.read_many(entries)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         return self.inner.open_read(key, chunk_size)
@@ -276,6 +285,10 @@ class KeptHistoryBackend:
                                      owner=meta.owner if meta is not None else None))
             self._trim(key, entries)
         self._enforce()
+
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+        """A deletion whose index entry names the owner who deleted."""
+        self.delete(key, precondition, meta=meta)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         with self.store.lock(dst):
