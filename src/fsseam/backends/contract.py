@@ -49,6 +49,7 @@ __all__ = [
     "VersionIds",
     "WriteChecks",
     "deletes_owned",
+    "expose",
     "extras_of",
     "offered",
 ]
@@ -169,6 +170,16 @@ def extras_of(backend: Backend) -> Extras:
 def deletes_owned(backend: Backend) -> bool:
     """Whether ``backend`` records who deletes (asked of its class, as above)."""
     return issubclass(type(backend), OwnedDeletes)
+
+
+def expose(wrapper: object, extras: Extras) -> None:
+    """Each operation ``extras`` holds as an attribute of ``wrapper`` too: code that holds
+    the backend rather than its extras (``ws.backend.native_key(...)``) finds on a wrapper
+    what the backends under it offer, and nothing they do not."""
+    for f in fields(extras):
+        op = getattr(extras, f.name)
+        if op is not None:
+            setattr(wrapper, f.name, op)
 
 
 def offered(extras: Extras) -> frozenset[str]:

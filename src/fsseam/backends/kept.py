@@ -49,7 +49,7 @@ from .base import (
     WriteMeta,
     delete_as,
 )
-from .contract import Extras, extras_of
+from .contract import Extras, expose, extras_of
 from .kept_store import HistoryStore, KeptEntry, MemoryHistoryStore
 
 __all__ = [
@@ -125,6 +125,7 @@ class KeptHistoryBackend:
             capabilities_for=None if for_key is None else (
                 lambda key: for_key(key).model_copy(update=self._adds)),
         )
+        expose(self, self._extras)
 
     def __repr__(self) -> str:
         return f"KeptHistoryBackend({self.inner!r}, {self.store.where!r})"

@@ -46,7 +46,7 @@ from ..base import (
     delete_as,
     write_as,
 )
-from ..contract import Extras, extras_of
+from ..contract import Extras, expose, extras_of
 from .mount import Mount, weakest
 from .relocate import Relocated, RelocatedStream
 from .runs import UnhashedRuns, read_runs, strictly_below
@@ -84,7 +84,7 @@ class MountBackend:
         # its stores do, each routed to the mount holding the key.
         self._extras = {m.path: extras_of(m.backend) for m in self.mounts}
         self._unhashed = UnhashedRuns(self, self._extras)
-        some = [e for e in self._extras.values()]
+        some = list(self._extras.values())
         self._offers = Extras(
             native_key=self.native_key if any(e.native_key for e in some) else None,
             check_writable=self.check_writable,
@@ -97,6 +97,7 @@ class MountBackend:
             read_version_id=(self.read_version_id if any(e.read_version_id for e in some)
                              else None),
         )
+        expose(self, self._offers)
 
     def extras(self) -> Extras:
         """What the stores under the table offer (see ``__init__``)."""
