@@ -259,28 +259,7 @@ class MountBackend:
         return st.model_copy(update={"key": key})
 
     def list(self, key: str) -> builtins.list[Entry]:
-        points = self._points_below(key)
-        routed = self.route(key)
-        if routed is None and not points and key:
-            raise self.outside(key)
-        entries: dict[str, Entry] = {
-            name: Entry(key=k, name=name, kind="directory") for name, k in points.items()
-        }
-        if routed is not None:
-            m, inner = routed
-            try:
-                with Relocated((inner, key)):
-                    children = m.backend.list(inner)
-            except FsError as e:
-                # A directory that exists only on the way to a mount point.
-                if not (points and e.code is ErrorCode.FS_NOT_FOUND
-                        and e.reason != "bucket_missing"):
-                    raise
-                children = []
-            for child in children:
-                if child.name not in entries:  # a mount point hides what lies under it
-                    entries[child.name] = _outer_entry(m, child)
-        return sorted(entries.values(), key=lambda e: (e.name, e.kind))
+        return sorted(self.list_lazy(key), key=lambda e: (e.name, e.kind))
 
     def list_lazy(self, key: str) -> Iterator[Entry]:
         """The children of ``key`` in any order: the mount points below it, then what the
