@@ -32,10 +32,11 @@ from dataclasses import dataclass, fields
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from .base import Backend, Blob, CapabilitiesPerKey, Entry, OwnedDeletes
+
 if TYPE_CHECKING:
     from ..errors import FsError
-    from ..versions import Capabilities, Precondition
-    from .base import Backend, Blob, Entry, WriteMeta
+    from ..versions import Capabilities
 
 __all__ = [
     "CapabilitiesPerKey",
@@ -48,7 +49,6 @@ __all__ = [
     "UnhashedTree",
     "VersionIds",
     "WriteChecks",
-    "deletes_owned",
     "expose",
     "extras_of",
     "offered",
@@ -97,23 +97,9 @@ class UnhashedTree(Protocol):
 
 
 @runtime_checkable
-class CapabilitiesPerKey(Protocol):
-    def capabilities_for(self, key: str) -> Capabilities:
-        """What the store holding ``key`` guarantees."""
-        ...
-
-
-@runtime_checkable
 class VersionIds(Protocol):
     def read_version_id(self, key: str, version_id: str) -> Blob:
         """The version the store's own full id names, in one request."""
-        ...
-
-
-@runtime_checkable
-class OwnedDeletes(Protocol):
-    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
-        """``delete``, recording on whose behalf (fsseam's own history, and mounts)."""
         ...
 
 
@@ -165,11 +151,6 @@ def extras_of(backend: Backend) -> Extras:
         capabilities_for=b.capabilities_for if CapabilitiesPerKey in offers else None,
         read_version_id=b.read_version_id if VersionIds in offers else None,
     )
-
-
-def deletes_owned(backend: Backend) -> bool:
-    """Whether ``backend`` records who deletes (asked of its class, as above)."""
-    return issubclass(type(backend), OwnedDeletes)
 
 
 def expose(wrapper: object, extras: Extras) -> None:

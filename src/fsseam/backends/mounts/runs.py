@@ -13,7 +13,7 @@ import builtins
 import heapq
 from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from ...errors import ErrorCode, FsError
 from ...paths import display
@@ -23,12 +23,21 @@ from ..contract import Extras
 from .mount import Mount
 from .relocate import Relocated, Remapped
 
-if TYPE_CHECKING:
-    from .router import MountBackend
-
 __all__ = ["UnhashedRuns", "read_runs", "strictly_below"]
 
 R = TypeVar("R")
+
+
+class Table(Protocol):
+    """What these reads need of the router: its mounts and how it routes a key."""
+
+    mounts: tuple[Mount, ...]
+
+    def route(self, key: str) -> tuple[Mount, str] | None: ...
+
+    def mount_of_key(self, e: Entry) -> Mount | None: ...
+
+    def outside(self, key: str) -> FsError: ...
 _Read = Callable[[Mount, Iterable[Entry]], Iterable[tuple[Entry, R | FsError]]]
 
 
@@ -37,7 +46,7 @@ def strictly_below(path: str, key: str) -> bool:
 
 
 def read_runs(
-    router: MountBackend, entries: Iterable[Entry], read: _Read[R]
+    router: Table, entries: Iterable[Entry], read: _Read[R]
 ) -> Iterator[tuple[Entry, R | FsError]]:
     """``read(mount, its entries)`` for each run of entries held by one mount, in the
     order given, with each result named by the workspace's key again."""
@@ -67,7 +76,7 @@ def _inner_run(m: Mount, run: Iterable[Entry], outer_of: dict[str, Entry]) -> It
 class UnhashedRuns:
     """The router's unhashed reads, over the extras of each mount (looked up once)."""
 
-    def __init__(self, router: MountBackend, extras: dict[str, Extras]) -> None:
+    def __init__(self, router: Table, extras: dict[str, Extras]) -> None:
         self.router = router
         self.extras = extras
 
