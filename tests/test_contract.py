@@ -197,3 +197,23 @@ def test_the_one_pass_search_under_a_mount_is_the_local_one(
         assert (mounted.context("a").fs.grep(pattern, mode=mode)
                 == alone.context("a").fs.grep(pattern, mode=mode))
     assert calls["read_tree_unhashed"] == 6
+
+
+def test_a_mount_inside_a_local_mount_hides_what_the_local_store_holds_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(tmp_path / "root", {**_FILES, "d/hidden.txt": b"needle hidden\n"})
+    calls = _count_fast(monkeypatch)
+    deeper = f"memory://deeper-{uuid.uuid4().hex}"
+    pattern = compile_pattern("needle")
+
+    def grep(*plugins: Any) -> Any:
+        ws = Workspace.mount({"/": str(tmp_path / "root"), "/d": deeper},
+                             load_entry_points=False, plugins=plugins)
+        ws.context("a").fs.write("/d/new.txt", "needle in memory\n")
+        return ws.context("a").fs.grep(pattern, mode="content")
+
+    fast, plain = grep(), grep(_Listings())
+    assert calls["read_tree_unhashed"] == 1
+    assert fast == plain
+    assert [f.path for f in fast.files] == ["/a.txt", "/d/new.txt"]
