@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import builtins
 import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ...errors import Conflict, ErrorCode, FsError
@@ -80,24 +80,32 @@ class MountBackend:
         self._routing = sorted(self.mounts, key=lambda m: (-len(m.path), m.path))
         self.capabilities = weakest(self.mounts)
         self.root = "/"
-        # What each store offers beyond the contract, asked once; the table offers what
-        # its stores do, each routed to the mount holding the key.
+        # What each store offers beyond the contract, asked once.
         self._extras = {m.path: extras_of(m.backend) for m in self.mounts}
-        self._unhashed = UnhashedRuns(self, self._extras)
+        self._offers = self._offered()
+        expose(self, self._offers)
+
+    def _offered(self) -> Extras:
+        """What the table offers: what its stores do, each routed to the mount holding the
+        key (the unhashed reads only where every store's versions are digests)."""
         some = list(self._extras.values())
-        self._offers = Extras(
+        unhashed = UnhashedRuns(self, self._extras)
+
+        def applies(field: Callable[[Extras], object]) -> bool:
+            return UnhashedRuns.applies(self.mounts, self._extras, field)
+
+        return Extras(
             native_key=self.native_key if any(e.native_key for e in some) else None,
             check_writable=self.check_writable,
             list_lazy=self.list_lazy,
-            read_tree_unhashed=(self._unhashed.read_tree_unhashed if UnhashedRuns.applies(
-                self.mounts, self._extras, lambda e: e.read_tree_unhashed) else None),
-            read_many_unhashed=(self._unhashed.read_many_unhashed if UnhashedRuns.applies(
-                self.mounts, self._extras, lambda e: e.read_many_unhashed) else None),
+            read_tree_unhashed=(unhashed.read_tree_unhashed
+                                if applies(lambda e: e.read_tree_unhashed) else None),
+            read_many_unhashed=(unhashed.read_many_unhashed
+                                if applies(lambda e: e.read_many_unhashed) else None),
             capabilities_for=self.capabilities_for,
             read_version_id=(self.read_version_id if any(e.read_version_id for e in some)
                              else None),
         )
-        expose(self, self._offers)
 
     def extras(self) -> Extras:
         """What the stores under the table offer (see ``__init__``)."""
