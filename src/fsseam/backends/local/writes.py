@@ -23,8 +23,7 @@ from ...errors import Conflict, ErrorCode, FsError
 from ...oserrors import map_os_error, mapped
 from ...paths import display
 from ...versions import CreateOnly, IfMatch, Precondition, Version
-from .._digest import KnownDigests, digest_version, hasher, version_of
-from .._fsspec import check_precondition
+from .._digest import KnownDigests, check_precondition, digest_version, hasher, version_of
 from ..base import ANY_VERSION
 from .digests import Digests
 from .files import (
