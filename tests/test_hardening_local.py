@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-import fsseam.backends.local as local_mod
+import fsseam.backends.local.digests as digests_mod
+import fsseam.backends.local.temps as temps_mod
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite, Workspace
 from fsseam.backends import LocalBackend
 
@@ -343,7 +344,7 @@ def test_lock_failure_is_a_result_and_changes_nothing(
             raise OSError(errno.ENOLCK, "No locks available")  # as on NFS without lockd
         real(fd, op)
 
-    monkeypatch.setattr(local_mod.fcntl, "flock", no_locks)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
     for tool, args in [
         ("edit", {"file_path": "/a.txt", "old_string": "alpha", "new_string": "A"}),
         ("write", {"file_path": "/a.txt", "content": "w\n"}),
@@ -465,7 +466,7 @@ def test_walk_reports_links_and_never_follows_them(linked: Path) -> None:
 def test_stream_with_cached_version_never_returns_newer_bytes(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local_mod, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(digests_mod, "RACY_WINDOW_NS", 0)
     target = root / "f.txt"
     target.write_bytes(b"o" * (256 * 1024))
     backend = LocalBackend(str(root))
@@ -492,7 +493,7 @@ def test_read_tool_never_reports_a_version_for_bytes_it_did_not_return(
     """The version comes from the stat cache when the read opens the file; the file is
     rewritten in place before its bytes are read. The read must not return the new bytes
     under the old version (it stops after its window, so it never reaches the end)."""
-    monkeypatch.setattr(local_mod, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(digests_mod, "RACY_WINDOW_NS", 0)
     target = root / "f.txt"
     target.write_bytes(b"o" * 99 + b"\n" + b"k" * 99 * 40_000)  # 4 MB: the read stops early
     ws = Workspace(str(root), load_entry_points=False)
@@ -507,9 +508,9 @@ def test_read_tool_never_reports_a_version_for_bytes_it_did_not_return(
                 f.write(b"n" * 99)
         return real(fd, n)
 
-    monkeypatch.setattr(local_mod.os, "read", rewrite_then_read)
+    monkeypatch.setattr(os, "read", rewrite_then_read)
     res = ws.context("a").tools.execute("read", {"file_path": "/f.txt", "limit": 1})
-    monkeypatch.setattr(local_mod.os, "read", real)
+    monkeypatch.setattr(os, "read", real)
     assert rewritten
     assert not (res.ok and res.value.version == v_old), res.text[:200]
     fails(res, ErrorCode.FS_STALE)
@@ -531,9 +532,9 @@ def test_sweep_keeps_files_named_like_temp_files(root: Path) -> None:
 
 
 def test_names_of_fsseam_temp_files_are_reserved(root: Path) -> None:
-    name = local_mod._temp_name("notes.md")
-    assert local_mod.is_temp_name(name)
-    assert not local_mod.is_temp_name(name.replace(".tmp", ".txt"))
+    name = temps_mod._temp_name("notes.md")
+    assert temps_mod.is_temp_name(name)
+    assert not temps_mod.is_temp_name(name.replace(".tmp", ".txt"))
     ws = Workspace(str(root), load_entry_points=False)
     fails(call(ws, "a", "write", file_path="/" + name, content="x"),
           ErrorCode.FS_INVALID_ARGUMENT)
@@ -671,7 +672,7 @@ def _pause_at_access(monkeypatch: pytest.MonkeyPatch, nth: int, name: str
                 assert release.wait(30)
         return real(path, mode, **kw)
 
-    monkeypatch.setattr(local_mod.os, "access", access)
+    monkeypatch.setattr(os, "access", access)
     return reached, release
 
 

@@ -432,7 +432,7 @@ def test_a_damaged_index_of_one_file_does_not_stop_eviction_for_the_others(
     (folder / "index.json").write_bytes(DAMAGE["entries-string-with-key"])
     backend = ws.backend
     assert isinstance(backend, KeptHistoryBackend)
-    backend._evict()  # reads every file's index: the damaged one is passed over
+    backend.budget.evict()  # reads every file's index: the damaged one is passed over
     ok(call(ws, "a", "write", file_path="/g.txt", content="g\n"))
     assert backend.store.files() == ["f.txt", "g.txt"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import fsseam.backends.local as local_mod
+import fsseam.backends.local.digests as digests_mod
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite
 from fsseam.backends import LocalBackend, open_backend
 from fsseam.testing import increment_worker
@@ -33,7 +33,7 @@ def test_four_processes_two_hundred_increments_each_end_at_800(root: Path) -> No
 def test_same_size_external_write_with_restored_mtime_is_a_new_version(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local_mod, "RACY_WINDOW_NS", 0)  # let the stat cache trust everything
+    monkeypatch.setattr(digests_mod, "RACY_WINDOW_NS", 0)  # let the stat cache trust everything
     f = root / "a.txt"
     f.write_bytes(b"AAAA")
     backend = LocalBackend(str(root))
@@ -73,7 +73,7 @@ def _count_verified(backend: LocalBackend, monkeypatch: pytest.MonkeyPatch) -> l
 def test_stat_cache_spares_rehash_of_unchanged_file(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local_mod, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(digests_mod, "RACY_WINDOW_NS", 0)
     (root / "a.txt").write_bytes(b"x" * 1000)
     backend = LocalBackend(str(root))
     calls = _count_verified(backend, monkeypatch)

@@ -350,10 +350,10 @@ def test_external_deletion_after_a_window_of_a_large_local_file_is_stale(
     came from the stat cache, so the read stopped early): the write must still be FS_STALE
     and must not turn into FS_NOT_FOUND (which also records absence, so that a blind retry
     silently recreates the file)."""
-    import fsseam.backends.local as local_mod
+    import fsseam.backends.local.digests as digests_mod
     from fsseam import Limits
 
-    monkeypatch.setattr(local_mod, "RACY_WINDOW_NS", 0)  # trust the stat cache at once
+    monkeypatch.setattr(digests_mod, "RACY_WINDOW_NS", 0)  # trust the stat cache at once
     (root / "big.txt").write_bytes(b"line\n" * 50)
     ws = Workspace(str(root), limits=Limits(count_budget_bytes=1, read_chunk_bytes=16),
                    load_entry_points=False)

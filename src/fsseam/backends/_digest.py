@@ -1,4 +1,5 @@
-"""Content-digest versions, shared by the local, memory and generic backends."""
+"""Content-digest versions, shared by the local, memory and generic backends, and the
+precondition check each makes against the digest of what is there."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import hashlib
 import threading
 from collections import OrderedDict
 
-from ..versions import Version
+from ..errors import Conflict
+from ..paths import display
+from ..versions import CreateOnly, IfMatch, Precondition, Version
 
 DIGEST_KIND = "sha256"
 KNOWN_BUDGET = 16 << 20
@@ -76,3 +79,17 @@ class KnownDigests:
             old = self._items.pop(key, None)
             if old is not None:
                 self._used -= len(old[0])
+
+
+def check_precondition(
+    key: str, precondition: Precondition, current: Version | None
+) -> None:
+    """Raise Conflict unless ``precondition`` holds against ``current`` (None = absent)."""
+    shown = display(key)
+    if isinstance(precondition, CreateOnly) and current is not None:
+        raise Conflict("exists", path=shown)
+    if isinstance(precondition, IfMatch):
+        if current is None:
+            raise Conflict("missing", path=shown)
+        if current != precondition.version:
+            raise Conflict("mismatch", path=shown)

@@ -15,11 +15,11 @@ from typing import Any, ClassVar, Literal
 
 from fsspec import AbstractFileSystem
 
-from ..errors import Conflict, ErrorCode, FsError
+from ..errors import ErrorCode, FsError
 from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
-from ._digest import KnownDigests, digest_version
+from ._digest import KnownDigests, check_precondition, digest_version
 from .base import ANY_VERSION, Blob, Entry, ReadStream, Stat, VersionInfo
 
 _LOCKS: dict[Hashable, threading.RLock] = {}
@@ -32,20 +32,6 @@ def _lock_for(token: Hashable) -> threading.RLock:
         if lock is None:
             lock = _LOCKS[token] = threading.RLock()
         return lock
-
-
-def check_precondition(
-    key: str, precondition: Precondition, current: Version | None
-) -> None:
-    """Raise Conflict unless ``precondition`` holds against ``current`` (None = absent)."""
-    shown = display(key)
-    if isinstance(precondition, CreateOnly) and current is not None:
-        raise Conflict("exists", path=shown)
-    if isinstance(precondition, IfMatch):
-        if current is None:
-            raise Conflict("missing", path=shown)
-        if current != precondition.version:
-            raise Conflict("mismatch", path=shown)
 
 
 def _root_is_directory() -> FsError:

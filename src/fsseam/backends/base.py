@@ -14,7 +14,8 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from functools import cache
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,11 +26,14 @@ __all__ = [
     "ANY_VERSION",
     "Backend",
     "Blob",
+    "CapabilitiesPerKey",
     "Entry",
+    "OwnedDeletes",
     "ReadStream",
     "Stat",
     "VersionInfo",
     "WriteMeta",
+    "delete_as",
     "write_as",
 ]
 
@@ -225,6 +229,31 @@ class Backend(Protocol):
         ...
 
 
+@runtime_checkable
+class CapabilitiesPerKey(Protocol):
+    """Optional (see ``contract``): a store whose guarantees differ by key (mounts)."""
+
+    def capabilities_for(self, key: str) -> Capabilities:
+        """What the store holding ``key`` guarantees."""
+        ...
+
+
+@runtime_checkable
+class OwnedDeletes(Protocol):
+    """Optional (see ``contract``): a store that records on whose behalf it deletes."""
+
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+        """``delete``, recording ``meta.owner`` (fsseam's own history, and mounts)."""
+        ...
+
+
+@cache
+def _offers(cls: type, protocol: type) -> bool:
+    # Asked of the class (its own namespace), never of an instance that may forward
+    # unknown attributes; once per class.
+    return issubclass(cls, protocol)
+
+
 def write_as(
     backend: Backend, key: str, data: bytes, precondition: Precondition, meta: WriteMeta | None
 ) -> Version:
@@ -232,9 +261,22 @@ def write_as(
     keyword is no part of the required contract). Under mounts the mount holding ``key``
     decides: the table's own flag holds only where every mount keeps the metadata, and the
     router hands it on to the mounts that do."""
-    for_key = getattr(backend, "capabilities_for", None)
-    caps = for_key(key) if callable(for_key) else backend.capabilities
+    if _offers(type(backend), CapabilitiesPerKey):
+        caps = cast(CapabilitiesPerKey, backend).capabilities_for(key)
+    else:
+        caps = backend.capabilities
     if meta is None or not caps.write_meta:
         return backend.write(key, data, precondition)
     write: Callable[..., Version] = backend.write
     return write(key, data, precondition, meta=meta)
+
+
+def delete_as(backend: Backend, key: str, precondition: Precondition,
+              meta: WriteMeta | None) -> None:
+    """``backend.delete``, saying on whose behalf for a backend that records it
+    (:class:`~fsseam.backends.contract.OwnedDeletes`: fsseam's own history, and mounts,
+    which hand it on)."""
+    if meta is not None and _offers(type(backend), OwnedDeletes):
+        cast(OwnedDeletes, backend).delete_owned(key, precondition, meta)
+    else:
+        backend.delete(key, precondition)

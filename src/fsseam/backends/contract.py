@@ -1,22 +1,106 @@
 """The optional half of the backend contract, looked up once per backend.
 
 A backend must do what ``Backend`` names; beyond that it may offer a few faster or richer
-operations. The seam asks for them once, through :func:`extras_of`, and calls what the
-answer holds (``None`` = not offered: use the plain contract).
+operations, each a small protocol of one method:
 
-TEMPORARY STUB (refactor in progress): the lookup below still probes by name. It is
-replaced by small typed protocols, with wrappers (mounts, kept history) forwarding by
-contract. The ``Extras`` field names and signatures are the fixed interface.
+====================  ========================================================  ==========
+protocol              what it offers                                            who
+====================  ========================================================  ==========
+NativeKeys            ``native_key(path)``: a real path on this machine -> key  local
+WriteChecks           ``check_writable(key)``: refuse a change before reading   mounts
+LazyListing           ``list_lazy(key)``: children in any order, one at a time  most
+UnhashedReads         ``read_many_unhashed(entries)``: bytes without versions   local
+UnhashedTree          ``read_tree_unhashed(key, ...)``: walk and reads at once  local
+CapabilitiesPerKey    ``capabilities_for(key)``: what the store of a key does   mounts
+VersionIds            ``read_version_id(key, id)``: a version by the store's id  objects
+====================  ========================================================  ==========
+
+The seam asks :func:`extras_of` once and calls what the answer holds (``None``: not
+offered, use the required contract). A backend class offers an operation by defining the
+method; the question is asked of the class, never of the instance, so an object that
+forwards unknown attributes (``__getattr__``) cannot pass for one that offers everything.
+
+A wrapper (mounts, kept history) offers exactly what the backends under it offer, with
+its own meaning per key: it implements :class:`Forwarding`, whose ``extras()`` answer
+replaces the lookup by class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from ..errors import FsError
-from ..versions import Capabilities
-from .base import Backend, Blob, Entry
+from .base import Backend, Blob, CapabilitiesPerKey, Entry, OwnedDeletes
+
+if TYPE_CHECKING:
+    from ..errors import FsError
+    from ..versions import Capabilities
+
+__all__ = [
+    "CapabilitiesPerKey",
+    "Extras",
+    "Forwarding",
+    "LazyListing",
+    "NativeKeys",
+    "OwnedDeletes",
+    "UnhashedReads",
+    "UnhashedTree",
+    "VersionIds",
+    "WriteChecks",
+    "expose",
+    "extras_of",
+    "offered",
+]
+
+
+@runtime_checkable
+class NativeKeys(Protocol):
+    def native_key(self, path: str) -> str | None:
+        """The key of a real absolute path under the root (None: not under it)."""
+        ...
+
+
+@runtime_checkable
+class WriteChecks(Protocol):
+    def check_writable(self, key: str) -> None:
+        """Raise the FsError a change at ``key`` would meet, before anything is read."""
+        ...
+
+
+@runtime_checkable
+class LazyListing(Protocol):
+    def list_lazy(self, key: str) -> Iterable[Entry]:
+        """``list(key)`` in any order, each entry built as the storage yields it."""
+        ...
+
+
+@runtime_checkable
+class UnhashedReads(Protocol):
+    def read_many_unhashed(
+        self, entries: Iterable[Entry]
+    ) -> Iterator[tuple[Entry, bytes | FsError]]:
+        """``read_many`` with bare bytes, whose version is their ``digest_version``."""
+        ...
+
+
+@runtime_checkable
+class UnhashedTree(Protocol):
+    def read_tree_unhashed(
+        self, key: str, accept: Callable[[str], bool], max_bytes: int,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[str, bytes | FsError, bool]]:
+        """The walk of ``key`` and the unhashed reads of the files ``accept`` takes, in one
+        pass (see ``LocalBackend.read_tree_unhashed``)."""
+        ...
+
+
+@runtime_checkable
+class VersionIds(Protocol):
+    def read_version_id(self, key: str, version_id: str) -> Blob:
+        """The version the store's own full id names, in one request."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -34,7 +118,51 @@ class Extras:
     read_version_id: Callable[[str, str], Blob] | None = None
 
 
+@runtime_checkable
+class Forwarding(Protocol):
+    def extras(self) -> Extras:
+        """What this wrapper offers: decided from the backends under it, not its class."""
+        ...
+
+
+_PROTOCOLS = (NativeKeys, WriteChecks, LazyListing, UnhashedTree, UnhashedReads,
+              CapabilitiesPerKey, VersionIds)
+
+
+@cache
+def _offers(cls: type) -> frozenset[type]:
+    # issubclass on a protocol of methods reads the class's own namespace (its MRO), so an
+    # instance's __getattr__ never answers; asked once per class.
+    return frozenset(p for p in _PROTOCOLS if issubclass(cls, p))
+
+
 def extras_of(backend: Backend) -> Extras:
     """What ``backend`` offers beyond the required contract."""
-    names = Extras.__dataclass_fields__
-    return Extras(**{n: getattr(backend, n, None) for n in names})
+    if issubclass(type(backend), Forwarding):
+        return cast(Forwarding, backend).extras()
+    offers = _offers(type(backend))
+    b: Any = backend  # each method below is one its class defines (``offers``)
+    return Extras(
+        native_key=b.native_key if NativeKeys in offers else None,
+        check_writable=b.check_writable if WriteChecks in offers else None,
+        list_lazy=b.list_lazy if LazyListing in offers else None,
+        read_tree_unhashed=b.read_tree_unhashed if UnhashedTree in offers else None,
+        read_many_unhashed=b.read_many_unhashed if UnhashedReads in offers else None,
+        capabilities_for=b.capabilities_for if CapabilitiesPerKey in offers else None,
+        read_version_id=b.read_version_id if VersionIds in offers else None,
+    )
+
+
+def expose(wrapper: object, extras: Extras) -> None:
+    """Each operation ``extras`` holds as an attribute of ``wrapper`` too: code that holds
+    the backend rather than its extras (``ws.backend.native_key(...)``) finds on a wrapper
+    what the backends under it offer, and nothing they do not."""
+    for f in fields(extras):
+        op = getattr(extras, f.name)
+        if op is not None:
+            setattr(wrapper, f.name, op)
+
+
+def offered(extras: Extras) -> frozenset[str]:
+    """The names of the operations ``extras`` holds (for tests and ``repr``)."""
+    return frozenset(f.name for f in fields(extras) if getattr(extras, f.name) is not None)

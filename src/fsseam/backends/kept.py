@@ -27,7 +27,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -37,7 +38,19 @@ from ..errors import Conflict, ErrorCode, FsError
 from ..paths import display
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import DIGEST_KIND
-from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
+from .base import (
+    ANY_VERSION,
+    Backend,
+    Blob,
+    Entry,
+    ReadStream,
+    Stat,
+    VersionInfo,
+    WriteMeta,
+    delete_as,
+)
+from .contract import Extras, expose, extras_of
+from .kept_budget import DAMAGED, Budget
 from .kept_store import HistoryStore, KeptEntry, MemoryHistoryStore
 
 __all__ = [
@@ -52,7 +65,6 @@ __all__ = [
 
 MiB = 1 << 20
 RETRIES = 5
-DAMAGED = "history_index_damaged"
 T = TypeVar("T")
 
 
@@ -85,25 +97,10 @@ def _now() -> float:
     return time.time()
 
 
-def delete_as(backend: Backend, key: str, precondition: Precondition,
-              meta: WriteMeta | None) -> None:
-    """``backend.delete``, saying on whose behalf for a backend that records it (a class
-    with ``delete_meta``: fsseam's own history, and mounts, which hand it on). Asked of the
-    class, so a wrapper that forwards attributes to such a backend is not taken for one."""
-    if meta is not None and getattr(type(backend), "delete_meta", False):
-        delete: Callable[..., None] = backend.delete
-        delete(key, precondition, meta=meta)
-    else:
-        backend.delete(key, precondition)
-
-
 class KeptHistoryBackend:
     """A backend with history kept by fsseam: everything is the inner backend's, except
     that replaced versions are copied first, and ``versions`` / ``read_version`` answer
     from those copies."""
-
-    delete_meta = True
-    """A deletion's index entry names the owner who deleted (:func:`delete_as`)."""
 
     def __init__(self, inner: Backend, store: HistoryStore, history: History) -> None:
         self.inner = inner
@@ -115,20 +112,29 @@ class KeptHistoryBackend:
             f"history kept by fsseam in {store.where} (up to {history.max_versions} versions "
             f"a file, {history.max_bytes} bytes in all)"
         )
+        self._adds = {"history": True, "write_meta": True}
         self.capabilities = inner.capabilities.model_copy(
-            update={"history": True, "write_meta": True,
-                    "note": f"{note}; {kept}" if note else kept}
+            update={**self._adds, "note": f"{note}; {kept}" if note else kept}
         )
-        self._used: int | None = None
-        self._used_lock = threading.Lock()
+        self.budget = Budget(store, history.max_versions, history.max_bytes, self._entries)
+        inner_extras = extras_of(inner)
+        for_key = inner_extras.capabilities_for
+        self._extras = replace(
+            inner_extras, read_version_id=None,
+            capabilities_for=None if for_key is None else (
+                lambda key: for_key(key).model_copy(update=self._adds)),
+        )
+        expose(self, self._extras)
 
     def __repr__(self) -> str:
         return f"KeptHistoryBackend({self.inner!r}, {self.store.where!r})"
 
-    def __getattr__(self, name: str) -> Any:
-        # Optional parts of the inner backend (native_key, read_many, fs, ...) stay
-        # reachable; only what history changes is wrapped.
-        return getattr(self.inner, name)
+    def extras(self) -> Extras:
+        """The inner backend's extras, for what stays the inner's (its reads, paths and
+        listings), and per key the inner's capabilities with this history added. Not
+        ``read_version_id``: the versions kept here are copies, which no id of the store's
+        names."""
+        return self._extras
 
     @classmethod
     def from_url(
@@ -142,6 +148,9 @@ class KeptHistoryBackend:
 
     def read(self, key: str) -> Blob:
         return self.inner.read(key)
+
+    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
+        return self.inner.read_many(entries)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         return self.inner.open_read(key, chunk_size)
@@ -189,7 +198,7 @@ class KeptHistoryBackend:
         sha = _sha(blob.data)
         if not self.store.has(key, sha):
             self.store.put(key, sha, blob.data)
-            self._grew(len(blob.data))
+            self.budget.grew(len(blob.data))
         for e in reversed(entries):
             if e.is_version(blob.version):
                 if e.sha256 is None:
@@ -247,20 +256,20 @@ class KeptHistoryBackend:
                 # The new bytes are kept before they are published: an external writer
                 # replacing them later cannot take them out of the history.
                 self.store.put(key, sha, data)
-                self._grew(len(data))
+                self.budget.grew(len(data))
             try:
                 version = self._replace(key, entries, precondition,
                                         lambda pre: self.inner.write(key, data, pre))
             except BaseException:
                 if fresh and not any(e.sha256 == sha for e in entries):
                     self.store.drop(key, sha)
-                    self._grew(-len(data))
+                    self.budget.grew(-len(data))
                 raise
             entries.append(KeptEntry(kind=version.kind, value=version.value, sha256=sha,
                                      size=len(data), time=_now(),
                                      owner=_author(entries, version, meta)))
-            self._trim(key, entries)
-        self._enforce()
+            self.budget.trim(key, entries)
+        self.budget.enforce()
         return version
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
@@ -274,8 +283,12 @@ class KeptHistoryBackend:
             entries.append(KeptEntry(kind=self.inner.capabilities.version_kind,
                                      time=_now(), deleted=True,
                                      owner=meta.owner if meta is not None else None))
-            self._trim(key, entries)
-        self._enforce()
+            self.budget.trim(key, entries)
+        self.budget.enforce()
+
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+        """A deletion whose index entry names the owner who deleted."""
+        self.delete(key, precondition, meta=meta)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         with self.store.lock(dst):
@@ -283,70 +296,8 @@ class KeptHistoryBackend:
             entries = self._entries(dst)
             # No copy of the bytes yet: the first write over it keeps them.
             entries.append(KeptEntry(kind=version.kind, value=version.value, time=_now()))
-            self._trim(dst, entries)
+            self.budget.trim(dst, entries)
         return version
-
-    # -- bounds --------------------------------------------------------------------
-    def _trim(self, key: str, entries: builtins.list[KeptEntry]) -> None:
-        """At most ``max_versions`` entries, and no copy that no entry names."""
-        del entries[: max(0, len(entries) - self.history.max_versions)]
-        self.store.save(key, entries)
-        named = {e.sha256 for e in entries if e.sha256 is not None}
-        for sha, size in self.store.copies(key).items():
-            if sha not in named:
-                self.store.drop(key, sha)
-                self._grew(-size)
-
-    def _grew(self, n: int) -> None:
-        """Count ``n`` more bytes kept (a first count scans the store). Called with a
-        file's lock held, so it never evicts: :meth:`_enforce` does, after the lock."""
-        with self._used_lock:
-            self._used = self._scan_usage() if self._used is None else self._used + n
-
-    def _enforce(self) -> None:
-        with self._used_lock:
-            over = self._used is not None and self._used > self.history.max_bytes
-        if over:
-            self._evict()
-
-    def _scan_usage(self) -> int:
-        return sum(sum(self.store.copies(k).values()) for k in self.store.files())
-
-    def _evict(self) -> None:
-        """Drop the oldest copies, over every file, until the total fits ``max_bytes``.
-        A copy's age is that of the newest entry naming it (a found-in-place version,
-        which has no time, counts as oldest). Files are locked one at a time."""
-        candidates: builtins.list[tuple[float, str, str, int]] = []
-        total = 0
-        for key in self.store.files():
-            sizes = self.store.copies(key)
-            total += sum(sizes.values())
-            newest: dict[str, float] = {}
-            try:
-                listed = self.store.entries(key)
-            except FsError as err:
-                if err.reason != DAMAGED:
-                    raise
-                continue  # its copies wait for the file's next change to set the index aside
-            for e in listed:
-                if e.sha256 in sizes:
-                    newest[e.sha256] = max(newest.get(e.sha256, 0.0), e.time or 0.0)
-            candidates += [(newest.get(sha, 0.0), key, sha, size) for sha, size in sizes.items()]
-        candidates.sort()
-        doomed: dict[str, set[str]] = {}
-        for _, key, sha, size in candidates:
-            if total <= self.history.max_bytes:
-                break
-            doomed.setdefault(key, set()).add(sha)
-            total -= size
-        for key, shas in doomed.items():
-            with self.store.lock(key):
-                entries = [e for e in self._entries(key) if e.sha256 not in shas]
-                self.store.save(key, entries)
-                for sha in shas:
-                    self.store.drop(key, sha)
-        with self._used_lock:
-            self._used = total
 
     # -- history -------------------------------------------------------------------
     def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:

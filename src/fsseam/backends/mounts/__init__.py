@@ -4,8 +4,10 @@
                           "/repo": "/abs/dir"}, read_only={"/repo"})
 
 ``router.py`` is the backend (routing, listings, walks, copies between stores, read-only
-mounts, capabilities); ``relocate.py`` puts a child's errors in the workspace's paths;
-``table.py`` checks a mount table and opens its stores.
+mounts, capabilities, what the table offers beyond the contract); ``mount.py`` is one
+mount and the guarantees a table shares; ``runs.py`` routes batched reads (and a search's
+unhashed reads) to the mounts holding the keys; ``relocate.py`` puts a child's errors in
+the workspace's paths; ``table.py`` checks a mount table and opens its stores.
 """
 
 from .router import Mount, MountBackend

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import builtins
 import heapq
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from itertools import groupby
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ...errors import Conflict, ErrorCode, FsError
@@ -39,60 +37,21 @@ from ...paths import display, to_key
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import (
     ANY_VERSION,
-    Backend,
     Blob,
     Entry,
     ReadStream,
     Stat,
     VersionInfo,
     WriteMeta,
+    delete_as,
     write_as,
 )
-from .relocate import Relocated, RelocatedStream, Remapped
+from ..contract import Extras, expose, extras_of
+from .mount import Mount, weakest
+from .relocate import Relocated, RelocatedStream
+from .runs import UnhashedRuns, read_runs, strictly_below
 
 __all__ = ["Mount", "MountBackend"]
-
-
-@dataclass(frozen=True)
-class Mount:
-    """One store mounted at ``path`` (a key: ``""`` for ``/``, ``data`` for ``/data``)."""
-
-    path: str
-    backend: Backend
-    read_only: bool = False
-    url: str = ""
-    """What was mounted (for messages and ``repr``): a URL, or the backend's root."""
-
-    @property
-    def point(self) -> str:
-        """The mount point as the model sees it: ``/``, ``/data``."""
-        return display(self.path)
-
-    def outer(self, inner: str) -> str:
-        """The workspace key of the store's key ``inner``."""
-        if not self.path:
-            return inner
-        return f"{self.path}/{inner}" if inner else self.path
-
-
-def _weakest(mounts: Iterable[Mount]) -> Capabilities:
-    """Each yes/no guarantee holds for the table only where it holds on every mount. Every
-    boolean field of :class:`Capabilities` is and-ed, found from the model itself, so a flag
-    added later cannot be forgotten here; the two other fields say what the mounts share:
-    ``version_kind`` their common kind (or ``"mixed"``), ``note`` how to ask per path."""
-    caps = [m.backend.capabilities for m in mounts]
-    kinds = {c.version_kind for c in caps}
-    flags = [name for name, field in Capabilities.model_fields.items()
-             if field.annotation is bool]
-    return Capabilities(
-        **{f: all(getattr(c, f) for c in caps) for f in flags},
-        version_kind=kinds.pop() if len(kinds) == 1 else "mixed",
-        note=(
-            "mounts: each flag holds on every mount (capabilities_for(path) says what the "
-            "mount holding a path does); a copy between mounts reads the source and writes "
-            "the target create-only"
-        ),
-    )
 
 
 class MountBackend:
@@ -119,8 +78,38 @@ class MountBackend:
         self.mounts: tuple[Mount, ...] = tuple(sorted(table.values(), key=lambda m: m.path))
         # Deepest first: the first mount that holds a key is the one it belongs to.
         self._routing = sorted(self.mounts, key=lambda m: (-len(m.path), m.path))
-        self.capabilities = _weakest(self.mounts)
+        self.capabilities = weakest(self.mounts)
         self.root = "/"
+        # What each store offers beyond the contract, asked once.
+        self._extras = {m.path: extras_of(m.backend) for m in self.mounts}
+        self._offers = self._offered()
+        expose(self, self._offers)
+
+    def _offered(self) -> Extras:
+        """What the table offers: what its stores do, each routed to the mount holding the
+        key (the unhashed reads only where every store's versions are digests)."""
+        some = list(self._extras.values())
+        unhashed = UnhashedRuns(self, self._extras)
+
+        def applies(field: Callable[[Extras], object]) -> bool:
+            return UnhashedRuns.applies(self.mounts, self._extras, field)
+
+        return Extras(
+            native_key=self.native_key if any(e.native_key for e in some) else None,
+            check_writable=self.check_writable,
+            list_lazy=self.list_lazy,
+            read_tree_unhashed=(unhashed.read_tree_unhashed
+                                if applies(lambda e: e.read_tree_unhashed) else None),
+            read_many_unhashed=(unhashed.read_many_unhashed
+                                if applies(lambda e: e.read_many_unhashed) else None),
+            capabilities_for=self.capabilities_for,
+            read_version_id=(self.read_version_id if any(e.read_version_id for e in some)
+                             else None),
+        )
+
+    def extras(self) -> Extras:
+        """What the stores under the table offer (see ``__init__``)."""
+        return self._offers
 
     def __repr__(self) -> str:
         inside = ", ".join(
@@ -137,7 +126,11 @@ class MountBackend:
         raise FsError(ErrorCode.FS_UNSUPPORTED, reason="mounts_need_a_table")
 
     # -- routing -----------------------------------------------------------------
-    def _route(self, key: str) -> tuple[Mount, str] | None:
+    def mount_of_key(self, e: Entry) -> Mount | None:
+        routed = self.route(e.key)
+        return routed[0] if routed else None
+
+    def route(self, key: str) -> tuple[Mount, str] | None:
         for m in self._routing:
             if not m.path:
                 return m, key
@@ -164,7 +157,7 @@ class MountBackend:
             any(m.path == key for m in self.mounts) or bool(self._points_below(key))
         )
 
-    def _outside(self, key: str) -> FsError:
+    def outside(self, key: str) -> FsError:
         return FsError(
             ErrorCode.FS_OUTSIDE_ROOT,
             path=display(key),
@@ -176,9 +169,9 @@ class MountBackend:
         """The mount and inner key of a path that must be a file."""
         if self._is_point(key) or not key:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key), reason="is_directory")
-        routed = self._route(key)
+        routed = self.route(key)
         if routed is None:
-            raise self._outside(key)
+            raise self.outside(key)
         return routed
 
     def _writable(self, key: str) -> tuple[Mount, str]:
@@ -197,23 +190,23 @@ class MountBackend:
 
     def mount_of(self, key: str) -> Mount | None:
         """The mount holding ``key`` (None: under no mount)."""
-        routed = self._route(to_key(key) if key.strip("/") else "")
+        routed = self.route(to_key(key) if key.strip("/") else "")
         return routed[0] if routed else None
 
     def capabilities_for(self, key: str) -> Capabilities:
         """What the store holding ``key`` guarantees (a key or a ``/path``)."""
         m = self.mount_of(key)
         if m is None:
-            raise self._outside(to_key(key))
+            raise self.outside(to_key(key))
         return m.backend.capabilities
 
     def check_writable(self, key: str) -> None:
         """Raise FS_READ_ONLY (a read-only mount) or FS_OUTSIDE_ROOT (under no mount) for a
         change at ``key``; the seam asks before it reads anything for the change."""
-        routed = self._route(key)
+        routed = self.route(key)
         if routed is None:
             if not self._is_point(key) and key:
-                raise self._outside(key)
+                raise self.outside(key)
             return
         if routed[0].read_only and not self._is_point(key):
             raise self._read_only(key, routed[0])
@@ -222,24 +215,24 @@ class MountBackend:
     def native_key(self, path: str) -> str | None:
         """A real absolute path under a local mount's directory -> its workspace key."""
         for m in self._routing:
-            native = getattr(m.backend, "native_key", None)
+            native = self._extras[m.path].native_key
             below = native(path) if native is not None else None
             if below is not None:
                 return m.outer(below)
         return None
 
     def resolve(self, key: str) -> str:
-        routed = self._route(key)
+        routed = self.route(key)
         if routed is None:
             if not key or self._is_point(key):
                 return key
-            raise self._outside(key)
+            raise self.outside(key)
         m, inner = routed
         if not inner:
             return key
         with Relocated((inner, key)):
             resolved = m.outer(m.backend.resolve(inner))
-        landed = self._route(resolved)
+        landed = self.route(resolved)
         if landed is None or landed[0] is not m or self._is_point(resolved):
             # A link in one store that points where another store is mounted: the file it
             # names is hidden by that mount, and following it would reach the other store.
@@ -257,36 +250,7 @@ class MountBackend:
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
         """Whole files in the order given; runs of one mount go to that store's own
         ``read_many`` (object stores read several at once)."""
-
-        def mount(e: Entry) -> Mount | None:
-            routed = self._route(e.key)
-            return routed[0] if routed else None
-
-        for m, run in groupby(entries, key=mount):
-            if m is None:
-                for e in run:
-                    yield e, self._outside(e.key)
-                continue
-            outer_of: dict[str, Entry] = {}
-            inner_entries = _inner_run(m, run, outer_of)
-            many = getattr(m.backend, "read_many", None)
-            results: Iterable[tuple[Entry, Blob | FsError]]
-            if many is not None:
-                results = many(inner_entries)
-            else:
-                results = (self._read_one(m, e) for e in inner_entries)
-            for inner_e, got in results:
-                outer = outer_of.pop(inner_e.key)
-                if isinstance(got, FsError):
-                    got = Remapped([(inner_e.key, outer.key)]).error(got)
-                yield outer, got
-
-    @staticmethod
-    def _read_one(m: Mount, e: Entry) -> tuple[Entry, Blob | FsError]:
-        try:
-            return e, m.backend.read(e.key)
-        except FsError as err:
-            return e, err
+        return read_runs(self, entries, lambda m, run: m.backend.read_many(run))
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         m, inner = self._file(key)
@@ -303,43 +267,22 @@ class MountBackend:
         return st.model_copy(update={"key": key})
 
     def list(self, key: str) -> builtins.list[Entry]:
-        points = self._points_below(key)
-        routed = self._route(key)
-        if routed is None and not points and key:
-            raise self._outside(key)
-        entries: dict[str, Entry] = {
-            name: Entry(key=k, name=name, kind="directory") for name, k in points.items()
-        }
-        if routed is not None:
-            m, inner = routed
-            try:
-                with Relocated((inner, key)):
-                    children = m.backend.list(inner)
-            except FsError as e:
-                # A directory that exists only on the way to a mount point.
-                if not (points and e.code is ErrorCode.FS_NOT_FOUND
-                        and e.reason != "bucket_missing"):
-                    raise
-                children = []
-            for child in children:
-                if child.name not in entries:  # a mount point hides what lies under it
-                    entries[child.name] = _outer_entry(m, child)
-        return sorted(entries.values(), key=lambda e: (e.name, e.kind))
+        return sorted(self.list_lazy(key), key=lambda e: (e.name, e.kind))
 
     def list_lazy(self, key: str) -> Iterator[Entry]:
         """The children of ``key`` in any order: the mount points below it, then what the
         mount holding it yields, one at a time (its own ``list_lazy`` where it has one), so
         a huge directory is never gathered whole before the seam caps its listing."""
         points = self._points_below(key)
-        routed = self._route(key)
+        routed = self.route(key)
         if routed is None and not points and key:
-            raise self._outside(key)
+            raise self.outside(key)
         for name, k in points.items():
             yield Entry(key=k, name=name, kind="directory")
         if routed is None:
             return
         m, inner = routed
-        lazy = getattr(m.backend, "list_lazy", None)
+        lazy = self._extras[m.path].list_lazy
         try:
             with Relocated((inner, key)):
                 for child in (m.backend.list(inner) if lazy is None else lazy(inner)):
@@ -352,10 +295,10 @@ class MountBackend:
                 raise
 
     def walk(self, key: str) -> Iterator[Entry]:
-        routed = self._route(key)
-        below = [m for m in self.mounts if m.path and _strictly_below(m.path, key)]
+        routed = self.route(key)
+        below = [m for m in self.mounts if m.path and strictly_below(m.path, key)]
         if routed is None and not below and key:
-            raise self._outside(key)
+            raise self.outside(key)
         streams = [self._walk_mount(m, "", m.path, below, tolerate_missing=False)
                    for m in below]
         if routed is not None:
@@ -369,7 +312,7 @@ class MountBackend:
     ) -> Iterator[Entry]:
         # Deeper mounts inside this one own their subtrees: the parent's files there are
         # hidden, as a listing hides them.
-        hidden = [d.path for d in below if _strictly_below(d.path, m.path)]
+        hidden = [d.path for d in below if strictly_below(d.path, m.path)]
         try:
             with Relocated((inner, key)):
                 for e in m.backend.walk(inner):
@@ -391,16 +334,15 @@ class MountBackend:
         with Relocated((inner, key)):
             return write_as(m.backend, inner, data, precondition, meta)
 
-    delete_meta = True
-    """Who deletes is handed on to each mount that records it (``kept.delete_as``)."""
-
     def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
                meta: WriteMeta | None = None) -> None:
-        from ..kept import delete_as
-
         m, inner = self._writable(key)
         with Relocated((inner, key)):
             delete_as(m.backend, inner, precondition, meta)
+
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+        """Who deletes is handed on to the mount, where its store records it."""
+        self.delete(key, precondition, meta=meta)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         sm, s_inner = self._file(src)
@@ -442,27 +384,13 @@ class MountBackend:
     def read_version_id(self, key: str, version_id: str) -> Blob:
         """The mount's own read of a version by its full id, where its store has one."""
         m, inner = self._file(key)
-        read = getattr(m.backend, "read_version_id", None)
-        if not callable(read):
+        read = self._extras[m.path].read_version_id
+        if read is None:
             raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="version_unknown",
                           details={"version": version_id})
         with Relocated((inner, key)):
             blob: Blob = read(inner, version_id)
             return blob
-
-
-def _inner_run(m: Mount, run: Iterable[Entry], outer_of: dict[str, Entry]) -> Iterator[Entry]:
-    """The entries of a run in ``m``'s own keys, each recorded in ``outer_of``; lazily, as
-    the store asks for them: a search decides whether to read a file only when its turn
-    comes (it stops reading once its time is spent)."""
-    for e in run:
-        inner = e.key[len(m.path) + 1 :] if m.path else e.key
-        outer_of[inner] = e
-        yield e.model_copy(update={"key": inner})
-
-
-def _strictly_below(path: str, key: str) -> bool:
-    return path != key and (not key or path.startswith(key + "/"))
 
 
 def _outer_entry(m: Mount, e: Entry) -> Entry:

@@ -1,0 +1,185 @@
+"""Versions of local files: the stat cache, the digest of an open file, a chunked read.
+
+Why a digest and not (mtime, size, inode): all three repeat (one clock tick for many writes,
+same-size rewrites, inode numbers reused at once after ``os.replace``). The stat cache only
+spares re-hashing a file whose stat signature (which includes ctime, so ``os.utime`` cannot
+hide a change) is unchanged and was already old when it was hashed, as git treats "racy"
+index entries.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from ...oserrors import mapped
+from ...versions import Version
+from .._digest import KnownDigests, hasher, version_of
+from ..base import Blob
+from .files import HASH_CHUNK, _changed_while_read, _Sig, _sig
+
+# Files modified this recently before they were hashed are not trusted from the cache:
+# coarse clocks and FAT/NFS stamp several writes within one tick with one mtime.
+RACY_WINDOW_NS = 2_000_000_000  # module default; tests may lower it
+
+
+class _StatCache:
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[_Sig, Version]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str, st: os.stat_result) -> Version | None:
+        with self._lock:
+            hit = self._entries.get(path)
+        if hit is not None and hit[0] == _sig(st):
+            return hit[1]
+        return None
+
+    def put(self, path: str, st: os.stat_result, version: Version, hashed_at_ns: int) -> None:
+        racy = max(st.st_mtime_ns, st.st_ctime_ns) >= hashed_at_ns - RACY_WINDOW_NS
+        with self._lock:
+            if racy:
+                self._entries.pop(path, None)
+            else:
+                self._entries[path] = (_sig(st), version)
+
+
+
+class _LocalStream:
+    def __init__(self, fd: int, st: os.stat_result, cached: Version | None, chunk_size: int,
+                 key: str, on_done: Callable[[os.stat_result, Version, int], None],
+                 known: KnownDigests) -> None:
+        self._fd = fd
+        self._st = st
+        self._chunk_size = chunk_size
+        self._version = cached
+        self._key = key
+        self._on_done = on_done
+        self._known = known
+        self.size: int | None = st.st_size
+
+    @property
+    def version(self) -> Version | None:
+        return self._version
+
+    def chunks(self) -> Iterator[bytes]:
+        # No version from the stat cache: a file small enough to keep is compared whole with
+        # the bytes last read or written here (digested only if they differ); a bigger one
+        # is hashed as it passes.
+        kept: list[bytes] | None = None
+        h = None
+        if self._version is None:
+            if self._known.keeps(self._st.st_size):
+                kept = []
+            else:
+                h = hasher()
+        started = time.time_ns()
+        seen = 0
+        sig = _sig(self._st)
+        while True:
+            # os.read allocates the full request up front: ask for what the file holds (plus
+            # slack for growth), not a 64 MiB edit-sized chunk for an 80 KB file.
+            want = min(self._chunk_size, max(self._st.st_size - seen, 0) + (1 << 16))
+            with mapped(self._key, "read"):
+                chunk = os.read(self._fd, want)
+                unchanged = self._version is None or _sig(os.fstat(self._fd)) == sig
+            if not unchanged:
+                # The version came from the stat cache: it names these bytes only while the
+                # file is untouched. Checked before every chunk is handed out, so a reader
+                # that stops early has only verified bytes too.
+                raise _changed_while_read(self._key)
+            if not chunk:
+                break
+            seen += len(chunk)
+            if h is not None:
+                h.update(chunk)
+            elif kept is not None:
+                kept.append(chunk)
+            yield chunk
+        if h is not None or kept is not None:
+            if kept is not None:
+                data = kept[0] if len(kept) == 1 else b"".join(kept)
+                self._version = self._known.version(self._key, data)
+            else:
+                assert h is not None
+                self._version = version_of(h)
+            with mapped(self._key, "read"):
+                if _sig(os.fstat(self._fd)) == sig:
+                    self._on_done(self._st, self._version, started)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+class Digests:
+    """The versions of one tree's files: from the stat cache, from the bytes last read or
+    written here (``known``), or digested."""
+
+    def __init__(self, path: Callable[[str], str], known: KnownDigests) -> None:
+        self.path = path
+        self.cache = _StatCache()
+        self.known = known
+
+    def read_fd(self, fd: int, st: os.stat_result, key: str) -> Blob | None:
+        """All bytes of an open file and their version; None if it changed while read."""
+        started = time.time_ns()
+        parts = []
+        while True:
+            chunk = os.read(fd, max(st.st_size, 1 << 16) + 1)
+            if not chunk:
+                break
+            parts.append(chunk)
+        if _sig(os.fstat(fd)) != _sig(st):
+            return None  # written in place while we read
+        data = b"".join(parts)
+        path = self.path(key)
+        version = self.cache.get(path, st)
+        if version is None:
+            version = self.known.version(key, data)
+            self.cache.put(path, st, version, started)
+        return Blob(data=data, version=version)
+
+    def digest_fd(self, fd: int, st: os.stat_result, key: str) -> Version | None:
+        """The version of an open file, from the cache, from a comparison with the bytes
+        last read or written here (a small file, read whole), or hashed in chunks (never
+        held whole in memory); None if it changed meanwhile."""
+        path = self.path(key)
+        cached = self.cache.get(path, st)
+        if cached is not None:
+            return cached
+        started = time.time_ns()
+        if self.known.keeps(st.st_size):
+            parts = []
+            while True:
+                chunk = os.read(fd, max(st.st_size, 1 << 16) + 1)
+                if not chunk:
+                    break
+                parts.append(chunk)
+            if _sig(os.fstat(fd)) != _sig(st):
+                return None
+            version = self.known.version(key, b"".join(parts))
+        else:
+            h = hasher()
+            while True:
+                chunk = os.read(fd, HASH_CHUNK)
+                if not chunk:
+                    break
+                h.update(chunk)
+            if _sig(os.fstat(fd)) != _sig(st):
+                return None
+            version = version_of(h)
+        self.cache.put(path, st, version, started)
+        return version
+
+    def stream(self, fd: int, st: os.stat_result, key: str, chunk_size: int) -> _LocalStream:
+        """A chunked read of the open file ``fd``; its version is remembered once known."""
+        path = self.path(key)
+
+        def done(st_: os.stat_result, version: Version, started: int) -> None:
+            self.cache.put(path, st_, version, started)
+
+        return _LocalStream(fd, st, self.cache.get(path, st), chunk_size, key, done, self.known)

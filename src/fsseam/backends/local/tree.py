@@ -1,0 +1,261 @@
+"""The tree under a local root, reached by descriptors that never follow a link.
+
+Every operation walks from the root to the parent directory one component at a time with
+``O_NOFOLLOW`` directory descriptors and acts relative to them, so a directory swapped for
+a symlink after the seam checked the path cannot lead a read or a write outside the root.
+Only regular files are opened, and never in a way that can block: a FIFO or a device is
+refused from its ``lstat``, before any ``open``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat as stat_mod
+from collections.abc import Iterator
+
+from ...errors import ErrorCode, FsError
+from ...oserrors import map_os_error, mapped
+from ...paths import MAX_PATH_DEPTH, display
+from ..base import Entry
+from .files import _DIR_FLAGS, _READ_FLAGS, _check_kind, _is_dir, _outside
+
+__all__ = ["Tree", "undo_dirs"]
+
+
+class Tree:
+    """The root directory and the walks, opens and listings below it."""
+
+    def __init__(self, root: str, given: str) -> None:
+        self.root = root
+        self._root_slash = root.rstrip(os.sep) + os.sep
+        self._given = given
+
+    # -- paths -------------------------------------------------------------
+    def path(self, key: str) -> str:
+        # Keys are canonical and relative: joining is concatenation.
+        return f"{self._root_slash}{key}" if key else self.root
+
+    @staticmethod
+    def _below(path: str, base: str) -> str | None:
+        """``path`` relative to ``base`` when it is ``base`` or below it."""
+        if path == base:
+            return ""
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        return path[len(prefix) :] if path.startswith(prefix) else None
+
+    def native_key(self, path: str) -> str | None:
+        """The part below the root of a real absolute path under it (None otherwise), so a
+        model may use the paths it sees elsewhere on this machine."""
+        for base in (self.root, self._given):
+            below = self._below(path, base)
+            if below is not None:
+                return below
+        return None
+
+    def realpath(self, key: str, strict: bool = False) -> str:
+        # realpath lstat()s, then readlink()s: a link replaced in between makes it raise
+        # (EINVAL, ENOENT). Another try sees the new state.
+        for attempt in range(20):
+            try:
+                return os.path.realpath(self.path(key), strict=strict)
+            except OSError as e:
+                if strict or attempt == 19:
+                    raise map_os_error(e, key, "resolve") from e
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def resolve(self, key: str) -> str:
+        below = self._below(self.realpath(key), self.root)
+        if below is None:
+            raise _outside(key)
+        return below
+
+    def link_target(self, key: str) -> str | None:
+        """The canonical key a symlink at ``key`` points to, if that exists inside the root."""
+        try:
+            real = self.realpath(key, strict=True)
+        except FsError:
+            return None  # dangling, a loop, or gone meanwhile
+        return self._below(real, self.root)
+
+    # -- descriptor walk ---------------------------------------------------
+    def parent(
+        self, key: str, action: str, created: list[tuple[int, str]] | None = None
+    ) -> tuple[int, str]:
+        """An O_NOFOLLOW descriptor of the parent directory of ``key``, and the last name.
+
+        With ``created`` (a list), missing directories are made on the way and recorded as
+        (descriptor of their parent, name), so a failed write can remove them again. A
+        symlink met on the way (the key is canonical, so one can only appear by a swap after
+        ``resolve``) is FS_OUTSIDE_ROOT. The caller closes the descriptor.
+        """
+        parts = key.split("/") if key else []
+        with mapped(key, action):
+            fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            with mapped(key, action):
+                for i, part in enumerate(parts[:-1]):
+                    while True:
+                        try:
+                            nfd = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                            break
+                        except FileNotFoundError:
+                            if created is None:
+                                raise
+                            try:
+                                os.mkdir(part, 0o777, dir_fd=fd)
+                            except FileExistsError:
+                                continue
+                            created.append((os.dup(fd), part))
+                        except (NotADirectoryError, OSError) as e:
+                            if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                                raise
+                            st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                            if stat_mod.S_ISLNK(st.st_mode):
+                                raise _outside("/".join(parts[: i + 1])) from e
+                            raise NotADirectoryError(errno.ENOTDIR, "Not a directory") from e
+                    os.close(fd)
+                    fd = nfd
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, parts[-1] if parts else ""
+
+    # -- opening -----------------------------------------------------------
+    def open_file(self, key: str, action: str = "read") -> tuple[int, os.stat_result]:
+        """A read-only descriptor of the regular file ``key`` and its stat.
+
+        The kind is checked from ``lstat`` before opening, and the open itself cannot block
+        (O_NONBLOCK), so a FIFO or a device is never waited on.
+        """
+        if not key:
+            raise map_os_error(IsADirectoryError(key), key, action)
+        dfd, name = self.parent(key, action)
+        try:
+            with mapped(key, action):
+                pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                _check_kind(key, pre)
+                try:
+                    fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
+                except OSError as e:
+                    if e.errno == errno.ELOOP:
+                        raise _outside(key) from e
+                    raise
+        finally:
+            os.close(dfd)
+        try:
+            with mapped(key, action):
+                st = os.fstat(fd)
+                _check_kind(key, st)  # swapped between the lstat and the open
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, st
+
+    def open_dir(self, key: str, action: str) -> int:
+        """An O_NOFOLLOW descriptor of the directory ``key`` (the caller closes it)."""
+        dfd, name = self.parent(key, action)
+        try:
+            with mapped(key, action):
+                if not name:
+                    return os.dup(dfd)
+                try:
+                    return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dfd)
+                except OSError as e:
+                    if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                        raise
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    if stat_mod.S_ISLNK(st.st_mode):
+                        raise _outside(key) from e
+                    raise FsError(
+                        ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="not_directory"
+                    ) from e
+        finally:
+            os.close(dfd)
+
+    def entry(self, child: str, d: os.DirEntry[str]) -> Entry:
+        """The directory entry ``d`` of the key ``child``, links reported as links (never
+        followed)."""
+        try:
+            if d.is_symlink():
+                return Entry(key=child, name=d.name, kind="symlink",
+                             target=self.link_target(child))
+            if d.is_dir(follow_symlinks=False):
+                return Entry(key=child, name=d.name, kind="directory")
+            st = d.stat(follow_symlinks=False)
+            size = st.st_size if stat_mod.S_ISREG(st.st_mode) else None
+        except OSError:
+            size = None  # removed while listed
+        return Entry(key=child, name=d.name, kind="file", size=size)
+
+    def list_lazy(self, key: str) -> Iterator[Entry]:
+        """The children of ``key`` in the directory's own order, one entry per
+        ``readdir`` result as it comes (the directory stays open until the last)."""
+        fd = self.open_dir(key, "list")
+        try:
+            with mapped(key, "list"), os.scandir(fd) as it:
+                for d in it:
+                    yield self.entry(f"{key}/{d.name}" if key else d.name, d)
+        finally:
+            os.close(fd)
+
+    def dirents(self, key: str) -> Iterator[tuple[int, str, os.DirEntry[str]]]:
+        """The walk's order and rules, as directory entries: each entry that is not a
+        directory, with its key and a descriptor of its directory (open while the entry
+        is yielded)."""
+        def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+            with mapped(prefix, "walk"), os.scandir(fd) as it:
+                found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d))
+                         for d in it]
+            # Keys sort as strings: everything below "a" starts with "a/", which sorts
+            # after "a.txt" and "a-b" but before "a0"; so a directory sorts as name + "/".
+            found.sort(key=lambda f: f[0] + "/" if f[2] else f[0])
+            return iter(found)
+
+        # A generator: the top directory is opened at the first next(), so a walk that is
+        # never iterated holds no descriptor.
+        top = self.open_dir(key, "walk")
+        try:
+            first = sorted_dirents(top, key)
+        except BaseException:
+            os.close(top)
+            raise
+        stack: list[tuple[int, Iterator[tuple[str, os.DirEntry[str], bool]]]] = [(top, first)]
+        try:
+            while stack:
+                fd, it = stack[-1]
+                for child, d, is_dir in it:
+                    if not is_dir:
+                        yield fd, child, d
+                        continue
+                    if child.count("/") + 1 >= MAX_PATH_DEPTH:
+                        continue
+                    try:
+                        sub = os.open(d.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                    except OSError:
+                        continue
+                    try:
+                        children = sorted_dirents(sub, child)
+                    except FsError:
+                        os.close(sub)
+                        continue
+                    stack.append((sub, children))
+                    break  # into it; this directory's iterator resumes after it
+                else:
+                    os.close(fd)
+                    stack.pop()
+        finally:
+            for fd, _ in stack:
+                os.close(fd)
+
+
+def undo_dirs(created: list[tuple[int, str]], keep: bool) -> None:
+    """Close the records of directories made by ``Tree.parent``; unless ``keep``, remove them
+    (innermost first, and only while empty: another writer may be using one)."""
+    for pfd, name in reversed(created):
+        if not keep:
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=pfd)
+        os.close(pfd)
+    created.clear()
