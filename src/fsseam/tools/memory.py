@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 from ..changes import Delete, DocEdit, FileChange, Update
 from ..edits import Insert, insert
 from ..errors import ErrorCode, FsError
+from ..messages import Reason, render
 from ..outcomes import (
     ChangeOutcome,
     DeleteOutcome,
@@ -36,7 +37,7 @@ from ..seam import Seam, smallest
 from ..text import TextDoc
 from .base import Tool
 from .changes import not_applied
-from .editor import EDITOR_VOCABULARY, SKIP_DIRS
+from .editor import EDITOR_VOCABULARY, SKIP_DIRS, clipped_view
 from .render import MAX_LINE_CHARS, fit, numbered, numbered_fit
 
 __all__ = ["MEMORY_ROOT", "MEMORY_VOCABULARY", "MemoryArgs", "MemoryOutcome", "MemoryTool"]
@@ -382,37 +383,34 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
         if isinstance(r, ListOutcome):
             return self._render_dir(r)
         if outcome.command == "create":
-            return f"File created successfully at: {outcome.path}"
+            return render(Reason.file_created, outcome.path)
         if outcome.command == "str_replace" and isinstance(r, EditOutcome):
             rows = "\n".join(numbered(r.snippet, r.snippet_start))
-            return ("The memory file has been edited. Here is the snippet showing the change "
-                    f"(with line numbers):\n{rows}")
+            return render(Reason.memory_edited, details={"snippet": rows})
         if outcome.command == "insert":
-            return f"The file {outcome.path} has been edited."
+            return render(Reason.file_edited, outcome.path)
         if outcome.command == "delete":
-            return f"Successfully deleted {outcome.path}"
-        return f"Successfully renamed {outcome.path} to {outcome.new_path}"
+            return render(Reason.memory_deleted, outcome.path)
+        return render(Reason.memory_renamed, outcome.path, {"new_path": outcome.new_path})
 
     def render_error(self, err: FsError) -> str:
         text = err.render(self.vocabulary)
         return not_applied(text, err) if err.details.get("whole_directory") else text
 
     def _render_file(self, o: ReadOutcome) -> str:
-        head = f"Here's the content of {o.path} with line numbers:\n"
+        head = render(Reason.memory_file, o.path) + "\n"
         if o.total == 0:
-            return head + "(the file is empty)"
+            return head + render(Reason.view_empty)
         text, shown = numbered_fit(o.lines, o.offset, o.cut, self.max_output_chars - len(head))
         last = o.offset + shown - 1
         body = head + text
         if shown < len(o.lines) or o.total is None or last < o.total:
-            end = f", {o.total}" if o.total is not None else ", -1"
-            body += (f"\n<response clipped: showing lines {o.offset}-{last}. To see more, view "
-                     f"with view_range [{last + 1}{end}].>")
+            # Anthropic's memory tool names no total in the notice: neither does this one.
+            body += "\n" + clipped_view(o.offset, last, o.total, of=False)
         return body
 
     def _render_dir(self, o: ListOutcome) -> str:
-        head = (f"Here're the files and directories up to 2 levels deep in {o.path}, "
-                "excluding hidden items:\n")
+        head = render(Reason.memory_listing, o.path) + "\n"
         rows = [f"-\t{o.path}"]
         for e in o.entries:
             if e.type == "directory":
@@ -423,6 +421,5 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
         text = head + "\n".join(rows[:shown])
         hidden = len(rows) - shown + o.more
         if hidden:
-            text += (f"\n<response clipped: {hidden} more entries not shown; view a "
-                     "subdirectory to see them.>")
+            text += "\n" + render(Reason.listing_clipped, details={"hidden": hidden})
         return text
