@@ -133,12 +133,30 @@ def add(entries: Mapping[str, str]) -> None:
 
 
 class _Fields(dict[str, Any]):
-    """The fields of one rendering; a field named after a clause is that clause."""
+    """The fields of one rendering: the path and the details; a field named after a clause
+    is that clause, and any other the vocabulary's word (looked up only when a template
+    names it, so a rendering copies no vocabulary)."""
+
+    def __init__(self, vocabulary: Vocabulary | None) -> None:
+        super().__init__()
+        self.vocabulary = vocabulary
+
+    def word(self, name: str) -> str | None:
+        if self.vocabulary and name in self.vocabulary:
+            return self.vocabulary[name]
+        return DEFAULT_VOCABULARY.get(name)
 
     def __missing__(self, name: str) -> str:
         if name.startswith("_") and name in _MESSAGES:
             return _MESSAGES[name].format_map(self)
-        raise KeyError(name)
+        word = self.word(name)
+        if word is None:
+            raise KeyError(name)
+        return word
+
+
+# Details that are not plain values but name other entries or words.
+_COMPOSED = (Part, Role, Sentence, Sentences)
 
 
 def render(
@@ -148,27 +166,27 @@ def render(
     vocabulary: Vocabulary | None = None,
 ) -> str:
     """The text of one sentence (an error's or an outcome's), in the words of ``vocabulary``
-    (default: the file tools')."""
-    fields = _Fields(DEFAULT_VOCABULARY)
-    if vocabulary:
-        fields.update(vocabulary)
+    (default: the file tools'). Fields come from the details, then the path, then the
+    vocabulary."""
+    fields = _Fields(vocabulary)
     if path is not None:
         fields["path"] = path
     parts: dict[str, str] = {}
     if details:
         for name, value in details.items():
-            if isinstance(value, Part):
+            if not isinstance(value, _COMPOSED):
+                fields[name] = value
+            elif isinstance(value, Part):
                 parts[name] = value
             elif isinstance(value, Role):
-                fields[name] = fields.get(value, value)
+                word = fields[value] if value in fields else fields.word(value)
+                fields[name] = value if word is None else word
             elif isinstance(value, Sentence):
                 fields[name] = render(value.reason, path, value.details, vocabulary)
             elif isinstance(value, Sentences):
                 fields[name] = "".join(
                     render(p.reason, path, p.details, vocabulary) + " " for p in value
                 )
-            else:
-                fields[name] = value
     for name, part in parts.items():
         fields[name] = _MESSAGES[part].format_map(fields)
     return _MESSAGES[reason].format_map(fields)

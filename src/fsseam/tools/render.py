@@ -263,15 +263,17 @@ def size_text(size: int) -> str:
     return say("_bytes", details={"size": f"{size:,}"})
 
 
-def _ls_row(e: ListEntry) -> str:
-    row = listed(e)
-    return f"{row}  ({size_text(e.size)})" if e.type == "file" and e.size is not None else row
-
-
 def render_ls(o: ListOutcome) -> str:
     if not o.entries:
         return say(Reason.ls_empty, o.path)
-    rows = [_ls_row(e) for e in o.entries]
+    # The size clause rendered once, each row's size put in its place: a listing has up to
+    # tens of thousands of rows.
+    before, _, after = size_text(0).partition("0")
+    rows = [
+        f"{listed(e)}  ({before}{e.size:,}{after})" if e.type == "file" and e.size is not None
+        else listed(e)
+        for e in o.entries
+    ]
     shown = fit(rows, MAX_LIST_CHARS)
     text = "\n".join(rows[:shown])
     total = len(rows) + o.more
