@@ -529,3 +529,15 @@ def test_typed_comparisons_pass_the_scan() -> None:
         "d = err.reason is None\n"
     )
     assert comparison_sites(_SEAM, ast.parse(source), source) == []
+
+
+def test_a_sentence_added_to_the_real_seam_is_found() -> None:
+    """The seam's own module, with one outcome sentence added at its end: exactly that one
+    more site (no exemption of the file hides it)."""
+    seam = next(p for p in (SRC / "fsseam" / "seam.py", SRC / "fsseam" / "seam" / "__init__.py")
+                if p.exists())
+    source = seam.read_text()
+    before = prose_sites(_SEAM, ast.parse(source))
+    added = source + "\n\ndef _copied(path):\n    return f'{path} was copied.'\n"
+    after = prose_sites(_SEAM, ast.parse(added))
+    assert [s.text for s in after if s not in before] == ["x was copied."]
