@@ -12,12 +12,12 @@ this tree in one function each; nothing above the backend sees a storage excepti
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
+from enum import StrEnum, auto
 from typing import Any, Literal
 
 from .messages import Vocabulary, render
 
-__all__ = ["Conflict", "ConflictReason", "ErrorCode", "FsError"]
+__all__ = ["Conflict", "ConflictKind", "ConflictReason", "ErrorCode", "FsError"]
 
 
 class ErrorCode(StrEnum):
@@ -68,7 +68,8 @@ class FsError(Exception):
         self._template = reason
         self.reason: str | None = reason
         """The catalogue entry of the message (also a finer cause than the code, for
-        callers that branch on it, e.g. ``bucket_missing``)."""
+        callers that branch on it: ``err.reason == Reason.bucket_missing``, with
+        :class:`fsseam.messages.Reason`)."""
         self.details: dict[str, Any] = dict(details or {})
 
     @property
@@ -115,6 +116,15 @@ ConflictReason = Literal["exists", "mismatch", "missing"]
 IfMatch met no object at all."""
 
 
+class ConflictKind(StrEnum):
+    """A :data:`ConflictReason` as a typed value, for code that branches on it
+    (``c.reason == ConflictKind.missing``); equal to the string it names."""
+
+    exists = auto()
+    mismatch = auto()
+    missing = auto()
+
+
 _DEFAULT_CODE: dict[str, ErrorCode] = {
     "exists": ErrorCode.FS_ALREADY_EXISTS,
     "mismatch": ErrorCode.FS_STALE,
@@ -133,4 +143,4 @@ class Conflict(FsError):
         self, reason: ConflictReason, message: str | None = None, *, path: str | None = None
     ) -> None:
         super().__init__(_DEFAULT_CODE[reason], message, path=path, reason=f"conflict_{reason}")
-        self.reason: ConflictReason = reason
+        self.reason: ConflictKind = ConflictKind(reason)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..edits import Replace
 from ..errors import FsError
-from ..messages import DEFAULT_VOCABULARY, render
+from ..messages import DEFAULT_VOCABULARY, Reason, render
 from ..outcomes import ChangeOutcome, EditOutcome
 from ..patches import as_changes, parse_patch
 from ..seam import Seam
@@ -104,7 +104,7 @@ class ApplyPatchArgs(BaseModel):
 
 
 # Errors that say file by file what the store holds: "nothing was applied" would not be true.
-_DETAILED = frozenset({"change_rollback_incomplete", "change_outcome_unknown"})
+_DETAILED = frozenset({Reason.change_rollback_incomplete, Reason.change_outcome_unknown})
 
 
 def not_applied(text: str, err: FsError) -> str:
@@ -113,7 +113,7 @@ def not_applied(text: str, err: FsError) -> str:
     itself then details)."""
     if err.reason in _DETAILED:
         return text
-    return f"{text} {render('change_not_applied')}"
+    return f"{text} {render(Reason.change_not_applied)}"
 
 
 class MultiEditTool(Tool[MultiEditArgs, EditOutcome]):
@@ -136,7 +136,7 @@ class MultiEditTool(Tool[MultiEditArgs, EditOutcome]):
         index = err.details.get("edit_index")
         if index is None:
             return text
-        return render("multi_edit_failed", err.path, {
+        return render(Reason.multi_edit_failed, err.path, {
             "index": index, "count": err.details.get("edit_count", "?"), "cause": text,
         }, self.vocabulary)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ErrorCode
+from ..messages import Reason, render
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -20,8 +21,9 @@ def result_markdown(
     """Markdown for one result: the model's text, and the diff of a change."""
     if error is not None:
         code, message = error
-        return f"**{tool}** failed: `{code.value}`\n\n{message}"
-    parts = [f"**{tool}** ok", _fence(text)]
+        failed = render(Reason.display_failed, details={"tool": tool, "code": code.value})
+        return f"{failed}\n\n{message}"
+    parts = [render(Reason.display_ok, details={"tool": tool}), _fence(text)]
     diff = getattr(value, "diff", None)
     if diff:
         parts.append(_fence(diff.rstrip("\n"), "diff"))

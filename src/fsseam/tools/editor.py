@@ -10,13 +10,19 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from ..errors import ErrorCode, FsError
 from ..history import RestoreOutcome
-from ..messages import DEFAULT_VOCABULARY, render
+from ..messages import DEFAULT_VOCABULARY, Reason, Sentence, render
 from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .base import Tool
-from .render import MAX_LINE_CHARS, fit, listed, numbered, numbered_fit
+from .render import MAX_LINE_CHARS, fit, listed, numbered, numbered_fit, shown_lines
 
-__all__ = ["EDITOR_VOCABULARY", "EditorArgs", "EditorOutcome", "StrReplaceEditor"]
+__all__ = [
+    "EDITOR_VOCABULARY",
+    "EditorArgs",
+    "EditorOutcome",
+    "StrReplaceEditor",
+    "clipped_view",
+]
 
 EditorOutcome = ReadOutcome | ListOutcome | WriteOutcome | EditOutcome | RestoreOutcome
 
@@ -233,75 +239,66 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
         if isinstance(outcome, ListOutcome):
             return self._render_listing(outcome)
         if isinstance(outcome, WriteOutcome):
-            if outcome.unchanged:
-                return (f"{outcome.path} already exists with exactly this content; nothing was "
-                        "written.")
-            return f"File created successfully at: {outcome.path}"
+            return render(Reason.editor_create_unchanged if outcome.unchanged
+                          else Reason.file_created, outcome.path)
         if isinstance(outcome, RestoreOutcome):
             return self._render_undo(outcome)
-        what = (
-            f"Text inserted at line {outcome.first_line} of {outcome.path}."
-            if outcome.operation == "insert"
-            else f"The file {outcome.path} has been edited."
-        )
         if outcome.unchanged:
-            what = (f"{outcome.path} already has this change (made by someone else since your "
-                    "view); nothing was written.")
+            what = Reason.editor_edit_unchanged
+        elif outcome.operation == "insert":
+            what = Reason.editor_inserted
+        else:
+            what = Reason.file_edited
         snippet = "\n".join(numbered(outcome.snippet, outcome.snippet_start))
-        return (
-            f"{what} Here's the result of running `cat -n` on a snippet of {outcome.path}:\n"
-            f"{snippet}\nReview the changes and make sure they are as expected. Edit the file "
-            "again if necessary."
-        )
+        return render(Reason.editor_snippet, outcome.path, {
+            "what": Sentence(what, {"first_line": outcome.first_line}), "snippet": snippet})
 
     def _render_undo(self, o: RestoreOutcome) -> str:
         if o.deleted:
-            return (f"Last edit to {o.path} undone successfully: it created the file, which is "
-                    "now deleted.")
-        what = (f"{o.path} already had its content from before your last edit; nothing was "
-                "written." if o.unchanged else f"Last edit to {o.path} undone successfully.")
+            return render(Reason.editor_undo_created, o.path)
+        what = render(Reason.editor_undo_unchanged if o.unchanged else Reason.editor_undone,
+                      o.path)
         if o.lines is None:
             return what
-        head = f"{what} Here's the result of running `cat -n` on {o.path}:\n"
+        head = f"{what} {render(Reason.cat_view, o.path)}\n"
         if not o.lines:
-            return head + "(the file is empty)"
+            return head + render(Reason.view_empty)
         rows = numbered(o.lines, 1)
         shown = fit(rows, self.max_output_chars - len(head))
         body = head + "\n".join(rows[:shown])
         if shown < len(rows):
-            body += (f"\n<response clipped: showing lines 1-{shown} of {len(rows)}. To see "
-                     f"more, view with view_range [{shown + 1}, {len(rows)}].>")
+            body += "\n" + clipped_view(1, shown, len(rows))
         return body
 
     def _render_view(self, o: ReadOutcome) -> str:
-        head = f"Here's the result of running `cat -n` on {o.path}:\n"
+        head = render(Reason.cat_view, o.path) + "\n"
         if o.total == 0:
-            return head + "(the file is empty)"
+            return head + render(Reason.view_empty)
         text, shown = numbered_fit(o.lines, o.offset, o.cut, self.max_output_chars - len(head))
         last = o.offset + shown - 1
         body = head + text + "\n"
         more = shown < len(o.lines) or o.total is None or last < o.total
         if not more:
             return body
-        of = f" of {o.total}" if o.total is not None else ""
-        end = f", {o.total}" if o.total is not None else ", -1"
-        return (
-            f"{body}<response clipped: showing lines {o.offset}-{last}{of}. To see more, "
-            f"view with view_range [{last + 1}{end}].>"
-        )
+        return body + clipped_view(o.offset, last, o.total)
 
     def _render_listing(self, o: ListOutcome) -> str:
         rows = [listed(e) for e in o.entries]
-        head = (
-            f"Here's the files and directories up to 2 levels deep in {o.path}, excluding "
-            "hidden items:\n"
-        )
+        head = render(Reason.editor_listing, o.path) + "\n"
         shown = fit(rows, self.max_output_chars - len(head))
         text = head + "\n".join(rows[:shown])
         hidden = len(rows) - shown + o.more
         if hidden:
-            text += f"\n<response clipped: {hidden} more entries not shown; view a " \
-                    "subdirectory to see them.>"
+            text += "\n" + render(Reason.listing_clipped, details={"hidden": hidden})
         if o.omitted:
-            text += f"\n({o.omitted} hidden, dependency or cache entries omitted)"
+            text += "\n" + render(Reason.list_omitted, details={"omitted": o.omitted})
         return text
+
+
+def clipped_view(first: int, last: int, total: int | None, of: bool = True) -> str:
+    """The notice of a view cut short: the lines shown (``of`` the total, when known and
+    wanted) and the view_range that shows the next ones."""
+    return render(Reason.view_clipped, details={
+        "first": first, "last": last, "total": total, "next": last + 1,
+        "end": -1 if total is None else total,
+        "shown": shown_lines(total if of else None)})

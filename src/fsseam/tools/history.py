@@ -5,10 +5,12 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome
+from ..messages import Part, Reason
+from ..messages import render as say
 from ..seam import Seam
 from .annotations import READ_ONLY, ToolAnnotations
 from .base import Tool
-from .render import render
+from .render import render, size_text
 
 __all__ = [
     "HistoryArgs",
@@ -84,45 +86,54 @@ class RestoreTool(Tool[RestoreArgs, RestoreOutcome]):
 
 
 def _row(e: HistoryEntry, you: str) -> str:
-    when = e.modified.strftime("%Y-%m-%d %H:%M:%S UTC") if e.modified else "time unknown"
+    when = (e.modified.strftime("%Y-%m-%d %H:%M:%S UTC") if e.modified
+            else say("_time_unknown"))
     if e.deleted:
-        what = f"(deleted)  {when}"
+        what = f"{say('_deleted_mark')}  {when}"
     else:
-        size = f"{e.size:,} bytes" if e.size is not None else "size unknown"
-        what = f"{e.id}{'  (current)' if e.latest else ''}  {when}  {size}"
+        size = size_text(e.size) if e.size is not None else say("_size_unknown")
+        current = f"  {say('_current_mark')}" if e.latest else ""
+        what = f"{e.id}{current}  {when}  {size}"
     if e.owner is not None:
-        what += f"  by {e.owner}{' (you)' if e.owner == you else ''}"
+        what += "  " + say("_by_owner", details={"owner": e.owner})
+        if e.owner == you:
+            what += " " + say("_you_mark")
     return what
 
 
 def render_history(o: HistoryOutcome) -> str:
     n = len(o.entries)
-    head = f"{o.path}: {n} version{'s' if n != 1 else ''} kept, newest first."
+    head = say(Reason.history_head, o.path, {
+        "count": n, "versions": Part("_one_version" if n == 1 else "_n_versions")})
     rows = [f"{i}. {_row(e, o.you)}" for i, e in enumerate(o.entries, 1)]
     tail = []
     if n >= o.limit:
-        tail.append(f"(Showing the newest {o.limit}; older versions may be kept too: raise "
-                    "limit to see them.)")
+        tail.append(say(Reason.history_more, details={"newest": o.limit}))
     if any(not e.latest and not e.deleted for e in o.entries):
-        tail.append("To bring one back: restore with file_path and its version id.")
+        tail.append(say(Reason.history_restore_hint))
     return "\n".join([head, *rows, *tail])
+
+
+def _extent(o: RestoreOutcome) -> Part:
+    """The size of a restored file: bytes, and lines when it has any."""
+    if not o.lines:
+        return Part("_bytes")
+    return Part("_bytes_one_line" if len(o.lines) == 1 else "_bytes_lines")
 
 
 def render_restore(o: RestoreOutcome) -> str:
     if o.operation == "undo":
         if o.deleted:
-            return f"Undid your last change of {o.path}, which created it: the file is deleted."
-        if o.unchanged:
-            return (f"{o.path} already holds the version from before your last change "
-                    f"({o.restored}); nothing was written.")
-        return (f"Undid your last change of {o.path}: it holds the content of version "
-                f"{o.restored} again.")
-    if o.unchanged:
-        return f"{o.path} already holds version {o.restored}; nothing was written."
-    made = "Recreated" if o.created else "Restored"
-    lines = f", {len(o.lines)} line{'s' if len(o.lines) != 1 else ''}" if o.lines else ""
-    return (f"{made} {o.path} at version {o.restored} ({o.size:,} bytes{lines}). The "
-            "version it replaced stays in the history.")
+            reason = Reason.undo_deleted_created
+        else:
+            reason = Reason.undo_unchanged if o.unchanged else Reason.undone
+    elif o.unchanged:
+        reason = Reason.restore_unchanged
+    else:
+        reason = Reason.recreated if o.created else Reason.restored
+    return say(reason, o.path, {
+        "version": o.restored, "size": f"{o.size:,}", "lines": len(o.lines or ()),
+        "extent": _extent(o)})
 
 
 @render.register

@@ -12,7 +12,7 @@ its files, all or nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
@@ -21,23 +21,24 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 from ..changes import Delete, DocEdit, FileChange, Update
 from ..edits import Insert, insert
 from ..errors import ErrorCode, FsError
+from ..messages import Reason, render
 from ..outcomes import (
     ChangeOutcome,
     DeleteOutcome,
     EditOutcome,
-    ListEntry,
     ListOutcome,
     MoveOutcome,
     ReadOutcome,
     WriteOutcome,
 )
 from ..paths import display
-from ..seam import Seam, smallest
+from ..seam import Seam
 from ..text import TextDoc
 from .base import Tool
 from .changes import not_applied
-from .editor import EDITOR_VOCABULARY, SKIP_DIRS
-from .render import MAX_LINE_CHARS, fit, numbered, numbered_fit
+from .editor import EDITOR_VOCABULARY
+from .memory_view import listing, render_directory, render_file
+from .render import MAX_LINE_CHARS, numbered
 
 __all__ = ["MEMORY_ROOT", "MEMORY_VOCABULARY", "MemoryArgs", "MemoryOutcome", "MemoryTool"]
 
@@ -187,50 +188,6 @@ def _inner(fs: Seam, path: str, action: str) -> str:
     return key
 
 
-def _size(n: int | None) -> str:
-    """Sizes as Anthropic's reference memory tool shows them (``512B``, ``1.5K``)."""
-    if n is None:
-        return "-"
-    if n == 0:
-        return "0B"
-    units = ["B", "K", "M", "G"]
-    i = min((n.bit_length() - 1) // 10, len(units) - 1)
-    size = n / (1024**i)
-    return f"{int(size)}{units[i]}" if size == int(size) else f"{size:.1f}{units[i]}"
-
-
-_Row = tuple[str, Literal["file", "directory"], int | None, int]
-
-
-def _rows(fs: Seam, key: str, base: str) -> Iterator[_Row]:
-    """The rows of a memory directory's view, from its walk, unsorted: each directory
-    that holds a file (to two levels) once, and each file two levels deep. A walk is in
-    key order, so the files below one directory come one after another: the last
-    directory given at each level is all that is remembered."""
-    last: dict[int, str] = {}
-    for e in fs.walk(display(key)):
-        if e.type != "file":
-            continue
-        parts = e.path[len(base) + 1:].split("/")
-        if any(p.startswith(".") or p in SKIP_DIRS for p in parts):
-            continue
-        for depth in range(1, min(len(parts), 3)):
-            d = f"{base}/{'/'.join(parts[:depth])}"
-            if last.get(depth) != d:
-                last[depth] = d
-                yield d, "directory", None, depth
-        if len(parts) <= 2:
-            yield e.path, "file", e.size, len(parts)
-
-
-def _row_path(row: _Row) -> str:
-    return row[0]
-
-
-def _row_cost(row: _Row) -> int:
-    return len(row[0]) + 3  # at least "-", a tab, the path and a newline
-
-
 def _whole_directory(run: Callable[[], ChangeOutcome]) -> ChangeOutcome:
     """Run a change of every file of a directory; its errors say nothing was applied."""
     try:
@@ -321,20 +278,7 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
                 return ListOutcome(path=display(key), entries=[])
             if e.code is not ErrorCode.FS_IS_DIRECTORY:
                 raise
-            return self._listing(fs, key)
-
-    def _listing(self, fs: Seam, key: str) -> ListOutcome:
-        """Files two levels deep and the directories that hold them, from one walk: a
-        directory whose files were all deleted or moved is gone, on every store (local
-        empty directories are not shown). Only as many rows are kept as the output could
-        show; the rest are counted."""
-        base = display(key).rstrip("/")
-        kept, total = smallest(_rows(fs, key, base), _row_path, _row_cost,
-                               self.max_output_chars)
-        entries = [ListEntry(path=p, type=t, size=size, depth=depth)
-                   for p, t, size, depth in kept]
-        more = total - len(kept)
-        return ListOutcome(path=display(key), entries=entries, more=more)
+            return listing(fs, key, self.max_output_chars)
 
     def _files(self, fs: Seam, key: str) -> list[str]:
         """The keys of every file below the directory ``key``."""
@@ -378,51 +322,20 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
     def render(self, outcome: MemoryOutcome) -> str:
         r = outcome.result
         if isinstance(r, ReadOutcome):
-            return self._render_file(r)
+            return render_file(r, self.max_output_chars)
         if isinstance(r, ListOutcome):
-            return self._render_dir(r)
+            return render_directory(r, self.max_output_chars)
         if outcome.command == "create":
-            return f"File created successfully at: {outcome.path}"
+            return render(Reason.file_created, outcome.path)
         if outcome.command == "str_replace" and isinstance(r, EditOutcome):
             rows = "\n".join(numbered(r.snippet, r.snippet_start))
-            return ("The memory file has been edited. Here is the snippet showing the change "
-                    f"(with line numbers):\n{rows}")
+            return render(Reason.memory_edited, details={"snippet": rows})
         if outcome.command == "insert":
-            return f"The file {outcome.path} has been edited."
+            return render(Reason.file_edited, outcome.path)
         if outcome.command == "delete":
-            return f"Successfully deleted {outcome.path}"
-        return f"Successfully renamed {outcome.path} to {outcome.new_path}"
+            return render(Reason.memory_deleted, outcome.path)
+        return render(Reason.memory_renamed, outcome.path, {"new_path": outcome.new_path})
 
     def render_error(self, err: FsError) -> str:
         text = err.render(self.vocabulary)
         return not_applied(text, err) if err.details.get("whole_directory") else text
-
-    def _render_file(self, o: ReadOutcome) -> str:
-        head = f"Here's the content of {o.path} with line numbers:\n"
-        if o.total == 0:
-            return head + "(the file is empty)"
-        text, shown = numbered_fit(o.lines, o.offset, o.cut, self.max_output_chars - len(head))
-        last = o.offset + shown - 1
-        body = head + text
-        if shown < len(o.lines) or o.total is None or last < o.total:
-            end = f", {o.total}" if o.total is not None else ", -1"
-            body += (f"\n<response clipped: showing lines {o.offset}-{last}. To see more, view "
-                     f"with view_range [{last + 1}{end}].>")
-        return body
-
-    def _render_dir(self, o: ListOutcome) -> str:
-        head = (f"Here're the files and directories up to 2 levels deep in {o.path}, "
-                "excluding hidden items:\n")
-        rows = [f"-\t{o.path}"]
-        for e in o.entries:
-            if e.type == "directory":
-                rows.append(f"-\t{e.path}/")
-            elif e.type == "file":
-                rows.append(f"{_size(e.size)}\t{e.path}")
-        shown = fit(rows, self.max_output_chars - len(head))
-        text = head + "\n".join(rows[:shown])
-        hidden = len(rows) - shown + o.more
-        if hidden:
-            text += (f"\n<response clipped: {hidden} more entries not shown; view a "
-                     "subdirectory to see them.>")
-        return text

@@ -13,6 +13,8 @@ from pydantic import BaseModel
 
 from ..errors import ErrorCode
 from ..globs import echo
+from ..messages import Part, Reason
+from ..messages import render as say
 from ..outcomes import (
     ChangeOutcome,
     DeleteOutcome,
@@ -47,6 +49,8 @@ __all__ = [
     "render_move",
     "render_read",
     "render_write",
+    "shown_lines",
+    "size_text",
 ]
 
 MAX_LINE_CHARS = 2000
@@ -67,7 +71,7 @@ def _cut(line: str, length: int | None = None) -> str:
     if length <= MAX_LINE_CHARS:
         return line
     more = length - MAX_LINE_CHARS
-    return f"{line[:MAX_LINE_CHARS]}... [line truncated: {more} more characters]"
+    return line[:MAX_LINE_CHARS] + say(Reason.line_truncated, details={"more": more})
 
 
 def numbered(lines: list[str], start: int, cut: Mapping[int, int] | None = None) -> list[str]:
@@ -180,56 +184,53 @@ def _(o: ChangeOutcome) -> str:
     return render_change(o)
 
 
+def shown_lines(total: int | None) -> Part:
+    """The clause of a range of lines shown: ``3-9 of 40``, or ``3-9`` when the total is
+    not known."""
+    return Part("_lines_span" if total is None else "_lines_of")
+
+
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
     if o.total == 0:
-        return f"(The file {o.path} is empty.)"
+        return say(Reason.read_empty, o.path)
     out, shown = numbered_fit(o.lines, o.offset, o.cut, max_chars)
     last = o.offset + shown - 1
+    facts = {"first": o.offset, "last": last, "total": o.total, "next": last + 1}
     if shown < len(o.lines):
-        tail = f" of {o.total}" if o.total is not None else ""
-        return (
-            f"{out}\n\n(Output capped at {max_chars} characters: showing lines {o.offset}-"
-            f"{last}{tail}. Use offset={last + 1} to continue.)"
-        )
-    if o.total is None:
-        return (
-            f"{out}\n\n(Showing lines {o.offset}-{last}; more lines follow. Use "
-            f"offset={last + 1} to continue.)"
-        )
-    if last < o.total:
-        return (
-            f"{out}\n\n(Showing lines {o.offset}-{last} of {o.total}. Use offset={last + 1} "
-            "to continue.)"
-        )
-    if o.offset > 1:
-        return f"{out}\n\n(End of file: lines {o.offset}-{last} of {o.total}.)"
-    return out
+        note = say(Reason.read_capped, o.path, {
+            **facts, "max_chars": max_chars, "shown": shown_lines(o.total)})
+    elif o.total is None:
+        note = say(Reason.read_more_follow, o.path, facts)
+    elif last < o.total:
+        note = say(Reason.read_window, o.path, facts)
+    elif o.offset > 1:
+        note = say(Reason.read_end, o.path, facts)
+    else:
+        return out
+    return f"{out}\n\n{note}"
 
 
 def render_write(o: WriteOutcome) -> str:
     if o.unchanged:
-        return f"{o.path} already holds exactly this content; nothing was written."
-    verb = "Created" if o.created else "Wrote"
-    unit = "line" if o.lines == 1 else "lines"
-    return f"{verb} {o.path} ({o.lines} {unit})."
+        return say(Reason.write_unchanged, o.path)
+    count = Part("_one_line" if o.lines == 1 else "_n_lines")
+    return say(Reason.write_created if o.created else Reason.write_wrote, o.path,
+               {"lines": o.lines, "count": count})
 
 
 def render_edit(o: EditOutcome) -> str:
     if o.unchanged:
-        head = (f"{o.path} already has this change (someone made it since your read); "
-                "nothing was written.")
-        return head + "\n" + "\n".join(numbered(o.snippet, o.snippet_start))
-    if o.edits > 1:
-        head = (
-            f"Edited {o.path}: {o.edits} edits applied in one write ({o.replacements} "
-            f"replacements); the first at line {o.first_line}."
-        )
+        reason = Reason.edit_unchanged
+    elif o.edits > 1:
+        reason = Reason.edit_several
     elif o.operation == "insert":
-        head = f"Inserted into {o.path} at line {o.first_line}."
+        reason = Reason.edit_inserted
     elif o.replacements == 1:
-        head = f"Edited {o.path}: replaced 1 occurrence at line {o.first_line}."
+        reason = Reason.edit_replaced_one
     else:
-        head = f"Edited {o.path}: replaced {o.replacements} occurrences."
+        reason = Reason.edit_replaced
+    head = say(reason, o.path, {"edits": o.edits, "replacements": o.replacements,
+                                "first_line": o.first_line})
     return head + "\n" + "\n".join(numbered(o.snippet, o.snippet_start))
 
 
@@ -248,64 +249,66 @@ def render_listing(o: ListOutcome) -> str:
     for e in o.entries:
         rows.append(f"{'  ' * e.depth}{listed(e)}")
     if o.more:
-        rows.append(f"({o.more} more entries not listed)")
+        rows.append(say(Reason.list_more, details={"more": o.more}))
     if o.omitted:
-        rows.append(f"({o.omitted} hidden, dependency or cache entries omitted)")
+        rows.append(say(Reason.list_omitted, details={"omitted": o.omitted}))
     return "\n".join(rows)
 
 
 MAX_LIST_CHARS = 100_000
 
 
-def _ls_row(e: ListEntry) -> str:
-    row = listed(e)
-    return f"{row}  ({e.size:,} bytes)" if e.type == "file" and e.size is not None else row
+def size_text(size: int) -> str:
+    """``1,234 bytes``."""
+    return say("_bytes", details={"size": f"{size:,}"})
 
 
 def render_ls(o: ListOutcome) -> str:
     if not o.entries:
-        return f"{o.path} is empty."
-    rows = [_ls_row(e) for e in o.entries]
+        return say(Reason.ls_empty, o.path)
+    # The size clause rendered once, each row's size put in its place: a listing has up to
+    # tens of thousands of rows.
+    before, _, after = size_text(0).partition("0")
+    rows = [
+        f"{listed(e)}  ({before}{e.size:,}{after})" if e.type == "file" and e.size is not None
+        else listed(e)
+        for e in o.entries
+    ]
     shown = fit(rows, MAX_LIST_CHARS)
     text = "\n".join(rows[:shown])
     total = len(rows) + o.more
     if shown < total:
-        text += (
-            f"\n\n(Showing {shown} of {total} entries. Use glob with a pattern to "
-            "narrow.)"
-        )
+        text += "\n\n" + say(Reason.ls_clipped, details={"shown": shown, "total": total})
     if o.omitted:
-        text += f"\n({o.omitted} entries omitted)"
+        text += "\n" + say(Reason.ls_omitted, details={"omitted": o.omitted})
     return text
 
 
 def render_glob(o: GlobOutcome) -> str:
-    hidden = (
-        f"\n({o.hidden} matching files in hidden or dependency directories were left out; "
-        "name the directory in the pattern to include them.)"
-        if o.hidden else ""
-    )
+    hidden = "\n" + say(Reason.glob_hidden, details={"hidden": o.hidden}) if o.hidden else ""
     if not o.paths:
-        return f"No files match {echo(o.pattern)} in {o.path}.{hidden}"
+        return say(Reason.glob_none, o.path, {"pattern": echo(o.pattern)}) + hidden
     shown = fit(o.paths, MAX_LIST_CHARS)
     text = "\n".join(o.paths[:shown])
     if shown < o.total:
-        text += (
-            f"\n\n(Showing {shown} of {o.total} matching files, in path order. Narrow the "
-            "pattern or the path to see the rest.)"
-        )
+        text += "\n\n" + say(Reason.glob_clipped, details={"shown": shown, "total": o.total})
     return text + hidden
 
 
+# Why a search skipped files, as the clause that counts them.
 _SKIPPED = {
-    "binary": "binary",
-    "not_utf8": "not UTF-8",
-    "too_large": "too large",
-    "timeout": "too slow for the pattern",
-    "unreadable": "unreadable",
-    "hidden": "in hidden or dependency directories (name them in glob or path to search "
-    "them)",
+    "binary": "_skipped_binary",
+    "not_utf8": "_skipped_not_utf8",
+    "too_large": "_skipped_too_large",
+    "timeout": "_skipped_timeout",
+    "unreadable": "_skipped_unreadable",
+    "hidden": "_skipped_hidden",
 }
+
+
+def _skipped(kind: str, count: int) -> str:
+    clause = _SKIPPED.get(kind)
+    return f"{count} {kind}" if clause is None else say(clause, details={"count": count})
 
 
 def _context_row(n: int, line: str) -> str:
@@ -315,22 +318,13 @@ def _context_row(n: int, line: str) -> str:
 def render_grep(o: GrepOutcome) -> str:
     notes: list[str] = []
     if o.skipped:
-        parts = [f"{n} {_SKIPPED.get(k, k)}" for k, n in sorted(o.skipped.items())]
-        notes.append(f"(Not searched: {', '.join(parts)}.)")
+        kinds = ", ".join(_skipped(k, n) for k, n in sorted(o.skipped.items()))
+        notes.append(say(Reason.grep_not_searched, details={"kinds": kinds}))
     if o.stopped:
-        notes.append(
-            "(The search stopped early: the pattern is slow on these files and used up the "
-            "time one search may take, so the files after that were not searched. Narrow "
-            "with path or glob, or simplify the pattern: avoid repeating a group whose "
-            "parts can match the same text, such as (a|aa)+ or (a+)+.)"
-        )
-    pattern = echo(o.pattern)
+        notes.append(say(Reason.grep_stopped))
     if not o.files:
-        head = (
-            f"No matches for {pattern} in {o.path} ({o.searched} files searched)."
-            if not o.files_matched
-            else f"{o.files_matched} files match {pattern}; none shown (max_results)."
-        )
+        head = say(Reason.grep_none_shown if o.files_matched else Reason.grep_none, o.path, {
+            "pattern": echo(o.pattern), "searched": o.searched, "matched": o.files_matched})
         return "\n".join([head, *notes])
     rows: list[str] = []
     if o.mode == "files_with_matches":
@@ -351,23 +345,22 @@ def render_grep(o: GrepOutcome) -> str:
     text = "\n".join(rows[:shown])
     clipped = shown < len(rows)
     if o.mode == "count":
-        text += f"\n\nTotal: {o.lines_matched} matching lines in {o.files_matched} files."
+        text += "\n\n" + say(Reason.grep_total, details={
+            "lines_matched": o.lines_matched, "files_matched": o.files_matched})
     if o.truncated or clipped:
-        unit = "matching lines" if o.mode == "content" else "files"
-        total = o.lines_matched if o.mode == "content" else o.files_matched
-        text += (
-            f"\n\n(Output limited: {total} {unit} in all. Set max_results (up to 10000) to "
-            "see more, or narrow with path or glob.)"
-        )
+        content = o.mode == "content"
+        text += "\n\n" + say(Reason.grep_limited, details={
+            "found": Part("_n_matching_lines" if content else "_n_files"),
+            "total": o.lines_matched if content else o.files_matched})
     return "\n".join([text, *notes])
 
 
 def render_delete(o: DeleteOutcome) -> str:
-    return f"Deleted {o.path}."
+    return say(Reason.deleted, o.path)
 
 
 def render_move(o: MoveOutcome) -> str:
-    return f"Moved {o.source} to {o.destination}."
+    return say(Reason.moved, details={"source": o.source, "destination": o.destination})
 
 
 _LETTER = {"add": "A", "update": "M", "move": "M", "delete": "D"}
@@ -375,12 +368,14 @@ _LETTER = {"add": "A", "update": "M", "move": "M", "delete": "D"}
 
 def render_change(o: ChangeOutcome) -> str:
     """Codex's summary of an applied patch: a letter (Added, Modified, Deleted) per file."""
-    rows = ["Success. Updated the following files:"]
+    rows = [say(Reason.change_applied)]
     for f in o.files:
-        moved = f" (moved from {f.source})" if f.source is not None else ""
-        rows.append(f"{_LETTER[f.action]} {f.path}{moved}")
+        row = f"{_LETTER[f.action]} {f.path}"
+        if f.source is not None:
+            row += " " + say(Reason.moved_from, details={"source": f.source})
+        rows.append(row)
     return "\n".join(rows)
 
 
 def render_error(code: ErrorCode, message: str) -> str:
-    return f"Error [{code.value}]: {message}"
+    return say(Reason.tool_error, details={"code": code.value, "message": message})

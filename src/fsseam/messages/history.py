@@ -1,0 +1,101 @@
+"""Sentences about conflicts that show what changed, history, restore and undo."""
+
+from __future__ import annotations
+
+SENTENCES: dict[str, str] = {
+    # -- conflicts that show what changed (see fsseam.conflicts) --------------------------
+    "stale_changed": (
+        "{path} has changed since you last read it, so your {action} was not applied. "
+        "{changes}"
+    ),
+    "stale_undo": (
+        "{path} was changed by someone else after your last change to it, so your change was "
+        "not undone: undoing it would throw their change away. {changes}"
+    ),
+    "changes_complete": (
+        "What changed, from {since} to the current one:\n{diff}\n{status}{advice}"
+    ),
+    "changes_partial": (
+        "What changed, from {since} to the current one (the first {shown} changed lines; "
+        "{more} more are not shown):\n{diff}\n{status}{reread} it again before you go on."
+    ),
+    "changes_none": (
+        "Its text is the same as {since} (it was rewritten with the same content). "
+        "{status}{advice}"
+    ),
+    "since_read": "the version you read",
+    "since_yours": "the version your change made",
+    "advice_retry": (
+        "You have now seen the current version: retry against it without reading it again."
+    ),
+    "advice_reread_whole": (
+        "Your {action} replaces the whole file, so sending it again would throw this change "
+        "away. {reread} the file again and keep the change in what you send, or use "
+        "{modify} to change only your part."
+    ),
+    "advice_reread": (
+        "{reread} the file again before you retry the {action}: a {action} goes ahead only "
+        "on a version you have read."
+    ),
+    "advice_by_hand": (
+        "You have now seen the current version: to take your change back, edit it by hand "
+        "against this version (undo would be refused again)."
+    ),
+    "changes_unknown": "{reread} it to see what changed.",
+    "target_unique": "Your {old}{which} still occurs exactly once in it.",
+    "target_gone": "Your {old}{which} no longer occurs in it.",
+    "target_ambiguous": "Your {old}{which} now occurs {times} in it.",
+    # -- history, restore and undo -------------------------------------------------------
+    "nothing_to_undo": (
+        "you have made no change to {path} that can be undone here (undo takes back your "
+        "own writes and edits of the file, newest first)."
+    ),
+    "undo_needs_policy": (
+        "undo needs the observation policy, which records each agent's changes; this "
+        "workspace runs without it (policy=False)."
+    ),
+    "history_not_kept": (
+        "this workspace keeps no older versions of {path}, which {tool} needs. Open the "
+        "workspace with history=History() to have fsseam keep them (S3 and GCS keep them "
+        "where the bucket has versioning enabled)."
+    ),
+    "version_unknown": (
+        "{path} has no kept version {version}. Call history to see the versions kept."
+    ),
+    "version_ambiguous": (
+        "{version} matches {count} versions of {path}; give more of the version id, as "
+        "history shows it."
+    ),
+    "version_is_deletion": (
+        "{version} is the deletion of {path}: it has no content to bring back. Choose a "
+        "version with content."
+    ),
+    "kept_version_missing": (
+        "version {version} of {path} is no longer kept (the oldest copies are dropped when "
+        "the history is full). Call history to see the versions kept."
+    ),
+    "history_index_damaged": (
+        "the history fsseam keeps of {path} cannot be used: its index file {index} is "
+        "damaged ({error}), so no older version of it can be listed or brought back now. "
+        "{path} itself is unaffected: read, edit and write it as usual; its next change "
+        "sets the damaged index aside and starts a new one from the copies still kept. Ask "
+        "the user to repair {index} if an older version is needed before that."
+    ),
+    "history_not_history": (
+        "history= takes a History value, such as History() or History(path=\"/var/lib/"
+        "fsseam/history\"), not {given}."
+    ),
+    "history_native": (
+        "this storage keeps versions itself (S3 bucket versioning, GCS object versioning); "
+        "enable versioning on the bucket instead of passing history=."
+    ),
+    "history_inside_root": (
+        "the history directory {where} lies inside the workspace, where the tools would see "
+        "it; choose a directory outside the workspace root."
+    ),
+    "history_dir_foreign": (
+        "the history directory {where} already holds files that are not fsseam's history; "
+        "choose an empty directory, or one fsseam made."
+    ),
+    "history_dir_unusable": "the history directory {where} cannot be used ({error}).",
+}

@@ -1,0 +1,123 @@
+"""Sentences about object stores, calls a backend refuses, opening a workspace, and mounts."""
+
+from __future__ import annotations
+
+SENTENCES: dict[str, str] = {
+    # -- object stores -------------------------------------------------------------------
+    "no_bucket": (
+        "a workspace on {scheme}:// needs a bucket: {scheme}://bucket or "
+        "{scheme}://bucket/prefix."
+    ),
+    "bucket_missing": (
+        "the bucket {bucket} does not exist (while trying to {action} {path}); nothing was "
+        "changed. Create the bucket, or fix the workspace URL; ask the user if you cannot."
+    ),
+    "no_credentials": (
+        "{store} did not accept the credentials (or found none) while trying to {action} "
+        "{path} ({detail}); nothing was changed. Retrying will not help; to configure "
+        "credentials, {configure} Ask the user to set them up."
+    ),
+    "credentials_unusable": (
+        "no usable {store} credentials were found ({detail}). To configure credentials, "
+        "{configure}"
+    ),
+    "store_denied": (
+        "permission denied to {action} {path} ({detail}); nothing was changed. The {store} "
+        "credentials in use may not do this here: {grant} {_choose_other}"
+    ),
+    "store_busy": (
+        "{store} kept rejecting the {action} of {path} because other conditional requests to "
+        "it were in progress ({detail}); nothing was changed. Retry later."
+    ),
+    "store_rejected": "{store} rejected the request to {action} {path}: {detail}",
+    "history_off": (
+        "the {store} bucket {bucket} keeps no older versions of {path}: enable versioning on "
+        "bucket {bucket} to keep them (only writes made after that are kept)."
+    ),
+    "version_not_kept": (
+        "version {version} of {path} is not kept (or was never a version of it). List its "
+        "versions to see which are."
+    ),
+    # -- calls a backend refuses (mistakes of the code calling it) ------------------------
+    "create_only_delete": (
+        "a delete of {path} cannot be create-only; delete whatever is there or only a "
+        "version you hold."
+    ),
+    "create_only_copy": (
+        "the source of a copy, {path}, cannot be create-only; copy whatever is there or only "
+        "a version you hold."
+    ),
+    # -- opening a workspace --------------------------------------------------------------
+    "root_not_directory": (
+        "the workspace root {root} is not an existing directory; create it first."
+    ),
+    "memory_options": (
+        "memory:// takes one storage option, global_store (false for a store of this "
+        "workspace's own); got {options}."
+    ),
+    "memory_global_store": (
+        "the memory:// storage option global_store must be true or false, not {value!r}."
+    ),
+    "cached_filesystem": (
+        "{filesystem} serves files from a local copy, so reads could show bytes the store no "
+        "longer holds; open the workspace on the URL without the cache layer (no "
+        "simplecache::, filecache:: or blockcache::)."
+    ),
+    "generic_on_local": (
+        "the generic backend cannot serve local files ({root}): it would follow symbolic "
+        "links out of the workspace root. Open the workspace without backend=\"generic\": "
+        "a local path or file:// URL uses the local backend, which never follows a link out "
+        "of the root."
+    ),
+    "backend_import_failed": (
+        "the fsseam backend for {protocol}:// failed to import ({error}); reinstall it."
+    ),
+    "adapter_missing": (
+        "{protocol}:// needs the fsseam adapter package {package}: pip install {package} from "
+        "an index that has it, or from a clone of the fsseam repository: pip install "
+        "./{source} (pip install . ./{source} installs fsseam with it)."
+    ),
+    "needs_package": (
+        "{protocol}:// needs a package that is not installed ({error}); install it and try "
+        "again."
+    ),
+    "unknown_protocol": (
+        "no fsspec filesystem is known for {protocol}:// ({error}). Check the URL's protocol, "
+        "or install the package that provides it."
+    ),
+    "workspace_denied": (
+        "cannot open the workspace {url}: permission denied ({error}). Check the credentials "
+        "or storage_options."
+    ),
+    "workspace_refused": (
+        "cannot open the workspace {url}: the {protocol}:// filesystem refused the URL or its "
+        "storage_options ({error}). Check both."
+    ),
+    # -- mounts (several stores under one root) --------------------------------------------
+    "outside_mounts": (
+        "{path} is not under any mounted store. Use a path under one of the mounts: {mounts}."
+    ),
+    "read_only_mount": (
+        "{path} is on {mount}, which is mounted read-only; files there can be read but not "
+        "changed."
+    ),
+    "mount_path_invalid": (
+        "{mount} is not a mount point: mount points are absolute paths such as /data, "
+        "without . or .. parts."
+    ),
+    "mount_duplicate": "{mount} is mounted twice; mount each path once.",
+    "mounts_empty": "no stores were given to mount; mount at least one, at / for instance.",
+    "mounts_need_a_table": (
+        "a mounted workspace is built from a table of mount points, not from a URL: use "
+        "Workspace.mount."
+    ),
+    "mount_unknown": "{what} names {mount}, which is not mounted; the mounts are {mounts}.",
+    "backend_given_with_options": (
+        "a workspace given a backend instance takes no storage_options and no fs: build the "
+        "backend with them instead."
+    ),
+    "mount_options_for_backend": (
+        "{mount} is mounted with a backend already built; storage options and adapter names "
+        "apply only to mounts given as URLs."
+    ),
+}
