@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from .backends.kept import History
 from .errors import FsError
-from .messages import render
+from .messages import Reason, render
 from .policy import Ledger
 from .tools.run import parse_arguments
 from .workspace import Workspace
@@ -222,7 +222,7 @@ def _arguments(raw: str) -> dict[str, Any]:
     try:
         return parse_arguments(raw)
     except FsError as e:
-        shown = f" The argument was {raw[:200]!r}." if e.reason == "arguments_not_json" else ""
+        shown = f" The argument was {raw[:200]!r}." if e.reason == Reason.arguments_not_json else ""
         raise UsageError(e.message + shown) from e
 
 

@@ -7,11 +7,12 @@ import threading
 from collections.abc import Callable
 
 from ..errors import FsError
+from ..messages import Reason
 from .kept_store import HistoryStore, KeptEntry
 
 __all__ = ["DAMAGED", "Budget"]
 
-DAMAGED = "history_index_damaged"
+DAMAGED = Reason.history_index_damaged
 
 
 class Budget:

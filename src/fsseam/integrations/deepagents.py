@@ -70,7 +70,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 
 from ..changes import Delete
 from ..errors import ErrorCode, FsError
-from ..messages import DEFAULT_VOCABULARY
+from ..messages import DEFAULT_VOCABULARY, Reason
 from ..outcomes import ListEntry, ReadOutcome
 from ..paths import display
 from ..tools.base import Tool
@@ -198,7 +198,7 @@ class FsseamBackend(BackendProtocol):
         out = self._try(lambda: self.context.fs.read(file_path, start + 1, count), file_path,
                         "read")
         if isinstance(out, FsError):
-            if out.reason == "offset_past_end":
+            if out.reason == Reason.offset_past_end:
                 out = FsError(out.code, path=out.path, reason="deepagents_offset_past_end",
                               details={"start": start, "total": out.details.get("total")})
             return ReadResult(error=_listed(out, "read"))

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ...errors import Conflict, ErrorCode, FsError
+from ...messages import Reason
 from ...paths import display, to_key
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import (
@@ -291,7 +292,7 @@ class MountBackend:
         except FsError as e:
             # A directory that exists only on the way to a mount point.
             if not (points and e.code is ErrorCode.FS_NOT_FOUND
-                    and e.reason != "bucket_missing"):
+                    and e.reason != Reason.bucket_missing):
                 raise
 
     def walk(self, key: str) -> Iterator[Entry]:
@@ -322,7 +323,7 @@ class MountBackend:
                     yield outer
         except FsError as e:
             if not (tolerate_missing and e.code is ErrorCode.FS_NOT_FOUND
-                    and e.reason != "bucket_missing"):
+                    and e.reason != Reason.bucket_missing):
                 raise
 
     # -- writes ------------------------------------------------------------------
@@ -361,7 +362,7 @@ class MountBackend:
                 blob = sm.backend.read(s_inner)
         except FsError as e:
             if isinstance(source, IfMatch) and e.code is ErrorCode.FS_NOT_FOUND and (
-                e.reason != "bucket_missing"
+                e.reason != Reason.bucket_missing
             ):
                 raise Conflict("missing", path=display(src)) from e
             raise

@@ -16,6 +16,7 @@ from itertools import groupby
 from typing import Protocol, TypeVar
 
 from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...paths import display
 from .._digest import DIGEST_KIND
 from ..base import Blob, Entry
@@ -146,7 +147,7 @@ class UnhashedRuns:
                     yield outer, got, keep
         except FsError as e:
             if not (tolerate_missing and e.code is ErrorCode.FS_NOT_FOUND
-                    and e.reason != "bucket_missing"):
+                    and e.reason != Reason.bucket_missing):
                 raise
 
 
