@@ -67,7 +67,8 @@ def _held_already(fs: Core, plan: FilePlan, seen: Version | None
         now = fs._probe(key)
         if now == seen:
             return seen, True
-        lost = Conflict("missing" if now is None else "mismatch", path=plan.shown)
+        lost = (Conflict("missing", path=plan.shown) if now is None
+                else Conflict("mismatch", path=plan.shown))
         return _lost(fs, plan, lost, seen, None)
     return None
 
