@@ -17,8 +17,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..backends.base import Blob, WriteMeta
-from ..changes import gone_already
-from ..errors import Conflict, ErrorCode, FsError
+from ..errors import ErrorCode, FsError
 from ..events import DeletedEvent, WrittenEvent
 from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome, match_version
 from ..history import version_id as _id
@@ -26,7 +25,7 @@ from ..messages import Sentence
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .core import Core, Lost
-from .pipeline import commit_one, landed_delete, stale
+from .pipeline import commit_one, delete_one
 from .plans import FilePlan, ask, lost_of
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "history", "restore", "undo"]
@@ -111,17 +110,10 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
 
 def _undo_create(fs: Core, key: str, shown: str, after: Version, plain: FsError
                  ) -> RestoreOutcome:
-    try:
-        fs._delete(key, IfMatch(after))
-    except Conflict as c:
-        if c.reason != "missing":
-            raise stale(fs, key, shown, after, None, action="undo", fallback=plain,
-                        undo=True) from None
-        # Someone deleted it already: the file is as the undo would leave it.
-    except Exception as e:
-        # A delete whose answer was lost may have landed: the file gone is the undo done.
-        if not gone_already(e):
-            landed_delete(fs, e, key, shown)
+    plan = FilePlan(key, shown, b"", IfMatch(after), "delete", "undo",
+                    (ErrorCode.FS_STALE, None, None), fs._meta(), plain=plain, undo=True,
+                    gone_is_done=True)
+    delete_one(fs, plan)
     fs._gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
     return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
                           replaced=after, deleted=True)

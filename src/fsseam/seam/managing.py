@@ -9,8 +9,8 @@ from ..outcomes import DeleteOutcome, MoveOutcome
 from ..paths import display
 from ..versions import IfMatch, Precondition, Version
 from .core import Core
-from .pipeline import landed_delete, stale_source
-from .plans import ask
+from .pipeline import delete_one, stale_source
+from .plans import FilePlan, ask, lost_of
 
 __all__ = ["delete", "move"]
 
@@ -22,18 +22,8 @@ def delete(fs: Core, path: str) -> DeleteOutcome:
     fs._writable_at(key)
     intent = ask(fs, "delete", key, shown, operation="delete")
     pre = intent.precondition
-    try:
-        fs._delete(key, pre)
-    except Conflict as c:
-        if c.reason == "missing":
-            raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
-                          reason="deleted_before_delete") from None
-        raise stale_source(fs, c, key, shown, pre, intent, "delete") from None
-    except Exception as e:
-        if isinstance(e, FsError) and not ambiguous(e):
-            raise fs._missing(key, e) if e.reason != "is_directory" else e from None
-        # The delete may have landed: the file gone is the delete done.
-        landed_delete(fs, e, key, shown)
+    delete_one(fs, FilePlan(key, shown, b"", pre, "delete", "delete", lost_of(intent),
+                            fs._meta()))
     fs._gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown))
     return DeleteOutcome(path=shown, version=pre.version if isinstance(pre, IfMatch) else None)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..changes import ambiguous, cause_text, landed
+from ..changes import ambiguous, cause_text, gone_already, landed
 from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from ..edits import EditOp
 from ..errors import Conflict, ErrorCode, FsError
@@ -24,7 +24,15 @@ from ..versions import IfMatch, Precondition, Version
 from .core import Core
 from .plans import FilePlan, lost_of
 
-__all__ = ["commit_one", "landed_delete", "stale", "stale_before", "stale_part", "stale_source"]
+__all__ = [
+    "commit_one",
+    "delete_one",
+    "landed_delete",
+    "stale",
+    "stale_before",
+    "stale_part",
+    "stale_source",
+]
 
 
 def commit_one(fs: Core, plan: FilePlan) -> tuple[Version, bool]:
@@ -78,10 +86,7 @@ def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
     """A write whose precondition failed: success after all when the file already holds
     exactly these bytes, else the refusal, with what changed when it is FS_STALE."""
     shown = plan.shown
-    if plan.plain is not None and c.reason == "mismatch":
-        fallback = plan.plain
-    else:
-        fallback = fs._conflict(c, shown, *plan.lost)
+    fallback = _explained(fs, plan, c)
     if c.reason == "missing":
         raise fallback
     if current is None:
@@ -93,10 +98,49 @@ def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
             raise fallback from None
     if current[0] == plan.data:
         return current[1], True
+    raise _stale_or(fs, plan, seen, current, fallback)
+
+
+def _explained(fs: Core, plan: FilePlan, c: Conflict) -> FsError:
+    """What the lost guard means, as the intent (or an undo) says."""
+    if plan.plain is not None and c.reason == "mismatch":
+        return plan.plain
+    return fs._conflict(c, plan.shown, *plan.lost)
+
+
+def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
+              current: tuple[bytes, Version] | None, fallback: FsError) -> FsError:
+    """FS_STALE with what changed since ``seen``, when the intent says stale; else
+    ``fallback``."""
     if seen is None or plan.lost[0] is not ErrorCode.FS_STALE:
-        raise fallback
-    raise stale(fs, plan.key, shown, seen, current, action=plan.stale_action,
-                fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo)
+        return fallback
+    return stale(fs, plan.key, plan.shown, seen, current, action=plan.stale_action,
+                 fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo)
+
+
+def delete_one(fs: Core, plan: FilePlan) -> None:
+    """Delete the plan's file under its guard. A guard that met no file is the delete
+    done for an undo (``gone_is_done``), FS_NOT_FOUND for a delete; a guard lost to a
+    changed file is the refusal, FS_STALE with what changed when the intent says stale. A
+    delete that failed without a refusal may have landed: one read says."""
+    key, shown, pre = plan.key, plan.shown, plan.precondition
+    try:
+        fs._delete(key, pre)
+    except Conflict as c:
+        if c.reason == "missing":
+            if plan.gone_is_done:
+                return  # someone deleted it already: the file is as the undo leaves it
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
+                          reason="deleted_before_delete") from None
+        seen = pre.version if isinstance(pre, IfMatch) else None
+        raise _stale_or(fs, plan, seen, None, _explained(fs, plan, c)) from None
+    except Exception as e:
+        if plan.gone_is_done and gone_already(e):
+            return
+        if isinstance(e, FsError) and not ambiguous(e):
+            raise fs._missing(key, e) if e.reason != "is_directory" else e from None
+        # The delete may have landed: the file gone is the delete done.
+        landed_delete(fs, e, key, shown)
 
 
 def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: FsError

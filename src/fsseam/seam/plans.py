@@ -93,8 +93,9 @@ def seen_before(refused: FsError) -> Version | None:
 
 @dataclass
 class FilePlan:
-    """One file's new bytes and how to write them: the plan every single-file change
-    (write, create, edit, restore, undo) hands to :func:`fsseam.seam.pipeline.commit_one`.
+    """One file's new bytes (or its deletion) and how to make the change: the plan every
+    single-file change (write, create, edit, restore, undo, delete) hands to
+    :func:`fsseam.seam.pipeline.commit_one` (or, a deletion, ``delete_one``).
 
     The paths differ where their behaviour has always differed; the flags say where."""
 
@@ -128,3 +129,6 @@ class FilePlan:
     edit) rather than the refusal itself (restore, undo)."""
     undo: bool = False
     """A stale diff says the undo's change is what was lost."""
+    gone_is_done: bool = False
+    """A delete that finds no file has done its job (an undo of a create), rather than
+    being refused (a delete)."""
