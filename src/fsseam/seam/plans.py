@@ -1,4 +1,4 @@
-"""The gate's intents, built in one place, and the plan of a one-file write.
+"""The gate's intents, built in one place, and the plan of a one-file change.
 
 Every change asks the gate first: an intent names the file, the operation and the
 precondition the seam proposes; plugins (the observation policy) set the precondition
