@@ -1,7 +1,7 @@
 """Changes of several files at once: what to change, and committing it all or nothing.
 
 A change is a sequence of :data:`FileChange` (:class:`Create`, :class:`Update` with an
-optional move, :class:`Delete`). :meth:`fsseam.seam.Seam.change` validates every part of it
+optional move, :class:`Delete`). :func:`fsseam.seam.changing.change` validates every part of it
 against the versions the agent observed and computes every new content before anything is
 written; then :func:`commit` performs the :class:`Step` list it built:
 
@@ -33,7 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .backends.base import Backend
+from .backends.base import Backend, WriteMeta, write_as
+from .backends.kept import delete_as
 from .errors import Conflict, ErrorCode, FsError
 from .messages import render
 from .text import TextDoc
@@ -124,14 +125,14 @@ def commit_order(steps: Sequence[Step]) -> list[Step]:
     return sorted(steps, key=lambda s: (_GROUP[s.action], s.key))
 
 
-def _do(backend: Backend, step: Step) -> Version | None:
+def _do(backend: Backend, step: Step, meta: WriteMeta | None) -> Version | None:
     if step.action == "create" or step.action == "write":
         assert step.data is not None
-        return backend.write(step.key, step.data, step.precondition)
+        return write_as(backend, step.key, step.data, step.precondition, meta)
     if step.action == "copy":
         assert step.source is not None
         return backend.copy(step.source, step.key, step.precondition)
-    backend.delete(step.key, step.precondition)
+    delete_as(backend, step.key, step.precondition, meta)
     return None
 
 
@@ -209,19 +210,19 @@ class Rollback:
     files: list[str]
 
 
-def _undo(backend: Backend, step: Step) -> tuple[str, bool]:
+def _undo(backend: Backend, step: Step, meta: WriteMeta | None) -> tuple[str, bool]:
     """Undo one done step: the sentence saying what the file holds now, and whether it is
     back as it was."""
     try:
         if step.action in ("create", "copy"):
             assert step.version is not None
-            backend.delete(step.key, IfMatch(step.version))
+            delete_as(backend, step.key, IfMatch(step.version), meta)
         elif step.action == "write":
             assert step.version is not None and step.old is not None
-            backend.write(step.key, step.old, IfMatch(step.version))
+            write_as(backend, step.key, step.old, IfMatch(step.version), meta)
         else:
             assert step.old is not None
-            backend.write(step.key, step.old, CreateOnly())
+            write_as(backend, step.key, step.old, CreateOnly(), meta)
     except Exception as e:  # a lost precondition, a storage error, a backend bug
         return _undo_failed(backend, step, e)
     return render("rollback_restored", step.shown), True
@@ -254,9 +255,11 @@ def _undo_failed(backend: Backend, step: Step, error: Exception) -> tuple[str, b
 
 
 def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
-             pending: Sequence[Step], unknown: bool = False) -> Rollback:
+             pending: Sequence[Step], unknown: bool = False,
+             meta: WriteMeta | None = None) -> Rollback:
     """Undo ``done`` in reverse order; describe every file the commit was to change, in
-    commit order. ``unknown``: whether ``failed`` took effect is not known."""
+    commit order. ``unknown``: whether ``failed`` took effect is not known; ``meta``: on
+    whose behalf the undoing writes and deletes are made."""
     sentences: dict[str, str] = {}
     complete = True
     # Copies of moves whose source is not known to hold its bytes: undoing one could
@@ -278,7 +281,7 @@ def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
             if step.moved_to is not None:
                 kept[step.moved_to] = step.shown
             continue
-        sentences[step.key], ok = _undo(backend, step)
+        sentences[step.key], ok = _undo(backend, step, meta)
         if not ok and step.moved_to is not None:
             kept[step.moved_to] = step.shown
         complete = complete and ok
@@ -293,9 +296,11 @@ def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
     return Rollback(complete and not unknown, [sentences[k] for k in order])
 
 
-def commit(backend: Backend, steps: Sequence[Step]) -> list[Step]:
+def commit(backend: Backend, steps: Sequence[Step], meta: WriteMeta | None = None
+           ) -> list[Step]:
     """Perform ``steps`` in :func:`commit_order`; all or, as far as the store allows,
-    nothing. Returns the steps (each with its ``version``).
+    nothing, writing and deleting on behalf of ``meta``'s owner (for stores that keep
+    it). Returns the steps (each with its ``version``).
 
     A step that failed but is found done (:func:`settle`) counts as done. On any other
     failure the done steps are undone and the failure is raised; when an undo itself lost
@@ -307,7 +312,7 @@ def commit(backend: Backend, steps: Sequence[Step]) -> list[Step]:
     done: list[Step] = []
     for i, step in enumerate(ordered):
         try:
-            step.version = _do(backend, step)
+            step.version = _do(backend, step, meta)
         except BaseException as failure:
             # Anything at all (an interrupt too) undoes what was done before it goes on.
             outcome, version = settle(backend, step, failure)
@@ -321,7 +326,7 @@ def commit(backend: Backend, steps: Sequence[Step]) -> list[Step]:
             if outcome == "not_done" and isinstance(failure, Conflict):
                 error = step.explain(failure)
             result = rollback(backend, done, None if outcome == "done" else step,
-                              ordered[i + 1:], unknown=outcome == "unknown")
+                              ordered[i + 1:], unknown=outcome == "unknown", meta=meta)
             if not isinstance(failure, Exception):
                 raise
             if outcome == "unknown":

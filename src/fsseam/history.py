@@ -1,7 +1,7 @@
 """History as the tools see it: the outcomes of ``history``, ``restore`` and ``undo``, the
 short version ids an agent passes back, and who wrote which version.
 
-Pure data and lookups; the seam (:mod:`fsseam.undo`) does the storage calls.
+Pure data and lookups; the seam (:mod:`fsseam.seam.history`) does the storage calls.
 """
 
 from __future__ import annotations

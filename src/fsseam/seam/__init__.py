@@ -1,0 +1,183 @@
+"""ctx.fs: the seam between tools and storage.
+
+Resolves virtual paths under the root, applies the text rules, dispatches fs/* events
+through the gate, and calls the backend with the precondition the gate decided. Every
+method returns a pydantic outcome or raises FsError; a failed call changes nothing.
+
+:class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat),
+``listing`` (list, walk), ``finding`` (glob, grep), ``writing`` (write, create, edit),
+``changing`` (several files as one), ``managing`` (delete, move) and ``history``
+(history, restore, undo). Every change asks the gate through ``plans.ask``; every
+one-file write runs through ``pipeline.commit_one``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal
+
+from ..changes import FileChange
+from ..edits import EditOp, Insert, Replace
+from ..globs import Glob
+from ..grep import Pattern
+from ..history import HistoryOutcome, RestoreOutcome
+from ..limits import Limits
+from ..outcomes import (
+    ChangeOutcome,
+    DeleteOutcome,
+    EditOutcome,
+    GlobOutcome,
+    GrepOutcome,
+    ListEntry,
+    ListOutcome,
+    MoveOutcome,
+    ReadOutcome,
+    StatOutcome,
+    WriteOutcome,
+)
+from . import changing, finding, listing, managing, reading, writing
+from . import history as _history
+from .core import Core
+from .listing import smallest
+
+__all__ = ["Limits", "Seam", "smallest"]
+
+
+class Seam(Core):
+    """One owner's view of one workspace (``ctx.fs``).
+
+    Its dependencies are handed in (the Workspace builds it): the backend, the gate, the
+    limits, the workspace's document cache and whether it is read-only. Nothing above the
+    seam reaches the backend.
+    """
+
+    # -- reads -------------------------------------------------------------
+    def read(
+        self, path: str, offset: int = 1, limit: int | None = None, *,
+        max_chars: int | None = None, max_line_chars: int | None = None,
+    ) -> ReadOutcome:
+        """Lines ``[offset, offset + limit)`` (1-based) and the version of the file.
+
+        A surface that shows at most ``max_chars`` characters, cutting lines longer than
+        ``max_line_chars``, passes both: the read then holds no more than that output needs
+        (see :class:`~fsseam.text.LineWindow`), whatever the file and the limit."""
+        return reading.read(self, path, offset, limit, max_chars, max_line_chars)
+
+    def stat(self, path: str) -> StatOutcome:
+        return reading.stat(self, path)
+
+    def list(
+        self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None,
+        max_chars: int | None = None,
+    ) -> ListOutcome:
+        """Entries below a directory, ``depth`` levels deep, sorted; ``skip`` filters.
+
+        ``max_chars``: the output the listing goes to, one entry's path a line. Entries are
+        kept only until their rows fill it (the first entries, in listing order, plus the
+        one that overflows); the rest of each directory listed is counted in
+        ``ListOutcome.more``, and no directory is listed once the output is full."""
+        return listing.list_entries(self, path, depth, skip, max_chars)
+
+    def walk(self, path: str = "/") -> Iterator[ListEntry]:
+        """Every file (and symlink, never followed) below a directory, in path order, in
+        the fewest requests the storage allows; plugins may hide entries."""
+        return listing.walk(self, path)
+
+    # -- writes ------------------------------------------------------------
+    def write(self, path: str, content: str) -> WriteOutcome:
+        """Replace (or create) the whole file; an existing file keeps BOM and newlines."""
+        return writing.write(self, path, content, "write")
+
+    def create(self, path: str, content: str) -> WriteOutcome:
+        """Create a new file; never replaces one (FS_ALREADY_EXISTS)."""
+        return writing.write(self, path, content, "create")
+
+    def edit(self, path: str, ops: Sequence[EditOp]) -> EditOutcome:
+        """Apply a sequence of edits as one plan under one compare-and-swap.
+
+        Argument checks that need no file run first; then one read, the gate's edit intent
+        (the observation policy), the plan (any failing edit refuses the whole call), and
+        one conditional write. A failed call changes nothing.
+        """
+        return writing.edit(self, path, ops)
+
+    def replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
+        """Replace a literal, unique (or every, with ``replace_all``) occurrence of ``old``."""
+        return self.edit(path, [Replace(old, new, replace_all)])
+
+    def insert(self, path: str, line: int, text: str) -> EditOutcome:
+        """Insert ``text`` verbatim at the zero-based line boundary ``line`` (0 = the start
+        of the file, the line count = its end); no newline is added: end the text with one
+        to insert whole lines."""
+        return self.edit(path, [Insert(line, text)])
+
+    def change(self, changes: Sequence[FileChange]) -> ChangeOutcome:
+        """Create, update, move and delete several files as one change, all or nothing.
+
+        Nothing is written until every part has been validated: every path resolved (none
+        named twice), one read of each file updated, moved or deleted, the gate's intent for
+        each (the observation policy decides each precondition: a fresh observation of
+        each existing file, the absence of each new one), every new content computed and
+        within the limits. Then :func:`fsseam.changes.commit` writes it in a fixed order,
+        each step conditional, undoing the steps done if one fails. The written and deleted
+        events are dispatched only once the whole change has committed.
+        """
+        return changing.change(self, changes)
+
+    # -- finding -----------------------------------------------------------
+    def glob(self, pattern: Glob, path: str = "/", limit: int = 100) -> GlobOutcome:
+        """Files below ``path`` matching ``pattern``, in path order (the first ``limit``)."""
+        return finding.glob(self, pattern, path, limit)
+
+    def grep(
+        self,
+        pattern: Pattern,
+        path: str = "/",
+        *,
+        files: Glob | None = None,
+        mode: Literal["files_with_matches", "content", "count"] = "files_with_matches",
+        context: int = 0,
+        limit: int = 100,
+    ) -> GrepOutcome:
+        """Search the text files below ``path`` (or the file ``path``) for ``pattern``.
+
+        ``limit`` caps the files listed (``files_with_matches``, ``count``) or the matching
+        lines shown (``content``). Binary, non-UTF-8, over-size and unreadable files are
+        skipped and counted, never fatal. In ``content`` mode each file shown is recorded
+        as observed at the version that was searched (its lines were shown, as a windowed
+        read shows them).
+        """
+        return finding.grep(self, pattern, path, files, mode, context, limit)
+
+    # -- managing ----------------------------------------------------------
+    def delete(self, path: str) -> DeleteOutcome:
+        """Delete a file, only at the version this owner observed (with the policy on)."""
+        return managing.delete(self, path)
+
+    def move(self, source: str, destination: str) -> MoveOutcome:
+        """Move a file to a path that does not exist yet.
+
+        The source must be at the version this owner observed; the destination is created
+        only if absent. Built from steps the storage guards: a create-only copy of the
+        observed version, then a delete conditional on it; if that delete loses (the source
+        changed meanwhile) the copy is removed again, conditional on its own version.
+        """
+        return managing.move(self, source, destination)
+
+    # -- history -----------------------------------------------------------
+    def history(self, path: str, limit: int = _history.DEFAULT_HISTORY_LIMIT
+                ) -> HistoryOutcome:
+        """The versions the store keeps of a file, newest first (at most ``limit``)."""
+        return _history.history(self, path, limit)
+
+    def restore(self, path: str, version: str) -> RestoreOutcome:
+        """Write back the bytes of a kept version (named by its id, or a unique prefix), as
+        a guarded write: conditional on the version this owner observed, or create-only
+        when it saw the file absent."""
+        return _history.restore(self, path, version)
+
+    def undo(self, path: str) -> RestoreOutcome:
+        """Take back this owner's last change of the file: the version before it written
+        back, conditional on the version the change made (or, for a change that created
+        the file, the file deleted, conditional likewise)."""
+        return _history.undo(self, path)

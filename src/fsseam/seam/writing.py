@@ -1,0 +1,225 @@
+"""Changing one file: a whole-file write or create, and edits (one or several as one
+plan). Each builds a :class:`~fsseam.seam.plans.FilePlan` and runs it through
+:func:`~fsseam.seam.pipeline.commit_one`; this module only reads what the plan needs and
+reports what the commit did."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from ..edits import EditOp, EditPlan, Insert, Replace, Span, apply, check_new_text, check_replace
+from ..errors import Conflict, ErrorCode, FsError
+from ..events import EditIntent, WrittenEvent
+from ..outcomes import EditOutcome, WriteOutcome
+from ..paths import display
+from ..text import TextDoc, TextFormat, decode, encode_new
+from ..versions import CreateOnly, IfMatch, Overwrite, Version
+from .core import Core, encode_checked
+from .pipeline import commit_one, stale
+from .plans import EditKind, FilePlan, ask, lost_of, seen_before
+
+__all__ = ["edit", "write"]
+
+SNIPPET_CONTEXT = 3
+
+
+def _snippet(doc: TextDoc, span: Span, anchored: bool) -> tuple[list[str], int]:
+    """The lines around ``span`` in ``doc``; ``anchored``: ``span.at`` is an offset in
+    ``doc`` itself (a plan of one edit), so only the lines shown are looked at."""
+    start = max(1, span.first_line - SNIPPET_CONTEXT)
+    end = span.last_line + SNIPPET_CONTEXT
+    if anchored and span.at is not None:
+        return doc.lines_near(span.at, span.first_line, start, end), start
+    lines = doc.lines
+    return lines[start - 1 : min(len(lines), end)], start
+
+
+def _replace_all(ops: Sequence[EditOp]) -> bool:
+    return len(ops) == 1 and isinstance(ops[0], Replace) and ops[0].replace_all
+
+
+def write(fs: Core, path: str, content: str, operation: Literal["write", "create"]
+          ) -> WriteOutcome:
+    """Replace (or create) the whole file, or create a new one (see
+    :meth:`fsseam.seam.Seam.write` and :meth:`~fsseam.seam.Seam.create`)."""
+    fs._writable()
+    key, shown = fs._file(path)
+    fs._writable_at(key)
+    intent = ask(fs, "write", key, shown, operation=operation, size=len(content))
+    plan = FilePlan(key, shown, b"", intent.precondition, operation, "write", lost_of(intent),
+                    fs._meta(), check_first="write")
+    if operation == "create":
+        plan.precondition = CreateOnly()
+        plan.lost = (ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
+    fmt, old_view = _read_for_write(fs, plan)
+    check_new_text(content, "content")
+    plan.data = encode_checked(lambda: encode_new(content, fmt), "content")
+    fs._check_size(shown, len(plan.data))
+    version, unchanged = commit_one(fs, plan)
+    if unchanged:
+        return _unchanged_write(fs, plan, version, operation)
+    pre, current = plan.precondition, plan.current
+    created = isinstance(pre, CreateOnly) or (isinstance(pre, Overwrite) and fmt is None)
+    new_doc = decode(plan.data, shown)
+    fs._docs.put(key, version, new_doc.format, plan.data)
+    old_text = "" if created else old_view
+    replaced = (pre.version if isinstance(pre, IfMatch)
+                else current[1] if current is not None else None)
+    event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=operation,
+                         version=version, created=created,
+                         replaced=None if created else replaced)
+    fs._gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
+    outcome = WriteOutcome(path=shown, operation=operation, created=created, version=version,
+                           size=len(plan.data), lines=new_doc.line_count)
+    outcome.with_diff(shown, old_text, new_doc.view)
+    return outcome
+
+
+def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, str | None]:
+    """The existing file's format and text, which the new content keeps (from the cache
+    where the guard names a version it holds); ``plan.current`` set when read."""
+    pre, key, shown = plan.precondition, plan.key, plan.shown
+    if isinstance(pre, IfMatch):
+        cached = fs._docs.get(key, pre.version)
+        if cached is not None:
+            return cached
+        try:
+            plan.current = fs._load_bytes(key, record_missing=False)
+        except FsError as e:
+            if e.code is not ErrorCode.FS_NOT_FOUND:
+                raise
+            raise fs._conflict(Conflict("missing", path=shown), shown, *plan.lost) from None
+    elif isinstance(pre, Overwrite):
+        try:
+            plan.current = fs._load_bytes(key, record_missing=False)
+        except FsError as e:
+            if e.code is not ErrorCode.FS_NOT_FOUND:
+                raise
+            return None, None
+    else:
+        return None, None
+    doc = decode(plan.current[0], shown)
+    return doc.format, doc.view
+
+
+def _unchanged_write(fs: Core, plan: FilePlan, version: Version,
+                     operation: Literal["write", "create"]) -> WriteOutcome:
+    """The file holds exactly the bytes already: nothing is written; the writer has now
+    observed its current version."""
+    shown, data = plan.shown, plan.data
+    fs._observed(plan.key, shown, data, version)
+    doc = decode(data, shown)
+    outcome = WriteOutcome(path=shown, operation=operation, created=False, version=version,
+                           size=len(data), lines=len(doc.lines), unchanged=True)
+    outcome.with_diff(shown, doc.view, doc.view)
+    return outcome
+
+
+def check_ops(ops: Sequence[EditOp]) -> None:
+    """Argument checks that need no file (each refusal names its edit's index)."""
+    if not ops:
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="no_edits")
+    for index, op in enumerate(ops, start=1):
+        try:
+            if isinstance(op, Replace):
+                check_replace(op)
+            else:
+                check_new_text(op.text, "text")
+        except FsError as e:
+            if len(ops) > 1:
+                e.details["edit_index"] = index
+            raise
+
+
+def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
+    """Apply a sequence of edits as one plan under one compare-and-swap (see
+    :meth:`fsseam.seam.Seam.edit`)."""
+    fs._writable()
+    check_ops(ops)
+    key = fs.key(path)
+    shown = display(key)
+    fs._writable_at(key)
+    doc, current = fs._load(key)
+    operation: EditKind = (
+        "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
+    )
+    try:
+        intent = ask(fs, "edit", key, shown, operation=operation, current=current)
+    except FsError as e:
+        seen = seen_before(e)
+        if seen is None:
+            raise
+        return _stale_edit(fs, key, shown, doc, current, seen, ops, operation, e)
+    pre = intent.precondition
+    if isinstance(pre, IfMatch) and pre.version != current:
+        raise fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
+    result = apply(doc, ops, shown)
+    if not result.changed:
+        return _unchanged_edit(fs, key, shown, result, doc, current, operation, ops)
+    return _commit_edit(fs, key, shown, result, intent, ops)
+
+
+def _stale_edit(
+    fs: Core, key: str, shown: str, doc: TextDoc, current: Version, seen: Version,
+    ops: Sequence[EditOp], operation: EditKind, refused: FsError,
+) -> EditOutcome:
+    """The file moved on from the version the agent read. If the edit, made on what the
+    agent read, gives exactly the current bytes (another agent made the same change), it
+    succeeds without a write; otherwise FS_STALE shows what changed."""
+    old = fs._text_at(key, seen)
+    if old is not None:
+        try:
+            mine: EditPlan | None = apply(old, ops, shown)
+        except FsError:
+            mine = None
+        if mine is not None and mine.after.encode() == doc.encode():
+            return _unchanged_edit(fs, key, shown, mine, doc, current, operation, ops)
+    raise stale(fs, key, shown, seen, (doc.encode(), current), action="edit",
+                fallback=refused, ops=ops, old=old) from None
+
+
+def _unchanged_edit(
+    fs: Core, key: str, shown: str, result: EditPlan, doc: TextDoc, current: Version,
+    operation: EditKind, ops: Sequence[EditOp],
+) -> EditOutcome:
+    """The file already holds the edit's result: nothing is written."""
+    fs._observed(key, shown, doc.encode(), current)
+    first = result.spans[0]
+    # The plan's offsets are in the text it made, not in ``doc``: lines are counted.
+    snippet, start = _snippet(doc, first, False)
+    outcome = EditOutcome(
+        path=shown, operation=operation, replacements=result.replacements,
+        replace_all=_replace_all(ops), version=current, first_line=first.first_line,
+        snippet=snippet, snippet_start=start, edits=len(result.spans), unchanged=True,
+    )
+    outcome.with_diff(shown, doc.view, doc.view)
+    return outcome
+
+
+def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditIntent,
+                 ops: Sequence[EditOp]) -> EditOutcome:
+    new_doc = result.after
+    data = encode_checked(new_doc.encode, "new")
+    fs._check_size(shown, len(data))
+    pre = intent.precondition
+    plan = FilePlan(key, shown, data, pre, "edit", "edit", lost_of(intent), fs._meta(),
+                    old=result.before, ops=ops)
+    version, unchanged = commit_one(fs, plan)
+    if unchanged:  # another writer made exactly this change meanwhile
+        return _unchanged_edit(fs, key, shown, result, decode(data, shown), version,
+                               intent.operation, ops)
+    fs._docs.put(key, version, new_doc.format, data)
+    seen = pre.version if isinstance(pre, IfMatch) else None
+    event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=intent.operation,
+                         version=version, created=False, replaced=seen)
+    fs._gate.dispatch(event.with_diff(shown, result.before.view, new_doc.view))
+    first = result.spans[0]
+    snippet, start = _snippet(new_doc, first, len(result.spans) == 1)
+    outcome = EditOutcome(
+        path=shown, operation=intent.operation, replacements=result.replacements,
+        replace_all=_replace_all(ops), version=version, first_line=first.first_line,
+        snippet=snippet, snippet_start=start, edits=len(result.spans),
+    )
+    outcome.with_diff(shown, result.before.view, new_doc.view)
+    return outcome

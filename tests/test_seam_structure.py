@@ -1,0 +1,160 @@
+"""The seam's shape: intents built in one place, the backend's optional operations looked
+up once (never probed by name), and every write and delete of a change (its rollback
+too) made on the owner's behalf without wrapping the backend."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fsseam import ErrorCode, FsError, Workspace
+from fsseam.backends.base import ANY_VERSION, WriteMeta
+from fsseam.backends.contract import Extras
+from fsseam.changes import Create, Delete, Update
+from fsseam.errors import Conflict
+from fsseam.text import TextDoc, decode
+from fsseam.versions import Precondition, Version
+
+SEAM = Path(__file__).resolve().parents[1] / "src" / "fsseam" / "seam"
+INTENTS = {"WriteIntent", "EditIntent", "DeleteIntent", "UndoIntent"}
+OPTIONAL = set(Extras.__dataclass_fields__)
+
+
+def _calls(path: Path) -> list[tuple[str, int]]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+            names.append((name, node.lineno))
+    return names
+
+
+def test_the_seam_is_a_package_of_small_modules() -> None:
+    modules = sorted(SEAM.glob("*.py"))
+    assert len(modules) >= 8
+    for m in modules:
+        assert len(m.read_text().splitlines()) <= 400, m.name
+
+
+def test_intents_are_built_only_by_the_one_builder() -> None:
+    built = {
+        (m.name, name, line) for m in SEAM.glob("*.py") for name, line in _calls(m)
+        if name in INTENTS
+    }
+    assert built and {name for name, _, _ in built} == {"plans.py"}
+
+
+def test_the_seam_never_probes_the_backend_by_name() -> None:
+    found = [
+        (m.name, line) for m in [*SEAM.glob("*.py"), SEAM.parent / "changes.py"]
+        for name, line in _calls(m) if name in ("getattr", "hasattr")
+    ]
+    assert found == []
+
+
+class Counting:
+    """A backend that forwards everything, counting how often each optional operation is
+    asked for."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.asked: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        # capabilities_for is also asked by backends.base.write_as, the backend layer's own
+        # per-write lookup of whether a store keeps the owner: not the seam's.
+        if name in OPTIONAL - {"capabilities_for"}:
+            self.asked[name] += 1
+        return getattr(self._inner, name)
+
+
+def test_optional_operations_are_looked_up_once_per_backend(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("needle\n")
+    ws = Workspace(str(tmp_path))
+    ctx = ws.context("a")
+    counting = Counting(ws.backend)
+    ctx.fs.backend = counting
+    after_lookup = Counter(counting.asked)
+    assert set(after_lookup) <= OPTIONAL
+    for _ in range(3):
+        assert ctx.tools.execute("ls", {"path": "/d"}).ok
+        assert ctx.tools.execute("grep", {"pattern": "needle"}).ok
+        assert ctx.tools.execute("read", {"file_path": "/d/a.txt"}).ok
+        assert ctx.tools.execute("edit", {"file_path": "/d/a.txt", "old_string": "needle",
+                                          "new_string": "pin"}).ok
+        assert ctx.tools.execute("edit", {"file_path": "/d/a.txt", "old_string": "pin",
+                                          "new_string": "needle"}).ok
+    assert counting.asked == after_lookup  # nothing asked again, call after call
+    other = Counting(ws.backend)
+    ctx.fs.backend = other  # a backend handed in later is looked up in turn
+    assert other.asked == after_lookup
+
+
+class Recording:
+    """A backend that keeps write metadata (as S3 and GCS do) and records on whose behalf
+    each write and delete is made; optionally failing its ``fail_at``-th change."""
+
+    delete_meta = True
+
+    def __init__(self, inner: Any, fail_at: int | None = None) -> None:
+        self._inner = inner
+        self.capabilities = inner.capabilities.model_copy(update={"write_meta": True})
+        self.fail_at = fail_at
+        self.calls: list[tuple[str, str, str | None]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _note(self, what: str, key: str, meta: WriteMeta | None) -> None:
+        self.calls.append((what, key, None if meta is None else meta.owner))
+        if len(self.calls) == self.fail_at:
+            raise Conflict("mismatch", path="/" + key)
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        self._note("write", key, meta)
+        version: Version = self._inner.write(key, data, precondition)
+        return version
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        self._note("delete", key, meta)
+        self._inner.delete(key, precondition)
+
+
+def _upper(doc: TextDoc, shown: str) -> TextDoc:
+    return decode(doc.encode().upper(), shown)
+
+
+@pytest.mark.parametrize("fail_at", [None, 3])
+def test_a_change_writes_and_rolls_back_on_the_owners_behalf(
+    tmp_path: Path, fail_at: int | None
+) -> None:
+    for name in ("b.txt", "c.txt"):
+        (tmp_path / name).write_text(name + "\n")
+    ws = Workspace(str(tmp_path))
+    ctx = ws.context("alice")
+    for name in ("b.txt", "c.txt"):
+        assert ctx.tools.execute("read", {"file_path": name}).ok
+    recording = Recording(ws.backend, fail_at)
+    ctx.fs.backend = recording
+    changes = [Create("a.txt", "new\n"), Update("b.txt", edit=_upper), Delete("c.txt")]
+    if fail_at is None:
+        ctx.fs.change(changes)
+    else:
+        with pytest.raises(FsError) as failed:
+            ctx.fs.change(changes)
+        assert failed.value.code is ErrorCode.FS_STALE
+    done = [("write", "a.txt"), ("write", "b.txt"), ("delete", "c.txt")][: fail_at or 3]
+    undone = [("write", "b.txt"), ("delete", "a.txt")] if fail_at else []
+    assert [(w, k) for w, k, _ in recording.calls] == done + undone
+    assert {owner for _, _, owner in recording.calls} == {"alice"}
+    if fail_at:
+        assert (tmp_path / "b.txt").read_text() == "b.txt\n"
+        assert not (tmp_path / "a.txt").exists()
