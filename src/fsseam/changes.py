@@ -35,8 +35,8 @@ from typing import Literal
 
 from .backends.base import Backend, WriteMeta, write_as
 from .backends.kept import delete_as
-from .errors import Conflict, ErrorCode, FsError
-from .messages import render
+from .errors import Conflict, ConflictKind, ErrorCode, FsError
+from .messages import Reason, render
 from .text import TextDoc
 from .versions import CreateOnly, IfMatch, Precondition, Version
 
@@ -140,9 +140,9 @@ def gone_already(failure: BaseException) -> bool:
     """Whether a delete's failure says the file is not there (a precondition that met no
     file, or a plain 404): the goal of the delete, whoever reached it."""
     if isinstance(failure, Conflict):
-        return failure.reason == "missing"
+        return failure.reason == ConflictKind.missing
     return (isinstance(failure, FsError) and failure.code is ErrorCode.FS_NOT_FOUND
-            and failure.reason != "bucket_missing")
+            and failure.reason != Reason.bucket_missing)
 
 
 def ambiguous(failure: BaseException) -> bool:
@@ -180,7 +180,7 @@ def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcom
         # move's bytes are at its destination.
         return "done", None
     if isinstance(failure, Conflict):
-        if delete or failure.reason == "missing":
+        if delete or failure.reason == ConflictKind.missing:
             return "not_done", None
         # A refused write or copy: a resend meeting our own landed request, when the file
         # holds exactly our bytes; someone else's change when it holds others.
@@ -195,7 +195,7 @@ def cause_text(failure: BaseException, shown: str, action: str) -> str:
     if isinstance(failure, Conflict):
         return render("step_refused", shown, {"action": action})
     if isinstance(failure, FsError):
-        if failure.reason in ("storage_failed", "store_busy") and {
+        if failure.reason in (Reason.storage_failed, Reason.store_busy) and {
                 "action", "detail"} <= failure.details.keys():
             return render("step_failed", failure.path, failure.details)
         return failure.message

@@ -13,8 +13,9 @@ from typing import Literal
 
 from ..changes import Create, Delete, FileChange, Step, Update, commit
 from ..edits import check_new_text
-from ..errors import Conflict, ErrorCode, FsError
+from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import DeletedEvent, DeleteIntent, EditIntent, WrittenEvent
+from ..messages import Reason
 from ..outcomes import ChangedFile, ChangeOutcome
 from ..paths import display
 from ..text import TextDoc, decode, encode_new
@@ -94,7 +95,7 @@ def _absent(fs: Core, key: str, exists: FsError) -> None:
     try:
         st = fs.backend.stat(key)
     except FsError as e:
-        if e.code is ErrorCode.FS_NOT_FOUND and e.reason != "bucket_missing":
+        if e.code is ErrorCode.FS_NOT_FOUND and e.reason != Reason.bucket_missing:
             return
         raise
     if st.kind == "directory":
@@ -108,7 +109,7 @@ def _lost_part(fs: Core, key: str, shown: str, pre: Precondition, action: str,
 
     def lost(err: Conflict) -> FsError:
         fallback = fs._conflict(err, shown, *lost_of(intent))
-        if err.reason != "mismatch" or not isinstance(pre, IfMatch):
+        if err.reason != ConflictKind.mismatch or not isinstance(pre, IfMatch):
             return fallback
         return stale_part(fs, key, shown, pre.version, None, action, fallback)
 
@@ -132,7 +133,7 @@ def _prepare_delete(fs: Core, c: Delete, key: str, shown: str) -> _Prepared:
     stale = _lost_part(fs, key, shown, pre, "delete", intent)
 
     def gone(err: Conflict) -> FsError:
-        if err.reason == "missing":
+        if err.reason == ConflictKind.missing:
             return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="missing")
         return stale(err)
 
@@ -190,10 +191,10 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
                              reason="move_destination_exists", details=facts))
 
     def moved(err: Conflict) -> FsError:
-        if err.reason == "exists":
+        if err.reason == ConflictKind.exists:
             return FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown,
                            reason="move_destination_exists", details=facts)
-        if err.reason == "missing":
+        if err.reason == ConflictKind.missing:
             return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="deleted_before_move")
         return stale(err)
 

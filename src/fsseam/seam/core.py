@@ -15,12 +15,12 @@ from ..backends.contract import Extras, extras_of
 from ..backends.kept import delete_as
 from ..changes import ambiguous, cause_text, landed
 from ..doccache import DocCache
-from ..errors import Conflict, ErrorCode, FsError
+from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
 from ..gate import Gate
 from ..history import Authors
 from ..limits import Limits
-from ..messages import Role
+from ..messages import Reason, Role
 from ..paths import display, to_key
 from ..text import TextDoc, decode
 from ..versions import Precondition, Version
@@ -94,7 +94,7 @@ class Core:
     def _missing(self, key: str, err: FsError) -> FsError:
         # A missing bucket is not a missing file: "create the file" would send the model
         # into writes that fail the same way, and absence must not be recorded for it.
-        if err.code is ErrorCode.FS_NOT_FOUND and err.reason != "bucket_missing":
+        if err.code is ErrorCode.FS_NOT_FOUND and err.reason != Reason.bucket_missing:
             self._gate.dispatch(MissingEvent(owner=self.owner, key=key, path=display(key)))
             return FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="not_found")
         return err
@@ -228,7 +228,7 @@ class Core:
         """What a lost precondition means to this caller (the intent's code and reason)."""
         if code is None:
             return err
-        if err.reason == "missing":
+        if err.reason == ConflictKind.missing:
             return FsError(code, path=path, reason="deleted_since_read")
         if hint is not None:
             return FsError(code, hint, path=path)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..changes import ambiguous, cause_text, gone_already, landed
-from ..errors import Conflict, ErrorCode, FsError
+from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import DeletedEvent, DeleteIntent, WrittenEvent
 from ..outcomes import DeleteOutcome, MoveOutcome
 from ..paths import display
@@ -44,10 +44,10 @@ def move(fs: Core, source: str, destination: str) -> MoveOutcome:
     try:
         version = fs.backend.copy(src, dst, pre)
     except Conflict as c:
-        if c.reason == "exists":
+        if c.reason == ConflictKind.exists:
             raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=src_shown,
                           reason="move_destination_exists", details=facts) from None
-        if c.reason == "missing":
+        if c.reason == ConflictKind.missing:
             raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
                           reason="deleted_before_move") from None
         raise stale_source(fs, c, src, src_shown, pre, intent, "move") from None
@@ -86,7 +86,7 @@ def _unmove(fs: Core, e: Exception, src: str, dst: str, version: Version, pre: P
     try:
         fs.backend.delete(dst, IfMatch(version))
     except Conflict as lost:
-        if lost.reason != "missing":  # missing: the copy is gone, as the undo wants
+        if lost.reason != ConflictKind.missing:  # missing: the copy is gone, as the undo wants
             raise FsError(ErrorCode.FS_STALE, path=src_shown, reason="move_rollback_lost",
                           details=facts) from e
     except Exception as failed:

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from ..changes import ambiguous, cause_text, gone_already, landed
 from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from ..edits import EditOp
-from ..errors import Conflict, ErrorCode, FsError
+from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import DeleteIntent, EditIntent
+from ..messages import Reason
 from ..text import TextDoc, decode
 from ..versions import IfMatch, Precondition, Version
 from .core import Core
@@ -87,7 +88,7 @@ def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
     exactly these bytes, else the refusal, with what changed when it is FS_STALE."""
     shown = plan.shown
     fallback = _explained(fs, plan, c)
-    if c.reason == "missing":
+    if c.reason == ConflictKind.missing:
         raise fallback
     if current is None:
         try:
@@ -103,7 +104,7 @@ def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
 
 def _explained(fs: Core, plan: FilePlan, c: Conflict) -> FsError:
     """What the lost guard means, as the intent (or an undo) says."""
-    if plan.plain is not None and c.reason == "mismatch":
+    if plan.plain is not None and c.reason == ConflictKind.mismatch:
         return plan.plain
     return fs._conflict(c, plan.shown, *plan.lost)
 
@@ -127,7 +128,7 @@ def delete_one(fs: Core, plan: FilePlan) -> None:
     try:
         fs._delete(key, pre)
     except Conflict as c:
-        if c.reason == "missing":
+        if c.reason == ConflictKind.missing:
             if plan.gone_is_done:
                 return  # someone deleted it already: the file is as the undo leaves it
             raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
@@ -138,7 +139,7 @@ def delete_one(fs: Core, plan: FilePlan) -> None:
         if plan.gone_is_done and gone_already(e):
             return
         if isinstance(e, FsError) and not ambiguous(e):
-            raise fs._missing(key, e) if e.reason != "is_directory" else e from None
+            raise fs._missing(key, e) if e.reason != Reason.is_directory else e from None
         # The delete may have landed: the file gone is the delete done.
         landed_delete(fs, e, key, shown)
 
