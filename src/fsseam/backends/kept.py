@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import Conflict, ErrorCode, FsError
+from ..messages import Part
 from ..paths import display
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import DIGEST_KIND
@@ -241,7 +242,7 @@ class KeptHistoryBackend:
                 continue
         raise FsError(
             ErrorCode.FS_BACKEND, path=display(key), reason="kept_changing",
-            details={"doing": "being copied into the history"},
+            details={"doing": Part("_kept_copying")},
         )
 
     def write(

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..messages import Part
 from ..paths import display
 from .kept_store import KeptEntry
 
@@ -70,9 +71,12 @@ def _durable_write(directory: str, name: str, data: bytes) -> None:
     _fsync_dir(directory)
 
 
-def _damaged(key: str, index: str, error: object) -> FsError:
+def _damaged(key: str, index: str, error: Exception | Part, **facts: object) -> FsError:
+    """``error``: what made the index unreadable, or the catalogue's clause saying what is
+    wrong with its shape (``facts``: the fields that clause names)."""
+    said = error if isinstance(error, Part) else str(error)
     return FsError(ErrorCode.FS_BACKEND, path=display(key), reason="history_index_damaged",
-                   details={"index": index, "error": str(error)})
+                   details={"index": index, "error": said, **facts})
 
 
 class DirectoryHistoryStore:
@@ -128,18 +132,19 @@ class DirectoryHistoryStore:
         # Anything but the exact shape this version writes is damage (a hand edit, a
         # truncated copy, another program's file): guessing would show wrong versions.
         if not isinstance(raw, dict):
-            raise _damaged(key, index, f"holds a JSON {type(raw).__name__}, not an object")
+            raise _damaged(key, index, Part("_index_not_object"), json_type=type(raw).__name__)
         if raw.get("format") != FORMAT or raw.get("key") != key:
-            raise _damaged(key, index, "wrong format or key")
+            raise _damaged(key, index, Part("_index_wrong_format"))
         listed = raw.get("entries")
         if not isinstance(listed, builtins.list):
-            raise _damaged(key, index, "its entries are not a list")
+            raise _damaged(key, index, Part("_index_entries_not_list"))
         try:
             return [KeptEntry.model_validate(e) for e in listed]
         except ValidationError as e:
             problem = e.errors()[0]
             where = ".".join(str(p) for p in problem.get("loc", ())) or "entry"
-            raise _damaged(key, index, f"an entry's {where}: {problem.get('msg')}") from e
+            raise _damaged(key, index, Part("_index_bad_entry"), field=where,
+                           problem=problem.get("msg")) from e
 
     def set_aside(self, key: str) -> builtins.list[str]:
         """Move a damaged index out of the way (renamed, never deleted: the user may want

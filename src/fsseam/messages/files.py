@@ -9,6 +9,11 @@ SENTENCES: dict[str, str] = {
     "_inside_only": "Only paths inside the workspace can be used.",
     "_choose_other": "Choose another path or ask the user.",
     "_failed_to": "storage failed to {action} {path} ({detail})",
+    # The {action} at a copy's destination (a write there: a file on the way is a mistake
+    # in the path, not a missing file).
+    "_copy_to": "copy to",
+    # The {doing} of kept_changing while a kept history copies the version it replaces.
+    "_kept_copying": "being copied into the history",
     "_nul_bytes": "it contains NUL bytes, so it looks binary",
     "_bad_utf8": "invalid UTF-8",
     "_bad_utf8_at": "invalid UTF-8 at byte {byte}",

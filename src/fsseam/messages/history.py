@@ -74,6 +74,11 @@ SENTENCES: dict[str, str] = {
         "version {version} of {path} is no longer kept (the oldest copies are dropped when "
         "the history is full). Call history to see the versions kept."
     ),
+    # The {error} of history_index_damaged: what is wrong with the index file.
+    "_index_not_object": "holds a JSON {json_type}, not an object",
+    "_index_wrong_format": "wrong format or key",
+    "_index_entries_not_list": "its entries are not a list",
+    "_index_bad_entry": "an entry's {field}: {problem}",
     "history_index_damaged": (
         "the history fsseam keeps of {path} cannot be used: its index file {index} is "
         "damaged ({error}), so no older version of it can be listed or brought back now. "

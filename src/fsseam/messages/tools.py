@@ -66,6 +66,12 @@ SENTENCES: dict[str, str] = {
     "_insert_text_twice": "give the text to insert once: {text} or insert_text, not both",
     "arguments_not_json": "arguments are not valid JSON ({error}).",
     "arguments_not_object": "arguments must be a JSON object, not {kind}.",
+    # Its {kind}: what the arguments were instead, as JSON names it.
+    "_json_array": "an array",
+    "_json_string": "a string",
+    "_json_number": "a number",
+    "_json_boolean": "a boolean",
+    "_json_null": "null",
     "unknown_tool": (
         "there is no tool named {name!r}. The tools are: {tools}. Call one of them."
     ),

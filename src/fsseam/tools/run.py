@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
-from ..messages import DEFAULT_VOCABULARY, Vocabulary, render
+from ..messages import DEFAULT_VOCABULARY, Part, Vocabulary, render
 from ..oserrors import map_os_error
 from ..paths import escape_surrogates
 from ..seam import Seam
@@ -209,8 +209,10 @@ def _path_of(args: object) -> str:
     return ""
 
 
-_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number",
-               bool: "a boolean", type(None): "null"}
+# What the arguments were instead of an object, as JSON names it (catalogue clauses).
+_JSON_KINDS = {list: Part("_json_array"), str: Part("_json_string"),
+               int: Part("_json_number"), float: Part("_json_number"),
+               bool: Part("_json_boolean"), type(None): Part("_json_null")}
 
 
 def parse_arguments(args: Mapping[str, Any] | str | None) -> dict[str, Any]:

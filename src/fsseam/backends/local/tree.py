@@ -114,7 +114,10 @@ class Tree:
                             st = os.stat(part, dir_fd=fd, follow_symlinks=False)
                             if stat_mod.S_ISLNK(st.st_mode):
                                 raise _outside("/".join(parts[: i + 1])) from e
-                            raise NotADirectoryError(errno.ENOTDIR, "Not a directory") from e
+                            # The OS's own words: mapped() turns it into the catalogue's
+                            # parent_is_file / missing_below_file, which never show them.
+                            raise NotADirectoryError(
+                                errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from e
                     os.close(fd)
                     fd = nfd
         except BaseException:

@@ -20,6 +20,7 @@ import stat as stat_mod
 import time
 
 from ...errors import Conflict, ErrorCode, FsError
+from ...messages import Part
 from ...oserrors import map_os_error, mapped
 from ...paths import display
 from ...versions import CreateOnly, IfMatch, Precondition, Version
@@ -44,6 +45,10 @@ from .temps import _DirGone, _Temp, is_temp_name, link_create, sweep_orphans
 from .tree import Tree, undo_dirs
 
 __all__ = ["Writes"]
+
+# The action at a copy's destination, as errors say it ("cannot copy to /a/b: ..."): a
+# write there, so a file on the way is a mistake in the path rather than a missing file.
+_COPY_TO = Part("_copy_to")
 
 
 class Writes:
@@ -233,10 +238,10 @@ class Writes:
                     raise Conflict("mismatch", path=display(src))
             for _ in range(3):
                 created: list[tuple[int, str]] = []
-                dfd, name = self.tree.parent(dst, "copy to", created)
+                dfd, name = self.tree.parent(dst, _COPY_TO, created)
                 ok = False
                 try:
-                    with mapped(dst, "copy to"):
+                    with mapped(dst, _COPY_TO):
                         version = self._copy_into(sfd, sst, src, source, dfd, dst, name)
                     ok = True
                     return version
@@ -256,7 +261,7 @@ class Writes:
         existing = _lstat(dfd, name)
         if existing is not None:
             if stat_mod.S_ISDIR(existing.st_mode):
-                raise map_os_error(IsADirectoryError(dst), dst, "copy to")
+                raise map_os_error(IsADirectoryError(dst), dst, _COPY_TO)
             raise Conflict("exists", path=display(dst))
         temp = _Temp(dfd, name, dst)
         try:
