@@ -101,33 +101,6 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
 # Files another helper owns and is changing this round: file -> the start of each literal
 # (or of each comparison's source) still failing. Fixed at merge; then this list is emptied.
 PENDING_OTHER_OWNERS: dict[str, list[str]] = {
-    # A (core): reasons compared by hand (fix_reasons.py rewrites them); fragments of
-    # model-facing text built in code.
-    "src/fsseam/seam.py": [
-        'err.reason == "missing"',
-        'c.reason == "missing"',
-        'err.reason != "bucket_missing"',
-        'err.reason == "exists"',
-        'err.reason != "mismatch"',
-        'c.reason == "exists"',
-        'lost.reason != "missing"',
-        'e.reason != "bucket_missing"',
-        'e.reason != "is_directory"',
-    ],
-    "src/fsseam/undo.py": [
-        'c.reason != "missing"',
-        'c.reason == "missing"',
-        'c.reason == "mismatch"',
-    ],
-    "src/fsseam/changes.py": [
-        'failure.reason == "missing"',
-        'failure.reason != "bucket_missing"',
-        'failure.reason in ("storage_failed", "store_busy")',
-    ],
-    "src/fsseam/conflicts.py": [
-        "x... [line cut]",  # a diff line cut short, shown to the model
-        " (edit x)",  # which edit of a multi_edit a target sentence is about
-    ],
     # E (stores): client exception texts that become {detail}s, the credential sentences
     # ({configure}, {grant}), and reasons compared by hand.
     "src/fsseam/backends/objectstore/backend.py": [

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .diff import unified_diff
 from .edits import MAX_COUNTED_MATCHES, EditOp, Replace, count_matches
-from .messages import Part, Sentence, Sentences
+from .messages import Part, Sentence, Sentences, render
 
 __all__ = [
     "DIFF_IS_A_READ",
@@ -62,6 +62,10 @@ class ChangeSummary:
         return self.changed == 0
 
 
+# The mark after a diff line cut short: the model reads it inside the diff.
+_LINE_CUT = render("_diff_line_cut")
+
+
 def _is_change(line: str) -> bool:
     return line[:1] in ("-", "+")
 
@@ -75,7 +79,7 @@ def summarize(path: str, old: str, new: str, max_chars: int) -> ChangeSummary:
     used = shown = 0
     for line in body:
         whole = len(line) <= MAX_DIFF_LINE_CHARS
-        text = line if whole else f"{line[:MAX_DIFF_LINE_CHARS]}... [line cut]"
+        text = line if whole else line[:MAX_DIFF_LINE_CHARS] + _LINE_CUT
         if used + len(text) + 1 > max_chars:
             break
         out.append(text)
@@ -91,7 +95,7 @@ def target_status(view: str, ops: Sequence[EditOp]) -> Sentences:
     replaces = [(i, op) for i, op in enumerate(ops, start=1) if isinstance(op, Replace)]
     parts: list[Sentence] = []
     for index, op in replaces:
-        which = f" (edit {index})" if len(ops) > 1 else ""
+        which = " " + render("_which_edit", details={"index": index}) if len(ops) > 1 else ""
         count = count_matches(view, op.old.replace("\r\n", "\n"), MAX_COUNTED_MATCHES + 1)
         if count == 0:
             parts.append(Sentence("target_gone", {"which": which}))

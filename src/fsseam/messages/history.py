@@ -43,6 +43,8 @@ SENTENCES: dict[str, str] = {
     ),
     "changes_unknown": "{reread} it to see what changed.",
     "target_unique": "Your {old}{which} still occurs exactly once in it.",
+    "_which_edit": "(edit {index})",
+    "_diff_line_cut": "... [line cut]",
     "target_gone": "Your {old}{which} no longer occurs in it.",
     "target_ambiguous": "Your {old}{which} now occurs {times} in it.",
     # -- history, restore and undo -------------------------------------------------------
