@@ -94,7 +94,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(
         "seam",
         covers=(
-            "fsseam.seam", "fsseam.undo", "fsseam.changes", "fsseam.patches", "fsseam.grep",
+            "fsseam.seam", "fsseam.changes", "fsseam.patches", "fsseam.grep",
             "fsseam.conflicts", "fsseam.edits", "fsseam.outcomes", "fsseam.history",
             "fsseam.doccache",
         ),
