@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
-from fsspec.asyn import sync
-
 # Import the base class, never gcsfs's default export: since gcsfs 2026.3 the default may be
 # ExtendedGcsFileSystem, which probes every bucket over gRPC (a 60 s wait per bucket against
 # an emulator). Only the plain JSON API is used here, so the base class is all we need.
@@ -39,7 +37,9 @@ from fsseam.backends.objectstore import (
     NoVersion,
     ObjectData,
     ObjectHead,
+    SyncBridge,
 )
+from fsseam.messages import render
 from fsseam.versions import Version
 
 
@@ -75,7 +75,7 @@ VERSION_KIND = "generation"
 
 def _version(generation: object) -> Version:
     if generation is None or not str(generation).isdigit():
-        raise NoVersion("GCS reported no generation")
+        raise NoVersion("generation")
     return Version(kind=VERSION_KIND, value=str(generation))
 
 
@@ -155,11 +155,10 @@ class GcsClient:
         self.fs = fs
         self.bucket = bucket
         self.resumable_threshold = resumable_threshold
+        self._run = SyncBridge(fs)
 
     def _call(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
-        # gcsfs runs its own event loop in a daemon thread; sync() is thread-safe, so many
-        # threads may share one backend.
-        return sync(self.fs.loop, self.fs._call, method, path, *args, **kwargs)
+        return self._run(self.fs._call, method, path, *args, **kwargs)
 
     @property
     def _location(self) -> str:
@@ -259,7 +258,7 @@ class GcsClient:
         )
         location = _header(headers, "Location")
         if not location:
-            raise OSError("the resumable upload initiation returned no Location")
+            raise OSError(render("gcs_upload_no_location"))
         try:
             return self._send_chunks(location, data)
         except BaseException:
@@ -293,7 +292,7 @@ class GcsClient:
             next_offset = int(persisted.rsplit("-", 1)[1]) + 1 if persisted else 0
             stalls = stalls + 1 if next_offset <= offset else 0
             if stalls >= 3:
-                raise OSError(f"resumable upload made no progress at byte {offset}")
+                raise OSError(render("gcs_upload_stalled", details={"offset": offset}))
             offset = next_offset
 
     def _cancel(self, location: str) -> None:
@@ -383,7 +382,7 @@ class GcsClient:
                 return _version((result.get("resource") or {}).get("generation"))
             token = result.get("rewriteToken")
             if not token:
-                raise OSError("the rewrite is not done and gave no token to continue")
+                raise OSError(render("gcs_rewrite_no_token"))
 
     def list_objects(
         self,

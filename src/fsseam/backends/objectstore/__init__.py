@@ -60,11 +60,25 @@ from .client import (
     ObjectData,
     ObjectHead,
 )
-from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
+from .errors import (
+    HTTP_RUNGS,
+    Action,
+    Fault,
+    ObjectErrorMapper,
+    Op,
+    Rung,
+    StatusLadder,
+    StoreError,
+    rung,
+    translate,
+)
 from .keys import KeySpace, normalize, parents
+from .store import COMMON_OPTIONS, StoreFacts, SyncBridge, split_options, unusable_credentials
 from .stream import PinnedRangeStream
 
 __all__ = [
+    "COMMON_OPTIONS",
+    "HTTP_RUNGS",
     "MAX_VERSIONS_LISTED",
     "OWNER_KEY",
     "WRITE_ID_KEY",
@@ -81,9 +95,16 @@ __all__ = [
     "ObjectStoreBackend",
     "Op",
     "PinnedRangeStream",
+    "Rung",
+    "StatusLadder",
     "StoreError",
+    "StoreFacts",
+    "SyncBridge",
     "messages",
     "normalize",
     "parents",
+    "rung",
+    "split_options",
     "translate",
+    "unusable_credentials",
 ]
