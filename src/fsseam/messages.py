@@ -718,11 +718,12 @@ _MESSAGES: dict[str, str] = {
     "history_dir_unusable": "the history directory {where} cannot be used ({error}).",
     # --- stores ---
     # What each object store's user configures or grants: clauses of no_credentials,
-    # credentials_unusable and store_denied (their {configure} and {grant}).
+    # credentials_unusable and store_denied (their {configure} and {grant}). Options are
+    # spelled dict(...): a rendered sentence holds no brace.
     "_s3_configure": (
-        'pass storage_options={{"key": ..., "secret": ...}} (or {{"profile": ...}}), or set '
+        'pass storage_options=dict(key=..., secret=...) (or dict(profile=...)), or set '
         "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary "
-        'credentials); a public bucket can be read with {{"anon": True}}.'
+        'credentials); a public bucket can be read with dict(anon=True).'
     ),
     "_s3_grant": (
         "grant them s3:GetObject, s3:PutObject, s3:DeleteObject and s3:ListBucket on the "
@@ -730,20 +731,20 @@ _MESSAGES: dict[str, str] = {
         "other credentials."
     ),
     "_gcs_configure": (
-        'pass storage_options={{"token": "/path/to/service-account.json"}} (or '
-        '{{"token": "google_default"}} after `gcloud auth application-default login`), or set '
-        'GOOGLE_APPLICATION_CREDENTIALS; a public bucket can be read with {{"token": "anon"}}.'
+        'pass storage_options=dict(token="/path/to/service-account.json") (or '
+        'dict(token="google_default") after `gcloud auth application-default login`), or set '
+        'GOOGLE_APPLICATION_CREDENTIALS; a public bucket can be read with dict(token="anon").'
     ),
     "_gcs_grant": (
         "grant them roles/storage.objectUser on the bucket (storage.objects.get, create, "
         "delete and list; storage.buckets.get for history), or use other credentials."
     ),
     "_azure_configure": (
-        'pass storage_options={{"connection_string": "..."}} (or {{"account_name": "...", '
-        '"account_key": "..."}}, or {{"account_name": "...", "sas_token": "..."}}, or '
-        '{{"account_name": "...", "anon": False}} to sign in with DefaultAzureCredential), or '
+        'pass storage_options=dict(connection_string="...") (or dict(account_name="...", '
+        'account_key="..."), or dict(account_name="...", sas_token="..."), or '
+        'dict(account_name="...", anon=False) to sign in with DefaultAzureCredential), or '
         "set AZURE_STORAGE_CONNECTION_STRING; a public container can be read with "
-        '{{"account_name": "...", "anon": True}}.'
+        'dict(account_name="...", anon=True).'
     ),
     "_azure_grant": (
         "grant them the Storage Blob Data Contributor role on the container (read, write, "

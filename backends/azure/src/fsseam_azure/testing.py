@@ -27,7 +27,7 @@ What Azurite 3.35 does and does not do, measured (each has a test):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,9 +37,11 @@ from xml.sax.saxutils import escape
 
 from fsseam.testing import faults as _faults
 from fsseam.testing.azurite import ACCOUNT_NAME, AzuriteEndpoint, connection_string
+from fsseam.testing.stores import agent_edits
 
 __all__ = [
     "EMULATOR_KEEPS_NO_VERSIONS",
+    "AzureRig",
     "ContainerRequests",
     "FaultProxy",
     "agent_edits",
@@ -139,35 +141,25 @@ def fault_proxy(azurite: AzuriteEndpoint) -> Iterator[FaultProxy]:
         yield proxy
 
 
-def agent_edits(
-    url: str, storage_options: dict[str, Any], agent: int, times: int, start: Any = None
-) -> tuple[list[str], int]:
-    """One agent in a process of its own: ``times`` times read the shared file, then edit
-    its own line (``slot-N:``) to append a token, re-reading after every FS_STALE. Returns
-    (the tokens whose edit succeeded, the stale refusals met). Only the storage's
-    compare-and-swap stands between agents. ``start``: a barrier (a multiprocessing
-    manager's) the agents wait at once their workspace is made, so that they do overlap."""
-    from fsseam import Workspace
+@dataclass
+class AzureRig:
+    """One container of Azurite, requests counted at its proxy, for the shared store suites
+    (:mod:`fsseam.testing.stores`)."""
 
-    ctx = Workspace(url, storage_options=storage_options).context(f"agent-{agent}")
-    if start is not None:
-        start.wait(timeout=120)
-    mine = f"slot-{agent}:"
-    done: list[str] = []
-    stale = 0
-    while len(done) < times:
-        res = ctx.tools.execute("read", {"file_path": "/shared.txt"})
-        if not res.ok:
-            raise RuntimeError(res.text)
-        line = next(x for x in res.value.lines if x.startswith(mine))
-        token = f" t{agent}.{len(done)}"
-        res = ctx.tools.execute(
-            "edit", {"file_path": "/shared.txt", "old_string": line, "new_string": line + token}
-        )
-        if res.ok:
-            done.append(token.strip())
-        elif res.error is not None and res.error.code == "FS_STALE":
-            stale += 1
-        else:
-            raise RuntimeError(res.text)
-    return done, stale
+    azurite: AzuriteEndpoint
+    bucket: str
+    scheme: str = "az"
+    # Azurite decides a Copy Blob's conditions: the listing, one guarded copy, the DELETE.
+    move_requests: list[str] = field(default_factory=lambda: ["GET", "PUT", "DELETE"])
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        options: dict[str, Any] = self.azurite.storage_options()
+        return {**options, **extra}
+
+    def take(self) -> list[str]:
+        return ContainerRequests(self.azurite, self.bucket).methods()
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        fs = self.azurite.filesystem()
+        fs.pipe({f"{self.bucket}/{name}": data for name, data in objects.items()})
+        self.take()

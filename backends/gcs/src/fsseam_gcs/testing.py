@@ -34,7 +34,8 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,7 @@ __all__ = [
     "CountingProxy",
     "FaultProxy",
     "GcsEndpoint",
+    "GcsRig",
     "ProxiedRequest",
     "counting_proxy",
     "fake_gcs_server",
@@ -219,6 +221,36 @@ class FaultProxy(_faults.FaultProxy):
 
     def storage_options(self) -> dict[str, Any]:
         return _storage_options(self.url)
+
+
+@dataclass
+class GcsRig:
+    """One bucket of fake-gcs-server behind a counting proxy, for the shared store suites
+    (:mod:`fsseam.testing.stores`)."""
+
+    proxy: CountingProxy
+    admin: Any
+    """A GCSFileSystem talking to the emulator directly (not counted)."""
+    bucket: str
+    scheme: str = "gs"
+    # The emulator ignores rewriteTo's conditions: a move reads the observed generation and
+    # uploads create-only (after the listing), then deletes the source with its condition.
+    move_requests: list[str] = field(default_factory=lambda: ["GET", "GET", "POST", "DELETE"])
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return {**self.proxy.storage_options(), **extra}
+
+    def take(self) -> list[str]:
+        return [m for m, _ in self.proxy.take()]
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        from .client import GcsClient
+
+        client = GcsClient(self.admin, self.bucket)
+        # Several at a time: the emulator answers each upload in tens of milliseconds.
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda item: client.upload_multipart(item[0], item[1], None),
+                          objects.items()))
 
 
 _MESSAGES = {

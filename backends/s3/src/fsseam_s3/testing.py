@@ -40,7 +40,7 @@ import logging
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +52,7 @@ __all__ = [
     "MotoEndpoint",
     "Request",
     "RequestLog",
+    "S3Rig",
     "moto_server",
     "s3_error_body",
 ]
@@ -197,6 +198,36 @@ class MotoEndpoint:
         if versioned:
             s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
         return bucket
+
+
+@dataclass
+class S3Rig:
+    """One bucket of a moto server of this process, for the shared store suites
+    (:mod:`fsseam.testing.stores`): requests counted at the server."""
+
+    moto: MotoEndpoint
+    bucket: str
+    scheme: str = "s3"
+    # moto ignores CopyObject's conditions: a move reads the observed version and uploads
+    # create-only (after the listing), then deletes the source with its condition.
+    move_requests: list[str] = field(default_factory=lambda: ["GET", "GET", "PUT", "DELETE"])
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return {**self.moto.storage_options(), **extra}
+
+    def take(self) -> list[str]:
+        out = [m for m, _ in self.moto.log.to_bucket(self.bucket)]
+        self.moto.log.clear()
+        return out
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        # Straight into the moto backend the server serves (in this process): arranging
+        # thousands of objects over HTTP, one at a time, took most of a test's time.
+        account = importlib.import_module("moto.core").DEFAULT_ACCOUNT_ID
+        backends: Any = importlib.import_module("moto.s3.models").s3_backends
+        store = backends[account]["aws"]
+        for name, data in objects.items():
+            store.put_object(self.bucket, name, data)
 
 
 _ERRORS = {

@@ -1,7 +1,7 @@
 """Listings of an object store: the children of a directory, and every file below one.
 
-Directories exist only as prefixes (and ``dir/`` markers); a key with nothing under it and
-no object of its own is missing, one with an object is a file, not a directory.
+Directories exist only as prefixes (and ``dir/`` markers): a key with nothing under it is
+missing unless an object has that name, and listing that object is refused.
 """
 
 from __future__ import annotations

@@ -1,0 +1,236 @@
+"""Suites every object store runs, written once (like ``fsspec.tests.abstract``).
+
+A store's test suite subclasses a suite and gives it a ``store`` fixture: a fresh, empty
+bucket (or container) of that store behind a point where requests are counted, as a
+:class:`StoreRig`. What differs between stores is said by the rig's facts (the method of an
+upload, the requests of a move), never by a copy of the test. A gap of one store's emulator
+is a strict xfail in that store's subclass, so it is seen when the emulator closes it.
+
+- :class:`LostUpdateSuite`: threads and processes racing read-increment-IfMatch on one
+  object; :class:`AgentRaceSuite`: agents in processes racing edits of one file through
+  the tools;
+- :class:`FinderSuite`: glob, grep, delete and move, in requests counted at the store.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from ..backends.registry import open_backend
+from ..versions import CreateOnly
+from .conformance import increment, increment_worker
+
+__all__ = ["AgentRaceSuite", "FinderSuite", "LostUpdateSuite", "StoreRig", "agent_edits"]
+
+
+class StoreRig(Protocol):
+    """One fresh bucket of a store, as the shared suites use it."""
+
+    scheme: str
+    """The URL scheme: ``s3``, ``gs``, ``az``."""
+    bucket: str
+    move_requests: list[str]
+    """The HTTP methods a move of an observed object costs against this server (a store
+    whose emulator ignores a copy's conditions reads and uploads instead of copying)."""
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        """storage_options that reach the store through the counting point."""
+        ...
+
+    def take(self) -> list[str]:
+        """The HTTP methods of the requests to this bucket since the last take."""
+        ...
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        """Store ``objects`` (name in the bucket -> bytes) behind the backend's back; the
+        requests this takes are not counted."""
+        ...
+
+
+def _url(rig: StoreRig, prefix: str) -> str:
+    return f"{rig.scheme}://{rig.bucket}/{prefix}"
+
+
+class LostUpdateSuite:
+    """Mixin: subclass with a ``store`` fixture. Every acknowledged update must be in the
+    object, and the race must have been real (some compare-and-swaps lost)."""
+
+    threads: int = 4
+    thread_increments: int = 15
+    processes: int = 2
+    process_increments: int = 30
+    backend_per_thread: bool = False
+    """Each thread its own backend (its own filesystem and connections), or one shared."""
+
+    def test_threads_and_processes_lose_no_increment(self, store: StoreRig) -> None:
+        spec = (_url(store, "race"), store.storage_options())
+        backend = open_backend(*spec)
+        backend.write("counter", b"0", CreateOnly())
+        results: list[tuple[int, int]] = []
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            mine = open_backend(*spec) if self.backend_per_thread else backend
+            try:
+                results.append(increment(mine, "counter", self.thread_increments))
+            except BaseException as e:  # reported by the assertion below
+                errors.append(e)
+
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(self.processes) as pool:
+            # Children build their own backend (own filesystem, own connections).
+            pending = pool.starmap_async(
+                increment_worker, [(spec, "counter", self.process_increments)] * self.processes
+            )
+            threads = [threading.Thread(target=run) for _ in range(self.threads)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            results.extend(pending.get(timeout=240))
+        assert not errors, errors
+        total = self.threads * self.thread_increments + self.processes * self.process_increments
+        assert sum(r[0] for r in results) == total
+        assert backend.read("counter").data == str(total).encode()
+        assert sum(r[1] for r in results) > 0, "no CAS was ever lost: the race was not real"
+
+
+
+class AgentRaceSuite:
+    """Mixin: subclass with a ``store`` fixture. Agents in processes of their own, each
+    appending tokens to its own line of one shared file through the tools: every
+    acknowledged edit must be in the file."""
+
+    agents: int = 4
+    agent_edits: int = 10
+
+    def test_agents_in_processes_lose_no_edit(self, store: StoreRig) -> None:
+        agents, edits = self.agents, self.agent_edits
+        url, options = _url(store, "agents"), store.storage_options()
+        backend = open_backend(url, dict(options))
+        backend.write(
+            "shared.txt", "".join(f"slot-{a}:\n" for a in range(agents)).encode(), CreateOnly()
+        )
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Manager() as manager, ctx.Pool(agents) as pool:
+            start = manager.Barrier(agents)
+            results = pool.starmap(
+                agent_edits, [(url, dict(options), a, edits, start) for a in range(agents)]
+            )
+        final = backend.read("shared.txt").data.decode()
+        acked = {token for tokens, _ in results for token in tokens}
+        present = set(re.findall(r"t\d+\.\d+", final))
+        assert len(acked) == agents * edits
+        assert present == acked  # none lost, none invented
+        for a in range(agents):  # each agent's tokens on its own line, in order
+            assert final.splitlines()[a] == f"slot-{a}:" + "".join(
+                f" t{a}.{i}" for i in range(edits)
+            )
+        assert sum(stale for _, stale in results) > 0  # the agents did collide
+
+
+def agent_edits(
+    url: str, storage_options: dict[str, Any], agent: int, times: int, start: Any = None
+) -> tuple[list[str], int]:
+    """One agent in a process of its own: ``times`` times read the shared file, then edit
+    its own line (``slot-N:``) to append a token, re-reading after every FS_STALE. Returns
+    (the tokens whose edit succeeded, the stale refusals met). Only the storage's
+    compare-and-swap stands between agents. ``start``: a barrier (a multiprocessing
+    manager's) the agents wait at once their workspace is made, so that they do overlap."""
+    from ..workspace import Workspace
+
+    ctx = Workspace(url, storage_options=storage_options).context(f"agent-{agent}")
+    if start is not None:
+        start.wait(timeout=120)
+    mine = f"slot-{agent}:"
+    done: list[str] = []
+    stale = 0
+    while len(done) < times:
+        res = ctx.tools.execute("read", {"file_path": "/shared.txt"})
+        if not res.ok:
+            raise RuntimeError(res.text)
+        line = next(x for x in res.value.lines if x.startswith(mine))
+        token = f" t{agent}.{len(done)}"
+        res = ctx.tools.execute(
+            "edit", {"file_path": "/shared.txt", "old_string": line, "new_string": line + token}
+        )
+        if res.ok:
+            done.append(token.strip())
+        elif res.error is not None and res.error.code == "FS_STALE":
+            stale += 1
+        else:
+            raise RuntimeError(res.text)
+    return done, stale
+
+
+def _tree(n: int, prefix: str = "p/tree") -> dict[str, bytes]:
+    return {
+        f"{prefix}/d{i % 7}/f{i:05d}.txt": f"line {i}\n{'needle' if i % 10 == 0 else 'hay'}\n"
+        .encode()
+        for i in range(n)
+    }
+
+
+class FinderSuite:
+    """Mixin: subclass with a ``store`` fixture. The finders' request budget: a glob is one
+    flat listing per page, a grep one listing and one GET per object, a delete of an
+    observed object one request."""
+
+    glob_objects: int = 250
+    list_page_size: int | None = 100
+    """The page the glob test lists by (None: the store's own, whose size a subclass gives
+    as ``glob_objects`` / pages). Small by default: the paging is what is measured."""
+    grep_objects: int = 60
+
+    def _workspace(self, store: StoreRig, **options: Any) -> Any:
+        from ..workspace import Workspace
+
+        return Workspace(_url(store, "p"), storage_options=store.storage_options(**options))
+
+    def test_glob_is_one_flat_listing_per_page(self, store: StoreRig) -> None:
+        store.fill(_tree(self.glob_objects))
+        options = {} if self.list_page_size is None else {"list_page_size": self.list_page_size}
+        ctx = self._workspace(store, **options).context("a")
+        store.take()
+        res = ctx.tools.execute("glob", {"pattern": "tree/**/*.txt"})
+        assert res.ok, res.text
+        assert f"(Showing 100 of {self.glob_objects} matching files" in res.text
+        page = self.list_page_size or 1000
+        assert store.take() == ["GET"] * -(-self.glob_objects // page)
+        res = ctx.tools.execute("glob", {"pattern": "tree/d3/*.txt"})
+        assert res.text.splitlines()[0] == "/tree/d3/f00003.txt"
+        assert store.take() == ["GET"]  # the literal base narrows the listing
+
+    def test_grep_is_one_listing_and_one_get_per_object(self, store: StoreRig) -> None:
+        n = self.grep_objects
+        store.fill(_tree(n))
+        ctx = self._workspace(store).context("a")
+        store.take()
+        res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
+        assert res.ok, res.text
+        assert res.text.endswith(f"Total: {n // 10} matching lines in {n // 10} files.")
+        assert store.take() == ["GET"] * (1 + n)
+
+    def test_delete_of_an_observed_object_is_one_request(self, store: StoreRig) -> None:
+        ctx = self._workspace(store).context("a")
+        assert ctx.tools.execute("write", {"file_path": "/d.txt", "content": "x\n"}).ok
+        store.take()
+        assert ctx.tools.execute("delete", {"file_path": "/d.txt"}).ok
+        assert store.take() == ["DELETE"]
+
+    def test_move_of_an_observed_object(self, store: StoreRig) -> None:
+        ws = self._workspace(store)
+        ctx = ws.context("a")
+        assert ctx.tools.execute("write", {"file_path": "/m.txt", "content": "y\n"}).ok
+        store.take()
+        res = ctx.tools.execute("move", {"source_path": "/m.txt", "destination_path": "/n.txt"})
+        assert res.ok, res.text
+        # Against AWS or Google: one guarded copy, the listing that keeps the new name from
+        # being a directory too, and the guarded DELETE. Emulators that ignore a copy's
+        # conditions get a GET of the observed version and a create-only upload instead.
+        assert store.take() == store.move_requests
+        assert ws.backend.read("n.txt").data == b"y\n"
