@@ -9,7 +9,9 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
 - :class:`LostUpdateSuite`: threads and processes racing read-increment-IfMatch on one
   object; :class:`AgentRaceSuite`: agents in processes racing edits of one file through
   the tools;
-- :class:`FinderSuite`: glob, grep, delete and move, in requests counted at the store.
+- :class:`FinderSuite`: glob, grep, delete and move, in requests counted at the store;
+- :class:`ChangeFaultSuite`: a multi-file change whose Nth request fails at the store (a
+  ``faulty_store`` fixture: a :class:`FaultRig`, whose requests pass a fault plan).
 """
 
 from __future__ import annotations
@@ -20,11 +22,21 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import pytest
+
 from ..backends.registry import open_backend
 from ..versions import CreateOnly
 from .conformance import increment, increment_worker
 
-__all__ = ["AgentRaceSuite", "FinderSuite", "LostUpdateSuite", "StoreRig", "agent_edits"]
+__all__ = [
+    "AgentRaceSuite",
+    "ChangeFaultSuite",
+    "FaultRig",
+    "FinderSuite",
+    "LostUpdateSuite",
+    "StoreRig",
+    "agent_edits",
+]
 
 
 class StoreRig(Protocol):
@@ -51,7 +63,7 @@ class StoreRig(Protocol):
         ...
 
 
-def _url(rig: StoreRig, prefix: str) -> str:
+def _url(rig: StoreRig | FaultRig, prefix: str) -> str:
     return f"{rig.scheme}://{rig.bucket}/{prefix}"
 
 
@@ -234,3 +246,121 @@ class FinderSuite:
         # conditions get a GET of the observed version and a create-only upload instead.
         assert store.take() == store.move_requests
         assert ws.backend.read("n.txt").data == b"y\n"
+
+
+class FaultRig(Protocol):
+    """One fresh bucket of a store whose requests pass a fault plan the tests can aim."""
+
+    scheme: str
+    bucket: str
+    content_versions: bool
+    """The store's versions are hashes of the bytes (ETags): a file restored to its bytes
+    is at the version an agent observed. Otherwise (GCS generations) it must be read
+    again."""
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        """storage_options that reach the store through the fault plan."""
+        ...
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        """Store ``objects`` (name in the bucket -> bytes) behind the backend's back."""
+        ...
+
+    def fail(self, name: str, op: str) -> None:
+        """Every request of a change's ``op`` (``create``, ``update`` or ``delete``) of the
+        object ``name`` (in the bucket) fails with a 500 until :meth:`clear`."""
+        ...
+
+    def clear(self) -> None:
+        """No more faults."""
+        ...
+
+    def stored(self, prefix: str) -> dict[str, bytes]:
+        """Every object under ``prefix/`` now (name below the prefix -> bytes), faults off."""
+        ...
+
+
+_BEFORE = {"a.txt": b"a\r\n", "b.txt": b"b\n", "c.txt": b"\xef\xbb\xbfc\n", "d.txt": b"d\n"}
+_AFTER = {"n.txt": b"new\n", "a.txt": b"A\r\n", "b.txt": b"B\n", "c.txt": b"\xef\xbb\xbfC\n"}
+_PATCH = (
+    "*** Begin Patch\n*** Add File: n.txt\n+new\n"
+    "*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B\n"
+    "*** Update File: c.txt\n@@\n-c\n+C\n*** Delete File: d.txt\n*** End Patch"
+)
+# The patch commits n.txt (created), a, b, c (updated), then d (deleted).
+_OPS = {"n.txt": "create", "a.txt": "update", "c.txt": "update", "d.txt": "delete"}
+
+
+class ChangeFaultSuite:
+    """Mixin: subclass with a ``faulty_store`` fixture (a :class:`FaultRig`). A multi-file
+    change whose Nth storage call fails leaves every file byte for byte as it was, the parts
+    already written rolled back with their own compare-and-swap; a rollback that loses to
+    another writer says what each file holds."""
+
+    prefix = "proj"
+
+    def _observed(self, ws: Any) -> Any:
+        ctx = ws.context("a")
+        for name in _BEFORE:
+            assert ctx.tools.execute("read", {"file_path": name}).ok
+        return ctx
+
+    def _workspace(self, rig: FaultRig) -> Any:
+        from ..workspace import Workspace
+
+        rig.fill({f"{self.prefix}/{name}": data for name, data in _BEFORE.items()})
+        return Workspace(_url(rig, self.prefix), storage_options=rig.storage_options())
+
+    @pytest.mark.parametrize("name", list(_OPS))
+    def test_a_failure_on_the_nth_write_leaves_every_file_as_it_was(
+        self, faulty_store: FaultRig, name: str
+    ) -> None:
+        from ..errors import ErrorCode
+
+        ws = self._workspace(faulty_store)
+        ctx = self._observed(ws)
+        faulty_store.fail(f"{self.prefix}/{name}", _OPS[name])
+        res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
+        assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
+        assert res.text.endswith("Nothing was applied: every file is as it was."), res.text
+        faulty_store.clear()
+        assert faulty_store.stored(self.prefix) == _BEFORE
+        if not faulty_store.content_versions:
+            ctx = self._observed(ws)  # restored files have new versions: read them again
+        res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
+        assert res.ok, res.text
+        assert faulty_store.stored(self.prefix) == _AFTER
+
+    def test_a_rollback_that_loses_to_another_writer_says_so(
+        self, faulty_store: FaultRig
+    ) -> None:
+        from ..errors import ErrorCode
+
+        ws = self._workspace(faulty_store)
+        ctx = self._observed(ws)
+        inner = ws.backend
+        theirs = {f"{self.prefix}/a.txt": b"theirs\n"}
+
+        class Meanwhile:
+            """Another writer changes a.txt (just written by the change) before c.txt's
+            write is sent, which then fails at the store."""
+
+            def __getattr__(self, attr: str) -> Any:
+                return getattr(inner, attr)
+
+            def write(self, key: str, data: bytes, pre: Any) -> Any:
+                if key == "c.txt":
+                    faulty_store.fill(theirs)
+                return inner.write(key, data, pre)
+
+        ctx.fs.backend = Meanwhile()
+        faulty_store.fail(f"{self.prefix}/c.txt", "update")
+        res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
+        faulty_store.clear()
+        assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
+        assert (
+            "/n.txt is as it was; /a.txt was changed by someone else after this change wrote "
+            "it, and was left as they made it; /b.txt is as it was; /c.txt was not written; "
+            "/d.txt was not written. Read these files before going on."
+        ) in res.text, res.text
+        assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"theirs\n"}

@@ -41,6 +41,7 @@ from fsseam.testing.stores import agent_edits
 
 __all__ = [
     "EMULATOR_KEEPS_NO_VERSIONS",
+    "AzureFaultRig",
     "AzureRig",
     "ContainerRequests",
     "FaultProxy",
@@ -163,3 +164,44 @@ class AzureRig:
         fs = self.azurite.filesystem()
         fs.pipe({f"{self.bucket}/{name}": data for name, data in objects.items()})
         self.take()
+
+
+@dataclass
+class AzureFaultRig:
+    """One container of Azurite behind a fault proxy (:func:`fault_proxy`), for the shared
+    fault suites (:mod:`fsseam.testing.stores`); seeds and reads straight from Azurite."""
+
+    proxy: FaultProxy
+    azurite: AzuriteEndpoint
+    bucket: str
+    scheme: str = "az"
+    content_versions: bool = False  # every write is a new ETag
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return self.proxy.storage_options(**extra)
+
+    def _container(self) -> Any:
+        from azure.storage.blob import BlobServiceClient
+
+        url = f"{self.azurite.server_url}/{ACCOUNT_NAME}"
+        service = BlobServiceClient.from_connection_string(connection_string(url))
+        return service.get_container_client(self.bucket)
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        container = self._container()
+        for name, data in objects.items():
+            container.get_blob_client(name).upload_blob(data, overwrite=True)
+
+    def fail(self, name: str, op: str) -> None:
+        method = "DELETE" if op == "delete" else "PUT"
+        self.proxy.inject(method, f"/{ACCOUNT_NAME}/{self.bucket}/{name}", "500", 1000)
+
+    def clear(self) -> None:
+        self.proxy.clear()
+
+    def stored(self, prefix: str) -> dict[str, bytes]:
+        container = self._container()
+        return {
+            blob.name[len(prefix) + 1 :]: container.download_blob(blob.name).readall()
+            for blob in container.list_blobs(name_starts_with=f"{prefix}/")
+        }

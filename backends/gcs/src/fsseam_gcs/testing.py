@@ -52,6 +52,7 @@ __all__ = [
     "CountingProxy",
     "FaultProxy",
     "GcsEndpoint",
+    "GcsFaultRig",
     "GcsRig",
     "ProxiedRequest",
     "counting_proxy",
@@ -251,6 +252,51 @@ class GcsRig:
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda item: client.upload_multipart(item[0], item[1], None),
                           objects.items()))
+
+
+_UPLOAD = "/upload/storage/v1/b/"
+
+
+@dataclass
+class GcsFaultRig:
+    """One bucket of fake-gcs-server behind a fault proxy, for the shared fault suites
+    (:mod:`fsseam.testing.stores`). Uploads carry the object's name in their body, not
+    their URL: a fault is aimed at one by the generation its compare-and-swap names."""
+
+    proxy: FaultProxy
+    admin: Any
+    bucket: str
+    scheme: str = "gs"
+    content_versions: bool = False  # every write is a new generation
+    generations: dict[str, str] = field(default_factory=dict)
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return {**self.proxy.storage_options(), **extra}
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        from .client import GcsClient
+
+        client = GcsClient(self.admin, self.bucket)
+        for name, data in objects.items():
+            self.generations[name] = str(client.upload_multipart(name, data, None)["generation"])
+
+    def fail(self, name: str, op: str) -> None:
+        if op == "delete":
+            self.proxy.inject("DELETE", name.replace("/", "%2F"), "500", 1000)
+            return
+        generation = "0" if op == "create" else self.generations[name]
+        self.proxy.inject("POST", _UPLOAD + self.bucket, "500", 1000,
+                          query=f"ifGenerationMatch={generation}")
+
+    def clear(self) -> None:
+        self.proxy.clear()
+
+    def stored(self, prefix: str) -> dict[str, bytes]:
+        from .client import GcsClient
+
+        client = GcsClient(self.admin, self.bucket)
+        page = client.list_objects(f"{prefix}/", delimiter=None)
+        return {o.name[len(prefix) + 1 :]: client.get_media(o.name).data for o in page.objects}
 
 
 _MESSAGES = {

@@ -52,6 +52,7 @@ __all__ = [
     "MotoEndpoint",
     "Request",
     "RequestLog",
+    "S3FaultRig",
     "S3Rig",
     "moto_server",
     "s3_error_body",
@@ -228,6 +229,28 @@ class S3Rig:
         store = backends[account]["aws"]
         for name, data in objects.items():
             store.put_object(self.bucket, name, data)
+
+
+@dataclass
+class S3FaultRig(S3Rig):
+    """One bucket of a moto server with a fault plan (``moto_server(faults=plan)``), for
+    the shared fault suites (:mod:`fsseam.testing.stores`)."""
+
+    plan: FaultPlan = field(default_factory=FaultPlan)
+    content_versions: bool = True  # ETags are MD5s of the bytes
+
+    def fail(self, name: str, op: str) -> None:
+        method = "DELETE" if op == "delete" else "PUT"
+        self.plan.inject(method, f"/{self.bucket}/{name}", "500", 1000)
+
+    def clear(self) -> None:
+        self.plan.clear()
+
+    def stored(self, prefix: str) -> dict[str, bytes]:
+        s3 = self.moto.client()
+        listed = s3.list_objects_v2(Bucket=self.bucket, Prefix=f"{prefix}/").get("Contents", [])
+        return {o["Key"][len(prefix) + 1 :]: s3.get_object(Bucket=self.bucket, Key=o["Key"])[
+            "Body"].read() for o in listed}
 
 
 _ERRORS = {

@@ -1,0 +1,36 @@
+"""A multi-file change on Azure Blob whose Nth storage call fails: the shared suite
+(fsseam.testing.stores.ChangeFaultSuite) against the fault proxy in front of Azurite,
+aimed at one blob's Put Blob or Delete Blob by its path. The SDK's retry backoff is
+shortened; its decisions are not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fsseam_azure.testing import AzureFaultRig, FaultProxy, fault_proxy, shorten_retries
+
+from fsseam.testing.stores import ChangeFaultSuite
+
+
+@pytest.fixture(scope="module")
+def proxy(azurite: Any) -> Iterator[FaultProxy]:
+    with fault_proxy(azurite) as p:
+        yield p
+
+
+@pytest.fixture(autouse=True)
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    shorten_retries(monkeypatch)
+
+
+@pytest.fixture
+def faulty_store(proxy: FaultProxy, azurite: Any, container: str) -> Iterator[AzureFaultRig]:
+    proxy.clear()
+    yield AzureFaultRig(proxy, azurite, container)
+    proxy.clear()
+
+
+class TestChangeFaults(ChangeFaultSuite):
+    pass
