@@ -3,7 +3,6 @@ listings, multipart uploads and the error mapping."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -244,31 +243,6 @@ def test_if_match_with_foreign_version_kind_conflicts_without_writing(backend: S
         backend.write("f", b"2", IfMatch(Version(kind="sha256", value="abc")))
     assert info.value.reason == "mismatch"
     assert backend.read("f").data == b"1"
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda b: b.read("f"),
-        lambda b: b.stat("f"),
-        lambda b: b.stat(""),
-        lambda b: b.list(""),
-        lambda b: b.write("f", b"x", CreateOnly()),
-        lambda b: b.write("f", b"x", IfMatch(Version(kind="etag", value='"e"'))),
-        lambda b: b.open_read("f"),
-    ],
-    ids=["read", "stat", "stat-root", "list", "write", "write-if-match", "open_read"],
-)
-def test_missing_bucket_is_not_found_naming_the_bucket(
-    s3_options: dict[str, Any], call: Callable[[S3Backend], Any]
-) -> None:
-    b = s3_backend("s3://fsseam-no-such-bucket/p", s3_options)
-    with pytest.raises(FsError) as info:
-        call(b)
-    assert type(info.value) is FsError  # never a Conflict: IfMatch did not meet a missing key
-    assert info.value.code is ErrorCode.FS_NOT_FOUND
-    assert info.value.reason == "bucket_missing"
-    assert "bucket fsseam-no-such-bucket does not exist" in info.value.message
 
 
 def test_conditional_request_conflict_is_retried(bucket: str, s3_options: dict[str, Any]) -> None:
