@@ -1,7 +1,7 @@
-"""A multi-file change on Azure Blob whose Nth storage call fails: the shared suite
-(fsseam.testing.stores.ChangeFaultSuite) against the fault proxy in front of Azurite,
-aimed at one blob's Put Blob or Delete Blob by its path. The SDK's retry backoff is
-shortened; its decisions are not."""
+"""A multi-file change on Azure Blob whose Nth storage call fails, and reads whose GETs
+fail: the shared suites (fsseam.testing.stores.ChangeFaultSuite, ReadFaultSuite) against
+the fault proxy in front of Azurite, aimed at one blob's requests by its path. The SDK's
+retry backoff is shortened; its decisions are not."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fsseam_azure.testing import AzureFaultRig, FaultProxy, fault_proxy, shorten_retries
 
-from fsseam.testing.stores import ChangeFaultSuite
+from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite
 
 
 @pytest.fixture(scope="module")
@@ -33,4 +33,8 @@ def faulty_store(proxy: FaultProxy, azurite: Any, container: str) -> Iterator[Az
 
 
 class TestChangeFaults(ChangeFaultSuite):
+    pass
+
+
+class TestReadFaults(ReadFaultSuite):
     pass

@@ -1,8 +1,8 @@
-"""A multi-file change on GCS whose Nth storage call fails: the shared suite
-(fsseam.testing.stores.ChangeFaultSuite) against the fault proxy in front of
-fake-gcs-server (``fsseam_gcs.testing.fault_proxy``), aimed at one object's upload by the
-generation its compare-and-swap names, or at its DELETE by its name. gcsfs's retry sleeps
-are shortened; its decisions are not."""
+"""A multi-file change on GCS whose Nth storage call fails, and reads whose GETs fail: the
+shared suites (fsseam.testing.stores.ChangeFaultSuite, ReadFaultSuite) against the fault
+proxy in front of fake-gcs-server (``fsseam_gcs.testing.fault_proxy``), aimed at one
+object's upload by the generation its compare-and-swap names, at its media GET or at its
+DELETE by its name. gcsfs's retry sleeps are shortened; its decisions are not."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from fsseam_gcs.testing import FaultProxy, GcsEndpoint, GcsFaultRig
 
 from fsseam.testing.faults import shorten_sleeps
-from fsseam.testing.stores import ChangeFaultSuite
+from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite
 
 
 @pytest.fixture(scope="module")
@@ -36,4 +36,8 @@ def faulty_store(proxy: FaultProxy, gcs_admin: Any, gcs_bucket: str) -> Iterator
 
 
 class TestChangeFaults(ChangeFaultSuite):
+    pass
+
+
+class TestReadFaults(ReadFaultSuite):
     pass

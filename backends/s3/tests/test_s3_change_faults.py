@@ -1,7 +1,7 @@
-"""A multi-file change on S3 whose Nth storage call fails: the shared suite
-(fsseam.testing.stores.ChangeFaultSuite) against a moto server of this module's own behind
-a fault plan (``moto_server(faults=...)``), aimed at one object's requests by its key.
-Retries are sped up, not changed."""
+"""A multi-file change on S3 whose Nth storage call fails, and reads whose GETs fail: the
+shared suites (fsseam.testing.stores.ChangeFaultSuite, ReadFaultSuite) against a moto server
+of this module's own behind a fault plan (``moto_server(faults=...)``), aimed at one
+object's requests by its key. Retries are sped up, not changed."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import s3fs.core
 from fsseam_s3.testing import MotoEndpoint, S3FaultRig, moto_server
 
 from fsseam.testing.faults import FaultPlan, shorten_sleeps
-from fsseam.testing.stores import ChangeFaultSuite
+from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite
 
 
 @pytest.fixture(scope="module")
@@ -45,4 +45,8 @@ def faulty_store(faulty: tuple[MotoEndpoint, FaultPlan]) -> Iterator[S3FaultRig]
 
 
 class TestChangeFaults(ChangeFaultSuite):
+    pass
+
+
+class TestReadFaults(ReadFaultSuite):
     pass

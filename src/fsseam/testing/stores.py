@@ -12,6 +12,8 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
 - :class:`FinderSuite`: glob, grep, delete and move, in requests counted at the store;
 - :class:`MissingBucketSuite`: a workspace on a bucket that does not exist, through the
   tools and the backend;
+- :class:`ReadFaultSuite`: reads whose GETs fail, persistently or not (a
+  ``faulty_store`` fixture that is a :class:`ReadFaultRig`);
 - :class:`ChangeFaultSuite`: a multi-file change whose Nth request fails at the store (a
   ``faulty_store`` fixture: a :class:`FaultRig`, whose requests pass a fault plan).
 """
@@ -38,6 +40,8 @@ __all__ = [
     "FinderSuite",
     "LostUpdateSuite",
     "MissingBucketSuite",
+    "ReadFaultRig",
+    "ReadFaultSuite",
     "StoreRig",
     "agent_edits",
 ]
@@ -68,7 +72,7 @@ class StoreRig(Protocol):
 
 
 def _url(rig: StoreRig | FaultRig, prefix: str) -> str:
-    return f"{rig.scheme}://{rig.bucket}/{prefix}"
+    return f"{rig.scheme}://{rig.bucket}/{prefix}" if prefix else f"{rig.scheme}://{rig.bucket}"
 
 
 class LostUpdateSuite:
@@ -427,3 +431,121 @@ class MissingBucketSuite:
         assert info.value.code is ErrorCode.FS_NOT_FOUND
         assert info.value.reason == "bucket_missing"
         assert f"the bucket {bucket} does not exist" in info.value.message
+
+
+class ReadFaultRig(FaultRig, Protocol):
+    """A :class:`FaultRig` that also aims faults at reads and counts requests per object."""
+
+    read_attempts: int
+    """GETs one read makes against a persistent 500 (the store library's retries)."""
+    reset_read_attempts: tuple[int, int]
+    """Bounds of the GETs against persistent connection resets (libraries may resend an
+    idempotent GET once per try, depending on timing)."""
+
+    def fail_reads(self, name: str, kind: str, times: int) -> None:
+        """The next ``times`` GETs of ``name`` meet ``kind`` (``500``, ``reset``)."""
+        ...
+
+    def seen(self, name: str, method: str) -> int:
+        """Requests of ``method`` to ``name`` since the last :meth:`clear` (``PUT``: every
+        upload of it, whatever the store's upload method)."""
+        ...
+
+    def state(self, name: str) -> tuple[bytes, str] | None:
+        """(bytes, version value) of ``name`` now, faults off; None when it is missing."""
+        ...
+
+
+_OLD = "old line 1\nold line 2\n"
+_NEW = "new line 1\nnew line 2\nnew line 3\n"
+_NOTHING_OBSERVED = {"format": 1, "owners": {}, "changes": {}}
+
+
+def _ledger(ws: Any) -> dict[str, Any]:
+    assert ws.policy is not None
+    dumped: dict[str, Any] = ws.policy.ledger.model_dump()
+    return dumped
+
+
+def _code(res: Any) -> Any:
+    assert not res.ok, res.text
+    assert res.error is not None
+    assert res.text.startswith(f"Error [{res.error.code.value}]: "), res.text
+    return res.error.code
+
+
+class ReadFaultSuite:
+    """Mixin: subclass with a ``faulty_store`` fixture (a :class:`ReadFaultRig`). A read
+    whose GETs fail records nothing, a transient failure is retried to the version of the
+    bytes read, and an edit whose read fails changes nothing."""
+
+    name = "doc.txt"
+
+    def _seeded(self, rig: ReadFaultRig) -> tuple[Any, str]:
+        from ..workspace import Workspace
+
+        rig.fill({self.name: _OLD.encode()})
+        state = rig.state(self.name)
+        assert state is not None
+        rig.clear()
+        return Workspace(_url(rig, ""), storage_options=rig.storage_options()), state[1]
+
+    def test_get_500_persistent_is_fs_backend_and_records_nothing(
+        self, faulty_store: ReadFaultRig
+    ) -> None:
+        from ..errors import ErrorCode
+
+        ws, _ = self._seeded(faulty_store)
+        ctx = ws.context("a")
+        faulty_store.fail_reads(self.name, "500", 1000)
+        res = ctx.tools.execute("read", {"file_path": f"/{self.name}"})
+        assert _code(res) is ErrorCode.FS_BACKEND
+        assert faulty_store.seen(self.name, "GET") == faulty_store.read_attempts
+        assert _ledger(ws) == _NOTHING_OBSERVED
+        # Nothing observed: a write is create-only and refused, the file untouched.
+        faulty_store.clear()
+        res = ctx.tools.execute("write", {"file_path": f"/{self.name}", "content": _NEW})
+        assert _code(res) is ErrorCode.FS_NOT_OBSERVED
+        state = faulty_store.state(self.name)
+        assert state is not None and state[0] == _OLD.encode()
+
+    def test_get_500_transient_read_succeeds_with_the_version_of_its_bytes(
+        self, faulty_store: ReadFaultRig
+    ) -> None:
+        ws, version = self._seeded(faulty_store)
+        ctx = ws.context("a")
+        faulty_store.fail_reads(self.name, "500", 2)
+        res = ctx.tools.execute("read", {"file_path": f"/{self.name}"})
+        assert res.ok, res.text
+        assert faulty_store.seen(self.name, "GET") == 3
+        assert _ledger(ws)["owners"]["a"][self.name]["value"] == version
+
+    def test_get_reset_persistent_is_fs_backend(self, faulty_store: ReadFaultRig) -> None:
+        from ..errors import ErrorCode
+
+        ws, _ = self._seeded(faulty_store)
+        ctx = ws.context("a")
+        faulty_store.fail_reads(self.name, "reset", 1000)
+        res = ctx.tools.execute("read", {"file_path": f"/{self.name}"})
+        assert _code(res) is ErrorCode.FS_BACKEND
+        low, high = faulty_store.reset_read_attempts
+        assert low <= faulty_store.seen(self.name, "GET") <= high
+        assert _ledger(ws) == _NOTHING_OBSERVED
+
+    def test_edit_get_500_changes_nothing(self, faulty_store: ReadFaultRig) -> None:
+        from ..errors import ErrorCode
+
+        ws, version = self._seeded(faulty_store)
+        ctx = ws.context("a")
+        assert ctx.tools.execute("read", {"file_path": f"/{self.name}"}).ok
+        before = _ledger(ws)
+        faulty_store.clear()
+        faulty_store.fail_reads(self.name, "500", 1000)
+        res = ctx.tools.execute(
+            "edit", {"file_path": f"/{self.name}", "old_string": "old line 1", "new_string": "X"}
+        )
+        assert _code(res) is ErrorCode.FS_BACKEND
+        assert faulty_store.seen(self.name, "GET") == faulty_store.read_attempts
+        assert faulty_store.seen(self.name, "PUT") == 0
+        assert faulty_store.state(self.name) == (_OLD.encode(), version)
+        assert _ledger(ws) == before

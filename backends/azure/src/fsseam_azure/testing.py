@@ -176,6 +176,24 @@ class AzureFaultRig:
     bucket: str
     scheme: str = "az"
     content_versions: bool = False  # every write is a new ETag
+    read_attempts: int = 4  # the SDK's first try and its three retries
+    reset_read_attempts: tuple[int, int] = (4, 1_000)
+
+    def _path(self, name: str) -> str:
+        return f"/{ACCOUNT_NAME}/{self.bucket}/{name}"
+
+    def fail_reads(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("GET", self._path(name), kind, times)
+
+    def seen(self, name: str, method: str) -> int:
+        return self.proxy.seen(method, self._path(name))
+
+    def state(self, name: str) -> tuple[bytes, str] | None:
+        blob = self._container().get_blob_client(name)
+        if not blob.exists():
+            return None
+        got = blob.download_blob()
+        return got.readall(), str(got.properties.etag)
 
     def storage_options(self, **extra: Any) -> dict[str, Any]:
         return self.proxy.storage_options(**extra)
@@ -194,7 +212,7 @@ class AzureFaultRig:
 
     def fail(self, name: str, op: str) -> None:
         method = "DELETE" if op == "delete" else "PUT"
-        self.proxy.inject(method, f"/{ACCOUNT_NAME}/{self.bucket}/{name}", "500", 1000)
+        self.proxy.inject(method, self._path(name), "500", 1000)
 
     def clear(self) -> None:
         self.proxy.clear()

@@ -269,6 +269,29 @@ class GcsFaultRig:
     scheme: str = "gs"
     content_versions: bool = False  # every write is a new generation
     generations: dict[str, str] = field(default_factory=dict)
+    # gcsfs: 6 attempts; aiohttp may resend a reset GET once per gcsfs try.
+    read_attempts: int = 6
+    reset_read_attempts: tuple[int, int] = (6, 12)
+
+    def _media(self, name: str) -> str:
+        return f"/download/storage/v1/b/{self.bucket}/o/{name.replace('/', '%2F')}"
+
+    def fail_reads(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("GET", self._media(name), kind, times)
+
+    def seen(self, name: str, method: str) -> int:
+        if method == "PUT":  # an upload names its object in its body: every upload counts
+            return self.proxy.seen("POST", _UPLOAD + self.bucket)
+        return self.proxy.seen(method, self._media(name) if method == "GET" else name)
+
+    def state(self, name: str) -> tuple[bytes, str] | None:
+        from .client import GcsClient
+
+        try:
+            media = GcsClient(self.admin, self.bucket).get_media(name)
+        except FileNotFoundError:
+            return None
+        return media.data, str(media.generation)
 
     def storage_options(self, **extra: Any) -> dict[str, Any]:
         return {**self.proxy.storage_options(), **extra}

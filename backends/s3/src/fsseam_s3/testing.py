@@ -238,6 +238,25 @@ class S3FaultRig(S3Rig):
 
     plan: FaultPlan = field(default_factory=FaultPlan)
     content_versions: bool = True  # ETags are MD5s of the bytes
+    # botocore's legacy mode: 5 attempts; s3fs adds none for InternalError. A reset GET may
+    # be resent by aiohttp and retried by s3fs's own wrapper too.
+    read_attempts: int = 5
+    reset_read_attempts: tuple[int, int] = (5, 50)
+
+    def fail_reads(self, name: str, kind: str, times: int) -> None:
+        self.plan.inject("GET", f"/{self.bucket}/{name}", kind, times)
+
+    def seen(self, name: str, method: str) -> int:
+        return self.plan.seen(method, f"/{self.bucket}/{name}")
+
+    def state(self, name: str) -> tuple[bytes, str] | None:
+        self.plan.faults.clear()  # the look goes through the same server
+        s3 = self.moto.client()
+        try:
+            got = s3.get_object(Bucket=self.bucket, Key=name)
+        except s3.exceptions.NoSuchKey:
+            return None
+        return got["Body"].read(), str(got["ETag"])
 
     def fail(self, name: str, op: str) -> None:
         method = "DELETE" if op == "delete" else "PUT"
@@ -247,6 +266,7 @@ class S3FaultRig(S3Rig):
         self.plan.clear()
 
     def stored(self, prefix: str) -> dict[str, bytes]:
+        self.plan.faults.clear()
         s3 = self.moto.client()
         listed = s3.list_objects_v2(Bucket=self.bucket, Prefix=f"{prefix}/").get("Contents", [])
         return {o["Key"][len(prefix) + 1 :]: s3.get_object(Bucket=self.bucket, Key=o["Key"])[
