@@ -4,19 +4,16 @@ the request, else as a read of the source and a create-only write of the destina
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING
 
 from ...versions import CreateOnly, Precondition, Version
 from . import messages as msg
 from .errors import AMBIGUOUS, Fault
-
-if TYPE_CHECKING:
-    from .backend import ObjectStoreBackend
+from .view import StoreView
 
 __all__ = ["copy"]
 
 
-def copy(b: ObjectStoreBackend, src: str, dst: str, source: Precondition) -> Version:
+def copy(b: StoreView, src: str, dst: str, source: Precondition) -> Version:
     src = b._file_key(src, "copy")
     dst = b._file_key(dst, "copy")
     if isinstance(source, CreateOnly):
@@ -37,7 +34,7 @@ def copy(b: ObjectStoreBackend, src: str, dst: str, source: Precondition) -> Ver
         raise msg.changed_since_read(src)
     return b._put(dst, got.data, CreateOnly(), None, "copy")
 
-def _copy_in_store(b: ObjectStoreBackend, src: str, dst: str, expected: Version | None) -> Version:
+def _copy_in_store(b: StoreView, src: str, dst: str, expected: Version | None) -> Version:
     write_id = secrets.token_hex(12)
     try:
         return b._client.copy(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from ...versions import Version
 from ..base import Blob, VersionInfo
@@ -17,14 +16,12 @@ from . import messages as msg
 from .client import ObjectHead
 from .errors import Action, Fault
 from .parallel import concurrently
-
-if TYPE_CHECKING:
-    from .backend import ObjectStoreBackend
+from .view import StoreView
 
 __all__ = ["read_version", "read_version_id", "require_history", "versions"]
 
 
-def require_history(b: ObjectStoreBackend, key: str, action: Action) -> None:
+def require_history(b: StoreView, key: str, action: Action) -> None:
     if b._keeps_versions is None:
         try:
             b._keeps_versions = b._client.keeps_versions()
@@ -35,7 +32,7 @@ def require_history(b: ObjectStoreBackend, key: str, action: Action) -> None:
     if not b._keeps_versions:
         raise msg.history_off(b._mapper.store, b.bucket, key)
 
-def versions(b: ObjectStoreBackend, key: str, limit: int | None = None) -> list[VersionInfo]:
+def versions(b: StoreView, key: str, limit: int | None = None) -> list[VersionInfo]:
     key = b._file_key(key, "read")
     if limit is not None and limit < 1:
         raise msg.not_positive("limit")
@@ -59,7 +56,7 @@ def versions(b: ObjectStoreBackend, key: str, limit: int | None = None) -> list[
     return _with_owners(b, key, kept) if b.history_owners else kept
 
 def _with_owners(
-    b: ObjectStoreBackend, key: str, kept: list[VersionInfo]
+    b: StoreView, key: str, kept: list[VersionInfo]
 ) -> list[VersionInfo]:
     """Each listed version whose owner the listing did not say, asked with one HEAD of
     that version (all at once); a version that cannot be asked keeps owner None."""
@@ -77,7 +74,7 @@ def _with_owners(
 
     return concurrently([partial(owner_of, info) for info in kept])
 
-def read_version(b: ObjectStoreBackend, key: str, version: Version) -> Blob:
+def read_version(b: StoreView, key: str, version: Version) -> Blob:
     key = b._file_key(key, "read")
     if not _has_store_id(version):
         # A version carrying the store's own id of a kept version (an S3 VersionId)
@@ -94,7 +91,7 @@ def read_version(b: ObjectStoreBackend, key: str, version: Version) -> Blob:
     return Blob(data=got.data, version=got.version)
 
 
-def read_version_id(b: ObjectStoreBackend, key: str, version_id: str) -> Blob:
+def read_version_id(b: StoreView, key: str, version_id: str) -> Blob:
     """The version the store's own id names (an S3 VersionId, a GCS generation, an
     Azure version id), read directly: one GET, whatever the number of versions kept.
     FS_NOT_FOUND (``version_not_kept``) when it names no kept version of ``key``."""

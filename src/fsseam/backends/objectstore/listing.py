@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from ..base import Entry
 from . import messages as msg
 from .keys import normalize
-
-if TYPE_CHECKING:
-    from .backend import ObjectStoreBackend
+from .view import StoreView
 
 __all__ = ["children", "walk"]
 
 
-def children(b: ObjectStoreBackend, key: str) -> Iterator[Entry]:
+def children(b: StoreView, key: str) -> Iterator[Entry]:
     """The children of ``key``, page by page as the store returns them."""
     key = normalize(key)
     prefix = b._keys.dir_prefix(key)
@@ -57,7 +55,7 @@ def children(b: ObjectStoreBackend, key: str) -> Iterator[Entry]:
             raise msg.not_a_directory(key)
         raise msg.not_found(key)
 
-def walk(b: ObjectStoreBackend, key: str) -> Iterator[Entry]:
+def walk(b: StoreView, key: str) -> Iterator[Entry]:
     """Every file under ``key``, by flat listings (one per page, never one per directory)."""
     key = normalize(key)
     prefix = b._keys.dir_prefix(key)

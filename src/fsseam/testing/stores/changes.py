@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from ...messages import MESSAGES, render
 from .rigs import FaultRig, url_of
 
 __all__ = ["ChangeFaultSuite"]
@@ -53,7 +54,7 @@ class ChangeFaultSuite:
         faulty_store.fail(f"{self.prefix}/{name}", _OPS[name])
         res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
         assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
-        assert res.text.endswith("Nothing was applied: every file is as it was."), res.text
+        assert res.text.endswith(render("change_not_applied")), res.text
         faulty_store.clear()
         assert faulty_store.stored(self.prefix) == _BEFORE
         if not faulty_store.content_versions:
@@ -89,9 +90,11 @@ class ChangeFaultSuite:
         res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
         faulty_store.clear()
         assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
-        assert (
-            "/n.txt is as it was; /a.txt was changed by someone else after this change wrote "
-            "it, and was left as they made it; /b.txt is as it was; /c.txt was not written; "
-            "/d.txt was not written. Read these files before going on."
-        ) in res.text, res.text
+        files = "; ".join([
+            render("rollback_restored", "/n.txt"), render("rollback_changed", "/a.txt"),
+            render("rollback_restored", "/b.txt"), render("rollback_untouched", "/c.txt"),
+            render("rollback_untouched", "/d.txt"),
+        ])
+        tail = MESSAGES["change_rollback_incomplete"].rsplit("{files}", 1)[1]
+        assert f"{files}{tail}" in res.text, res.text
         assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"theirs\n"}
