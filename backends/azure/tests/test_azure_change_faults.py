@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fsseam_azure.testing import AzureFaultRig, FaultProxy, fault_proxy, shorten_retries
 
-from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite
+from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite, WriteFaultSuite
 
 
 @pytest.fixture(scope="module")
@@ -37,4 +37,8 @@ class TestChangeFaults(ChangeFaultSuite):
 
 
 class TestReadFaults(ReadFaultSuite):
+    pass
+
+
+class TestWriteFaults(WriteFaultSuite):
     pass

@@ -14,7 +14,7 @@ import pytest
 from fsseam_gcs.testing import FaultProxy, GcsEndpoint, GcsFaultRig
 
 from fsseam.testing.faults import shorten_sleeps
-from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite
+from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite, WriteFaultSuite
 
 
 @pytest.fixture(scope="module")
@@ -40,4 +40,8 @@ class TestChangeFaults(ChangeFaultSuite):
 
 
 class TestReadFaults(ReadFaultSuite):
+    pass
+
+
+class TestWriteFaults(WriteFaultSuite):
     pass

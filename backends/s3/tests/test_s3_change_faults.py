@@ -16,7 +16,7 @@ import s3fs.core
 from fsseam_s3.testing import MotoEndpoint, S3FaultRig, moto_server
 
 from fsseam.testing.faults import FaultPlan, shorten_sleeps
-from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite
+from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite, WriteFaultSuite
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +50,8 @@ class TestChangeFaults(ChangeFaultSuite):
 
 class TestReadFaults(ReadFaultSuite):
     pass
+
+
+class TestWriteFaults(WriteFaultSuite):
+    # 503 is SlowDown, which s3fs retries on top of botocore: test_s3_faults.py.
+    statuses = ("500",)

@@ -178,6 +178,13 @@ class AzureFaultRig:
     content_versions: bool = False  # every write is a new ETag
     read_attempts: int = 4  # the SDK's first try and its three retries
     reset_read_attempts: tuple[int, int] = (4, 1_000)
+    write_attempts: int = 4
+    transient_faults: int = 2
+    error_words: dict[str, str] = field(
+        default_factory=lambda: {"500": "InternalError", "503": "ServerBusy"})
+
+    def fail_writes(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("PUT", self._path(name), kind, times)
 
     def _path(self, name: str) -> str:
         return f"/{ACCOUNT_NAME}/{self.bucket}/{name}"
@@ -185,8 +192,8 @@ class AzureFaultRig:
     def fail_reads(self, name: str, kind: str, times: int) -> None:
         self.proxy.inject("GET", self._path(name), kind, times)
 
-    def seen(self, name: str, method: str) -> int:
-        return self.proxy.seen(method, self._path(name))
+    def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
+        return self.proxy.seen(method, self._path(name), forwarded=forwarded)
 
     def state(self, name: str) -> tuple[bytes, str] | None:
         blob = self._container().get_blob_client(name)

@@ -272,6 +272,14 @@ class GcsFaultRig:
     # gcsfs: 6 attempts; aiohttp may resend a reset GET once per gcsfs try.
     read_attempts: int = 6
     reset_read_attempts: tuple[int, int] = (6, 12)
+    write_attempts: int = 6
+    transient_faults: int = 3
+    error_words: dict[str, str] = field(
+        default_factory=lambda: {"500": "HttpError", "503": "HttpError"})
+
+    def fail_writes(self, name: str, kind: str, times: int) -> None:
+        # An upload names its object in its body: every upload to the bucket is aimed at.
+        self.proxy.inject("POST", _UPLOAD + self.bucket, kind, times)
 
     def _media(self, name: str) -> str:
         return f"/download/storage/v1/b/{self.bucket}/o/{name.replace('/', '%2F')}"
@@ -279,10 +287,11 @@ class GcsFaultRig:
     def fail_reads(self, name: str, kind: str, times: int) -> None:
         self.proxy.inject("GET", self._media(name), kind, times)
 
-    def seen(self, name: str, method: str) -> int:
+    def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
         if method == "PUT":  # an upload names its object in its body: every upload counts
-            return self.proxy.seen("POST", _UPLOAD + self.bucket)
-        return self.proxy.seen(method, self._media(name) if method == "GET" else name)
+            return self.proxy.seen("POST", _UPLOAD + self.bucket, forwarded=forwarded)
+        path = self._media(name) if method == "GET" else name
+        return self.proxy.seen(method, path, forwarded=forwarded)
 
     def state(self, name: str) -> tuple[bytes, str] | None:
         from .client import GcsClient

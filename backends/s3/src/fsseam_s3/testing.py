@@ -242,12 +242,18 @@ class S3FaultRig(S3Rig):
     # be resent by aiohttp and retried by s3fs's own wrapper too.
     read_attempts: int = 5
     reset_read_attempts: tuple[int, int] = (5, 50)
+    write_attempts: int = 5
+    transient_faults: int = 2
+    error_words: dict[str, str] = field(default_factory=lambda: {"500": "InternalError"})
+
+    def fail_writes(self, name: str, kind: str, times: int) -> None:
+        self.plan.inject("PUT", f"/{self.bucket}/{name}", kind, times)
 
     def fail_reads(self, name: str, kind: str, times: int) -> None:
         self.plan.inject("GET", f"/{self.bucket}/{name}", kind, times)
 
-    def seen(self, name: str, method: str) -> int:
-        return self.plan.seen(method, f"/{self.bucket}/{name}")
+    def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
+        return self.plan.seen(method, f"/{self.bucket}/{name}", forwarded=forwarded)
 
     def state(self, name: str) -> tuple[bytes, str] | None:
         self.plan.faults.clear()  # the look goes through the same server

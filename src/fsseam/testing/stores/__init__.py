@@ -14,6 +14,8 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
   tools and the backend;
 - :class:`ReadFaultSuite`: reads whose GETs fail, persistently or not (a
   ``faulty_store`` fixture that is a :class:`ReadFaultRig`);
+- :class:`WriteFaultSuite`: uploads that fail (5xx) or land with their answer lost (a
+  :class:`WriteFaultRig`);
 - :class:`ChangeFaultSuite`: a multi-file change whose Nth request fails at the store (a
   ``faulty_store`` fixture: a :class:`FaultRig`, whose requests pass a fault plan).
 """
@@ -23,7 +25,8 @@ from .changes import ChangeFaultSuite
 from .finders import FinderSuite
 from .races import AgentRaceSuite, LostUpdateSuite, agent_edits
 from .reads import ReadFaultSuite
-from .rigs import FaultRig, ReadFaultRig, StoreRig
+from .rigs import FaultRig, ReadFaultRig, StoreRig, WriteFaultRig
+from .writes import WriteFaultSuite
 
 __all__ = [
     "AgentRaceSuite",
@@ -35,5 +38,7 @@ __all__ = [
     "ReadFaultRig",
     "ReadFaultSuite",
     "StoreRig",
+    "WriteFaultRig",
+    "WriteFaultSuite",
     "agent_edits",
 ]

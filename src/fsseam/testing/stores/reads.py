@@ -6,21 +6,21 @@ from typing import Any
 
 from .rigs import ReadFaultRig, url_of
 
-__all__ = ["ReadFaultSuite"]
+__all__ = ["NEW", "OLD", "ReadFaultSuite", "code_of", "ledger_of"]
 
 
-_OLD = "old line 1\nold line 2\n"
-_NEW = "new line 1\nnew line 2\nnew line 3\n"
+OLD = "old line 1\nold line 2\n"
+NEW = "new line 1\nnew line 2\nnew line 3\n"
 _NOTHING_OBSERVED = {"format": 1, "owners": {}, "changes": {}}
 
 
-def _ledger(ws: Any) -> dict[str, Any]:
+def ledger_of(ws: Any) -> dict[str, Any]:
     assert ws.policy is not None
     dumped: dict[str, Any] = ws.policy.ledger.model_dump()
     return dumped
 
 
-def _code(res: Any) -> Any:
+def code_of(res: Any) -> Any:
     assert not res.ok, res.text
     assert res.error is not None
     assert res.text.startswith(f"Error [{res.error.code.value}]: "), res.text
@@ -37,7 +37,7 @@ class ReadFaultSuite:
     def _seeded(self, rig: ReadFaultRig) -> tuple[Any, str]:
         from ...workspace import Workspace
 
-        rig.fill({self.name: _OLD.encode()})
+        rig.fill({self.name: OLD.encode()})
         state = rig.state(self.name)
         assert state is not None
         rig.clear()
@@ -52,15 +52,15 @@ class ReadFaultSuite:
         ctx = ws.context("a")
         faulty_store.fail_reads(self.name, "500", 1000)
         res = ctx.tools.execute("read", {"file_path": f"/{self.name}"})
-        assert _code(res) is ErrorCode.FS_BACKEND
+        assert code_of(res) is ErrorCode.FS_BACKEND
         assert faulty_store.seen(self.name, "GET") == faulty_store.read_attempts
-        assert _ledger(ws) == _NOTHING_OBSERVED
+        assert ledger_of(ws) == _NOTHING_OBSERVED
         # Nothing observed: a write is create-only and refused, the file untouched.
         faulty_store.clear()
-        res = ctx.tools.execute("write", {"file_path": f"/{self.name}", "content": _NEW})
-        assert _code(res) is ErrorCode.FS_NOT_OBSERVED
+        res = ctx.tools.execute("write", {"file_path": f"/{self.name}", "content": NEW})
+        assert code_of(res) is ErrorCode.FS_NOT_OBSERVED
         state = faulty_store.state(self.name)
-        assert state is not None and state[0] == _OLD.encode()
+        assert state is not None and state[0] == OLD.encode()
 
     def test_get_500_transient_read_succeeds_with_the_version_of_its_bytes(
         self, faulty_store: ReadFaultRig
@@ -71,7 +71,7 @@ class ReadFaultSuite:
         res = ctx.tools.execute("read", {"file_path": f"/{self.name}"})
         assert res.ok, res.text
         assert faulty_store.seen(self.name, "GET") == 3
-        assert _ledger(ws)["owners"]["a"][self.name]["value"] == version
+        assert ledger_of(ws)["owners"]["a"][self.name]["value"] == version
 
     def test_get_reset_persistent_is_fs_backend(self, faulty_store: ReadFaultRig) -> None:
         from ...errors import ErrorCode
@@ -80,10 +80,10 @@ class ReadFaultSuite:
         ctx = ws.context("a")
         faulty_store.fail_reads(self.name, "reset", 1000)
         res = ctx.tools.execute("read", {"file_path": f"/{self.name}"})
-        assert _code(res) is ErrorCode.FS_BACKEND
+        assert code_of(res) is ErrorCode.FS_BACKEND
         low, high = faulty_store.reset_read_attempts
         assert low <= faulty_store.seen(self.name, "GET") <= high
-        assert _ledger(ws) == _NOTHING_OBSERVED
+        assert ledger_of(ws) == _NOTHING_OBSERVED
 
     def test_edit_get_500_changes_nothing(self, faulty_store: ReadFaultRig) -> None:
         from ...errors import ErrorCode
@@ -91,14 +91,14 @@ class ReadFaultSuite:
         ws, version = self._seeded(faulty_store)
         ctx = ws.context("a")
         assert ctx.tools.execute("read", {"file_path": f"/{self.name}"}).ok
-        before = _ledger(ws)
+        before = ledger_of(ws)
         faulty_store.clear()
         faulty_store.fail_reads(self.name, "500", 1000)
         res = ctx.tools.execute(
             "edit", {"file_path": f"/{self.name}", "old_string": "old line 1", "new_string": "X"}
         )
-        assert _code(res) is ErrorCode.FS_BACKEND
+        assert code_of(res) is ErrorCode.FS_BACKEND
         assert faulty_store.seen(self.name, "GET") == faulty_store.read_attempts
         assert faulty_store.seen(self.name, "PUT") == 0
-        assert faulty_store.state(self.name) == (_OLD.encode(), version)
-        assert _ledger(ws) == before
+        assert faulty_store.state(self.name) == (OLD.encode(), version)
+        assert ledger_of(ws) == before

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-__all__ = ["FaultRig", "ReadFaultRig", "StoreRig", "url_of"]
+__all__ = ["FaultRig", "ReadFaultRig", "StoreRig", "WriteFaultRig", "url_of"]
 
 
 class StoreRig(Protocol):
@@ -82,11 +82,28 @@ class ReadFaultRig(FaultRig, Protocol):
         """The next ``times`` GETs of ``name`` meet ``kind`` (``500``, ``reset``)."""
         ...
 
-    def seen(self, name: str, method: str) -> int:
+    def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
         """Requests of ``method`` to ``name`` since the last :meth:`clear` (``PUT``: every
-        upload of it, whatever the store's upload method)."""
+        upload of it, whatever the store's upload method); ``forwarded``: only those that
+        reached the store whole."""
         ...
 
     def state(self, name: str) -> tuple[bytes, str] | None:
         """(bytes, version value) of ``name`` now, faults off; None when it is missing."""
+        ...
+
+
+class WriteFaultRig(ReadFaultRig, Protocol):
+    """A :class:`ReadFaultRig` that also aims faults at uploads."""
+
+    write_attempts: int
+    """Uploads one write makes against a persistent 5xx (the store library's retries)."""
+    transient_faults: int
+    """How many failed uploads the library's retries outlast in the transient test."""
+    error_words: Mapping[str, str]
+    """What the error says of each status (``{"500": "InternalError"}``)."""
+
+    def fail_writes(self, name: str, kind: str, times: int) -> None:
+        """The next ``times`` uploads of ``name`` meet ``kind`` (``500``, ``503``,
+        ``reset``, ``lost``)."""
         ...
