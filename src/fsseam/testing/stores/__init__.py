@@ -10,6 +10,7 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
   object; :class:`AgentRaceSuite`: agents in processes racing edits of one file through
   the tools;
 - :class:`FinderSuite`: glob, grep, delete and move, in requests counted at the store;
+- :class:`BoundsSuite`: a refused edit of a frequent string in 16 MiB, in bounded memory;
 - :class:`MissingBucketSuite`: a workspace on a bucket that does not exist, through the
   tools and the backend;
 - :class:`ReadFaultSuite`: reads whose GETs fail, persistently or not (a
@@ -20,6 +21,7 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
   ``faulty_store`` fixture: a :class:`FaultRig`, whose requests pass a fault plan).
 """
 
+from .bounds import BoundsSuite
 from .buckets import MissingBucketSuite
 from .changes import ChangeFaultSuite
 from .finders import FinderSuite
@@ -30,6 +32,7 @@ from .writes import WriteFaultSuite
 
 __all__ = [
     "AgentRaceSuite",
+    "BoundsSuite",
     "ChangeFaultSuite",
     "FaultRig",
     "FinderSuite",
