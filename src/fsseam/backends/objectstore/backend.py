@@ -38,8 +38,8 @@ from typing import Any, ClassVar, Self
 from ...errors import ErrorCode, FsError
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
-from . import copying, history, listing, messages
-from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectData, ObjectHead
+from . import copying, history, listing, messages, ranged
+from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectHead
 from .errors import AMBIGUOUS, Action, Fault, ObjectErrorMapper, Op, StoreError, translate
 from .keys import KeySpace, normalize, parents
 from .parallel import READ_MANY_CONCURRENCY, READ_MANY_WINDOW_BYTES, concurrently, read_many
@@ -279,34 +279,7 @@ class ObjectStoreBackend:
         return read_many(self.read, entries, concurrency=concurrency, window_bytes=window_bytes)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> PinnedRangeStream:
-        key = self._file_key(key, "read")
-        if chunk_size < 1:
-            raise messages.not_positive("chunk_size")
-        name = self._keys.name(key)
-        try:
-            first = self._first_range(name, chunk_size)
-        except Exception as e:
-            raise self._missing_or_directory(e, "get", key, "read") from e
-        version = first.version
-
-        def get_range(start: int, end: int) -> bytes:
-            try:
-                return self._client.get(name, start=start, end=end, pin=version).data
-            except Exception as e:
-                if self._fault(e, "get") in (Fault.PRECONDITION, Fault.NOT_FOUND):
-                    raise messages.changed_while_read(key) from e
-                raise self._error(e, "get", key, "read") from e
-
-        return PinnedRangeStream(key, version, first.size, first.data, chunk_size, get_range)
-
-    def _first_range(self, name: str, chunk_size: int) -> ObjectData:
-        try:
-            return self._client.get(name, start=0, end=chunk_size)
-        except Exception as e:
-            if self._fault(e, "get") is not Fault.BAD_RANGE:
-                raise
-        # Stores refuse every range of an empty object; a plain GET returns it whole.
-        return self._client.get(name)
+        return ranged.open_read(self, key, chunk_size)
 
     def stat(self, key: str) -> Stat:
         key = normalize(key)
