@@ -52,9 +52,10 @@ __all__ = ["READ_MANY_CONCURRENCY", "READ_MANY_WINDOW_BYTES", "ObjectStoreBacken
 class ObjectStoreBackend:
     """A workspace rooted at ``bucket/prefix`` of one object store.
 
-    Subclasses set ``capabilities`` and implement ``from_url``, which builds the store's
-    filesystem, its :class:`~.client.ObjectClient` and its
-    :class:`~.errors.ObjectErrorMapper`, and calls this constructor.
+    A store's subclass declares ``facts`` and ``store_options``, and supplies
+    ``parse_url``, ``make_filesystem`` and an ``__init__(fs, root, **options)`` that builds
+    its :class:`~.client.ObjectClient` and :class:`~.errors.ObjectErrorMapper` and calls
+    this constructor; ``from_url`` is the template's.
     """
 
     facts: ClassVar[StoreFacts]
@@ -85,7 +86,7 @@ class ObjectStoreBackend:
     # -- what a store supplies to be opened from a URL ------------------------------
     @classmethod
     def parse_url(cls, url: str) -> str:
-        """``bucket/prefix`` of ``url`` (checked: a URL without a bucket fails here,
+        """``bucket/prefix`` of ``url`` (a store may refuse a URL without a bucket here,
         before any filesystem is made)."""
         raise NotImplementedError
 
