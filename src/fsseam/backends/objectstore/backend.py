@@ -38,9 +38,9 @@ from typing import Any, ClassVar, Self
 from ...errors import ErrorCode, FsError
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
-from . import copying, history, listing, messages, ranged
+from . import copying, history, landed, listing, messages, ranged
 from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectHead
-from .errors import AMBIGUOUS, Action, Fault, ObjectErrorMapper, Op, StoreError, translate
+from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
 from .keys import KeySpace, normalize, parents
 from .parallel import READ_MANY_CONCURRENCY, READ_MANY_WINDOW_BYTES, concurrently, read_many
 from .store import COMMON_OPTIONS, StoreFacts, split_options
@@ -340,35 +340,11 @@ class ObjectStoreBackend:
                 **extra,
             )
         except Exception as e:
-            outcome = self._after_failed_write(e, "put", key, action, precondition, write_id)
+            outcome = landed.after_failed_write(self, e, "put", key, action, precondition,
+                                                write_id)
             if isinstance(outcome, Version):
                 return outcome
             raise outcome from e
-
-    def _after_failed_write(
-        self,
-        exc: BaseException,
-        op: Op,
-        key: str,
-        action: Action,
-        precondition: Precondition,
-        write_id: str,
-    ) -> Version | FsError:
-        """Did our own write land although the call failed? Its version if so, else the
-        error to raise.
-
-        Clients resend a request whose answer was lost: a conditional resend then meets our
-        own landed write (412), and a dropped connection leaves the outcome unknown. One
-        HEAD, on this error path only, reads the write id back; the same look tells a
-        changed object from a vanished one. (Equal bytes are not enough: two agents
-        incrementing "5" both write "6", and the loser must hear it lost.)
-        """
-        if self._fault(exc, op) not in AMBIGUOUS:
-            return self._error(exc, op, key, action, precondition)
-        exists, head = self._look(key)
-        if head is not None and head.write_id == write_id:
-            return head.version
-        return self._error(exc, op, key, action, precondition, exists=exists)
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         key = self._file_key(key, "delete")
