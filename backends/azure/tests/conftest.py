@@ -81,3 +81,11 @@ def requests(azurite: Any, container: str) -> Any:
     from fsseam_azure.testing import ContainerRequests
 
     return ContainerRequests(azurite, container)
+
+
+@pytest.fixture
+def store(azurite: Any, container: str) -> Any:
+    """The shared store suites' rig (fsseam.testing.stores): this test's container."""
+    from fsseam_azure.testing import AzureRig
+
+    return AzureRig(azurite, container)

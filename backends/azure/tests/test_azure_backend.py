@@ -140,18 +140,6 @@ def test_a_missing_permission_is_permission_denied_saying_what_to_grant(
         assert proxy.seen("PUT", f"/{container}/p/a.txt") == 1  # a 403 is not retried
 
 
-def test_a_missing_container_is_not_a_missing_file(
-    az_options: dict[str, Any],
-) -> None:
-    ctx = Workspace("az://no-such-container/p", storage_options=az_options).context("a")
-    for tool, args in [("read", {"file_path": "/a.txt"}),
-                       ("write", {"file_path": "/a.txt", "content": "x"}),
-                       ("ls", {"path": "/"})]:
-        res = ctx.tools.execute(tool, args)
-        assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND, res.text
-        assert "the bucket no-such-container does not exist" in res.text
-
-
 def test_a_leased_blob_is_refused_and_kept(
     container: str, az_options: dict[str, Any], azurite: Any
 ) -> None:

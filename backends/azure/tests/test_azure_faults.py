@@ -15,6 +15,10 @@ after 5xx, 408 and connection errors, 15 s and more apart) keeps its decisions a
 only its sleeps are shortened here. Below it, aiohttp resends a PUT, GET, HEAD or DELETE
 once by itself when a kept-alive connection breaks before the answer. Every failed call
 leaves the old bytes, every call that succeeded the new ones.
+
+The faults every store meets alike (a 5xx or a lost answer on an upload, faults on a read,
+a change whose Nth request fails) are the shared suites' (``fsseam.testing.stores``), run
+from ``test_azure_change_faults.py``; these are the ones this store's client shapes itself.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from azure.storage.blob import BlobServiceClient
 from fsseam_azure import WRITE_ID_KEY
 from fsseam_azure.testing import FaultProxy, fault_proxy, shorten_retries
 
-from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Workspace
+from fsseam import Conflict, ErrorCode, FsError, IfMatch, Workspace
 from fsseam.testing.azurite import ACCOUNT_NAME, connection_string
 
 NAME = "doc.txt"
@@ -118,74 +122,6 @@ def _observe(env: Env, ws: Workspace) -> Any:
     return ctx
 
 
-# -- 500 / 503 on Put Blob -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("status", ["500", "503"])
-def test_put_5xx_transient_is_retried_by_the_sdk_and_writes_once(env: Env, status: str) -> None:
-    old = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    env.inject("PUT", status, 2)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.puts() == 3
-    assert env.puts(forwarded=True) == 1  # exactly one write reached the storage
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode() and state[1] != old
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == state[1]
-
-
-@pytest.mark.parametrize("status", ["500", "503"])
-@pytest.mark.parametrize("tool", ["write", "edit"])
-def test_put_5xx_persistent_is_fs_backend_and_changes_nothing(
-    env: Env, status: str, tool: str
-) -> None:
-    old = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    before = _ledger(ws)
-    env.inject("PUT", status, 1000)
-
-    if tool == "write":
-        res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    else:
-        res = ctx.tools.execute(
-            "edit", {"file_path": PATH, "old_string": "old line 2", "new_string": "X"}
-        )
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    word = {"500": "InternalError", "503": "ServerBusy"}[status]
-    assert word in res.text and "nothing was changed" in res.text, res.text
-    assert env.puts() == ATTEMPTS
-    assert env.puts(forwarded=True) == 0
-    assert env.heads() == 1  # after the failure: was it our write after all? No.
-    # the edit's one read, and the seam's one read back after a storage error
-    assert env.gets() == (2 if tool == "edit" else 1)
-    assert env.state() == (OLD.encode(), old)
-    assert _ledger(ws) == before
-
-    env.proxy.clear()
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    assert res.ok, res.text
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode()
-
-
-def test_create_5xx_persistent_creates_nothing(env: Env) -> None:
-    backend = env.workspace().backend
-    env.inject("PUT", "500", 1000)
-
-    with pytest.raises(FsError) as info:
-        backend.write(NAME, b"created", CreateOnly())
-
-    assert info.value.code is ErrorCode.FS_BACKEND
-    assert env.puts() == ATTEMPTS
-    assert env.state() is None
-
-
 # -- a connection reset mid-upload -----------------------------------------------------------
 
 
@@ -230,45 +166,6 @@ def test_put_reset_mid_body_persistent_is_fs_backend(env: Env) -> None:
 
 
 # -- the write landed, its answer was lost ---------------------------------------------------
-
-
-def test_lost_answer_of_conditional_put_is_recognised_as_our_write(env: Env) -> None:
-    """The SDK resends the Put Blob with the same If-Match; the first one already changed
-    the ETag, so the resend gets 412. The one HEAD on that error path finds our write id
-    in the blob's metadata, so the call succeeds with the ETag our write made."""
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    env.inject("PUT", "lost", 1)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.puts() == 2
-    assert env.puts(forwarded=True) == 2  # the resend reached Azurite: 412
-    assert env.heads() == 1  # the probe
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode()
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == state[1]
-    res = ctx.tools.execute(
-        "edit", {"file_path": PATH, "old_string": "new line 3", "new_string": "final"}
-    )
-    assert res.ok, res.text
-
-
-def test_lost_answer_of_create_is_recognised_as_our_write(env: Env) -> None:
-    """The resend of a create meets our own blob: 409 BlobAlreadyExists, then the HEAD."""
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("PUT", "lost", 1)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.puts() == 2
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode()
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == state[1]
 
 
 def test_lost_answer_of_the_block_list_commit_is_recognised_as_our_write(env: Env) -> None:
@@ -317,67 +214,3 @@ def test_conflict_with_other_content_is_still_a_conflict(env: Env) -> None:
     assert state is not None and state[0] == b"theirs\n"
     props = env.admin.get_blob_client(NAME).get_blob_properties()
     assert WRITE_ID_KEY not in (props.metadata or {})
-
-
-# -- 500 / reset on Get Blob -----------------------------------------------------------------
-
-
-def test_get_500_persistent_is_fs_backend_and_records_nothing(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "500", 1000)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert env.gets() == ATTEMPTS
-    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
-    env.proxy.clear()
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    assert _code(res) is ErrorCode.FS_NOT_OBSERVED
-    state = env.state()
-    assert state is not None and state[0] == OLD.encode()
-
-
-def test_get_500_transient_read_succeeds(env: Env) -> None:
-    etag = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "500", 2)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert res.ok, res.text
-    assert env.gets() == 3
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == etag
-
-
-def test_get_reset_persistent_is_fs_backend(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "reset", 1000)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert env.gets() >= ATTEMPTS
-    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
-
-
-def test_edit_get_500_changes_nothing(env: Env) -> None:
-    old = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    before = _ledger(ws)
-    env.inject("GET", "500", 1000)
-
-    res = ctx.tools.execute(
-        "edit", {"file_path": PATH, "old_string": "old line 1", "new_string": "X"}
-    )
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert env.gets() == ATTEMPTS and env.puts() == 0
-    assert env.state() == (OLD.encode(), old)
-    assert _ledger(ws) == before

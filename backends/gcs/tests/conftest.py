@@ -80,3 +80,11 @@ def _counting_proxy(gcs_server: GcsEndpoint) -> Iterator[CountingProxy]:
 def gcs_versioned_bucket(gcs_server: GcsEndpoint, gcs_admin: Any) -> str:
     """A fresh, empty bucket with object versioning on."""
     return gcs_server.create_bucket(fs=gcs_admin, versioned=True)
+
+
+@pytest.fixture
+def store(counting_proxy: CountingProxy, gcs_admin: Any, gcs_bucket: str) -> Any:
+    """The shared store suites' rig (fsseam.testing.stores): this test's bucket."""
+    from fsseam_gcs.testing import GcsRig
+
+    return GcsRig(counting_proxy, gcs_admin, gcs_bucket)

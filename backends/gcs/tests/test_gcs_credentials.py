@@ -9,11 +9,9 @@ filesystem is made.
 from __future__ import annotations
 
 import os
-import uuid
 from typing import Any
 
 import pytest
-from fsseam_gcs import GCSBackend
 from fsseam_gcs.testing import GcsEndpoint
 
 from fsseam import CreateOnly, ErrorCode, FsError, Workspace, open_backend
@@ -83,49 +81,3 @@ def test_no_default_credentials_fail_when_the_workspace_is_made(
     assert "DefaultCredentialsError" in info.value.message
     assert all(hint in info.value.message for hint in CONFIGURE)
     assert os.environ["NO_GCE_CHECK"] == "true"
-
-
-@pytest.mark.parametrize(
-    ("tool", "args"),
-    [
-        ("read", {"file_path": "/a.txt"}),
-        ("write", {"file_path": "/a.txt", "content": "x"}),
-        ("edit", {"file_path": "/a.txt", "old_string": "a", "new_string": "b"}),
-        ("str_replace_editor", {"command": "create", "path": "/a.txt", "file_text": "x"}),
-    ],
-    ids=["read", "write", "edit", "create"],
-)
-def test_missing_bucket_is_reported_as_such_by_the_tools(
-    gcs_options: dict[str, Any], tool: str, args: dict[str, Any]
-) -> None:
-    bucket = f"fsseam-missing-{uuid.uuid4().hex[:8]}"
-    ctx = Workspace(f"gs://{bucket}/p", storage_options=dict(gcs_options)).context("a")
-    res = ctx.tools.execute(tool, args)
-    assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND, res.text
-    assert f"the bucket {bucket} does not exist" in res.text
-    assert "create the file" not in res.text
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda b: b.read("a.txt"),
-        lambda b: b.stat("a.txt"),
-        lambda b: b.list(""),
-        lambda b: list(b.walk("")),
-        lambda b: b.write("a.txt", b"x", CreateOnly()),
-        lambda b: b.delete("a.txt"),
-        lambda b: b.open_read("a.txt"),
-    ],
-    ids=["read", "stat", "list", "walk", "write", "delete", "open_read"],
-)
-def test_missing_bucket_is_not_found_with_its_reason(
-    gcs_options: dict[str, Any], call: Any
-) -> None:
-    b = open_backend("gs://no-such-bucket-fsseam/p", dict(gcs_options))
-    assert isinstance(b, GCSBackend)
-    with pytest.raises(FsError) as info:
-        call(b)
-    assert info.value.code is ErrorCode.FS_NOT_FOUND
-    assert info.value.reason == "bucket_missing"
-    assert "the bucket no-such-bucket-fsseam does not exist" in info.value.message

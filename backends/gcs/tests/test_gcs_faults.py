@@ -15,6 +15,10 @@ Counts are taken at the proxy. gcsfs's retry (``retry_request``: 6 attempts for 
 sleeps are shortened here, the decisions and counts are not. Uploads are POSTs, so aiohttp
 never resends them on its own; a media GET may be resent once by aiohttp when its
 connection breaks.
+
+The faults every store meets alike (a 5xx or a lost answer on an upload, faults on a read,
+a change whose Nth request fails) are the shared suites' (``fsseam.testing.stores``), run
+from ``test_gcs_change_faults.py``; these are the ones this store's client shapes itself.
 """
 
 from __future__ import annotations
@@ -114,72 +118,6 @@ def _observe(env: Env, ws: Workspace) -> Any:
     return ctx
 
 
-# -- 500 / 503 on the upload -----------------------------------------------------------------
-
-
-@pytest.mark.parametrize("status", ["500", "503"])
-def test_upload_5xx_transient_is_retried_by_gcsfs_and_writes_once(env: Env, status: str) -> None:
-    old_gen = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    env.inject("POST", status, 3)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.uploads() == 4
-    assert env.uploads(forwarded=True) == 1  # exactly one write reached the storage
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode() and state[1] != old_gen
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == state[1]
-
-
-@pytest.mark.parametrize("status", ["500", "503"])
-@pytest.mark.parametrize("tool", ["write", "edit"])
-def test_upload_5xx_persistent_is_fs_backend_and_changes_nothing(
-    env: Env, status: str, tool: str
-) -> None:
-    old_gen = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    before = _ledger(ws)
-    env.inject("POST", status, 1000)
-
-    if tool == "write":
-        res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    else:
-        res = ctx.tools.execute(
-            "edit", {"file_path": PATH, "old_string": "old line 2", "new_string": "X"}
-        )
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert "HttpError" in res.text and "nothing was changed" in res.text
-    assert env.uploads() == 6  # gcsfs: 6 attempts
-    assert env.uploads(forwarded=True) == 0
-    # the edit's one read, and one read back after the failure (it might have landed)
-    assert env.media_gets() == (2 if tool == "edit" else 1)
-    assert env.state() == (OLD.encode(), old_gen)
-    assert _ledger(ws) == before
-
-    env.proxy.clear()
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    assert res.ok, res.text
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode()
-
-
-def test_backend_upload_500_persistent_on_create(env: Env) -> None:
-    backend = env.workspace().backend
-    env.inject("POST", "500", 1000)
-
-    with pytest.raises(FsError) as info:
-        backend.write(NAME, b"created", CreateOnly())
-
-    assert info.value.code is ErrorCode.FS_BACKEND
-    assert env.uploads() == 6
-    assert env.state() is None
-
-
 # -- a connection reset mid-upload -----------------------------------------------------------
 
 
@@ -239,44 +177,6 @@ def test_backend_reset_before_any_body_byte(env: Env) -> None:
 # -- the upload landed, its answer was lost --------------------------------------------------
 
 
-def test_lost_answer_of_conditional_upload_is_recognised_as_our_write(env: Env) -> None:
-    """gcsfs resends the upload with the same ifGenerationMatch; the first one already made
-    a new generation, so the resend gets 412. The one metadata GET on that error path finds
-    our bytes (md5Hash), so the call succeeds with the generation our write made."""
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    env.inject("POST", "lost", 1)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.uploads() == 2
-    assert env.uploads(forwarded=True) == 2  # the resend reached the server: 412
-    assert env.proxy.seen("GET", f"/storage/v1/b/{env.bucket}/o/{NAME}") == 1  # the probe
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode()
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == state[1]
-    res = ctx.tools.execute(
-        "edit", {"file_path": PATH, "old_string": "new line 3", "new_string": "final"}
-    )
-    assert res.ok, res.text
-
-
-def test_lost_answer_of_create_is_recognised_as_our_write(env: Env) -> None:
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("POST", "lost", 1)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.uploads() == 2
-    state = env.state()
-    assert state is not None and state[0] == NEW.encode()
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == state[1]
-
-
 def test_conflict_with_other_content_is_still_a_conflict(env: Env) -> None:
     """The md5Hash of the object is not ours: the 412 stands and nothing is written."""
     env.seed(OLD.encode())
@@ -292,70 +192,6 @@ def test_conflict_with_other_content_is_still_a_conflict(env: Env) -> None:
     assert state is not None and state[0] == b"theirs\n"
     meta = env.admin.get_metadata(NAME)
     assert meta["md5Hash"] == base64.b64encode(hashlib.md5(b"theirs\n").digest()).decode()
-
-
-# -- 500 / reset on the media GET ------------------------------------------------------------
-
-
-def test_media_get_500_persistent_is_fs_backend_and_records_nothing(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "500", 1000)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert env.media_gets() == 6
-    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
-    env.proxy.clear()
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    assert _code(res) is ErrorCode.FS_NOT_OBSERVED
-    state = env.state()
-    assert state is not None and state[0] == OLD.encode()
-
-
-def test_media_get_500_transient_read_succeeds(env: Env) -> None:
-    gen = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "500", 2)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert res.ok, res.text
-    assert env.media_gets() == 3
-    assert _ledger(ws)["owners"]["a"][NAME]["value"] == gen
-
-
-def test_media_get_reset_persistent_is_fs_backend(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "reset", 1000)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert 6 <= env.media_gets() <= 12  # aiohttp may resend a GET once per gcsfs try
-    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
-
-
-def test_edit_media_get_500_changes_nothing(env: Env) -> None:
-    old_gen = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = _observe(env, ws)
-    before = _ledger(ws)
-    env.inject("GET", "500", 1000)
-
-    res = ctx.tools.execute(
-        "edit", {"file_path": PATH, "old_string": "old line 1", "new_string": "X"}
-    )
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert env.media_gets() == 6 and env.uploads() == 0
-    assert env.state() == (OLD.encode(), old_gen)
-    assert _ledger(ws) == before
 
 
 # -- what GCS answers where fake-gcs-server does not: conditional deletes and copies -------

@@ -91,3 +91,12 @@ def bucket(s3: Any, moto: MotoEndpoint) -> str:
 @pytest.fixture
 def versioned_bucket(s3: Any, moto: MotoEndpoint) -> str:
     return moto.create_bucket(versioned=True, client=s3)
+
+
+@pytest.fixture
+def store(moto: MotoEndpoint, bucket: str) -> Any:
+    """The shared store suites' rig (fsseam.testing.stores): this test's bucket."""
+    from fsseam_s3.testing import S3Rig
+
+    moto.log.clear()
+    return S3Rig(moto, bucket)

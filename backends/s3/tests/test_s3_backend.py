@@ -3,9 +3,6 @@ listings, multipart uploads and the error mapping."""
 
 from __future__ import annotations
 
-import multiprocessing
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,8 +12,6 @@ from s3fs.errors import translate_boto_error
 
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite, Version
 from fsseam.backends import open_backend
-from fsseam.testing import increment_worker
-from fsseam.testing.conformance import increment
 
 MiB = 1 << 20
 
@@ -209,37 +204,6 @@ def test_history_off_says_how_to_turn_it_on(backend: S3Backend, bucket: str) -> 
         assert f"enable versioning on bucket {bucket}" in info.value.message
 
 
-# -- lost updates -----------------------------------------------------------------
-def test_threads_and_processes_lose_no_increment(bucket: str, s3_options: dict[str, Any]) -> None:
-    spec = (f"s3://{bucket}/race", s3_options)
-    b = s3_backend(*spec)
-    b.write("counter", b"0", CreateOnly())
-    threads, per_thread, processes, per_process = 8, 10, 2, 20
-    results: list[tuple[int, int]] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            results.append(increment(s3_backend(*spec), "counter", per_thread))
-        except BaseException as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(processes) as pool:
-        pending = pool.starmap_async(increment_worker, [(spec, "counter", per_process)] * processes)
-        workers = [threading.Thread(target=run) for _ in range(threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        results.extend(pending.get(timeout=240))
-    assert not errors, errors
-    successes = sum(r[0] for r in results)
-    assert successes == threads * per_thread + processes * per_process
-    assert int(b.read("counter").data) == successes
-    assert sum(r[1] for r in results) > 0, "no CAS was ever lost: the race was not exercised"
-
-
 def test_stale_if_match_keeps_other_writers_bytes(
     backend: S3Backend, bucket: str, s3_options: dict[str, Any]
 ) -> None:
@@ -279,31 +243,6 @@ def test_if_match_with_foreign_version_kind_conflicts_without_writing(backend: S
         backend.write("f", b"2", IfMatch(Version(kind="sha256", value="abc")))
     assert info.value.reason == "mismatch"
     assert backend.read("f").data == b"1"
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda b: b.read("f"),
-        lambda b: b.stat("f"),
-        lambda b: b.stat(""),
-        lambda b: b.list(""),
-        lambda b: b.write("f", b"x", CreateOnly()),
-        lambda b: b.write("f", b"x", IfMatch(Version(kind="etag", value='"e"'))),
-        lambda b: b.open_read("f"),
-    ],
-    ids=["read", "stat", "stat-root", "list", "write", "write-if-match", "open_read"],
-)
-def test_missing_bucket_is_not_found_naming_the_bucket(
-    s3_options: dict[str, Any], call: Callable[[S3Backend], Any]
-) -> None:
-    b = s3_backend("s3://fsseam-no-such-bucket/p", s3_options)
-    with pytest.raises(FsError) as info:
-        call(b)
-    assert type(info.value) is FsError  # never a Conflict: IfMatch did not meet a missing key
-    assert info.value.code is ErrorCode.FS_NOT_FOUND
-    assert info.value.reason == "bucket_missing"
-    assert "bucket fsseam-no-such-bucket does not exist" in info.value.message
 
 
 def test_conditional_request_conflict_is_retried(bucket: str, s3_options: dict[str, Any]) -> None:

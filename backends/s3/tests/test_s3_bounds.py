@@ -3,10 +3,10 @@ refusal is bounded and writes nothing; a directory view keeps what it can show."
 
 from __future__ import annotations
 
-import tracemalloc
 from typing import Any
 
 from fsseam import Workspace
+from fsseam.testing.stores import BoundsSuite
 
 MiB = 1 << 20
 
@@ -15,32 +15,6 @@ def methods(moto: Any, bucket: str) -> list[str]:
     out = [m for m, _ in moto.log.to_bucket(bucket)]
     moto.log.clear()
     return out
-
-
-def test_an_edit_of_a_in_16_mib_of_a_is_refused_in_bounded_memory(
-    moto: Any, bucket: str, s3: Any, s3_options: dict[str, Any]
-) -> None:
-    s3.put_object(Bucket=bucket, Key="p/big.txt", Body=b"a" * (16 * MiB))
-    ctx = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options)).context("a")
-    assert ctx.tools.execute("read", {"file_path": "/big.txt", "limit": 1}).ok
-    moto.log.clear()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        res = ctx.tools.execute("edit", {"file_path": "/big.txt", "old_string": "a",
-                                         "new_string": "b"})
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    assert res.text == (
-        "Error [FS_MULTIPLE_MATCHES]: old_string occurs more than 1000 times in /big.txt, at "
-        "line 1. Include more surrounding lines in old_string to make it unique, or set "
-        "replace_all to replace every occurrence."
-    )
-    assert "PUT" not in methods(moto, bucket)  # nothing written
-    assert peak < 4 * 16 * MiB, peak
-    body = s3.get_object(Bucket=bucket, Key="p/big.txt")["Body"].read()
-    assert body == b"a" * (16 * MiB)
 
 
 def test_a_directory_view_keeps_what_it_can_show(
@@ -63,3 +37,7 @@ def test_a_directory_view_keeps_what_it_can_show(
     assert len(listing.entries) <= 16_000 // len("/big/f00000.txt\n") + 1
     assert listing.more == n - len(listing.entries)
     assert methods(moto, bucket).count("GET") >= 3  # every page is counted
+
+
+class TestBounds(BoundsSuite):
+    pass

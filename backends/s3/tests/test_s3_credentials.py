@@ -114,24 +114,3 @@ def test_missing_permission_is_permission_denied_saying_what_to_grant(
         assert "AccessDenied" in info.value.message
         assert "s3:GetObject" in info.value.message and "s3:PutObject" in info.value.message
     assert {r.status for r in moto.log.records_to(bucket)} == {403}  # no PUT got through
-
-
-@pytest.mark.parametrize(
-    ("tool", "args"),
-    [
-        ("read", {"file_path": "/a.txt"}),
-        ("write", {"file_path": "/a.txt", "content": "x"}),
-        ("edit", {"file_path": "/a.txt", "old_string": "a", "new_string": "b"}),
-        ("str_replace_editor", {"command": "create", "path": "/a.txt", "file_text": "x"}),
-    ],
-    ids=["read", "write", "edit", "create"],
-)
-def test_missing_bucket_is_reported_as_such_by_the_tools(
-    s3_options: dict[str, Any], tool: str, args: dict[str, Any]
-) -> None:
-    bucket = f"fsseam-missing-{uuid.uuid4().hex[:8]}"
-    ctx = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options)).context("a")
-    res = ctx.tools.execute(tool, args)
-    assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND, res.text
-    assert f"the bucket {bucket} does not exist" in res.text
-    assert "create the file" not in res.text

@@ -22,6 +22,10 @@ are untouched. Layers of retry measured here (botocore 1.43 "legacy" mode, s3fs 
 
 So a persistent 500 costs 5 requests, a persistent 503 SlowDown 25, a cut connection
 between 5 and 50 (which exception the client sees depends on timing).
+
+The faults every store meets alike (a 5xx or a lost answer on an upload, faults on a read,
+a change whose Nth request fails) are the shared suites' (``fsseam.testing.stores``), run
+from ``test_s3_change_faults.py``; these are the ones this store's client shapes itself.
 """
 
 from __future__ import annotations
@@ -190,69 +194,6 @@ def _etag(data: bytes) -> str:
     return f'"{hashlib.md5(data).hexdigest()}"'
 
 
-# -- 500 InternalError ----------------------------------------------------------------------
-
-
-def test_put_500_transient_is_retried_by_botocore_and_writes_once(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    assert ctx.tools.execute("read", {"file_path": PATH}).ok
-    env.server.reset()
-    env.inject("PUT", "500", 2)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.seen("PUT") == 3  # two 500s, then botocore's third attempt lands
-    assert env.methods() == ["PUT", "PUT", "PUT"]  # the read was cached: no GET
-    assert env.current() == NEW.encode()
-    assert env.versions() == [OLD.encode(), NEW.encode()]  # exactly one version written
-    assert res.value.version.value == _etag(NEW.encode())
-    assert _ledger(ws)["owners"]["a"][KEY]["value"] == _etag(NEW.encode())
-
-
-@pytest.mark.parametrize("tool", ["write", "edit"])
-def test_put_500_persistent_is_fs_backend_and_changes_nothing(env: Env, tool: str) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    assert ctx.tools.execute("read", {"file_path": PATH}).ok
-    before = _ledger(ws)
-    env.server.reset()
-    env.inject("PUT", "500", 1000)
-
-    if tool == "write":
-        res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    else:
-        res = ctx.tools.execute(
-            "edit", {"file_path": PATH, "old_string": "old line 2", "new_string": "X"}
-        )
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert "InternalError" in res.text and "nothing was changed" in res.text
-    assert env.seen("PUT") == 5  # botocore legacy mode: 5 attempts; s3fs adds none
-    # the edit's one read, and one read back after the failure: a storage error does not
-    # say the PUT did not land, and only the bytes there can
-    assert env.seen("GET") == (2 if tool == "edit" else 1)
-    assert env.current() == OLD.encode()
-    assert env.versions() == [OLD.encode()]
-    assert _ledger(ws) == before  # nothing recorded
-
-    # The fault gone, the same call succeeds on the version still observed.
-    env.server.reset()
-    if tool == "write":
-        res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-        assert res.ok, res.text
-        assert env.current() == NEW.encode()
-    else:
-        res = ctx.tools.execute(
-            "edit", {"file_path": PATH, "old_string": "old line 2", "new_string": "X"}
-        )
-        assert res.ok, res.text
-        assert env.current() == b"old line 1\nX\n"
-
-
 # -- 503 SlowDown ---------------------------------------------------------------------------
 
 
@@ -389,46 +330,6 @@ def test_put_reset_mid_body_persistent_edit_is_fs_backend(env: Env) -> None:
 # -- the subtle case: the PUT landed, its answer was lost, the retry is refused -------------
 
 
-def test_lost_answer_of_conditional_put_is_recognised_as_our_write(env: Env) -> None:
-    """botocore resends the PUT with the same If-Match; S3 refuses it (412) because the first
-    attempt already replaced the object. One HEAD on that error path finds our own bytes
-    (the ETag is their MD5), so the call succeeds and the ledger records the new version."""
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    assert ctx.tools.execute("read", {"file_path": PATH}).ok
-    env.server.reset()
-    env.inject("PUT", "lost", 1)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.seen("PUT") == 2
-    assert env.seen("HEAD") == 1
-    assert env.current() == NEW.encode()
-    assert env.versions() == [OLD.encode(), NEW.encode()]  # once: the retry was refused
-    assert _ledger(ws)["owners"]["a"][KEY]["value"] == _etag(NEW.encode())
-    # The agent carries on without a re-read: its own write is what it observed.
-    res = ctx.tools.execute(
-        "edit", {"file_path": PATH, "old_string": "new line 3", "new_string": "final"}
-    )
-    assert res.ok, res.text
-
-
-def test_lost_answer_of_create_only_put_is_recognised_as_our_write(env: Env) -> None:
-    """Same on create: the retry's If-None-Match: * meets the agent's own object."""
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("PUT", "lost", 1)
-
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-
-    assert res.ok, res.text
-    assert env.seen("PUT") == 2
-    assert env.versions() == [NEW.encode()]
-    assert _ledger(ws)["owners"]["a"][KEY]["value"] == _etag(NEW.encode())
-
-
 def test_conflict_with_other_content_is_still_a_conflict(env: Env) -> None:
     """The HEAD finds someone else's bytes: the conflict stands and nothing is written."""
     env.seed(OLD.encode())
@@ -522,73 +423,6 @@ def test_multipart_lost_answer_of_complete_is_resent_and_succeeds(env: Env) -> N
     assert env.seen("POST", query="uploadId=") == 2
     assert env.seen("DELETE", query="uploadId=") == 0
     assert env.versions() == [old, data]
-
-
-# -- faults on the GET of a read -------------------------------------------------------------
-
-
-def test_get_500_persistent_read_is_fs_backend_and_records_nothing(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "500", 1000)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert "InternalError" in res.text
-    assert env.seen("GET") == 5
-    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
-    # Nothing observed: a write is create-only and refused, the file untouched.
-    env.server.reset()
-    res = ctx.tools.execute("write", {"file_path": PATH, "content": NEW})
-    assert _code(res) is ErrorCode.FS_NOT_OBSERVED
-    assert env.current() == OLD.encode()
-
-
-def test_get_500_transient_read_succeeds_with_the_version_of_its_bytes(env: Env) -> None:
-    etag = env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "500", 2)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert res.ok, res.text
-    assert env.seen("GET") == 3
-    assert _ledger(ws)["owners"]["a"][KEY]["value"] == etag
-
-
-def test_get_reset_persistent_read_is_fs_backend(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    env.inject("GET", "reset", 1000)
-
-    res = ctx.tools.execute("read", {"file_path": PATH})
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert 5 <= env.seen("GET") <= 50
-    assert _ledger(ws) == {"format": 1, "owners": {}, "changes": {}}
-
-
-def test_edit_get_fault_leaves_file_and_ledger(env: Env) -> None:
-    env.seed(OLD.encode())
-    ws = env.workspace()
-    ctx = ws.context("a")
-    assert ctx.tools.execute("read", {"file_path": PATH}).ok
-    before = _ledger(ws)
-    env.server.reset()
-    env.inject("GET", "500", 1000)
-
-    res = ctx.tools.execute(
-        "edit", {"file_path": PATH, "old_string": "old line 1", "new_string": "X"}
-    )
-
-    assert _code(res) is ErrorCode.FS_BACKEND
-    assert env.seen("GET") == 5 and env.seen("PUT") == 0
-    assert env.current() == OLD.encode()
-    assert _ledger(ws) == before
 
 
 # -- what AWS S3 answers where moto does not: conditional copies -----------------------------

@@ -1,4 +1,6 @@
-"""ls / glob / grep / delete / move on s3://: requests counted at the moto server."""
+"""ls / glob / grep / delete / move on s3://: requests counted at the moto server (the
+shared finder suite, fsseam.testing.stores, with S3's own page size), and grep's bound on
+GETs in flight."""
 
 from __future__ import annotations
 
@@ -9,12 +11,7 @@ from fsseam_s3.testing import moto_server
 
 from fsseam import Workspace
 from fsseam.backends import Backend
-
-
-def methods(moto: Any, bucket: str) -> list[str]:
-    out = [m for m, _ in moto.log.to_bucket(bucket)]
-    moto.log.clear()
-    return out
+from fsseam.testing.stores import FinderSuite
 
 
 def fill(client: Any, bucket: str, n: int, prefix: str = "p/tree") -> None:
@@ -23,32 +20,11 @@ def fill(client: Any, bucket: str, n: int, prefix: str = "p/tree") -> None:
                           Body=f"line {i}\n{'needle' if i % 10 == 0 else 'hay'}\n".encode())
 
 
-def test_glob_is_one_flat_listing_per_page(moto: Any, bucket: str, s3_direct: Any,
-                                           s3_options: dict[str, Any]) -> None:
-    fill(s3_direct, bucket, 2500)
-    ws = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options))
-    ctx = ws.context("a")
-    moto.log.clear()
-    res = ctx.tools.execute("glob", {"pattern": "tree/**/*.txt"})
-    assert res.ok, res.text
-    assert "(Showing 100 of 2500 matching files" in res.text
-    assert methods(moto, bucket) == ["GET"] * 3  # ceil(2500 / 1000) ListObjectsV2 pages
-    res = ctx.tools.execute("glob", {"pattern": "tree/d3/*.txt"})
-    assert res.text.splitlines()[0] == "/tree/d3/f00003.txt"
-    assert methods(moto, bucket) == ["GET"]  # the literal base narrows the listing
-
-
-def test_grep_is_one_listing_and_one_get_per_object(moto: Any, bucket: str, s3: Any,
-                                                    s3_options: dict[str, Any]) -> None:
-    fill(s3, bucket, 120)
-    ws = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options))
-    ctx = ws.context("a")
-    moto.log.clear()
-    res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
-    assert res.ok, res.text
-    assert res.text.endswith("Total: 12 matching lines in 12 files.")
-    got = methods(moto, bucket)
-    assert got.count("GET") == 1 + 120 and set(got) == {"GET"}
+class TestFinders(FinderSuite):
+    # S3's own page (1,000 keys): 2,500 objects are three ListObjectsV2 pages.
+    glob_objects = 2500
+    list_page_size = None
+    grep_objects = 120
 
 
 def test_grep_fetches_concurrently_with_a_bound(s3_options: dict[str, Any]) -> None:
@@ -79,29 +55,3 @@ def test_grep_fetches_concurrently_with_a_bound(s3_options: dict[str, Any]) -> N
         assert res.ok, res.text
         assert len(res.text.splitlines()) == 20
         assert 1 < peak <= 16
-
-
-def test_delete_of_an_observed_object_is_one_request(moto: Any, bucket: str,
-                                                     s3_options: dict[str, Any]) -> None:
-    ws = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options))
-    ctx = ws.context("a")
-    assert ctx.tools.execute("write", {"file_path": "/d.txt", "content": "x\n"}).ok
-    moto.log.clear()
-    assert ctx.tools.execute("delete", {"file_path": "/d.txt"}).ok
-    assert methods(moto, bucket) == ["DELETE"]
-
-
-def test_move_of_an_observed_object_is_at_most_three_requests(
-    moto: Any, bucket: str, s3_options: dict[str, Any]
-) -> None:
-    ws = Workspace(f"s3://{bucket}/p", storage_options=dict(s3_options))
-    ctx = ws.context("a")
-    assert ctx.tools.execute("write", {"file_path": "/m.txt", "content": "x\n"}).ok
-    moto.log.clear()
-    res = ctx.tools.execute("move", {"source_path": "/m.txt", "destination_path": "/n.txt"})
-    assert res.ok, res.text
-    # Against moto, which ignores CopyObject's conditions, the copy is a GET of the observed
-    # version and a create-only PUT (after the listing that keeps the new name from being a
-    # directory too), then the guarded DELETE. Against AWS it is one guarded CopyObject, the
-    # listing and the DELETE: three.
-    assert methods(moto, bucket) == ["GET", "GET", "PUT", "DELETE"]

@@ -3,13 +3,17 @@
 Backend packages register ``protocol = "module:Class"`` in the entry-point group
 ``fsseam.backends``. A protocol with a known adapter package that is not installed fails
 with the install command: falling back to the emulated generic backend would silently give
-up the storage-side compare-and-swap the user chose that storage for.
+up the storage-side compare-and-swap the user chose that storage for. Which packages are
+known is data (``adapters.json``), not code: a new store adds a line there and nothing else
+of the core.
 """
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from importlib.resources import files
 from typing import Any
 
 import fsspec
@@ -25,24 +29,30 @@ ENTRY_POINT_GROUP = "fsseam.backends"
 GENERIC = "fsseam.backends.generic:GenericBackend"
 """The fallback for fsspec protocols with no adapter (dotted, imported only when used)."""
 
-KNOWN_ADAPTERS: dict[str, str] = {
-    "s3": "fsseam-s3",
-    "s3a": "fsseam-s3",
-    "gs": "fsseam-gcs",
-    "gcs": "fsseam-gcs",
-    "az": "fsseam-azure",
-    "abfs": "fsseam-azure",
-    "abfss": "fsseam-azure",
-}
+def _known_adapters() -> dict[str, str]:
+    """protocol -> adapter package, from the table the adapter packages keep as data
+    (``adapters.json``); an unreadable table only costs the install hint."""
+    try:
+        table = json.loads(files(__package__).joinpath("adapters.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {
+        protocol: package
+        for package, protocols in table.items()
+        if not package.startswith("_")
+        for protocol in protocols
+    }
+
+
+def source_dir(package: str) -> str:
+    """Where an adapter distribution lives in the fsseam repository: ``fsseam-s3`` ->
+    ``backends/s3``."""
+    return f"backends/{package.removeprefix('fsseam-')}"
+
+
+KNOWN_ADAPTERS: dict[str, str] = _known_adapters()
 """Protocols whose adapter lives in a package of its own: used only for the install hint
 when that package is missing (the adapters themselves are found by entry point)."""
-
-SOURCE_DIRS: dict[str, str] = {
-    "fsseam-s3": "backends/s3",
-    "fsseam-gcs": "backends/gcs",
-    "fsseam-azure": "backends/azure",
-}
-"""Where each adapter distribution lives in the fsseam repository (for install hints)."""
 
 
 @cache
@@ -82,7 +92,7 @@ def backend_class(protocol: str) -> type:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
             reason="adapter_missing",
-            details={"protocol": protocol, "package": package, "source": SOURCE_DIRS[package]},
+            details={"protocol": protocol, "package": package, "source": source_dir(package)},
         )
     try:
         fsspec.get_filesystem_class(protocol)

@@ -282,3 +282,8 @@ class Reason(StrEnum):
     display_failed = auto()
     deepagents_offset_past_end = auto()
     deepagents_grep_empty = auto()
+    gcs_upload_no_location = auto()
+    gcs_upload_stalled = auto()
+    gcs_rewrite_no_token = auto()
+    azure_copy_failed = auto()
+    azure_copy_pending = auto()

@@ -120,4 +120,44 @@ SENTENCES: dict[str, str] = {
         "{mount} is mounted with a backend already built; storage options and adapter names "
         "apply only to mounts given as URLs."
     ),
+    # What each object store's user configures or grants: clauses of no_credentials,
+    # credentials_unusable and store_denied (their {configure} and {grant}). Options are
+    # spelled dict(...): a rendered sentence holds no brace.
+    "_s3_configure": (
+        'pass storage_options=dict(key=..., secret=...) (or dict(profile=...)), or set '
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary "
+        'credentials); a public bucket can be read with dict(anon=True).'
+    ),
+    "_s3_grant": (
+        "grant them s3:GetObject, s3:PutObject, s3:DeleteObject and s3:ListBucket on the "
+        "bucket (s3:GetBucketVersioning and s3:ListBucketVersions for history), or use "
+        "other credentials."
+    ),
+    "_gcs_configure": (
+        'pass storage_options=dict(token="/path/to/service-account.json") (or '
+        'dict(token="google_default") after `gcloud auth application-default login`), or set '
+        'GOOGLE_APPLICATION_CREDENTIALS; a public bucket can be read with dict(token="anon").'
+    ),
+    "_gcs_grant": (
+        "grant them roles/storage.objectUser on the bucket (storage.objects.get, create, "
+        "delete and list; storage.buckets.get for history), or use other credentials."
+    ),
+    "_azure_configure": (
+        'pass storage_options=dict(connection_string="...") (or dict(account_name="...", '
+        'account_key="..."), or dict(account_name="...", sas_token="..."), or '
+        'dict(account_name="...", anon=False) to sign in with DefaultAzureCredential), or '
+        "set AZURE_STORAGE_CONNECTION_STRING; a public container can be read with "
+        'dict(account_name="...", anon=True).'
+    ),
+    "_azure_grant": (
+        "grant them the Storage Blob Data Contributor role on the container (read, write, "
+        "delete and list blobs), use a SAS with those permissions, or use other credentials."
+    ),
+    # What a store client says when a request ends without the store's own error: the
+    # detail of storage_failed.
+    "gcs_upload_no_location": "the resumable upload initiation returned no Location",
+    "gcs_upload_stalled": "resumable upload made no progress at byte {offset}",
+    "gcs_rewrite_no_token": "the rewrite is not done and gave no token to continue",
+    "azure_copy_failed": "Azure copy {status}: {description}",
+    "azure_copy_pending": "Azure copy of {source} still pending after 10 minutes",
 }

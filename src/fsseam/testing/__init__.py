@@ -7,6 +7,10 @@ root. Add ``ProcessConformance`` when the storage is shared between processes, w
 (a ``workspace`` fixture) to run the agent tools end to end, and ``HistoryConformance``
 (a ``history_workspace`` fixture: storage that keeps versions) for history, restore, undo
 and conflicts.
+
+``fsseam.testing.stores`` holds the suites every object store runs (lost updates, finders'
+request budget, missing buckets, read and change faults): a store's tests subclass them and
+give a rig over one fresh bucket (``fsseam_s3.testing.S3Rig`` and the like).
 """
 
 from .conformance import BackendConformance, ProcessConformance, increment_worker

@@ -27,10 +27,10 @@ from fsseam.backends.objectstore import (
     MAX_VERSIONS_LISTED,
     KeySpace,
     ObjectStoreBackend,
-    messages,
+    StoreFacts,
+    unusable_credentials,
 )
 from fsseam.errors import ErrorCode, FsError
-from fsseam.versions import Capabilities
 
 from .client import (
     DEFAULT_BLOCK_SIZE,
@@ -42,17 +42,6 @@ from .client import (
 from .errors import MAPPER
 
 __all__ = ["BACKEND_OPTIONS", "AzureBackend", "parse_url"]
-
-BACKEND_OPTIONS = (
-    "block_threshold",
-    "block_size",
-    "server_side_copy",
-    "list_page_size",
-    "versioning",
-    "max_versions_listed",
-)
-"""Options read by AzureBackend itself; everything else goes to adlfs.AzureBlobFileSystem."""
-
 
 def parse_url(url: str) -> tuple[str, str, str | None]:
     """(scheme, ``container/prefix``, account or None) of ``az://container/prefix``,
@@ -86,14 +75,8 @@ class AzureBackend(ObjectStoreBackend):
     keeps blob versions (default: read off the first listing of versions).
     """
 
-    capabilities = Capabilities(
-        create_only_atomic=True,
-        if_match_atomic=True,
+    facts = StoreFacts(
         version_kind=VERSION_KIND,
-        ranged_reads=True,
-        delete_if_match_atomic=True,
-        copy_create_only_atomic=True,
-        history=True,
         note=(
             "Put Blob / Put Block List with If-None-Match: * (create-only) or If-Match: "
             "<ETag>, Delete Blob with If-Match, Copy Blob with If-None-Match: * and "
@@ -101,6 +84,7 @@ class AzureBackend(ObjectStoreBackend):
             "account keeps blob versions"
         ),
     )
+    store_options = ("block_threshold", "block_size", "versioning")
 
     def __init__(
         self,
@@ -148,32 +132,30 @@ class AzureBackend(ObjectStoreBackend):
         return self._azure.block_size
 
     @classmethod
-    def from_url(
-        cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
-    ) -> AzureBackend:
-        """``az://container/prefix`` (or ``abfs://``, ``abfss://``). ``storage_options`` go to
-        ``adlfs.AzureBlobFileSystem`` (``connection_string``, ``account_name`` with
-        ``account_key`` / ``sas_token`` / ``credential`` / ``anon``, ...), except
-        ``BACKEND_OPTIONS``."""
-        scheme, root, account = parse_url(url)
+    def parse_url(cls, url: str) -> str:
+        """``az://container/prefix`` (or ``abfs://``, ``abfss://``). ``storage_options`` go
+        to ``adlfs.AzureBlobFileSystem`` (``connection_string``, ``account_name`` with
+        ``account_key`` / ``sas_token`` / ``credential`` / ``anon``, ...), except the
+        backend's options."""
+        scheme, root, _ = parse_url(url)
         KeySpace.parse(root, scheme)  # a container is named before anything is built
-        fs_options = dict(storage_options)
-        options = {k: fs_options.pop(k) for k in BACKEND_OPTIONS if k in fs_options}
-        if fs is None:
-            if account is not None and "connection_string" not in fs_options:
-                fs_options.setdefault("account_name", account)
-            fs = make_filesystem(fs_options)
-        return cls(fs, root, **options)
+        return root
+
+    @classmethod
+    def make_filesystem(cls, fs_options: dict[str, Any], url: str) -> Any:
+        """An ``adlfs.AzureBlobFileSystem`` of its own (no instance cache: tests and users
+        pass different accounts and credentials in one process). adlfs connects when it is
+        made, so credentials it cannot use fail here, as a misconfigured workspace."""
+        import adlfs  # imported here so that the registry can list the entry point cheaply
+
+        account = parse_url(url)[2]
+        if account is not None and "connection_string" not in fs_options:
+            fs_options.setdefault("account_name", account)
+        try:
+            return adlfs.AzureBlobFileSystem(**fs_options, skip_instance_cache=True)
+        except ValueError as e:
+            raise unusable_credentials("Azure", e, MAPPER.configure) from e
 
 
-def make_filesystem(fs_options: dict[str, Any]) -> Any:
-    """An ``adlfs.AzureBlobFileSystem`` of its own (no instance cache: tests and users pass
-    different accounts and credentials in one process). adlfs connects when it is made, so
-    credentials it cannot use fail here, as a misconfigured workspace."""
-    import adlfs  # imported here so that the registry can list the entry point cheaply
-
-    try:
-        return adlfs.AzureBlobFileSystem(**fs_options, skip_instance_cache=True)
-    except ValueError as e:
-        detail = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        raise messages.credentials_unusable("Azure", detail, MAPPER.configure) from e
+BACKEND_OPTIONS = AzureBackend.backend_options()
+"""Options read by AzureBackend itself; everything else goes to adlfs.AzureBlobFileSystem."""

@@ -25,13 +25,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import ResourceNotFoundError
 from azure.storage.blob import BlobBlock
-from fsspec.asyn import sync
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
@@ -41,7 +39,9 @@ from fsseam.backends.objectstore import (
     NoVersion,
     ObjectData,
     ObjectHead,
+    SyncBridge,
 )
+from fsseam.messages import render
 from fsseam.versions import Version
 
 __all__ = [
@@ -84,7 +84,7 @@ def _version(etag: object, version_id: object = None) -> Version:
     # quoted one, which is what If-Match takes.
     bare = str(etag or "").strip('"')
     if not bare:
-        raise NoVersion("Azure returned no ETag")
+        raise NoVersion("ETag")
     return Version(
         kind=VERSION_KIND, value=f'"{bare}"', detail=str(version_id) if version_id else None
     )
@@ -133,16 +133,11 @@ class AzureClient:
         self.block_threshold = block_threshold
         self.block_size = block_size
         self.versioning = versioning
+        self._run = SyncBridge(fs)
         # Shares adlfs's pipeline (credentials, retry policy, aiohttp session).
         self._container: Any = fs.service_client.get_container_client(container)
 
     # -- plumbing ----------------------------------------------------------------
-    def _run(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
-        # adlfs runs its event loop on a thread of its own; every call is submitted there,
-        # so many threads may share one client.
-        result: T = sync(self.fs.loop, fn, *args, **kwargs)
-        return result
-
     def _blob(self, name: str) -> Any:
         return self._container.get_blob_client(name)
 
@@ -289,8 +284,9 @@ class AzureClient:
             if status == "success":
                 return _version(props.etag, props.version_id)
             if status != "pending":
-                raise OSError(f"Azure copy {status}: {props.copy.status_description}")
-        raise TimeoutError(f"Azure copy of {source} still pending after 10 minutes")
+                raise OSError(render("azure_copy_failed", details={
+                    "status": status, "description": props.copy.status_description}))
+        raise TimeoutError(render("azure_copy_pending", details={"source": source}))
 
     # -- listings ----------------------------------------------------------------
     def list_objects(

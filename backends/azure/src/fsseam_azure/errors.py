@@ -24,7 +24,7 @@ from azure.core.exceptions import (
     ResourceNotFoundError,
 )
 
-from fsseam.backends.objectstore import Fault, Op, StoreError
+from fsseam.backends.objectstore import Fault, Op, StatusLadder, StoreError, rung
 
 __all__ = ["MAPPER", "AzureErrorMapper", "error_code"]
 
@@ -43,6 +43,25 @@ _LEASED = frozenset(
 # Another commit to the same blob dropped the blocks this write staged; "PendingCopy": a copy
 # into the blob is still running.
 _BUSY = frozenset({"InvalidBlockList", "PendingCopyOperation", "ServerBusy"})
+
+# In the order Azure's answers are told apart: a lease's 412 is a refusal, not a changed
+# blob; a failed If-None-Match: * is 409 BlobAlreadyExists; any other 4xx but a timeout or
+# throttling is a request Azure refused as such.
+LADDER = StatusLadder(
+    rungs=(
+        rung(Fault.DENIED, *_LEASED),
+        rung(Fault.PRECONDITION, "ConditionNotMet", "BlobAlreadyExists", statuses=[412]),
+        rung(Fault.BUCKET_MISSING, "ContainerNotFound"),
+        rung(Fault.NOT_FOUND, statuses=[404]),
+        rung(Fault.UNAUTHENTICATED, *_UNAUTHENTICATED, statuses=[401]),
+        rung(Fault.DENIED, statuses=[403]),
+        rung(Fault.BAD_RANGE, "InvalidRange", statuses=[416]),
+        rung(Fault.TOO_LARGE, "RequestBodyTooLarge", "BlockCountExceedsLimit", statuses=[413]),
+        rung(Fault.BUSY, *_BUSY),
+    ),
+    bucket_ops=frozenset({"list", "versions", "bucket"}),
+    client_errors=Fault.INVALID,
+)
 
 
 def error_code(exc: BaseException) -> str:
@@ -68,53 +87,31 @@ def _words(exc: BaseException) -> str:
     return first or type(exc).__name__
 
 
+def _status_of_type(exc: BaseException) -> int | None:
+    """The status of an SDK error that came without one (the subclass says it)."""
+    if isinstance(exc, ResourceNotFoundError):
+        return 404
+    if isinstance(exc, ClientAuthenticationError):
+        return 401
+    return None
+
+
 class AzureErrorMapper:
     store = "Azure"
-    configure = (
-        'pass storage_options={"connection_string": "..."} (or {"account_name": "...", '
-        '"account_key": "..."}, or {"account_name": "...", "sas_token": "..."}, or '
-        '{"account_name": "...", "anon": False} to sign in with DefaultAzureCredential), or '
-        "set AZURE_STORAGE_CONNECTION_STRING; a public container can be read with "
-        '{"account_name": "...", "anon": True}.'
-    )
-    grant = (
-        "grant them the Storage Blob Data Contributor role on the container (read, write, "
-        "delete and list blobs), use a SAS with those permissions, or use other credentials."
-    )
+    configure = "_azure_configure"
+    grant = "_azure_grant"
 
     def classify(self, exc: BaseException, op: Op) -> StoreError:
         code = error_code(exc)
         status = _status(exc)
         detail = f"{code or status or type(exc).__name__}: {_words(exc)}"
-        if status == 412 or code == "ConditionNotMet":
-            if code in _LEASED:
-                return StoreError(Fault.DENIED, detail)
-            return StoreError(Fault.PRECONDITION, detail)
-        if code == "BlobAlreadyExists":
-            return StoreError(Fault.PRECONDITION, detail)
-        if status == 404 or (status is None and isinstance(exc, ResourceNotFoundError)):
-            if code == "ContainerNotFound" or op in ("list", "versions", "bucket"):
-                return StoreError(Fault.BUCKET_MISSING, detail)
-            return StoreError(Fault.NOT_FOUND, detail)
-        if (
-            code in _UNAUTHENTICATED
-            or status == 401
-            or (status is None and isinstance(exc, ClientAuthenticationError))
+        if _words(exc).startswith("Server failed to authenticate"):
             # Azurite answers a bad signature with 403 AuthorizationFailure, where Azure
             # says AuthenticationFailed; both word it the same.
-            or _words(exc).startswith("Server failed to authenticate")
-        ):
             return StoreError(Fault.UNAUTHENTICATED, detail)
-        if status == 403 or code in _LEASED:
-            return StoreError(Fault.DENIED, detail)
-        if status == 416 or code == "InvalidRange":
-            return StoreError(Fault.BAD_RANGE, detail)
-        if status == 413 or code in ("RequestBodyTooLarge", "BlockCountExceedsLimit"):
-            return StoreError(Fault.TOO_LARGE, detail)
-        if code in _BUSY:
-            return StoreError(Fault.BUSY, detail)
-        if status is not None and 400 <= status < 500 and status not in (408, 429):
-            return StoreError(Fault.INVALID, detail)
+        fault = LADDER.fault(status if status is not None else _status_of_type(exc), code, op)
+        if fault is not None:
+            return StoreError(fault, detail)
         if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
             detail = f"{type(exc).__name__}: timed out"
         elif not isinstance(exc, HttpResponseError):

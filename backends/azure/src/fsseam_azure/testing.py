@@ -27,7 +27,8 @@ What Azurite 3.35 does and does not do, measured (each has a test):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,9 +38,12 @@ from xml.sax.saxutils import escape
 
 from fsseam.testing import faults as _faults
 from fsseam.testing.azurite import ACCOUNT_NAME, AzuriteEndpoint, connection_string
+from fsseam.testing.stores import agent_edits
 
 __all__ = [
     "EMULATOR_KEEPS_NO_VERSIONS",
+    "AzureFaultRig",
+    "AzureRig",
     "ContainerRequests",
     "FaultProxy",
     "agent_edits",
@@ -139,35 +143,98 @@ def fault_proxy(azurite: AzuriteEndpoint) -> Iterator[FaultProxy]:
         yield proxy
 
 
-def agent_edits(
-    url: str, storage_options: dict[str, Any], agent: int, times: int, start: Any = None
-) -> tuple[list[str], int]:
-    """One agent in a process of its own: ``times`` times read the shared file, then edit
-    its own line (``slot-N:``) to append a token, re-reading after every FS_STALE. Returns
-    (the tokens whose edit succeeded, the stale refusals met). Only the storage's
-    compare-and-swap stands between agents. ``start``: a barrier (a multiprocessing
-    manager's) the agents wait at once their workspace is made, so that they do overlap."""
-    from fsseam import Workspace
+@dataclass
+class AzureRig:
+    """One container of Azurite, requests counted at its proxy, for the shared store suites
+    (:mod:`fsseam.testing.stores`)."""
 
-    ctx = Workspace(url, storage_options=storage_options).context(f"agent-{agent}")
-    if start is not None:
-        start.wait(timeout=120)
-    mine = f"slot-{agent}:"
-    done: list[str] = []
-    stale = 0
-    while len(done) < times:
-        res = ctx.tools.execute("read", {"file_path": "/shared.txt"})
-        if not res.ok:
-            raise RuntimeError(res.text)
-        line = next(x for x in res.value.lines if x.startswith(mine))
-        token = f" t{agent}.{len(done)}"
-        res = ctx.tools.execute(
-            "edit", {"file_path": "/shared.txt", "old_string": line, "new_string": line + token}
-        )
-        if res.ok:
-            done.append(token.strip())
-        elif res.error is not None and res.error.code == "FS_STALE":
-            stale += 1
-        else:
-            raise RuntimeError(res.text)
-    return done, stale
+    azurite: AzuriteEndpoint
+    bucket: str
+    scheme: str = "az"
+    # Azurite decides a Copy Blob's conditions: the listing, one guarded copy, the DELETE.
+    move_requests: list[str] = field(default_factory=lambda: ["GET", "PUT", "DELETE"])
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        options: dict[str, Any] = self.azurite.storage_options()
+        return {**options, **extra}
+
+    def take(self) -> list[str]:
+        return ContainerRequests(self.azurite, self.bucket).methods()
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        # Straight to Azurite (not through the counting proxy), several at a time.
+        container = _admin_container(self.azurite, self.bucket)
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda item: container.get_blob_client(item[0]).upload_blob(
+                item[1], overwrite=True), objects.items()))
+
+
+def _admin_container(azurite: AzuriteEndpoint, container: str) -> Any:
+    """A sync ContainerClient straight to Azurite: seeds and inspects, never counted."""
+    from azure.storage.blob import BlobServiceClient
+
+    url = f"{azurite.server_url}/{ACCOUNT_NAME}"
+    return BlobServiceClient.from_connection_string(connection_string(url)).get_container_client(
+        container)
+
+
+@dataclass
+class AzureFaultRig:
+    """One container of Azurite behind a fault proxy (:func:`fault_proxy`), for the shared
+    fault suites (:mod:`fsseam.testing.stores`); seeds and reads straight from Azurite."""
+
+    proxy: FaultProxy
+    azurite: AzuriteEndpoint
+    bucket: str
+    scheme: str = "az"
+    content_versions: bool = False  # every write is a new ETag
+    read_attempts: int = 4  # the SDK's first try and its three retries
+    reset_read_attempts: tuple[int, int] = (4, 1_000)
+    write_attempts: int = 4
+    transient_faults: int = 2
+    error_words: dict[str, str] = field(
+        default_factory=lambda: {"500": "InternalError", "503": "ServerBusy"})
+
+    def fail_writes(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("PUT", self._path(name), kind, times)
+
+    def _path(self, name: str) -> str:
+        return f"/{ACCOUNT_NAME}/{self.bucket}/{name}"
+
+    def fail_reads(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("GET", self._path(name), kind, times)
+
+    def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
+        return self.proxy.seen(method, self._path(name), forwarded=forwarded)
+
+    def state(self, name: str) -> tuple[bytes, str] | None:
+        blob = self._container().get_blob_client(name)
+        if not blob.exists():
+            return None
+        got = blob.download_blob()
+        return got.readall(), str(got.properties.etag)
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return self.proxy.storage_options(**extra)
+
+    def _container(self) -> Any:
+        return _admin_container(self.azurite, self.bucket)
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        container = self._container()
+        for name, data in objects.items():
+            container.get_blob_client(name).upload_blob(data, overwrite=True)
+
+    def fail(self, name: str, op: str) -> None:
+        method = "DELETE" if op == "delete" else "PUT"
+        self.proxy.inject(method, self._path(name), "500", 1000)
+
+    def clear(self) -> None:
+        self.proxy.clear()
+
+    def stored(self, prefix: str) -> dict[str, bytes]:
+        container = self._container()
+        return {
+            blob.name[len(prefix) + 1 :]: container.download_blob(blob.name).readall()
+            for blob in container.list_blobs(name_starts_with=f"{prefix}/")
+        }

@@ -27,17 +27,14 @@ from fsseam.backends.objectstore import (
     MAX_VERSIONS_LISTED,
     KeySpace,
     ObjectStoreBackend,
-    messages,
+    StoreFacts,
+    unusable_credentials,
 )
-from fsseam.versions import Capabilities
 
 from .client import RESUMABLE_THRESHOLD, VERSION_KIND, GcsClient, make_filesystem
 from .errors import MAPPER
 
 __all__ = ["BACKEND_OPTIONS", "RESUMABLE_THRESHOLD", "GCSBackend"]
-
-BACKEND_OPTIONS = ("server_side_copy", "list_page_size", "max_versions_listed")
-"""Options read by GCSBackend itself; everything else goes to gcsfs.GCSFileSystem."""
 
 _GOOGLE = "https://storage.googleapis.com"
 
@@ -57,14 +54,8 @@ class GCSBackend(ObjectStoreBackend):
     destination create-only.
     """
 
-    capabilities = Capabilities(
-        create_only_atomic=True,
-        if_match_atomic=True,
+    facts = StoreFacts(
         version_kind=VERSION_KIND,
-        ranged_reads=True,
-        delete_if_match_atomic=True,
-        copy_create_only_atomic=True,
-        history=True,
         note=(
             "ifGenerationMatch on the upload (0 = create only), on DELETE and on rewriteTo "
             "(with ifSourceGenerationMatch): decided by GCS in the request; history where "
@@ -106,21 +97,26 @@ class GCSBackend(ObjectStoreBackend):
         self._gcs.resumable_threshold = value
 
     @classmethod
-    def from_url(
-        cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
-    ) -> GCSBackend:
+    def parse_url(cls, url: str) -> str:
         """``gs://bucket/prefix`` (or ``gcs://``). ``storage_options`` go to GCSFileSystem
-        (``endpoint_url``, ``token``, ``project``, ...), except ``BACKEND_OPTIONS``."""
+        (``endpoint_url``, ``token``, ``project``, ...), except the backend's options."""
         scheme, path = split_protocol(url)
-        keys = KeySpace.parse(path, scheme or "gs")
-        fs_options = dict(storage_options)
-        options = {k: fs_options.pop(k) for k in BACKEND_OPTIONS if k in fs_options}
-        if fs is None:
-            try:
-                fs = make_filesystem(fs_options)
-            except GoogleAuthError as e:
-                # gcsfs sets credentials up when the filesystem is made (token=
-                # "google_default" without Application Default Credentials, say).
-                detail = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-                raise messages.credentials_unusable("GCS", detail, MAPPER.configure) from e
-        return cls(fs, keys.bucket, keys.prefix, **options)
+        return KeySpace.parse(path, scheme or "gs").root
+
+    @classmethod
+    def make_filesystem(cls, fs_options: dict[str, Any], url: str) -> Any:
+        try:
+            return make_filesystem(fs_options)
+        except GoogleAuthError as e:
+            # gcsfs sets credentials up when the filesystem is made (token=
+            # "google_default" without Application Default Credentials, say).
+            raise unusable_credentials("GCS", e, MAPPER.configure) from e
+
+    @classmethod
+    def from_root(cls, fs: Any, root: str, options: dict[str, Any]) -> GCSBackend:
+        bucket, _, prefix = root.partition("/")
+        return cls(fs, bucket, prefix, **options)
+
+
+BACKEND_OPTIONS = GCSBackend.backend_options()
+"""Options read by GCSBackend itself; everything else goes to gcsfs.GCSFileSystem."""

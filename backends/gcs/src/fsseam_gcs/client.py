@@ -15,124 +15,45 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
-import os
-import uuid
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, ClassVar
-
-from fsspec.asyn import sync
-
-# Import the base class, never gcsfs's default export: since gcsfs 2026.3 the default may be
-# ExtendedGcsFileSystem, which probes every bucket over gRPC (a 60 s wait per bucket against
-# an emulator). Only the plain JSON API is used here, so the base class is all we need.
-from gcsfs.core import GCSFileSystem
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
     MAX_VERSIONS_LISTED,
-    OWNER_KEY,
     WRITE_ID_KEY,
     ListedObject,
     ListPage,
-    NoVersion,
     ObjectData,
     ObjectHead,
+    SyncBridge,
 )
+from fsseam.messages import render
 from fsseam.versions import Version
 
-
-class _QuietRangeNotSatisfiable(logging.Filter):
-    """gcsfs logs a traceback for every non-retriable HTTP error, including the 416 that a
-    ranged GET of an empty object answers; the template expects that one (it then reads the
-    object whole), so it is not an error worth a traceback in the user's log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return getattr(exc, "code", None) != 416
-
-
-logging.getLogger("gcsfs").addFilter(_QuietRangeNotSatisfiable())
+from ._wire import (
+    MAX_OWNER_CHARS,
+    RESUMABLE_CHUNK,
+    RESUMABLE_THRESHOLD,
+    VERSION_KIND,
+    Media,
+    make_filesystem,
+)
+from ._wire import boundary_for as _boundary
+from ._wire import header as _header
+from ._wire import object_resource as _object_resource
+from ._wire import owner_of as _owner_of
+from ._wire import time_of as _time
+from ._wire import version_of as _version
 
 __all__ = [
+    "MAX_OWNER_CHARS",
+    "RESUMABLE_CHUNK",
     "RESUMABLE_THRESHOLD",
     "VERSION_KIND",
     "GcsClient",
     "Media",
     "make_filesystem",
 ]
-
-MiB = 1 << 20
-RESUMABLE_THRESHOLD = 32 * MiB
-"""Objects larger than this are sent by resumable upload (several requests, 8 MiB each)
-instead of one multipart request. 32 MiB keeps a single request short enough to retry
-cheaply, and keeps typical agent-edited files (far smaller) on the one-request path."""
-# Resumable upload chunks must be multiples of 256 KiB (GCS rule).
-RESUMABLE_CHUNK = 8 * MiB
-VERSION_KIND = "generation"
-
-
-def _version(generation: object) -> Version:
-    if generation is None or not str(generation).isdigit():
-        raise NoVersion("GCS reported no generation")
-    return Version(kind=VERSION_KIND, value=str(generation))
-
-
-def _time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-MAX_OWNER_CHARS = 128
-"""An owner is stored cut to this many characters (GCS metadata is UTF-8 JSON; the cut
-keeps an object's metadata small whatever the owner string)."""
-
-
-def _object_resource(
-    name: str, write_id: str | None, owner: str | None = None
-) -> dict[str, Any]:
-    resource: dict[str, Any] = {"name": name}
-    meta: dict[str, str] = {}
-    if write_id is not None:
-        meta[WRITE_ID_KEY] = write_id
-    if owner is not None:
-        meta[OWNER_KEY] = owner[:MAX_OWNER_CHARS]
-    if meta:
-        resource["metadata"] = meta
-    return resource
-
-
-def _owner_of(resource: dict[str, Any]) -> str | None:
-    value = (resource.get("metadata") or {}).get(OWNER_KEY)
-    return value if isinstance(value, str) else None
-
-
-def make_filesystem(storage_options: dict[str, Any]) -> GCSFileSystem:
-    """A GCSFileSystem of our own: no instance cache (tests and users pass different
-    endpoints/credentials in one process) and no listings cache (versions must be fresh)."""
-    options: dict[str, Any] = {"skip_instance_cache": True, "use_listings_cache": False}
-    options.update(storage_options)
-    return GCSFileSystem(**options)
-
-
-@dataclass(frozen=True)
-class Media:
-    """Bytes of one GET and the facts the same response carried about them."""
-
-    data: bytes
-    generation: str | None
-    total_size: int | None
-    """The object's full size (from Content-Range, or the body when not ranged)."""
-
-
-def _header(headers: Any, name: str) -> str | None:
-    value = headers.get(name)
-    return None if value is None else str(value)
 
 
 class GcsClient:
@@ -155,11 +76,10 @@ class GcsClient:
         self.fs = fs
         self.bucket = bucket
         self.resumable_threshold = resumable_threshold
+        self._run = SyncBridge(fs)
 
     def _call(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
-        # gcsfs runs its own event loop in a daemon thread; sync() is thread-safe, so many
-        # threads may share one backend.
-        return sync(self.fs.loop, self.fs._call, method, path, *args, **kwargs)
+        return self._run(self.fs._call, method, path, *args, **kwargs)
 
     @property
     def _location(self) -> str:
@@ -259,7 +179,7 @@ class GcsClient:
         )
         location = _header(headers, "Location")
         if not location:
-            raise OSError("the resumable upload initiation returned no Location")
+            raise OSError(render("gcs_upload_no_location"))
         try:
             return self._send_chunks(location, data)
         except BaseException:
@@ -293,7 +213,7 @@ class GcsClient:
             next_offset = int(persisted.rsplit("-", 1)[1]) + 1 if persisted else 0
             stalls = stalls + 1 if next_offset <= offset else 0
             if stalls >= 3:
-                raise OSError(f"resumable upload made no progress at byte {offset}")
+                raise OSError(render("gcs_upload_stalled", details={"offset": offset}))
             offset = next_offset
 
     def _cancel(self, location: str) -> None:
@@ -383,7 +303,7 @@ class GcsClient:
                 return _version((result.get("resource") or {}).get("generation"))
             token = result.get("rewriteToken")
             if not token:
-                raise OSError("the rewrite is not done and gave no token to continue")
+                raise OSError(render("gcs_rewrite_no_token"))
 
     def list_objects(
         self,
@@ -452,12 +372,3 @@ class GcsClient:
     def keeps_versions(self) -> bool:
         meta: dict[str, Any] = self._call("GET", "b/{}", self.bucket, json_out=True)
         return bool((meta.get("versioning") or {}).get("enabled"))
-
-
-def _boundary(data: bytes) -> str:
-    # gcsfs uses a fixed boundary; content containing it would be cut short. A random one
-    # that provably does not occur in the data cannot be.
-    while True:
-        boundary = "fsseam-" + uuid.UUID(bytes=os.urandom(16)).hex
-        if boundary.encode() not in data:
-            return boundary

@@ -15,11 +15,13 @@ import asyncio
 
 from google.auth.exceptions import GoogleAuthError
 
-from fsseam.backends.objectstore import Fault, Op, StoreError
+from fsseam.backends.objectstore import Fault, Op, StatusLadder, StoreError
 
 __all__ = ["MAPPER", "GcsErrorMapper"]
 
-_BUCKET_OPS = frozenset({"put", "list", "versions", "bucket"})
+# GCS's statuses mean what HTTP says; a 404 carries no body, so on an upload, a listing or
+# the bucket's own metadata it can only be the bucket.
+LADDER = StatusLadder(bucket_ops=frozenset({"put", "list", "versions", "bucket"}))
 
 
 def _status(exc: BaseException) -> int | None:
@@ -44,43 +46,36 @@ def _words(exc: BaseException) -> str:
     return lines[0]
 
 
+def _status_of_type(exc: BaseException) -> int | None:
+    """The status gcsfs's flattening lost (validate_response raises a builtin per status)."""
+    if isinstance(exc, FileExistsError):
+        return 412
+    if isinstance(exc, FileNotFoundError):
+        return 404
+    if isinstance(exc, GoogleAuthError):
+        return 401
+    if isinstance(exc, PermissionError) or (
+        isinstance(exc, OSError) and str(exc).startswith("Forbidden")
+    ):
+        return 403
+    if isinstance(exc, ValueError) and str(exc).startswith("Bad Request"):
+        return 400
+    return None
+
+
 class GcsErrorMapper:
     store = "GCS"
-    configure = (
-        'pass storage_options={"token": "/path/to/service-account.json"} (or '
-        '{"token": "google_default"} after `gcloud auth application-default login`), or set '
-        'GOOGLE_APPLICATION_CREDENTIALS; a public bucket can be read with {"token": "anon"}.'
-    )
-    grant = (
-        "grant them roles/storage.objectUser on the bucket (storage.objects.get, create, "
-        "delete and list; storage.buckets.get for history), or use other credentials."
-    )
+    configure = "_gcs_configure"
+    grant = "_gcs_grant"
 
     def classify(self, exc: BaseException, op: Op) -> StoreError:
-        status = _status(exc)
-        detail = f"{type(exc).__name__}: {_words(exc) or type(exc).__name__}"
-        if isinstance(exc, FileExistsError) or status == 412:
-            return StoreError(Fault.PRECONDITION, detail)
-        if isinstance(exc, FileNotFoundError) or status == 404:
-            fault = Fault.BUCKET_MISSING if op in _BUCKET_OPS else Fault.NOT_FOUND
-            return StoreError(fault, detail)
-        if isinstance(exc, GoogleAuthError) or status == 401:
-            return StoreError(Fault.UNAUTHENTICATED, detail)
-        if (
-            isinstance(exc, PermissionError)
-            or status == 403
-            or (isinstance(exc, OSError) and str(exc).startswith("Forbidden"))
-        ):
-            return StoreError(Fault.DENIED, detail)
-        if status == 416:
-            return StoreError(Fault.BAD_RANGE, detail)
-        if status == 413:
-            return StoreError(Fault.TOO_LARGE, detail)
-        if (isinstance(exc, ValueError) and str(exc).startswith("Bad Request")) or status == 400:
-            return StoreError(Fault.INVALID, _words(exc))
-        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-            detail = f"{type(exc).__name__}: timed out"
-        return StoreError(Fault.UNAVAILABLE, detail)
+        status = _status_of_type(exc) or _status(exc)
+        fault = LADDER.fault(status, "", op) or Fault.UNAVAILABLE
+        if fault is Fault.INVALID:
+            return StoreError(fault, _words(exc))
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and fault is Fault.UNAVAILABLE:
+            return StoreError(fault, f"{type(exc).__name__}: timed out")
+        return StoreError(fault, f"{type(exc).__name__}: {_words(exc) or type(exc).__name__}")
 
 
 MAPPER = GcsErrorMapper()

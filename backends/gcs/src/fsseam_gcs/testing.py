@@ -34,7 +34,8 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,8 @@ __all__ = [
     "CountingProxy",
     "FaultProxy",
     "GcsEndpoint",
+    "GcsFaultRig",
+    "GcsRig",
     "ProxiedRequest",
     "counting_proxy",
     "fake_gcs_server",
@@ -219,6 +222,113 @@ class FaultProxy(_faults.FaultProxy):
 
     def storage_options(self) -> dict[str, Any]:
         return _storage_options(self.url)
+
+
+@dataclass
+class GcsRig:
+    """One bucket of fake-gcs-server behind a counting proxy, for the shared store suites
+    (:mod:`fsseam.testing.stores`)."""
+
+    proxy: CountingProxy
+    admin: Any
+    """A GCSFileSystem talking to the emulator directly (not counted)."""
+    bucket: str
+    scheme: str = "gs"
+    # The emulator ignores rewriteTo's conditions: a move reads the observed generation and
+    # uploads create-only (after the listing), then deletes the source with its condition.
+    move_requests: list[str] = field(default_factory=lambda: ["GET", "GET", "POST", "DELETE"])
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return {**self.proxy.storage_options(), **extra}
+
+    def take(self) -> list[str]:
+        return [m for m, _ in self.proxy.take()]
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        from .client import GcsClient
+
+        client = GcsClient(self.admin, self.bucket)
+        # Several at a time: the emulator answers each upload in tens of milliseconds.
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda item: client.upload_multipart(item[0], item[1], None),
+                          objects.items()))
+
+
+_UPLOAD = "/upload/storage/v1/b/"
+
+
+@dataclass
+class GcsFaultRig:
+    """One bucket of fake-gcs-server behind a fault proxy, for the shared fault suites
+    (:mod:`fsseam.testing.stores`). Uploads carry the object's name in their body, not
+    their URL: a fault is aimed at one by the generation its compare-and-swap names."""
+
+    proxy: FaultProxy
+    admin: Any
+    bucket: str
+    scheme: str = "gs"
+    content_versions: bool = False  # every write is a new generation
+    generations: dict[str, str] = field(default_factory=dict)
+    # gcsfs: 6 attempts; aiohttp may resend a reset GET once per gcsfs try.
+    read_attempts: int = 6
+    reset_read_attempts: tuple[int, int] = (6, 12)
+    write_attempts: int = 6
+    transient_faults: int = 3
+    error_words: dict[str, str] = field(
+        default_factory=lambda: {"500": "HttpError", "503": "HttpError"})
+
+    def fail_writes(self, name: str, kind: str, times: int) -> None:
+        # An upload names its object in its body: every upload to the bucket is aimed at.
+        self.proxy.inject("POST", _UPLOAD + self.bucket, kind, times)
+
+    def _media(self, name: str) -> str:
+        return f"/download/storage/v1/b/{self.bucket}/o/{name.replace('/', '%2F')}"
+
+    def fail_reads(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("GET", self._media(name), kind, times)
+
+    def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
+        if method == "PUT":  # an upload names its object in its body: every upload counts
+            return self.proxy.seen("POST", _UPLOAD + self.bucket, forwarded=forwarded)
+        path = self._media(name) if method == "GET" else name
+        return self.proxy.seen(method, path, forwarded=forwarded)
+
+    def state(self, name: str) -> tuple[bytes, str] | None:
+        from .client import GcsClient
+
+        try:
+            media = GcsClient(self.admin, self.bucket).get_media(name)
+        except FileNotFoundError:
+            return None
+        return media.data, str(media.generation)
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return {**self.proxy.storage_options(), **extra}
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        from .client import GcsClient
+
+        client = GcsClient(self.admin, self.bucket)
+        for name, data in objects.items():
+            self.generations[name] = str(client.upload_multipart(name, data, None)["generation"])
+
+    def fail(self, name: str, op: str) -> None:
+        if op == "delete":
+            self.proxy.inject("DELETE", name.replace("/", "%2F"), "500", 1000)
+            return
+        generation = "0" if op == "create" else self.generations[name]
+        self.proxy.inject("POST", _UPLOAD + self.bucket, "500", 1000,
+                          query=f"ifGenerationMatch={generation}")
+
+    def clear(self) -> None:
+        self.proxy.clear()
+
+    def stored(self, prefix: str) -> dict[str, bytes]:
+        from .client import GcsClient
+
+        client = GcsClient(self.admin, self.bucket)
+        page = client.list_objects(f"{prefix}/", delimiter=None)
+        return {o.name[len(prefix) + 1 :]: client.get_media(o.name).data for o in page.objects}
 
 
 _MESSAGES = {

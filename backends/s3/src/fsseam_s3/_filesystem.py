@@ -6,25 +6,7 @@ from typing import Any
 
 from ._moto import attach_to_filesystem
 
-__all__ = ["BACKEND_OPTIONS", "make_filesystem", "split_options"]
-
-# Options read by S3Backend itself; everything else goes to s3fs.S3FileSystem.
-BACKEND_OPTIONS = (
-    "multipart_threshold",
-    "multipart_part_size",
-    "conflict_retries",
-    "server_side_copy",
-    "list_page_size",
-    "history_owners",
-    "max_versions_listed",
-)
-
-
-def split_options(storage_options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(options for S3FileSystem, options for S3Backend)."""
-    fs_options = dict(storage_options)
-    backend_options = {k: fs_options.pop(k) for k in BACKEND_OPTIONS if k in fs_options}
-    return fs_options, backend_options
+__all__ = ["make_filesystem"]
 
 
 def make_filesystem(fs_options: dict[str, Any]) -> Any:

@@ -24,12 +24,16 @@ import os
 import re
 from typing import Any
 
-from fsseam.backends.objectstore import MAX_VERSIONS_LISTED, KeySpace, ObjectStoreBackend
+from fsseam.backends.objectstore import (
+    MAX_VERSIONS_LISTED,
+    KeySpace,
+    ObjectStoreBackend,
+    StoreFacts,
+)
 from fsseam.errors import ErrorCode, FsError
-from fsseam.versions import Capabilities
 
 from . import _messages  # noqa: F401  (the sentences raised here)
-from ._filesystem import make_filesystem, split_options
+from ._filesystem import make_filesystem
 from .client import (
     DEFAULT_MULTIPART_THRESHOLD,
     DEFAULT_PART_SIZE,
@@ -67,14 +71,8 @@ class S3Backend(ObjectStoreBackend):
     history shows. Off by default: a history is then one request.
     """
 
-    capabilities = Capabilities(
-        create_only_atomic=True,
-        if_match_atomic=True,
+    facts = StoreFacts(
         version_kind="etag",
-        ranged_reads=True,
-        delete_if_match_atomic=True,
-        copy_create_only_atomic=True,
-        history=True,
         note=(
             "PutObject / CompleteMultipartUpload with If-None-Match: * (create-only) or "
             "If-Match: <ETag>, DeleteObject with If-Match, CopyObject with If-None-Match: * "
@@ -82,6 +80,8 @@ class S3Backend(ObjectStoreBackend):
             "the bucket is versioned (GetBucketVersioning)"
         ),
     )
+    store_options = ("multipart_threshold", "multipart_part_size", "conflict_retries",
+                     "history_owners")
 
     def __init__(
         self,
@@ -132,12 +132,10 @@ class S3Backend(ObjectStoreBackend):
         self.conflict_retries = conflict_retries
 
     @classmethod
-    def from_url(
-        cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
-    ) -> S3Backend:
-        fs_options, backend_options = split_options(storage_options)
-        if fs is None:
-            fs = make_filesystem(fs_options)
+    def parse_url(cls, url: str) -> str:
         # Both s3:// and s3a:// name a bucket; strip either scheme.
-        root = re.sub(r"^[a-zA-Z0-9]+://", "", url)
-        return cls(fs, root, **backend_options)
+        return re.sub(r"^[a-zA-Z0-9]+://", "", url)
+
+    @classmethod
+    def make_filesystem(cls, fs_options: dict[str, Any], url: str) -> Any:
+        return make_filesystem(fs_options)

@@ -16,7 +16,6 @@ from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote, unquote
 
 from botocore.exceptions import ClientError
-from fsspec.asyn import sync
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
@@ -28,6 +27,7 @@ from fsseam.backends.objectstore import (
     NoVersion,
     ObjectData,
     ObjectHead,
+    SyncBridge,
 )
 from fsseam.versions import Version
 
@@ -62,7 +62,7 @@ T = TypeVar("T")
 def _version(resp: dict[str, Any]) -> Version:
     etag = resp.get("ETag")
     if not etag:
-        raise NoVersion("S3 returned no ETag")
+        raise NoVersion("ETag")
     version_id = resp.get("VersionId")
     return Version(kind="etag", value=str(etag), detail=str(version_id) if version_id else None)
 
@@ -123,14 +123,9 @@ class S3Client:
         self.multipart_threshold = multipart_threshold
         self.multipart_part_size = multipart_part_size
         self.conflict_retries = conflict_retries
+        self._run = SyncBridge(fs)
 
     # -- plumbing ----------------------------------------------------------------
-    def _run(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
-        # s3fs owns an event loop on its own thread; every call is submitted there, so
-        # many threads may share one client.
-        result: T = sync(self.fs.loop, fn, *args, **kwargs)
-        return result
-
     async def _call(self, method: str, **kwargs: Any) -> dict[str, Any]:
         resp: dict[str, Any] = await self.fs._call_s3(method, Bucket=self.bucket, **kwargs)
         return resp

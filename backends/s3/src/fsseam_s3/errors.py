@@ -21,7 +21,9 @@ from fsseam.backends.objectstore import (
     Fault,
     ObjectErrorMapper,
     Op,
+    StatusLadder,
     StoreError,
+    rung,
     translate,
 )
 from fsseam.errors import FsError
@@ -37,18 +39,34 @@ __all__ = [
 
 # Real S3 answers 409 when two conditional requests to one key race; the loser may retry.
 CONDITIONAL_CONFLICT = "ConditionalRequestConflict"
-_UNAUTHENTICATED = {
+_UNAUTHENTICATED = (
     "InvalidAccessKeyId",
     "SignatureDoesNotMatch",
     "ExpiredToken",
     "InvalidToken",
     "TokenRefreshRequired",
     "MissingSecurityHeader",
-}
-_DENIED = {"AccessDenied", "AllAccessDisabled", "AccountProblem"}
+)
+_DENIED = ("AccessDenied", "AllAccessDisabled", "AccountProblem")
 # MethodNotAllowed (405): a GET of a delete marker by its VersionId.
-_NOT_FOUND = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed"}
-_INVALID = {"InvalidArgument", "InvalidRequest", "KeyTooLongError"}
+_NOT_FOUND = ("NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed")
+_INVALID = ("InvalidArgument", "InvalidRequest", "KeyTooLongError")
+
+# S3's error codes say what happened; of the statuses only these are read on their own (a
+# 400 or a 404 with a code not listed here is not known to be the request's fault).
+LADDER = StatusLadder(
+    rungs=(
+        rung(Fault.PRECONDITION, "PreconditionFailed", statuses=[412]),
+        rung(Fault.BUCKET_MISSING, "NoSuchBucket"),
+        rung(Fault.NOT_FOUND, *_NOT_FOUND),
+        rung(Fault.UNAUTHENTICATED, *_UNAUTHENTICATED, statuses=[401]),
+        rung(Fault.DENIED, *_DENIED, statuses=[403]),
+        rung(Fault.TOO_LARGE, "EntityTooLarge"),
+        rung(Fault.BUSY, CONDITIONAL_CONFLICT),
+        rung(Fault.BAD_RANGE, "InvalidRange", statuses=[416]),
+        rung(Fault.INVALID, *_INVALID),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -102,16 +120,8 @@ def _credentials_error(exc: BaseException | None) -> BaseException | None:
 
 class S3ErrorMapper:
     store = "S3"
-    configure = (
-        'pass storage_options={"key": ..., "secret": ...} (or {"profile": ...}), or set '
-        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (plus AWS_SESSION_TOKEN for temporary "
-        'credentials); a public bucket can be read with {"anon": True}.'
-    )
-    grant = (
-        "grant them s3:GetObject, s3:PutObject, s3:DeleteObject and s3:ListBucket on the "
-        "bucket (s3:GetBucketVersioning and s3:ListBucketVersions for history), or use "
-        "other credentials."
-    )
+    configure = "_s3_configure"
+    grant = "_s3_grant"
 
     def classify(self, exc: BaseException, op: Op) -> StoreError:
         missing = _credentials_error(exc)
@@ -120,26 +130,12 @@ class S3ErrorMapper:
         info = client_error_info(exc)
         if info is None:
             return _builtin(exc)
-        code, status = info.code, info.status
-        if code == "PreconditionFailed" or status == 412:
-            return StoreError(Fault.PRECONDITION, code)
-        if code == "NoSuchBucket":
-            return StoreError(Fault.BUCKET_MISSING, code)
-        if code in _NOT_FOUND:
-            return StoreError(Fault.NOT_FOUND, code)
-        if code in _UNAUTHENTICATED or status == 401:
-            return StoreError(Fault.UNAUTHENTICATED, code)
-        if code in _DENIED or status == 403:
-            return StoreError(Fault.DENIED, code)
-        if code == "EntityTooLarge":
-            return StoreError(Fault.TOO_LARGE, code)
-        if code == CONDITIONAL_CONFLICT:
-            return StoreError(Fault.BUSY, f"409 {code}")
-        if code == "InvalidRange" or status == 416:
-            return StoreError(Fault.BAD_RANGE, code)
-        if code in _INVALID:
-            return StoreError(Fault.INVALID, f"{code}: {info.message}")
-        return StoreError(Fault.UNAVAILABLE, f"{code}: {info.message}")
+        fault = LADDER.fault(info.status, info.code, op) or Fault.UNAVAILABLE
+        if fault is Fault.BUSY:
+            return StoreError(fault, f"409 {info.code}")
+        if fault in (Fault.INVALID, Fault.UNAVAILABLE):
+            return StoreError(fault, f"{info.code}: {info.message}")
+        return StoreError(fault, info.code)
 
 
 def _builtin(exc: BaseException) -> StoreError:

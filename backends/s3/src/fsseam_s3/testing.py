@@ -40,7 +40,7 @@ import logging
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +52,8 @@ __all__ = [
     "MotoEndpoint",
     "Request",
     "RequestLog",
+    "S3FaultRig",
+    "S3Rig",
     "moto_server",
     "s3_error_body",
 ]
@@ -197,6 +199,84 @@ class MotoEndpoint:
         if versioned:
             s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
         return bucket
+
+
+@dataclass
+class S3Rig:
+    """One bucket of a moto server of this process, for the shared store suites
+    (:mod:`fsseam.testing.stores`): requests counted at the server."""
+
+    moto: MotoEndpoint
+    bucket: str
+    scheme: str = "s3"
+    # moto ignores CopyObject's conditions: a move reads the observed version and uploads
+    # create-only (after the listing), then deletes the source with its condition.
+    move_requests: list[str] = field(default_factory=lambda: ["GET", "GET", "PUT", "DELETE"])
+
+    def storage_options(self, **extra: Any) -> dict[str, Any]:
+        return {**self.moto.storage_options(), **extra}
+
+    def take(self) -> list[str]:
+        out = [m for m, _ in self.moto.log.to_bucket(self.bucket)]
+        self.moto.log.clear()
+        return out
+
+    def fill(self, objects: Mapping[str, bytes]) -> None:
+        # Straight into the moto backend the server serves (in this process): arranging
+        # thousands of objects over HTTP, one at a time, took most of a test's time.
+        account = importlib.import_module("moto.core").DEFAULT_ACCOUNT_ID
+        backends: Any = importlib.import_module("moto.s3.models").s3_backends
+        store = backends[account]["aws"]
+        for name, data in objects.items():
+            store.put_object(self.bucket, name, data)
+
+
+@dataclass
+class S3FaultRig(S3Rig):
+    """One bucket of a moto server with a fault plan (``moto_server(faults=plan)``), for
+    the shared fault suites (:mod:`fsseam.testing.stores`)."""
+
+    plan: FaultPlan = field(default_factory=FaultPlan)
+    content_versions: bool = True  # ETags are MD5s of the bytes
+    # botocore's legacy mode: 5 attempts; s3fs adds none for InternalError. A reset GET may
+    # be resent by aiohttp and retried by s3fs's own wrapper too.
+    read_attempts: int = 5
+    reset_read_attempts: tuple[int, int] = (5, 50)
+    write_attempts: int = 5
+    transient_faults: int = 2
+    error_words: dict[str, str] = field(default_factory=lambda: {"500": "InternalError"})
+
+    def fail_writes(self, name: str, kind: str, times: int) -> None:
+        self.plan.inject("PUT", f"/{self.bucket}/{name}", kind, times)
+
+    def fail_reads(self, name: str, kind: str, times: int) -> None:
+        self.plan.inject("GET", f"/{self.bucket}/{name}", kind, times)
+
+    def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
+        return self.plan.seen(method, f"/{self.bucket}/{name}", forwarded=forwarded)
+
+    def state(self, name: str) -> tuple[bytes, str] | None:
+        self.plan.faults.clear()  # the look goes through the same server
+        s3 = self.moto.client()
+        try:
+            got = s3.get_object(Bucket=self.bucket, Key=name)
+        except s3.exceptions.NoSuchKey:
+            return None
+        return got["Body"].read(), str(got["ETag"])
+
+    def fail(self, name: str, op: str) -> None:
+        method = "DELETE" if op == "delete" else "PUT"
+        self.plan.inject(method, f"/{self.bucket}/{name}", "500", 1000)
+
+    def clear(self) -> None:
+        self.plan.clear()
+
+    def stored(self, prefix: str) -> dict[str, bytes]:
+        self.plan.faults.clear()
+        s3 = self.moto.client()
+        listed = s3.list_objects_v2(Bucket=self.bucket, Prefix=f"{prefix}/").get("Contents", [])
+        return {o["Key"][len(prefix) + 1 :]: s3.get_object(Bucket=self.bucket, Key=o["Key"])[
+            "Body"].read() for o in listed}
 
 
 _ERRORS = {

@@ -30,47 +30,89 @@ the write id and tells a changed object from a vanished one.
 from __future__ import annotations
 
 import builtins
-import posixpath
 import secrets
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
-from typing import Literal, TypeVar
+from typing import Any, ClassVar, Self
 
 from ...errors import ErrorCode, FsError
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
-from . import messages
-from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectData, ObjectHead
+from . import copying, history, landed, listing, messages, ranged
+from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectHead
 from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
 from .keys import KeySpace, normalize, parents
+from .parallel import READ_MANY_CONCURRENCY, READ_MANY_WINDOW_BYTES, concurrently, read_many
+from .store import COMMON_OPTIONS, StoreFacts, split_options
 from .stream import PinnedRangeStream
 
-__all__ = ["ObjectStoreBackend"]
-
-T = TypeVar("T")
-
-# Failures after which our own write may have landed: a 412 can answer a resend of our
-# landed write (its first answer was lost), and an unknown failure is just that. One HEAD
-# on this error path reads the write id back.
-_AMBIGUOUS = frozenset({Fault.PRECONDITION, Fault.BUSY, Fault.UNAVAILABLE})
-
-
-READ_MANY_CONCURRENCY = 16
-READ_MANY_WINDOW_BYTES = 64 << 20
+__all__ = ["READ_MANY_CONCURRENCY", "READ_MANY_WINDOW_BYTES", "ObjectStoreBackend"]
 
 
 class ObjectStoreBackend:
     """A workspace rooted at ``bucket/prefix`` of one object store.
 
-    Subclasses set ``capabilities`` and implement ``from_url``, which builds the store's
-    filesystem, its :class:`~.client.ObjectClient` and its
-    :class:`~.errors.ObjectErrorMapper`, and calls this constructor.
+    A store's subclass declares ``facts`` and ``store_options``, and supplies
+    ``parse_url``, ``make_filesystem`` and an ``__init__(fs, root, **options)`` that builds
+    its :class:`~.client.ObjectClient` and :class:`~.errors.ObjectErrorMapper` and calls
+    this constructor; ``from_url`` is the template's.
     """
 
+    facts: ClassVar[StoreFacts]
+    """What the store guarantees; a subclass that declares it gets its ``capabilities``
+    built from it."""
     capabilities: Capabilities
     root: str
+    store_options: ClassVar[tuple[str, ...]] = ()
+    """The options of ``storage_options`` this store's backend reads itself, beyond
+    :data:`~.store.COMMON_OPTIONS`; the rest go to its fsspec filesystem."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "facts" in cls.__dict__:
+            cls.capabilities = cls.facts.capabilities()
+
+    @classmethod
+    def backend_options(cls) -> tuple[str, ...]:
+        return (*cls.store_options, *COMMON_OPTIONS)
+
+    @classmethod
+    def split_options(
+        cls, storage_options: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(options for the store's fsspec filesystem, options for the backend)."""
+        return split_options(storage_options, cls.backend_options())
+
+    # -- what a store supplies to be opened from a URL ------------------------------
+    @classmethod
+    def parse_url(cls, url: str) -> str:
+        """``bucket/prefix`` of ``url`` (a store may refuse a URL without a bucket here,
+        before any filesystem is made)."""
+        raise NotImplementedError
+
+    @classmethod
+    def make_filesystem(cls, fs_options: dict[str, Any], url: str) -> Any:
+        """The store's fsspec filesystem, of its own (credentials it cannot use raise
+        :func:`~.store.unusable_credentials`)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_root(cls, fs: Any, root: str, options: dict[str, Any]) -> Self:
+        # A store's own constructor takes (fs, root, **options), not the template's.
+        make: Callable[..., Self] = cls
+        return make(fs, root, **options)
+
+    @classmethod
+    def from_url(
+        cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
+    ) -> Self:
+        """The registry's constructor: ``storage_options`` split between the filesystem
+        and the backend, the filesystem made unless given."""
+        root = cls.parse_url(url)
+        fs_options, options = cls.split_options(storage_options)
+        if fs is None:
+            fs = cls.make_filesystem(fs_options, url)
+        return cls.from_root(fs, root, options)
 
     def __init__(
         self,
@@ -196,7 +238,7 @@ class ObjectStoreBackend:
         (an IfMatch write replaces a file that exists); the probes go out together."""
         checks: list[Callable[[], bool]] = [partial(self._has_children, key, action)]
         checks += [partial(self._is_object, parent, action) for parent in parents(key)]
-        found = _concurrently(checks)
+        found = concurrently(checks)
         if found[0]:
             raise messages.is_directory(key)
         if any(found[1:]):
@@ -233,66 +275,12 @@ class ObjectStoreBackend:
         self, entries: Iterable[Entry], *, concurrency: int = READ_MANY_CONCURRENCY,
         window_bytes: int = READ_MANY_WINDOW_BYTES,
     ) -> Iterator[tuple[Entry, Blob | FsError]]:
-        """Whole objects, one GET each, ``concurrency`` in flight, yielded in the order
-        given (a search shows results in path order) with at most ``window_bytes`` of known
-        size fetched ahead, so memory stays bounded whatever the number of objects.
-
-        A bounded pool of threads, not one per object: each GET is submitted to the store
-        library's own event loop, so the threads only wait."""
-
-        def one(key: str) -> Blob | FsError:
-            try:
-                return self.read(key)
-            except FsError as e:
-                return e
-
-        pending: deque[tuple[Entry, Future[Blob | FsError]]] = deque()
-        ahead = 0
-        with ThreadPoolExecutor(concurrency, thread_name_prefix="fsseam-read") as pool:
-            try:
-                for entry in entries:
-                    while pending and (len(pending) >= concurrency or ahead >= window_bytes):
-                        done, future = pending.popleft()
-                        ahead -= done.size or 0
-                        yield done, future.result()
-                    pending.append((entry, pool.submit(one, entry.key)))
-                    ahead += entry.size or 0
-                while pending:
-                    done, future = pending.popleft()
-                    yield done, future.result()
-            finally:
-                for _, future in pending:
-                    future.cancel()
+        """Whole objects, one GET each, ``concurrency`` in flight, in the order given, at
+        most ``window_bytes`` of known size fetched ahead (see :func:`.parallel.read_many`)."""
+        return read_many(self.read, entries, concurrency=concurrency, window_bytes=window_bytes)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> PinnedRangeStream:
-        key = self._file_key(key, "read")
-        if chunk_size < 1:
-            raise messages.not_positive("chunk_size")
-        name = self._keys.name(key)
-        try:
-            first = self._first_range(name, chunk_size)
-        except Exception as e:
-            raise self._missing_or_directory(e, "get", key, "read") from e
-        version = first.version
-
-        def get_range(start: int, end: int) -> bytes:
-            try:
-                return self._client.get(name, start=start, end=end, pin=version).data
-            except Exception as e:
-                if self._fault(e, "get") in (Fault.PRECONDITION, Fault.NOT_FOUND):
-                    raise messages.changed_while_read(key) from e
-                raise self._error(e, "get", key, "read") from e
-
-        return PinnedRangeStream(key, version, first.size, first.data, chunk_size, get_range)
-
-    def _first_range(self, name: str, chunk_size: int) -> ObjectData:
-        try:
-            return self._client.get(name, start=0, end=chunk_size)
-        except Exception as e:
-            if self._fault(e, "get") is not Fault.BAD_RANGE:
-                raise
-        # Stores refuse every range of an empty object; a plain GET returns it whole.
-        return self._client.get(name)
+        return ranged.open_read(self, key, chunk_size)
 
     def stat(self, key: str) -> Stat:
         key = normalize(key)
@@ -313,67 +301,10 @@ class ObjectStoreBackend:
 
     def list_lazy(self, key: str) -> Iterator[Entry]:
         """The children of ``key``, page by page as the store returns them."""
-        key = normalize(key)
-        prefix = self._keys.dir_prefix(key)
-        # Some stores repeat a prefix on every page whose objects fall under it
-        # (fake-gcs-server): a directory is still given once. Object names are unique.
-        dirs: set[str] = set()
-        found = marker = False
-        token: str | None = None
-        while True:
-            try:
-                page = self._client.list_objects(
-                    prefix, delimiter="/", token=token, limit=self.list_page_size
-                )
-            except Exception as e:
-                raise self._error(e, "list", key, "list") from e
-            for obj in page.objects:
-                name = obj.name[len(prefix) :]
-                if not name:
-                    marker = True  # "dir/" itself: a directory marker some tools create
-                    continue
-                found = True
-                yield _entry(key, name, "file", obj.size)
-            for sub in page.prefixes:
-                name = sub[len(prefix) :].rstrip("/")
-                if name and name not in dirs:  # "d//x" makes an empty-named prefix
-                    dirs.add(name)
-                    found = True
-                    yield _entry(key, name, "directory", None)
-            token = page.next_token
-            if not token:
-                break
-        if key and not found and not marker:
-            if self._head(key, "list") is not None:
-                raise messages.not_a_directory(key)
-            raise messages.not_found(key)
+        return listing.children(self, key)
 
     def walk(self, key: str) -> Iterator[Entry]:
-        return self._walk(normalize(key))
-
-    def _walk(self, key: str) -> Iterator[Entry]:
-        prefix = self._keys.dir_prefix(key)
-        found = False
-        token: str | None = None
-        while True:
-            try:
-                page = self._client.list_objects(
-                    prefix, delimiter=None, token=token, limit=self.list_page_size
-                )
-            except Exception as e:
-                raise self._error(e, "list", key, "walk") from e
-            for obj in page.objects:
-                found = True
-                rel = obj.name[len(prefix) :]
-                if _addressable(rel):  # not a "dir/" marker, not "a//b"
-                    yield _entry(key, rel, "file", obj.size)
-            token = page.next_token
-            if not token:
-                break
-        if key and not found:
-            if self._head(key, "walk") is not None:
-                raise messages.not_a_directory(key)
-            raise messages.not_found(key)
+        return listing.walk(self, key)
 
     # -- writes ------------------------------------------------------------------
     def write(
@@ -409,35 +340,11 @@ class ObjectStoreBackend:
                 **extra,
             )
         except Exception as e:
-            outcome = self._after_failed_write(e, "put", key, action, precondition, write_id)
+            outcome = landed.after_failed_write(self, e, "put", key, action, precondition,
+                                                write_id)
             if isinstance(outcome, Version):
                 return outcome
             raise outcome from e
-
-    def _after_failed_write(
-        self,
-        exc: BaseException,
-        op: Op,
-        key: str,
-        action: Action,
-        precondition: Precondition,
-        write_id: str,
-    ) -> Version | FsError:
-        """Did our own write land although the call failed? Its version if so, else the
-        error to raise.
-
-        Clients resend a request whose answer was lost: a conditional resend then meets our
-        own landed write (412), and a dropped connection leaves the outcome unknown. One
-        HEAD, on this error path only, reads the write id back; the same look tells a
-        changed object from a vanished one. (Equal bytes are not enough: two agents
-        incrementing "5" both write "6", and the loser must hear it lost.)
-        """
-        if self._fault(exc, op) not in _AMBIGUOUS:
-            return self._error(exc, op, key, action, precondition)
-        exists, head = self._look(key)
-        if head is not None and head.write_id == write_id:
-            return head.version
-        return self._error(exc, op, key, action, precondition, exists=exists)
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         key = self._file_key(key, "delete")
@@ -462,166 +369,20 @@ class ObjectStoreBackend:
             raise self._error(e, "delete", key, "delete", precondition, exists) from e
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
-        src = self._file_key(src, "copy")
-        dst = self._file_key(dst, "copy")
-        if isinstance(source, CreateOnly):
-            raise messages.create_only_source(src)
-        expected = self._expected(src, source)
-        self._check_free(dst, "copy")
-        if self.server_side_copy:
-            return self._copy_in_store(src, dst, expected)
-        # The store does not guard a copy's conditions: read the source (its version comes
-        # with its bytes), then write the destination create-only, which the store guards.
-        try:
-            got = self._client.get(self._keys.name(src))
-        except Exception as e:
-            if expected is not None and self._fault(e, "get") is Fault.NOT_FOUND:
-                raise messages.no_longer_exists(src) from e
-            raise self._missing_or_directory(e, "get", src, "copy") from e
-        if expected is not None and got.version != expected:
-            raise messages.changed_since_read(src)
-        return self._put(dst, got.data, CreateOnly(), None, "copy")
-
-    def _copy_in_store(self, src: str, dst: str, expected: Version | None) -> Version:
-        write_id = secrets.token_hex(12)
-        try:
-            return self._client.copy(
-                self._keys.name(src),
-                self._keys.name(dst),
-                source_match=expected,
-                write_id=write_id,
-            )
-        except Exception as e:
-            fault = self._fault(e, "copy")
-            if fault is Fault.NOT_FOUND:
-                if expected is not None:
-                    raise messages.no_longer_exists(src) from e
-                raise self._missing_or_directory(e, "copy", src, "copy") from e
-            if fault not in _AMBIGUOUS:
-                raise self._error(e, "copy", dst, "copy") from e
-            dst_exists, head = self._look(dst)
-            if head is not None and head.write_id == write_id:
-                return head.version  # our copy landed; only its answer was lost
-            if fault is Fault.PRECONDITION and dst_exists is False:
-                # Not the destination's absence: the source's version failed.
-                src_exists, _ = self._look(src)
-                if src_exists is False:
-                    raise messages.no_longer_exists(src) from e
-                raise messages.changed_since_read(src) from e
-            raise self._error(e, "copy", dst, "copy", CreateOnly(), dst_exists) from e
+        return copying.copy(self, src, dst, source)
 
     # -- history -----------------------------------------------------------------
     def _require_history(self, key: str, action: Action) -> None:
-        if self._keeps_versions is None:
-            try:
-                self._keeps_versions = self._client.keeps_versions()
-            except Exception as e:
-                raise self._error(e, "bucket", key, action) from e
-            if self._keeps_versions is None:
-                return  # not known yet: the request that follows answers for this key
-        if not self._keeps_versions:
-            raise messages.history_off(self._mapper.store, self.bucket, key)
+        history.require_history(self, key, action)
 
     def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
-        key = self._file_key(key, "read")
-        if limit is not None and limit < 1:
-            raise messages.not_positive("limit")
-        if self._keeps_versions is False:
-            raise messages.history_off(self._mapper.store, self.bucket, key)
-        wanted = self.max_versions_listed if limit is None else min(
-            limit, self.max_versions_listed)
-        try:
-            kept = self._client.list_versions(self._keys.name(key), wanted)
-        except Exception as e:
-            raise self._error(e, "versions", key, "read") from e
-        if self._keeps_versions is None and _proves_history(kept):
-            # The listing itself shows a kept version: no need to ask the bucket.
-            self._keeps_versions = True
-        self._require_history(key, "read")
-        if not kept:
-            if self._has_children(key, "read"):
-                raise messages.is_directory(key)
-            raise messages.not_found(key)
-        kept = kept[:limit] if limit is not None else kept
-        return self._with_owners(key, kept) if self.history_owners else kept
-
-    def _with_owners(
-        self, key: str, kept: builtins.list[VersionInfo]
-    ) -> builtins.list[VersionInfo]:
-        """Each listed version whose owner the listing did not say, asked with one HEAD of
-        that version (all at once); a version that cannot be asked keeps owner None."""
-        head: Callable[..., ObjectHead] = self._client.head
-        name = self._keys.name(key)
-
-        def owner_of(info: VersionInfo) -> VersionInfo:
-            if info.owner is not None or info.deleted:
-                return info
-            try:
-                found = head(name, version=info.version)
-            except Exception:
-                return info
-            return info.model_copy(update={"owner": found.owner})
-
-        return _concurrently([partial(owner_of, info) for info in kept])
+        return history.versions(self, key, limit)
 
     def read_version(self, key: str, version: Version) -> Blob:
-        key = self._file_key(key, "read")
-        if not _has_store_id(version):
-            # A version carrying the store's own id of a kept version (an S3 VersionId)
-            # proves the bucket keeps versions; any other is checked once per backend.
-            self._require_history(key, "read")
-        if version.kind != self._client.version_kind:
-            raise messages.version_not_kept(key, str(version))
-        try:
-            got = self._client.get(self._keys.name(key), version=version)
-        except Exception as e:
-            if self._fault(e, "get") in (Fault.NOT_FOUND, Fault.INVALID):
-                raise messages.version_not_kept(key, str(version)) from e
-            raise self._error(e, "get", key, "read") from e
-        return Blob(data=got.data, version=got.version)
-
+        return history.read_version(self, key, version)
 
     def read_version_id(self, key: str, version_id: str) -> Blob:
         """The version the store's own id names (an S3 VersionId, a GCS generation, an
         Azure version id), read directly: one GET, whatever the number of versions kept.
         FS_NOT_FOUND (``version_not_kept``) when it names no kept version of ``key``."""
-        of_id = getattr(self._client, "version_of_id", None)
-        version = of_id(version_id) if callable(of_id) else None
-        if version is None:
-            raise messages.version_not_kept(self._file_key(key, "read"), version_id)
-        return self.read_version(key, version)
-
-
-def _has_store_id(version: Version) -> bool:
-    return version.detail is not None and version.detail != "null"
-
-
-def _proves_history(kept: Iterable[VersionInfo]) -> bool:
-    """A listing that shows a kept version: more than one, or one with the store's id
-    (S3 names versions of an unversioned bucket ``null``)."""
-    listed = list(kept)
-    return len(listed) > 1 or any(_has_store_id(k.version) for k in listed)
-
-
-def _entry(
-    parent: str, name: str, kind: Literal["file", "directory"], size: int | None
-) -> Entry:
-    key = posixpath.join(parent, name) if parent else name
-    return Entry(key=key, name=name.rsplit("/", 1)[-1], kind=kind, size=size)
-
-
-def _addressable(rel: str) -> bool:
-    """A name a key can reach: no empty, ``.`` or ``..`` segment (so no ``dir/`` marker)."""
-    return bool(rel) and all(part not in ("", ".", "..") for part in rel.split("/"))
-
-
-def _concurrently(calls: list[Callable[[], T]]) -> list[T]:
-    """Run ``calls`` at the same time (one in this thread); results in order, the first
-    exception raised. Client calls are thread-safe: each is submitted to the filesystem's
-    own event loop."""
-    if len(calls) == 1:
-        return [calls[0]()]
-    with ThreadPoolExecutor(max_workers=len(calls) - 1) as pool:
-        rest = [pool.submit(call) for call in calls[1:]]
-        first = calls[0]()
-        return [first, *(f.result() for f in rest)]
+        return history.read_version_id(self, key, version_id)

@@ -15,6 +15,7 @@ GCS 404 on an upload or a listing is the bucket, on a GET the object).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal, Protocol
@@ -23,7 +24,19 @@ from ...errors import FsError
 from ...versions import CreateOnly, IfMatch, Precondition
 from . import messages
 
-__all__ = ["Action", "Fault", "ObjectErrorMapper", "Op", "StoreError", "translate"]
+__all__ = [
+    "AMBIGUOUS",
+    "HTTP_RUNGS",
+    "Action",
+    "Fault",
+    "ObjectErrorMapper",
+    "Op",
+    "Rung",
+    "StatusLadder",
+    "StoreError",
+    "rung",
+    "translate",
+]
 
 Op = Literal["get", "head", "put", "delete", "copy", "list", "versions", "bucket"]
 """The client call that failed."""
@@ -57,11 +70,74 @@ class Fault(StrEnum):
     """Anything else: the outcome of the request is unknown."""
 
 
+AMBIGUOUS = frozenset({Fault.PRECONDITION, Fault.BUSY, Fault.UNAVAILABLE})
+"""Failures after which our own write may have landed: a 412 can answer a resend of our
+landed write (its first answer was lost), and an unknown failure is just that. One HEAD on
+that error path reads the write id back."""
+
+
 @dataclass(frozen=True)
 class StoreError:
     fault: Fault
     detail: str
     """The store's own words, short: ``AccessDenied``, ``HttpError: Not Found``."""
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung of a store's ladder: its answer is ``fault`` if its error code is one of
+    ``codes`` or its HTTP status one of ``statuses``."""
+
+    fault: Fault
+    codes: frozenset[str] = frozenset()
+    statuses: frozenset[int] = frozenset()
+
+
+def rung(fault: Fault, *codes: str, statuses: Iterable[int] = ()) -> Rung:
+    return Rung(fault, frozenset(codes), frozenset(statuses))
+
+
+HTTP_RUNGS: tuple[Rung, ...] = (
+    rung(Fault.PRECONDITION, statuses=[412]),
+    rung(Fault.NOT_FOUND, statuses=[404]),
+    rung(Fault.UNAUTHENTICATED, statuses=[401]),
+    rung(Fault.DENIED, statuses=[403]),
+    rung(Fault.BAD_RANGE, statuses=[416]),
+    rung(Fault.TOO_LARGE, statuses=[413]),
+    rung(Fault.INVALID, statuses=[400]),
+)
+"""What each HTTP status means, for a store whose answers carry no error code of their own."""
+
+# Timeouts and throttling are worth retrying: never "the request was malformed".
+_RETRYABLE_CLIENT_STATUSES = (408, 429)
+
+
+@dataclass(frozen=True)
+class StatusLadder:
+    """A store's answer (its HTTP status, its own error code) -> the :class:`Fault`, by one
+    ladder for every store; each store supplies only its table.
+
+    ``rungs`` are tried in order, the first that matches answers (a store's error code says
+    more than its status: S3 answers 400 both for ``EntityTooLarge`` and
+    ``InvalidArgument``). A 404 on one of ``bucket_ops`` can only be the bucket (GCS's 404
+    on an upload has no body to say which). ``client_errors``: what any other 4xx is (None:
+    nothing, the store goes on).
+    """
+
+    rungs: tuple[Rung, ...] = HTTP_RUNGS
+    bucket_ops: frozenset[str] = frozenset()
+    client_errors: Fault | None = None
+
+    def fault(self, status: int | None, code: str, op: Op) -> Fault | None:
+        """The fault, or None when no rung knows the answer."""
+        found = next((r.fault for r in self.rungs
+                      if (code and code in r.codes) or status in r.statuses), None)
+        if (found is None and self.client_errors is not None and status is not None
+                and 400 <= status < 500 and status not in _RETRYABLE_CLIENT_STATUSES):
+            found = self.client_errors
+        if found is Fault.NOT_FOUND and op in self.bucket_ops:
+            return Fault.BUCKET_MISSING
+        return found
 
 
 class ObjectErrorMapper(Protocol):
@@ -70,9 +146,11 @@ class ObjectErrorMapper(Protocol):
     store: str
     """The store's name in messages: ``S3``, ``GCS``."""
     configure: str
-    """The sentence that tells what to configure when credentials are missing or refused."""
+    """The catalogue clause (``_s3_configure``) that tells what to configure when
+    credentials are missing or refused."""
     grant: str
-    """The sentence that tells what to grant when valid credentials lack a permission."""
+    """The catalogue clause (``_s3_grant``) that tells what to grant when valid credentials
+    lack a permission."""
 
     def classify(self, exc: BaseException, op: Op) -> StoreError: ...
 

@@ -8,6 +8,7 @@ backend key; the error carries the path the model sees (``/key``).
 from __future__ import annotations
 
 from ...errors import Conflict, ErrorCode, FsError
+from ...messages import Part
 from ...paths import display
 
 __all__ = [
@@ -108,9 +109,10 @@ def bucket_missing(bucket: str, key: str, action: str) -> FsError:
 
 
 def no_credentials(store: str, key: str, action: str, detail: str, configure: str) -> FsError:
+    """``configure`` (like ``grant`` below) names the store's clause of the catalogue."""
     return _at(
         ErrorCode.FS_PERMISSION_DENIED, key, "no_credentials",
-        store=store, action=action, detail=detail, configure=configure,
+        store=store, action=action, detail=detail, configure=Part(configure),
     )
 
 
@@ -118,14 +120,14 @@ def credentials_unusable(store: str, detail: str, configure: str) -> FsError:
     return FsError(
         ErrorCode.FS_PERMISSION_DENIED,
         reason="credentials_unusable",
-        details={"store": store, "detail": detail, "configure": configure},
+        details={"store": store, "detail": detail, "configure": Part(configure)},
     )
 
 
 def denied(store: str, key: str, action: str, detail: str, grant: str) -> FsError:
     return _at(
         ErrorCode.FS_PERMISSION_DENIED, key, "store_denied",
-        store=store, action=action, detail=detail, grant=grant,
+        store=store, action=action, detail=detail, grant=Part(grant),
     )
 
 

@@ -1,0 +1,95 @@
+"""Listings of an object store: the children of a directory, and every file below one.
+
+Directories exist only as prefixes (and ``dir/`` markers): a key with nothing under it is
+missing unless an object has that name, and listing that object is refused.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from typing import Literal
+
+from ..base import Entry
+from . import messages as msg
+from .keys import normalize
+from .view import StoreView
+
+__all__ = ["children", "walk"]
+
+
+def children(b: StoreView, key: str) -> Iterator[Entry]:
+    """The children of ``key``, page by page as the store returns them."""
+    key = normalize(key)
+    prefix = b._keys.dir_prefix(key)
+    # Some stores repeat a prefix on every page whose objects fall under it
+    # (fake-gcs-server): a directory is still given once. Object names are unique.
+    dirs: set[str] = set()
+    found = marker = False
+    token: str | None = None
+    while True:
+        try:
+            page = b._client.list_objects(
+                prefix, delimiter="/", token=token, limit=b.list_page_size
+            )
+        except Exception as e:
+            raise b._error(e, "list", key, "list") from e
+        for obj in page.objects:
+            name = obj.name[len(prefix) :]
+            if not name:
+                marker = True  # "dir/" itself: a directory marker some tools create
+                continue
+            found = True
+            yield _entry(key, name, "file", obj.size)
+        for sub in page.prefixes:
+            name = sub[len(prefix) :].rstrip("/")
+            if name and name not in dirs:  # "d//x" makes an empty-named prefix
+                dirs.add(name)
+                found = True
+                yield _entry(key, name, "directory", None)
+        token = page.next_token
+        if not token:
+            break
+    if key and not found and not marker:
+        if b._head(key, "list") is not None:
+            raise msg.not_a_directory(key)
+        raise msg.not_found(key)
+
+def walk(b: StoreView, key: str) -> Iterator[Entry]:
+    """Every file under ``key``, by flat listings (one per page, never one per directory)."""
+    key = normalize(key)
+    prefix = b._keys.dir_prefix(key)
+    found = False
+    token: str | None = None
+    while True:
+        try:
+            page = b._client.list_objects(
+                prefix, delimiter=None, token=token, limit=b.list_page_size
+            )
+        except Exception as e:
+            raise b._error(e, "list", key, "walk") from e
+        for obj in page.objects:
+            found = True
+            rel = obj.name[len(prefix) :]
+            if _addressable(rel):  # not a "dir/" marker, not "a//b"
+                yield _entry(key, rel, "file", obj.size)
+        token = page.next_token
+        if not token:
+            break
+    if key and not found:
+        if b._head(key, "walk") is not None:
+            raise msg.not_a_directory(key)
+        raise msg.not_found(key)
+
+
+def _entry(
+    parent: str, name: str, kind: Literal["file", "directory"], size: int | None
+) -> Entry:
+    key = posixpath.join(parent, name) if parent else name
+    return Entry(key=key, name=name.rsplit("/", 1)[-1], kind=kind, size=size)
+
+
+def _addressable(rel: str) -> bool:
+    """A name a key can reach: no empty, ``.`` or ``..`` segment (so no ``dir/`` marker)."""
+    return bool(rel) and all(part not in ("", ".", "..") for part in rel.split("/"))
+

@@ -1,0 +1,47 @@
+"""Suites every object store runs, written once (like ``fsspec.tests.abstract``).
+
+A store's test suite subclasses a suite and gives it a ``store`` fixture: a fresh, empty
+bucket (or container) of that store behind a point where requests are counted, as a
+:class:`StoreRig`. What differs between stores is said by the rig's facts (the method of an
+upload, the requests of a move), never by a copy of the test. A gap of one store's emulator
+is a strict xfail in that store's subclass, so it is seen when the emulator closes it.
+
+- :class:`LostUpdateSuite`: threads and processes racing read-increment-IfMatch on one
+  object; :class:`AgentRaceSuite`: agents in processes racing edits of one file through
+  the tools;
+- :class:`FinderSuite`: glob, grep, delete and move, in requests counted at the store;
+- :class:`BoundsSuite`: a refused edit of a frequent string in 16 MiB, in bounded memory;
+- :class:`MissingBucketSuite`: a workspace on a bucket that does not exist, through the
+  tools and the backend;
+- :class:`ReadFaultSuite`: reads whose GETs fail, persistently or not (a
+  ``faulty_store`` fixture that is a :class:`ReadFaultRig`);
+- :class:`WriteFaultSuite`: uploads that fail (5xx) or land with their answer lost (a
+  :class:`WriteFaultRig`);
+- :class:`ChangeFaultSuite`: a multi-file change whose Nth request fails at the store (a
+  ``faulty_store`` fixture: a :class:`FaultRig`, whose requests pass a fault plan).
+"""
+
+from .bounds import BoundsSuite
+from .buckets import MissingBucketSuite
+from .changes import ChangeFaultSuite
+from .finders import FinderSuite
+from .races import AgentRaceSuite, LostUpdateSuite, agent_edits
+from .reads import ReadFaultSuite
+from .rigs import FaultRig, ReadFaultRig, StoreRig, WriteFaultRig
+from .writes import WriteFaultSuite
+
+__all__ = [
+    "AgentRaceSuite",
+    "BoundsSuite",
+    "ChangeFaultSuite",
+    "FaultRig",
+    "FinderSuite",
+    "LostUpdateSuite",
+    "MissingBucketSuite",
+    "ReadFaultRig",
+    "ReadFaultSuite",
+    "StoreRig",
+    "WriteFaultRig",
+    "WriteFaultSuite",
+    "agent_edits",
+]

@@ -1,0 +1,78 @@
+"""The finders' request budget on a store: glob, grep, delete and move."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .rigs import StoreRig, url_of
+
+__all__ = ["FinderSuite"]
+
+
+def _tree(n: int, prefix: str = "p/tree") -> dict[str, bytes]:
+    return {
+        f"{prefix}/d{i % 7}/f{i:05d}.txt": f"line {i}\n{'needle' if i % 10 == 0 else 'hay'}\n"
+        .encode()
+        for i in range(n)
+    }
+
+
+class FinderSuite:
+    """Mixin: subclass with a ``store`` fixture. The finders' request budget: a glob is one
+    flat listing per page, a grep one listing and one GET per object, a delete of an
+    observed object one request."""
+
+    glob_objects: int = 250
+    list_page_size: int | None = 100
+    """The page the glob test lists by (None: the store's own, whose size a subclass gives
+    as ``glob_objects`` / pages). Small by default: the paging is what is measured."""
+    grep_objects: int = 60
+
+    def _workspace(self, store: StoreRig, **options: Any) -> Any:
+        from ...workspace import Workspace
+
+        return Workspace(url_of(store, "p"), storage_options=store.storage_options(**options))
+
+    def test_glob_is_one_flat_listing_per_page(self, store: StoreRig) -> None:
+        store.fill(_tree(self.glob_objects))
+        options = {} if self.list_page_size is None else {"list_page_size": self.list_page_size}
+        ctx = self._workspace(store, **options).context("a")
+        store.take()
+        res = ctx.tools.execute("glob", {"pattern": "tree/**/*.txt"})
+        assert res.ok, res.text
+        assert f"(Showing 100 of {self.glob_objects} matching files" in res.text
+        page = self.list_page_size or 1000
+        assert store.take() == ["GET"] * -(-self.glob_objects // page)
+        res = ctx.tools.execute("glob", {"pattern": "tree/d3/*.txt"})
+        assert res.text.splitlines()[0] == "/tree/d3/f00003.txt"
+        assert store.take() == ["GET"]  # the literal base narrows the listing
+
+    def test_grep_is_one_listing_and_one_get_per_object(self, store: StoreRig) -> None:
+        n = self.grep_objects
+        store.fill(_tree(n))
+        ctx = self._workspace(store).context("a")
+        store.take()
+        res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
+        assert res.ok, res.text
+        assert res.text.endswith(f"Total: {n // 10} matching lines in {n // 10} files.")
+        assert store.take() == ["GET"] * (1 + n)
+
+    def test_delete_of_an_observed_object_is_one_request(self, store: StoreRig) -> None:
+        ctx = self._workspace(store).context("a")
+        assert ctx.tools.execute("write", {"file_path": "/d.txt", "content": "x\n"}).ok
+        store.take()
+        assert ctx.tools.execute("delete", {"file_path": "/d.txt"}).ok
+        assert store.take() == ["DELETE"]
+
+    def test_move_of_an_observed_object(self, store: StoreRig) -> None:
+        ws = self._workspace(store)
+        ctx = ws.context("a")
+        assert ctx.tools.execute("write", {"file_path": "/m.txt", "content": "y\n"}).ok
+        store.take()
+        res = ctx.tools.execute("move", {"source_path": "/m.txt", "destination_path": "/n.txt"})
+        assert res.ok, res.text
+        # Against AWS or Google: one guarded copy, the listing that keeps the new name from
+        # being a directory too, and the guarded DELETE. Emulators that ignore a copy's
+        # conditions get a GET of the observed version and a create-only upload instead.
+        assert store.take() == store.move_requests
+        assert ws.backend.read("n.txt").data == b"y\n"
