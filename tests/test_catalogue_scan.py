@@ -13,9 +13,6 @@ imported):
 2. **No reason compared by hand.** ``err.reason == "bucket_missing"`` is a branch a typo
    silently disables; comparisons name a typed value (``Reason.bucket_missing``,
    ``ConflictKind.missing``).
-
-Sites in files another owner is changing this round are listed in ``PENDING_OTHER_OWNERS``
-with the exact text; they are fixed at merge and the list emptied.
 """
 
 from __future__ import annotations
@@ -96,54 +93,15 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     "backends/gcs/src/fsseam_gcs/client.py": [
         ("bytes x-x/x", "an HTTP Content-Range header value"),
     ],
-}
-
-# Files another helper owns and is changing this round: file -> the start of each literal
-# (or of each comparison's source) still failing. Fixed at merge; then this list is emptied.
-PENDING_OTHER_OWNERS: dict[str, list[str]] = {
-    # E (stores): client exception texts that become {detail}s, the credential sentences
-    # ({configure}, {grant}), and reasons compared by hand.
-    "src/fsseam/backends/objectstore/backend.py": [
-        'err.reason == "bucket_missing"',
-        'probe.reason == "bucket_missing"',
-    ],
-    "src/fsseam/testing/conformance.py": [
-        'info.value.reason == "exists"',
-        'info.value.reason == "mismatch"',
-        'info.value.reason == "missing"',
-    ],
     "backends/s3/src/fsseam_s3/client.py": [
-        "S3 returned no ETag",
-        "no version of x has x",
-    ],
-    "backends/s3/src/fsseam_s3/errors.py": [
-        'pass storage_options={"key": ..., "secret": ...}',
-        "grant them s3:GetObject, s3:PutObject",
-    ],
-    "backends/gcs/src/fsseam_gcs/client.py": [
-        "GCS reported no generation",
-        "the resumable upload initiation returned no Location",
-        "resumable upload made no progress at byte x",
-        "the rewrite is not done and gave no token to continue",
-    ],
-    "backends/gcs/src/fsseam_gcs/errors.py": [
-        'pass storage_options={"token": "/path/to/service-account.json"}',
-        "grant them roles/storage.objectUser on the bucket",
-        "x: timed out",
+        ("no version of", "an error made to look like S3's own NoSuchVersion: mapped by its "
+         "code to version_not_kept, its words are never shown"),
     ],
     "backends/azure/src/fsseam_azure/client.py": [
-        "Azure returned no ETag",
-        "no kept version of x has the ETag x",
-        "Azure copy x: x",
-        "Azure copy of x still pending after 10 minutes",
-    ],
-    "backends/azure/src/fsseam_azure/errors.py": [
-        'pass storage_options={"connection_string": "..."}',
-        "grant them the Storage Blob Data Contributor role",
-        "x: timed out",
+        ("no kept version of", "a ResourceNotFoundError made to look like Azure's own: mapped "
+         "by its status to version_not_kept, its words are never shown"),
     ],
 }
-
 
 @dataclass(frozen=True)
 class Site:
@@ -367,27 +325,15 @@ def _allowed(site: Site) -> bool:
     return any(p in site.text for p, _ in ALLOWED.get(site.file, []))
 
 
-def _pending(site: Site) -> bool:
-    return any(site.text.startswith(p) for p in PENDING_OTHER_OWNERS.get(site.file, []))
-
-
 def test_no_model_facing_prose_outside_the_catalogue() -> None:
     found = [str(s) for kind, s in _scan()
-             if kind == "prose" and not _allowed(s) and not _pending(s)]
+             if kind == "prose" and not _allowed(s)]
     assert found == [], "\n".join(found)
 
 
 def test_no_reason_is_compared_by_hand() -> None:
-    found = [str(s) for kind, s in _scan() if kind == "comparison" and not _pending(s)]
+    found = [str(s) for kind, s in _scan() if kind == "comparison"]
     assert found == [], "\n".join(found)
-
-
-def test_the_pending_list_names_only_sites_that_still_fail() -> None:
-    """An entry fixed must leave the list, so the list says exactly what is left."""
-    sites = [s for _, s in _scan()]
-    stale = [(f, p) for f, prefixes in PENDING_OTHER_OWNERS.items() for p in prefixes
-             if not any(s.file == f and s.text.startswith(p) for s in sites)]
-    assert stale == []
 
 
 # -- the scanner catches what it is meant to catch ----------------------------------------

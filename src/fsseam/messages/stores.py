@@ -155,6 +155,7 @@ SENTENCES: dict[str, str] = {
     ),
     # What a store client says when a request ends without the store's own error: the
     # detail of storage_failed.
+    "_timed_out": "{kind}: timed out",
     "gcs_upload_no_location": "the resumable upload initiation returned no Location",
     "gcs_upload_stalled": "resumable upload made no progress at byte {offset}",
     "gcs_rewrite_no_token": "the rewrite is not done and gave no token to continue",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ..backends.base import Backend
-from ..errors import Conflict, ErrorCode, FsError
+from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
 
 MiB = 1 << 20
@@ -101,7 +101,7 @@ class BackendConformance:
         backend.write("a.txt", b"first", CreateOnly())
         with pytest.raises(Conflict) as info:
             backend.write("a.txt", b"second", CreateOnly())
-        assert info.value.reason == "exists"
+        assert info.value.reason == ConflictKind.exists
         assert info.value.code is ErrorCode.FS_ALREADY_EXISTS
         assert backend.read("a.txt").data == b"first"
 
@@ -117,7 +117,7 @@ class BackendConformance:
         backend.write("a.txt", b"two", IfMatch(v1))
         with pytest.raises(Conflict) as info:
             backend.write("a.txt", b"three", IfMatch(v1))
-        assert info.value.reason == "mismatch"
+        assert info.value.reason == ConflictKind.mismatch
         assert info.value.code is ErrorCode.FS_STALE
         assert backend.read("a.txt").data == b"two"
 
@@ -126,7 +126,7 @@ class BackendConformance:
         backend.delete("a.txt")
         with pytest.raises(Conflict) as info:
             backend.write("a.txt", b"two", IfMatch(v1))
-        assert info.value.reason == "missing"
+        assert info.value.reason == ConflictKind.missing
         assert info.value.code is ErrorCode.FS_NOT_FOUND
         with pytest.raises(FsError) as gone:
             backend.read("a.txt")
@@ -360,7 +360,7 @@ class BackendConformance:
         backend.write("a.txt", b"two", IfMatch(v1))
         with pytest.raises(Conflict) as info:
             backend.delete("a.txt", IfMatch(v1))
-        assert info.value.reason == "mismatch"
+        assert info.value.reason == ConflictKind.mismatch
         assert info.value.code is ErrorCode.FS_STALE
         assert backend.read("a.txt").data == b"two"
 
@@ -369,7 +369,7 @@ class BackendConformance:
         backend.delete("a.txt")
         with pytest.raises(Conflict) as info:
             backend.delete("a.txt", IfMatch(v1))
-        assert info.value.reason == "missing"
+        assert info.value.reason == ConflictKind.missing
 
     def test_delete_create_only_is_invalid(self, backend: Backend) -> None:
         backend.write("a.txt", b"one", CreateOnly())
@@ -399,7 +399,7 @@ class BackendConformance:
         backend.write("b.txt", b"dest", CreateOnly())
         with pytest.raises(Conflict) as info:
             backend.copy("a.txt", "b.txt", IfMatch(v))
-        assert info.value.reason == "exists"
+        assert info.value.reason == ConflictKind.exists
         assert info.value.code is ErrorCode.FS_ALREADY_EXISTS
         assert backend.read("a.txt").data == b"source"
         assert backend.read("b.txt").data == b"dest"
@@ -409,7 +409,7 @@ class BackendConformance:
         backend.write("a.txt", b"two", IfMatch(v1))
         with pytest.raises(Conflict) as info:
             backend.copy("a.txt", "b.txt", IfMatch(v1))
-        assert info.value.reason == "mismatch"
+        assert info.value.reason == ConflictKind.mismatch
         with pytest.raises(FsError) as missing:
             backend.read("b.txt")
         assert missing.value.code is ErrorCode.FS_NOT_FOUND

@@ -25,6 +25,7 @@ from azure.core.exceptions import (
 )
 
 from fsseam.backends.objectstore import Fault, Op, StatusLadder, StoreError, rung
+from fsseam.messages import render
 
 __all__ = ["MAPPER", "AzureErrorMapper", "error_code"]
 
@@ -113,7 +114,7 @@ class AzureErrorMapper:
         if fault is not None:
             return StoreError(fault, detail)
         if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-            detail = f"{type(exc).__name__}: timed out"
+            detail = render("_timed_out", details={"kind": type(exc).__name__})
         elif not isinstance(exc, HttpResponseError):
             detail = f"{type(exc).__name__}: {_words(exc)}"
         return StoreError(Fault.UNAVAILABLE, detail)

@@ -16,6 +16,7 @@ import asyncio
 from google.auth.exceptions import GoogleAuthError
 
 from fsseam.backends.objectstore import Fault, Op, StatusLadder, StoreError
+from fsseam.messages import render
 
 __all__ = ["MAPPER", "GcsErrorMapper"]
 
@@ -74,7 +75,7 @@ class GcsErrorMapper:
         if fault is Fault.INVALID:
             return StoreError(fault, _words(exc))
         if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and fault is Fault.UNAVAILABLE:
-            return StoreError(fault, f"{type(exc).__name__}: timed out")
+            return StoreError(fault, render("_timed_out", details={"kind": type(exc).__name__}))
         return StoreError(fault, f"{type(exc).__name__}: {_words(exc) or type(exc).__name__}")
 
 

@@ -36,6 +36,7 @@ from functools import partial
 from typing import Any, ClassVar, Self
 
 from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
 from . import copying, history, landed, listing, messages, ranged
@@ -195,12 +196,12 @@ class ObjectStoreBackend:
         """A 404 for a key may be a "directory" (a prefix with children): only on this error
         path does it cost one listing, which also says whether the bucket is there."""
         err = self._error(exc, op, key, action)
-        if err.code is not ErrorCode.FS_NOT_FOUND or err.reason == "bucket_missing":
+        if err.code is not ErrorCode.FS_NOT_FOUND or err.reason == Reason.bucket_missing:
             return err
         try:
             is_dir = self._has_children(key, action)
         except FsError as probe:
-            return probe if probe.reason == "bucket_missing" else err
+            return probe if probe.reason == Reason.bucket_missing else err
         return messages.is_directory(key) if is_dir else err
 
     # -- probes ------------------------------------------------------------------

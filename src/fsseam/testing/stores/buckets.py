@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ...backends.registry import open_backend
+from ...messages import Reason
 from ...versions import CreateOnly, IfMatch, Version
 from .rigs import StoreRig
 
@@ -70,5 +71,5 @@ class MissingBucketSuite:
             _BACKEND_CALLS[call](backend)
         assert type(info.value) is FsError  # never a Conflict: IfMatch met no object
         assert info.value.code is ErrorCode.FS_NOT_FOUND
-        assert info.value.reason == "bucket_missing"
+        assert info.value.reason == Reason.bucket_missing
         assert f"the bucket {bucket} does not exist" in info.value.message
