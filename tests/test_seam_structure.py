@@ -100,8 +100,6 @@ class Recording:
     """A backend that keeps write metadata (as S3 and GCS do) and records on whose behalf
     each write and delete is made; optionally failing its ``fail_at``-th change."""
 
-    delete_meta = True
-
     def __init__(self, inner: Any, fail_at: int | None = None) -> None:
         self._inner = inner
         self.capabilities = inner.capabilities.model_copy(update={"write_meta": True})
@@ -122,8 +120,11 @@ class Recording:
         version: Version = self._inner.write(key, data, precondition)
         return version
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
-               meta: WriteMeta | None = None) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+        self._note("delete", key, None)
+        self._inner.delete(key, precondition)
+
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
         self._note("delete", key, meta)
         self._inner.delete(key, precondition)
 
