@@ -100,8 +100,6 @@ class Recording:
     """A backend that keeps write metadata (as S3 and GCS do) and records on whose behalf
     each write and delete is made; optionally failing its ``fail_at``-th change."""
 
-    delete_meta = True
-
     def __init__(self, inner: Any, fail_at: int | None = None) -> None:
         self._inner = inner
         self.capabilities = inner.capabilities.model_copy(update={"write_meta": True})
@@ -126,6 +124,10 @@ class Recording:
                meta: WriteMeta | None = None) -> None:
         self._note("delete", key, meta)
         self._inner.delete(key, precondition)
+
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+        # A store that records who deleted offers this (the contract's OwnedDeletes).
+        self.delete(key, precondition, meta=meta)
 
 
 def _upper(doc: TextDoc, shown: str) -> TextDoc:

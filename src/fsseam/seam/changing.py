@@ -1,8 +1,8 @@
 """Changing several files as one: create, update, move and delete, all or nothing.
 
 Every part is validated (its intent asked, its new bytes computed, its guard checked
-against the read) before :func:`fsseam.changes.commit` performs the steps; events and the
-outcome follow only once the whole change has committed.
+against the read) before :func:`fsseam.seam.pipeline.run` commits their steps as one
+plan; events and the outcome follow only once the whole change has committed.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..changes import Create, Delete, FileChange, Step, Update, commit
+from ..changes import Create, Delete, FileChange, Update
 from ..edits import check_new_text
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import DeletedEvent, DeleteIntent, EditIntent, WrittenEvent
@@ -21,8 +21,9 @@ from ..paths import display
 from ..text import TextDoc, decode, encode_new
 from ..versions import CreateOnly, IfMatch, Precondition
 from .core import Core, encode_checked
-from .pipeline import stale_before, stale_part
-from .plans import ask, lost_of, seen_before
+from .pipeline import run
+from .plans import Plan, Step, ask, lost_of, seen_before
+from .stale import stale_before, stale_part
 
 __all__ = ["change"]
 
@@ -60,7 +61,7 @@ def change(fs: Core, changes: Sequence[FileChange]) -> ChangeOutcome:
         if isinstance(c, Create):
             check_new_text(c.content, "content")
     prepared = [_prepare(fs, c, key, dst) for c, key, dst in _resolved(fs, changes)]
-    commit(fs.backend, [step for p in prepared for step in p.steps], fs._meta())
+    run(fs, Plan([step for p in prepared for step in p.steps], fs._meta()))
     return _committed(fs, prepared)
 
 

@@ -1,6 +1,6 @@
 """Changing one file: a whole-file write or create, and edits (one or several as one
-plan). Each builds a :class:`~fsseam.seam.plans.FilePlan` and runs it through
-:func:`~fsseam.seam.pipeline.commit_one`; this module only reads what the plan needs and
+plan). Each builds a plan of one step and runs it through
+:func:`~fsseam.seam.pipeline.run`; this module only reads what the plan needs and
 reports what the commit did."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from ..paths import display
 from ..text import TextDoc, TextFormat, decode, encode_new
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
 from .core import Core, encode_checked
-from .pipeline import commit_one, stale
-from .plans import EditKind, FilePlan, ask, lost_of, seen_before
+from .pipeline import run
+from .plans import EditKind, FilePlan, Plan, ask, lost_of, seen_before
+from .stale import stale
 
 __all__ = ["edit", "write"]
 
@@ -56,7 +57,9 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     check_new_text(content, "content")
     plan.data = encode_checked(lambda: encode_new(content, fmt), "content")
     fs._check_size(shown, len(plan.data))
-    version, unchanged = commit_one(fs, plan)
+    done = run(fs, Plan.one(operation, plan))[0]
+    version, unchanged = done.version, done.unchanged
+    assert version is not None
     if unchanged:
         return _unchanged_write(fs, plan, version, operation)
     pre, current = plan.precondition, plan.current
@@ -205,8 +208,10 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditI
     pre = intent.precondition
     plan = FilePlan(key, shown, data, pre, "edit", "edit", lost_of(intent), fs._meta(),
                     old=result.before, ops=ops)
-    version, unchanged = commit_one(fs, plan)
-    if unchanged:  # another writer made exactly this change meanwhile
+    done = run(fs, Plan.one("write", plan))[0]
+    version = done.version
+    assert version is not None
+    if done.unchanged:  # another writer made exactly this change meanwhile
         return _unchanged_edit(fs, key, shown, result, decode(data, shown), version,
                                intent.operation, ops)
     fs._docs.put(key, version, new_doc.format, data)
