@@ -22,7 +22,8 @@ from ..text import TextDoc, decode, encode_new
 from ..versions import CreateOnly, IfMatch, Precondition
 from .core import Core, encode_checked
 from .pipeline import run
-from .plans import Plan, Step, ask, lost_of, seen_before
+from .plans import Plan, Step, ask, lost_of
+from .prepare import new_bytes, prepare_edit
 from .stale import stale_before, stale_part
 
 __all__ = ["change"]
@@ -117,6 +118,10 @@ def _lost_part(fs: Core, key: str, shown: str, pre: Precondition, action: str,
     return lost
 
 
+def _same(doc: TextDoc) -> TextDoc:
+    return doc
+
+
 def _prepare(fs: Core, c: FileChange, key: str, dst: str | None) -> _Prepared:
     shown = display(key)
     if isinstance(c, Create):
@@ -159,20 +164,13 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
     after: TextDoc | None = None
     before: str | None = None
     if c.edit is not None:
-        doc, current = fs._load(key)
-        try:
-            edit = ask(fs, "edit", key, shown, operation="edit", current=current)
-        except FsError as e:
-            seen = seen_before(e)
-            if seen is None:
-                raise
-            raise stale_part(fs, key, shown, seen, (doc.encode(), current), "edit",
-                             e) from None
+        make = c.edit
+        prep = prepare_edit(fs, key, shown, "edit", lambda d: make(d, shown), _same,
+                            lone=False)
+        doc, current, after, edit = prep.doc, prep.current, prep.result, prep.intent
+        assert edit is not None  # a change's part is never done without a write
         pre = edit.precondition
-        stale_before(fs, pre, (doc.encode(), current), key, shown, edit, "edit")
-        after = c.edit(doc, shown)
-        data = encode_checked(after.encode, "new")
-        fs._check_size(shown, len(data))
+        data = new_bytes(fs, shown, after)
         old, before = doc.encode(), doc.view
         if dst is None:
             lost = _lost_part(fs, key, shown, pre, "edit", edit)

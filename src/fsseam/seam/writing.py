@@ -17,8 +17,8 @@ from ..text import TextDoc, TextFormat, decode, encode_new
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
 from .core import Core, encode_checked
 from .pipeline import run
-from .plans import EditKind, FilePlan, Plan, ask, lost_of, seen_before
-from .stale import stale
+from .plans import EditKind, FilePlan, Plan, ask, lost_of
+from .prepare import new_bytes, prepare_edit
 
 __all__ = ["edit", "write"]
 
@@ -143,43 +143,19 @@ def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     key = fs.key(path)
     shown = display(key)
     fs._writable_at(key)
-    doc, current = fs._load(key)
     operation: EditKind = (
         "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
     )
-    try:
-        intent = ask(fs, "edit", key, shown, operation=operation, current=current)
-    except FsError as e:
-        seen = seen_before(e)
-        if seen is None:
-            raise
-        return _stale_edit(fs, key, shown, doc, current, seen, ops, operation, e)
-    pre = intent.precondition
-    if isinstance(pre, IfMatch) and pre.version != current:
-        raise fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
-    result = apply(doc, ops, shown)
-    if not result.changed:
+    prep = prepare_edit(fs, key, shown, operation, lambda doc: apply(doc, ops, shown),
+                        _after, lone=True, ops=ops)
+    doc, current, result, intent = prep.doc, prep.current, prep.result, prep.intent
+    if intent is None or not result.changed:
         return _unchanged_edit(fs, key, shown, result, doc, current, operation, ops)
     return _commit_edit(fs, key, shown, result, intent, ops)
 
 
-def _stale_edit(
-    fs: Core, key: str, shown: str, doc: TextDoc, current: Version, seen: Version,
-    ops: Sequence[EditOp], operation: EditKind, refused: FsError,
-) -> EditOutcome:
-    """The file moved on from the version the agent read. If the edit, made on what the
-    agent read, gives exactly the current bytes (another agent made the same change), it
-    succeeds without a write; otherwise FS_STALE shows what changed."""
-    old = fs._text_at(key, seen)
-    if old is not None:
-        try:
-            mine: EditPlan | None = apply(old, ops, shown)
-        except FsError:
-            mine = None
-        if mine is not None and mine.after.encode() == doc.encode():
-            return _unchanged_edit(fs, key, shown, mine, doc, current, operation, ops)
-    raise stale(fs, key, shown, seen, (doc.encode(), current), action="edit",
-                fallback=refused, ops=ops, old=old) from None
+def _after(result: EditPlan) -> TextDoc:
+    return result.after
 
 
 def _unchanged_edit(
@@ -203,8 +179,7 @@ def _unchanged_edit(
 def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditIntent,
                  ops: Sequence[EditOp]) -> EditOutcome:
     new_doc = result.after
-    data = encode_checked(new_doc.encode, "new")
-    fs._check_size(shown, len(data))
+    data = new_bytes(fs, shown, new_doc)
     pre = intent.precondition
     plan = FilePlan(key, shown, data, pre, "edit", "edit", lost_of(intent), fs._meta(),
                     old=result.before, ops=ops)
