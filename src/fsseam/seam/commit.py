@@ -38,7 +38,7 @@ from .plans import Action, Step
 
 __all__ = ["Rollback", "commit_order", "perform", "rollback", "settle", "step_failed"]
 
-_GROUP: dict[Action, int] = {"create": 0, "copy": 0, "move": 0, "write": 1, "delete": 2}
+_GROUP: dict[Action, int] = {"create": 0, "copy": 0, "write": 1, "delete": 2}
 
 
 def commit_order(steps: Sequence[Step]) -> list[Step]:

@@ -41,7 +41,7 @@ def move(fs: Core, source: str, destination: str) -> MoveOutcome:
     intent = ask(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
     plan = FilePlan(src, src_shown, b"", intent.precondition, "move", "move", lost_of(intent),
                     fs._meta())
-    version = run(fs, Plan.one("move", plan, source=src, key=dst, shown=dst_shown))[0].version
+    version = run(fs, Plan.one("move", plan, destination=(dst, dst_shown)))[0].version
     assert version is not None
     fs._gate.dispatch(WrittenEvent(owner=fs.owner, key=dst, path=dst_shown,
                                    operation="move", version=version, created=True))

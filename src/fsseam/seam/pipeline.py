@@ -32,66 +32,68 @@ __all__ = ["run"]
 
 
 def run(fs: Core, plan: Plan) -> list[Step]:
-    """Commit ``plan``'s steps in their commit order: the steps, each with the version it
-    wrote (and, a one-file step, whether it wrote nothing). Raises the refusal; a plan of
-    several steps has undone what it did first."""
+    """Commit ``plan``'s steps in their commit order, each through the one call that
+    changes the store: the steps, each with the version it wrote (and, a one-file step,
+    whether it wrote nothing). Raises the refusal; a plan of several steps has undone what
+    it did first."""
     ordered = commit_order(plan.steps)
     done: list[Step] = []
     for i, step in enumerate(ordered):
-        if step.alone is not None:
-            # A one-file operation: one step, nothing to undo, its refusals its own.
-            assert len(ordered) == 1
-            _alone(fs, step, step.alone)
+        lone = step.alone
+        if lone is not None and _held(fs, step, lone):
             continue
         try:
             step.version = perform(fs.backend, step, plan.meta)
         except BaseException as failure:
-            step_failed(fs.backend, step, failure, done, ordered[i + 1:], plan.meta)
+            if lone is None:
+                step_failed(fs.backend, step, failure, done, ordered[i + 1:], plan.meta)
+            elif isinstance(failure, Exception):
+                _lone_failed(fs, step, lone, failure, done)
+            else:
+                raise
+            done.append(step)
             continue
+        if lone is not None and step.action == "write" and lone.meta.owner is not None:
+            assert step.version is not None
+            fs._authors.note(step.key, step.version, lone.meta.owner)
         done.append(step)
     return ordered
 
 
-def _alone(fs: Core, step: Step, plan: FilePlan) -> None:
-    if step.action == "delete":
-        _delete_one(fs, plan)
-    elif step.action == "move":
-        assert step.source is not None
-        step.version = _move_one(fs, plan, step.key, step.shown)
-    else:
-        step.version, step.unchanged = _write_one(fs, plan)
-
-
-def _put(fs: Core, plan: FilePlan) -> Version:
-    """The plan's conditional write, its author noted (the owner, or for bytes written
-    back, who wrote them first)."""
-    step = Step("write", plan.key, plan.shown, plan.precondition, data=plan.data)
-    version = perform(fs.backend, step, plan.meta)
-    assert version is not None
-    if plan.meta.owner is not None:
-        fs._authors.note(plan.key, version, plan.meta.owner)
-    return version
-
-
-def _remove(fs: Core, plan: FilePlan) -> None:
-    perform(fs.backend, Step("delete", plan.key, plan.shown, plan.precondition), plan.meta)
-
-
-def _write_one(fs: Core, plan: FilePlan) -> tuple[Version, bool]:
-    """Write ``plan``: the file's version after it, and whether nothing was written (the
-    file holds ``plan.data`` already). Raises the refusal otherwise."""
+def _held(fs: Core, step: Step, plan: FilePlan) -> bool:
+    """A one-file write whose file holds its bytes before anything is written: nothing to
+    write (the step's version and ``unchanged`` set). Raises the refusal found instead."""
+    if step.action != "write":
+        return False
     pre = plan.precondition
-    seen = pre.version if isinstance(pre, IfMatch) else None
-    early = _held_already(fs, plan, seen)
-    if early is not None:
-        return early
-    try:
-        return _put(fs, plan), False
-    except Conflict as c:
-        return _lost(fs, plan, c, seen, None)
-    except Exception as e:
-        return fs._landed_write(e, plan.key, plan.shown, plan.data, plan.action,
-                                plan.meta.owner), False
+    early = _held_already(fs, plan, pre.version if isinstance(pre, IfMatch) else None)
+    if early is None:
+        return False
+    step.version, step.unchanged = early
+    return True
+
+
+def _lone_failed(fs: Core, step: Step, plan: FilePlan, failure: Exception,
+                 done: list[Step]) -> None:
+    """A one-file operation's step failed: returns when it is done after all (the step's
+    version set), else raises the refusal as that operation explains it. Nothing is
+    undone, but a move's copy when the source's delete loses."""
+    if step.action == "write":
+        if isinstance(failure, Conflict):
+            pre = plan.precondition
+            seen = pre.version if isinstance(pre, IfMatch) else None
+            step.version, step.unchanged = _lost(fs, plan, failure, seen, None)
+        else:
+            step.version = fs._landed_write(failure, plan.key, plan.shown, plan.data,
+                                            plan.action, plan.meta.owner)
+    elif step.action == "copy":
+        _copy_failed(fs, plan, step, failure)
+    elif step.moved_to is not None:
+        copy = done[-1]
+        assert copy.version is not None
+        _unmove(fs, failure, plan, copy, copy.version)
+    else:
+        _delete_failed(fs, plan, failure)
 
 
 def _held_already(fs: Core, plan: FilePlan, seen: Version | None
@@ -160,29 +162,27 @@ def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
                  fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo)
 
 
-def _delete_one(fs: Core, plan: FilePlan) -> None:
-    """Delete the plan's file under its guard. A guard that met no file is the delete
-    done for an undo (``gone_is_done``), FS_NOT_FOUND for a delete; a guard lost to a
-    changed file is the refusal, FS_STALE with what changed when the intent says stale. A
-    delete that failed without a refusal may have landed: one read says."""
+def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
+    """A one-file delete that failed. A guard that met no file is the delete done for an
+    undo (``gone_is_done``), FS_NOT_FOUND for a delete; a guard lost to a changed file is
+    the refusal, FS_STALE with what changed when the intent says stale. A delete that
+    failed without a refusal may have landed: one read says."""
     key, shown, pre = plan.key, plan.shown, plan.precondition
-    try:
-        _remove(fs, plan)
-    except Conflict as c:
-        if c.reason == ConflictKind.missing:
+    if isinstance(failure, Conflict):
+        if failure.reason == ConflictKind.missing:
             if plan.gone_is_done:
                 return  # someone deleted it already: the file is as the undo leaves it
             raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
                           reason="deleted_before_delete") from None
         seen = pre.version if isinstance(pre, IfMatch) else None
-        raise _stale_or(fs, plan, seen, None, _explained(fs, plan, c)) from None
-    except Exception as e:
-        if plan.gone_is_done and gone_already(e):
-            return
-        if isinstance(e, FsError) and not ambiguous(e):
-            raise fs._missing(key, e) if e.reason != Reason.is_directory else e from None
-        # The delete may have landed: the file gone is the delete done.
-        _landed_delete(fs, e, key, shown)
+        raise _stale_or(fs, plan, seen, None, _explained(fs, plan, failure)) from None
+    if plan.gone_is_done and gone_already(failure):
+        return
+    if isinstance(failure, FsError) and not ambiguous(failure):
+        raise fs._missing(key, failure) if failure.reason != Reason.is_directory else (
+            failure) from None
+    # The delete may have landed: the file gone is the delete done.
+    _landed_delete(fs, failure, key, shown)
 
 
 def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: FsError
@@ -210,31 +210,24 @@ def _landed_delete(fs: Core, failure: Exception, key: str, shown: str) -> None:
         raise failure
 
 
-def _move_one(fs: Core, plan: FilePlan, dst: str, dst_shown: str) -> Version:
-    """A guarded copy of the plan's file to ``dst`` (which must be absent), then a guarded
-    delete of the source: the copy's version. No read is added: the copy's refusal says
-    what went wrong."""
-    src, src_shown, pre = plan.key, plan.shown, plan.precondition
-    facts = {"destination": dst_shown}
-    copy = Step("copy", dst, dst_shown, pre, source=src)
-    try:
-        version = perform(fs.backend, copy, None)
-    except Conflict as c:
-        if c.reason == ConflictKind.exists:
+def _copy_failed(fs: Core, plan: FilePlan, copy: Step, failure: Exception) -> None:
+    """A move's guarded copy failed: nothing was changed; the refusal says why (no read is
+    added)."""
+    src, src_shown = plan.key, plan.shown
+    if isinstance(failure, Conflict):
+        if failure.reason == ConflictKind.exists:
             raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=src_shown,
-                          reason="move_destination_exists", details=facts) from None
-        if c.reason == ConflictKind.missing:
+                          reason="move_destination_exists",
+                          details={"destination": copy.shown}) from None
+        if failure.reason == ConflictKind.missing:
             raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
                           reason="deleted_before_move") from None
-        raise stale_source(fs, c, src, src_shown, pre, plan.lost, "move") from None
-    except FsError as e:
-        raise fs._missing(src, e) if e.code is ErrorCode.FS_NOT_FOUND else e from None
-    assert version is not None
-    try:
-        _remove(fs, plan)
-    except Exception as e:
-        _unmove(fs, e, plan, copy, version)
-    return version
+        raise stale_source(fs, failure, src, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    if isinstance(failure, FsError):
+        raise fs._missing(src, failure) if failure.code is ErrorCode.FS_NOT_FOUND else (
+            failure) from None
+    raise failure
 
 
 def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version) -> None:

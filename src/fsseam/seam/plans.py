@@ -31,7 +31,7 @@ __all__ = ["Action", "FilePlan", "Plan", "Step", "ask", "lost_of", "seen_before"
 WriteOp = Literal["write", "create", "restore"]
 EditKind = Literal["replace", "insert", "edit"]
 DeleteOp = Literal["delete", "move"]
-Action = Literal["create", "copy", "write", "delete", "move"]
+Action = Literal["create", "copy", "write", "delete"]
 
 _STALE_REASON = {"delete": "stale_delete", "move": "stale_move"}
 
@@ -145,8 +145,7 @@ class FilePlan:
 class Step:
     """One change of one file in a plan: a conditional storage call, how a lost
     precondition is explained and how to undo it; or, a one-file operation's only step,
-    the :class:`FilePlan` it runs by (a ``move`` is then a guarded copy to ``key`` from
-    ``source`` and a guarded delete of the source)."""
+    the :class:`FilePlan` whose flags say how its refusals are explained."""
 
     action: Action
     key: str
@@ -173,8 +172,8 @@ class Step:
     only a resend of ours. A rollback leaves such a file as it is: undoing it could take
     away their file, or bring back one they deleted."""
     alone: FilePlan | None = field(default=None, compare=False)
-    """A one-file operation's step: how it commits (see :class:`FilePlan`); None for a
-    part of a change."""
+    """A one-file operation's step: how its refusals are explained (see
+    :class:`FilePlan`); None for a part of a change."""
     unchanged: bool = field(default=False, compare=False)
     """A one-file step that wrote nothing: the file holds its bytes already."""
 
@@ -189,9 +188,21 @@ class Plan:
     meta: WriteMeta
 
     @classmethod
-    def one(cls, action: Action, plan: FilePlan, *, source: str | None = None,
-            key: str | None = None, shown: str | None = None) -> Plan:
-        """The plan of a one-file operation (a move: to ``key`` from ``source``)."""
-        step = Step(action, key or plan.key, shown or plan.shown, plan.precondition,
-                    data=plan.data, source=source, alone=plan)
-        return cls([step], plan.meta)
+    def one(cls, action: Literal["write", "delete", "move"], plan: FilePlan, *,
+            destination: tuple[str, str] | None = None) -> Plan:
+        """The plan of a one-file operation: a write, a delete, or a move (to
+        ``destination``, a key and its shown path): a guarded copy, then a guarded delete
+        of the source, both under the source's guard."""
+        if action == "write":
+            steps = [Step("write", plan.key, plan.shown, plan.precondition, data=plan.data,
+                          alone=plan)]
+        elif action == "delete":
+            steps = [Step("delete", plan.key, plan.shown, plan.precondition, alone=plan)]
+        else:
+            assert destination is not None
+            dst, dst_shown = destination
+            steps = [Step("copy", dst, dst_shown, plan.precondition, source=plan.key,
+                          alone=plan),
+                     Step("delete", plan.key, plan.shown, plan.precondition, moved_to=dst,
+                          alone=plan)]
+        return cls(steps, plan.meta)

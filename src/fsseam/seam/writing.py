@@ -57,7 +57,7 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     check_new_text(content, "content")
     plan.data = encode_checked(lambda: encode_new(content, fmt), "content")
     fs._check_size(shown, len(plan.data))
-    done = run(fs, Plan.one(operation, plan))[0]
+    done = run(fs, Plan.one("write", plan))[0]
     version, unchanged = done.version, done.unchanged
     assert version is not None
     if unchanged:
