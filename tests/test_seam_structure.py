@@ -274,3 +274,37 @@ def test_every_operation_changes_the_store_through_the_pipeline(tmp_path: Path) 
     assert made == {"write", "delete", "copy"}
     assert {caller for _, caller in changes.callers} == {"perform"}
     assert [what for what, _ in changes.callers].count("copy") == 1
+
+
+class Landing(Recording):
+    """A recording backend whose first write lands and then fails (a lost answer), and
+    whose ``fail_at``-th change is refused."""
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        version = super().write(key, data, precondition, meta=meta)
+        if len(self.calls) == 1:
+            raise RuntimeError("the answer was lost")
+        return version
+
+
+def test_a_step_found_done_after_all_is_undone_once(tmp_path: Path) -> None:
+    """A step whose call failed but which landed counts as done; when a later step is
+    refused, it is undone with the others, exactly once."""
+    for name in ("b.txt", "c.txt"):
+        (tmp_path / name).write_text(name + "\n")
+    ws = Workspace(str(tmp_path))
+    ctx = ws.context("alice")
+    for name in ("b.txt", "c.txt"):
+        assert ctx.tools.execute("read", {"file_path": name}).ok
+    landing = Landing(ws.backend, fail_at=3)
+    ctx.fs.backend = landing
+    with pytest.raises(FsError) as failed:
+        ctx.fs.change([Create("a.txt", "new\n"), Update("b.txt", edit=_upper),
+                       Delete("c.txt")])
+    assert failed.value.code is ErrorCode.FS_STALE
+    assert [(w, k) for w, k, _ in landing.calls] == [
+        ("write", "a.txt"), ("write", "b.txt"), ("delete", "c.txt"),
+        ("write", "b.txt"), ("delete", "a.txt")]
+    assert not (tmp_path / "a.txt").exists()
+    assert (tmp_path / "b.txt").read_text() == "b.txt\n"

@@ -46,12 +46,13 @@ def run(fs: Core, plan: Plan) -> list[Step]:
             step.version = perform(fs.backend, step, plan.meta)
         except BaseException as failure:
             if lone is None:
+                # Returns only when the step is found done after all; it joined ``done``.
                 step_failed(fs.backend, step, failure, done, ordered[i + 1:], plan.meta)
             elif isinstance(failure, Exception):
                 _lone_failed(fs, step, lone, failure, done)
+                done.append(step)
             else:
                 raise
-            done.append(step)
             continue
         if lone is not None and step.action == "write" and lone.meta.owner is not None:
             assert step.version is not None
