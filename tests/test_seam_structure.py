@@ -1,10 +1,12 @@
 """The seam's shape: intents built in one place, the backend's optional operations looked
-up once (never probed by name), and every write and delete of a change (its rollback
-too) made on the owner's behalf without wrapping the backend."""
+up once (never probed by name), every write and delete of a change (its rollback too)
+made on the owner's behalf without wrapping the backend, and one function that changes
+the store, reached only through the one pipeline."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 from fsseam import ErrorCode, FsError, Workspace
 from fsseam.backends.base import ANY_VERSION, WriteMeta
 from fsseam.backends.contract import Extras
+from fsseam.backends.kept import History
 from fsseam.changes import Create, Delete, Update
 from fsseam.errors import Conflict
 from fsseam.text import TextDoc, decode
@@ -128,6 +131,10 @@ class Recording:
         self._note("delete", key, meta)
         self._inner.delete(key, precondition)
 
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+        # A store that records who deleted offers this (the contract's OwnedDeletes).
+        self.delete(key, precondition, meta=meta)
+
 
 def _upper(doc: TextDoc, shown: str) -> TextDoc:
     return decode(doc.encode().upper(), shown)
@@ -159,3 +166,148 @@ def test_a_change_writes_and_rolls_back_on_the_owners_behalf(
     if fail_at:
         assert (tmp_path / "b.txt").read_text() == "b.txt\n"
         assert not (tmp_path / "a.txt").exists()
+
+
+STORE_CHANGES = {"write", "delete", "copy", "delete_owned"}
+
+
+def _enclosing(tree: ast.AST) -> dict[ast.AST, str]:
+    """Each node's innermost enclosing function name ("" at module level)."""
+    owner: dict[ast.AST, str] = {}
+
+    def visit(node: ast.AST, name: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, ast.FunctionDef) else name
+            owner[child] = inner
+            visit(child, inner)
+
+    visit(tree, "")
+    return owner
+
+
+def _store_changes(path: Path) -> set[tuple[str, str]]:
+    """Where ``path`` calls a change of the store: a backend's write, delete or copy, or
+    the backend layer's ``write_as`` / ``delete_as``."""
+    tree = ast.parse(path.read_text())
+    owner = _enclosing(tree)
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        direct = isinstance(f, ast.Name) and f.id in ("write_as", "delete_as")
+        method = (isinstance(f, ast.Attribute) and f.attr in STORE_CHANGES
+                  and "backend" in ast.unparse(f.value))
+        if direct or method:
+            found.add((path.name, owner[node]))
+    return found
+
+
+def test_exactly_one_function_changes_the_store() -> None:
+    """Every write, copy and delete the seam makes (a rollback's too) is one call, in
+    ``commit.perform``; only the pipeline (and the commit stage's rollback) calls it."""
+    modules = [*SEAM.glob("*.py"), SEAM.parent / "changes.py"]
+    assert set().union(*(_store_changes(m) for m in modules)) == {("commit.py", "perform")}
+    callers = {m.name for m in modules for name, _ in _calls(m) if name == "perform"}
+    assert callers == {"pipeline.py", "commit.py"}
+
+
+def test_every_change_is_a_plan_run_by_the_pipeline() -> None:
+    """The modules that change files hand a plan to ``pipeline.run``; none commits by
+    itself."""
+    running = {m.name for m in SEAM.glob("*.py") for name, _ in _calls(m) if name == "run"}
+    assert running == {"writing.py", "changing.py", "managing.py", "history.py"}
+
+
+class Changes:
+    """A backend that forwards everything and records, for each change of the store,
+    which function of the seam package made the call."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.callers: list[tuple[str, str]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _note(self, what: str) -> None:
+        frame = sys._getframe(1)
+        while frame is not None and not frame.f_globals["__name__"].startswith("fsseam.seam"):
+            frame = frame.f_back  # type: ignore[assignment]
+        self.callers.append((what, frame.f_code.co_name if frame is not None else ""))
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        self._note("write")
+        version: Version = self._inner.write(key, data, precondition, meta=meta)
+        return version
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        self._note("delete")
+        self._inner.delete(key, precondition, meta=meta)
+
+    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+        self.delete(key, precondition, meta=meta)
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        self._note("copy")
+        version: Version = self._inner.copy(src, dst, source)
+        return version
+
+
+def test_every_operation_changes_the_store_through_the_pipeline(tmp_path: Path) -> None:
+    ws = Workspace(str(tmp_path), history=History())
+    ctx = ws.context("alice")
+    changes = Changes(ws.backend)
+    ctx.fs.backend = changes
+    fs = ctx.fs
+    fs.write("a.txt", "one\n")
+    fs.replace("a.txt", "one", "two")
+    fs.insert("a.txt", 0, "zero\n")
+    fs.undo("a.txt")
+    fs.restore("a.txt", fs.history("a.txt").entries[-1].id)
+    fs.create("b.txt", "bee\n")
+    fs.change([Create("c.txt", "sea\n"), Update("b.txt", edit=_upper)])
+    fs.move("c.txt", "d.txt")
+    fs.delete("d.txt")
+    fs.undo("b.txt")
+    fs.change([Delete("b.txt")])
+    made = {what for what, _ in changes.callers}
+    assert made == {"write", "delete", "copy"}
+    assert {caller for _, caller in changes.callers} == {"perform"}
+    assert [what for what, _ in changes.callers].count("copy") == 1
+
+
+class Landing(Recording):
+    """A recording backend whose first write lands and then fails (a lost answer), and
+    whose ``fail_at``-th change is refused."""
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        version = super().write(key, data, precondition, meta=meta)
+        if len(self.calls) == 1:
+            raise RuntimeError("the answer was lost")
+        return version
+
+
+def test_a_step_found_done_after_all_is_undone_once(tmp_path: Path) -> None:
+    """A step whose call failed but which landed counts as done; when a later step is
+    refused, it is undone with the others, exactly once."""
+    for name in ("b.txt", "c.txt"):
+        (tmp_path / name).write_text(name + "\n")
+    ws = Workspace(str(tmp_path))
+    ctx = ws.context("alice")
+    for name in ("b.txt", "c.txt"):
+        assert ctx.tools.execute("read", {"file_path": name}).ok
+    landing = Landing(ws.backend, fail_at=3)
+    ctx.fs.backend = landing
+    with pytest.raises(FsError) as failed:
+        ctx.fs.change([Create("a.txt", "new\n"), Update("b.txt", edit=_upper),
+                       Delete("c.txt")])
+    assert failed.value.code is ErrorCode.FS_STALE
+    assert [(w, k) for w, k, _ in landing.calls] == [
+        ("write", "a.txt"), ("write", "b.txt"), ("delete", "c.txt"),
+        ("write", "b.txt"), ("delete", "a.txt")]
+    assert not (tmp_path / "a.txt").exists()
+    assert (tmp_path / "b.txt").read_text() == "b.txt\n"

@@ -7,8 +7,8 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 :class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat),
 ``listing`` (list, walk), ``finding`` (glob, grep), ``writing`` (write, create, edit),
 ``changing`` (several files as one), ``managing`` (delete, move) and ``history``
-(history, restore, undo). Every change asks the gate through ``plans.ask``; every
-one-file write runs through ``pipeline.commit_one``.
+(history, restore, undo). Every change asks the gate through ``plans.ask`` and is a plan
+(one file or many) that ``pipeline.run`` commits.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Seam(Core):
         named twice), one read of each file updated, moved or deleted, the gate's intent for
         each (the observation policy decides each precondition: a fresh observation of
         each existing file, the absence of each new one), every new content computed and
-        within the limits. Then :func:`fsseam.changes.commit` writes it in a fixed order,
+        within the limits. Then :func:`fsseam.seam.pipeline.run` commits it in a fixed order,
         each step conditional, undoing the steps done if one fails. The written and deleted
         events are dispatched only once the whole change has committed.
         """

@@ -1,8 +1,8 @@
 """Changing several files as one: create, update, move and delete, all or nothing.
 
 Every part is validated (its intent asked, its new bytes computed, its guard checked
-against the read) before :func:`fsseam.changes.commit` performs the steps; events and the
-outcome follow only once the whole change has committed.
+against the read) before :func:`fsseam.seam.pipeline.run` commits their steps as one
+plan; events and the outcome follow only once the whole change has committed.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..changes import Create, Delete, FileChange, Step, Update, commit
+from ..changes import Create, Delete, FileChange, Update
 from ..edits import check_new_text
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import DeletedEvent, DeleteIntent, EditIntent, WrittenEvent
@@ -21,8 +21,10 @@ from ..paths import display
 from ..text import TextDoc, decode, encode_new
 from ..versions import CreateOnly, IfMatch, Precondition
 from .core import Core, encode_checked
-from .pipeline import stale_before, stale_part
-from .plans import ask, lost_of, seen_before
+from .pipeline import run
+from .plans import Plan, Step, ask, lost_of
+from .prepare import new_bytes, prepare_edit
+from .stale import stale_before, stale_part
 
 __all__ = ["change"]
 
@@ -60,7 +62,7 @@ def change(fs: Core, changes: Sequence[FileChange]) -> ChangeOutcome:
         if isinstance(c, Create):
             check_new_text(c.content, "content")
     prepared = [_prepare(fs, c, key, dst) for c, key, dst in _resolved(fs, changes)]
-    commit(fs.backend, [step for p in prepared for step in p.steps], fs._meta())
+    run(fs, Plan([step for p in prepared for step in p.steps], fs._meta()))
     return _committed(fs, prepared)
 
 
@@ -116,6 +118,10 @@ def _lost_part(fs: Core, key: str, shown: str, pre: Precondition, action: str,
     return lost
 
 
+def _same(doc: TextDoc) -> TextDoc:
+    return doc
+
+
 def _prepare(fs: Core, c: FileChange, key: str, dst: str | None) -> _Prepared:
     shown = display(key)
     if isinstance(c, Create):
@@ -158,20 +164,13 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
     after: TextDoc | None = None
     before: str | None = None
     if c.edit is not None:
-        doc, current = fs._load(key)
-        try:
-            edit = ask(fs, "edit", key, shown, operation="edit", current=current)
-        except FsError as e:
-            seen = seen_before(e)
-            if seen is None:
-                raise
-            raise stale_part(fs, key, shown, seen, (doc.encode(), current), "edit",
-                             e) from None
+        make = c.edit
+        prep = prepare_edit(fs, key, shown, "edit", lambda d: make(d, shown), _same,
+                            lone=False)
+        doc, current, after, edit = prep.doc, prep.current, prep.result, prep.intent
+        assert edit is not None  # a change's part is never done without a write
         pre = edit.precondition
-        stale_before(fs, pre, (doc.encode(), current), key, shown, edit, "edit")
-        after = c.edit(doc, shown)
-        data = encode_checked(after.encode, "new")
-        fs._check_size(shown, len(data))
+        data = new_bytes(fs, shown, after)
         old, before = doc.encode(), doc.view
         if dst is None:
             lost = _lost_part(fs, key, shown, pre, "edit", edit)

@@ -10,9 +10,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from ..backends.base import Backend, WriteMeta, write_as
+from ..backends.base import Backend, WriteMeta
 from ..backends.contract import Extras, extras_of
-from ..backends.kept import delete_as
 from ..changes import ambiguous, cause_text, landed
 from ..doccache import DocCache
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
@@ -23,7 +22,7 @@ from ..limits import Limits
 from ..messages import Reason, Role
 from ..paths import display, to_key
 from ..text import TextDoc, decode
-from ..versions import Precondition, Version
+from ..versions import Version
 
 __all__ = ["Core", "Lost", "encode_checked"]
 
@@ -234,23 +233,9 @@ class Core:
             return FsError(code, hint, path=path)
         return FsError(code, path=path, reason=reason or err.reason)
 
-    # -- the backend's changes, on this owner's behalf ---------------------
+    # -- the backend's changes, on this owner's behalf (made by the pipeline) --
     def _meta(self) -> WriteMeta:
         return WriteMeta(owner=self.owner)
-
-    def _put(self, key: str, data: bytes, precondition: Precondition,
-             meta: WriteMeta | None = None) -> Version:
-        """The backend's write, with the owner for stores that keep it (``meta``: another
-        author, for bytes written back)."""
-        meta = meta if meta is not None else self._meta()
-        version = write_as(self.backend, key, data, precondition, meta)
-        if meta.owner is not None:
-            self._authors.note(key, version, meta.owner)
-        return version
-
-    def _delete(self, key: str, precondition: Precondition) -> None:
-        """The backend's delete, naming this owner to stores that record who deleted."""
-        delete_as(self.backend, key, precondition, self._meta())
 
     def _landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
                       action: str, author: str | None) -> Version:

@@ -1,7 +1,7 @@
 """History, restore and undo: a store's kept versions, and bringing one back.
 
-Restore and undo build a :class:`~fsseam.seam.plans.FilePlan` of the old bytes and run it
-through :func:`~fsseam.seam.pipeline.commit_one`, like any write; an undo of a change that
+Restore and undo build a plan of one step writing the old bytes and run it through
+:func:`~fsseam.seam.pipeline.run`, like any write; an undo of a change that
 created the file deletes it instead.
 
 Costs on S3 (counted at the server): ``history`` is one ListObjectVersions page (one per
@@ -25,8 +25,8 @@ from ..messages import Sentence
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .core import Core, Lost
-from .pipeline import commit_one, delete_one
-from .plans import FilePlan, ask, lost_of
+from .pipeline import run
+from .plans import FilePlan, Plan, ask, lost_of
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "history", "restore", "undo"]
 
@@ -113,7 +113,7 @@ def _undo_create(fs: Core, key: str, shown: str, after: Version, plain: FsError
     plan = FilePlan(key, shown, b"", IfMatch(after), "delete", "undo",
                     (ErrorCode.FS_STALE, None, None), fs._meta(), plain=plain, undo=True,
                     gone_is_done=True)
-    delete_one(fs, plan)
+    run(fs, Plan.one("delete", plan))
     fs._gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
     return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
                           replaced=after, deleted=True)
@@ -132,8 +132,10 @@ def _write_back(
     plan = FilePlan(key, shown, data, pre, "write", op, lost, WriteMeta(owner=author),
                     data_version=old.version, plain=plain, check_first="back",
                     unread_is_unknown=False, undo=op == "undo")
-    version, unchanged = commit_one(fs, plan)
-    if unchanged:
+    done = run(fs, Plan.one("write", plan))[0]
+    version = done.version
+    assert version is not None
+    if done.unchanged:
         return _unchanged_back(fs, key, shown, data, version, op, restored)
     seen = pre.version if isinstance(pre, IfMatch) else None
     old_view = None

@@ -1,56 +1,100 @@
-"""The one path of a one-file change, and what a lost precondition tells the agent.
+"""The one pipeline every change of the seam runs through: :func:`run` commits a
+:class:`~fsseam.seam.plans.Plan`, one file or many, and is the only caller of the store's
+changes (:func:`~fsseam.seam.commit.perform`).
 
-:func:`commit_one` takes a :class:`~fsseam.seam.plans.FilePlan` (the bytes, the guard the
-gate decided, how a loss is explained) and writes it: nothing when the file already holds
-the bytes, else one conditional write. A refused write is success after all when the file
+The operations before it resolve the paths, read what the plan needs, ask the gate
+(:func:`~fsseam.seam.plans.ask`), check the preconditions and the limits; after it, they
+dispatch the events and build the outcome from the steps it returns.
+
+A plan of several steps commits all or nothing (see :mod:`fsseam.seam.commit`). A
+one-file operation's plan is one step that carries its
+:class:`~fsseam.seam.plans.FilePlan`: a write is nothing when the file already holds the
+bytes, else one conditional write; a refused write is success after all when the file
 holds exactly these bytes (another agent wrote the same, or our own resent request
 landed); otherwise the refusal, as FS_STALE with what changed since the agent's read when
-the policy says stale. A write that failed without a refusal may have landed: one read
-says. Changes of several files go through :func:`fsseam.changes.commit`, whose steps
-explain their losses with :func:`stale_part`.
+the policy says stale. A delete is one guarded delete; a move a guarded copy, then a
+guarded delete of the source (the copy taken back when that delete loses). A call that
+failed without a refusal may have landed: one read says.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..changes import ambiguous, cause_text, gone_already, landed
-from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
-from ..edits import EditOp
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
-from ..events import DeleteIntent, EditIntent
 from ..messages import Reason
-from ..text import TextDoc, decode
-from ..versions import IfMatch, Precondition, Version
+from ..versions import IfMatch, Version
+from .commit import commit_order, perform, step_failed
 from .core import Core
-from .plans import FilePlan, lost_of
+from .plans import FilePlan, Plan, Step
+from .stale import stale, stale_source
 
-__all__ = [
-    "commit_one",
-    "delete_one",
-    "landed_delete",
-    "stale",
-    "stale_before",
-    "stale_part",
-    "stale_source",
-]
+__all__ = ["run"]
 
 
-def commit_one(fs: Core, plan: FilePlan) -> tuple[Version, bool]:
-    """Write ``plan``: the file's version after it, and whether nothing was written (the
-    file holds ``plan.data`` already). Raises the refusal otherwise."""
+def run(fs: Core, plan: Plan) -> list[Step]:
+    """Commit ``plan``'s steps in their commit order, each through the one call that
+    changes the store: the steps, each with the version it wrote (and, a one-file step,
+    whether it wrote nothing). Raises the refusal; a plan of several steps has undone what
+    it did first."""
+    ordered = commit_order(plan.steps)
+    done: list[Step] = []
+    for i, step in enumerate(ordered):
+        lone = step.alone
+        if lone is not None and _held(fs, step, lone):
+            continue
+        try:
+            step.version = perform(fs.backend, step, plan.meta)
+        except BaseException as failure:
+            if lone is None:
+                # Returns only when the step is found done after all; it joined ``done``.
+                step_failed(fs.backend, step, failure, done, ordered[i + 1:], plan.meta)
+            elif isinstance(failure, Exception):
+                _lone_failed(fs, step, lone, failure, done)
+                done.append(step)
+            else:
+                raise
+            continue
+        if lone is not None and step.action == "write" and lone.meta.owner is not None:
+            assert step.version is not None
+            fs._authors.note(step.key, step.version, lone.meta.owner)
+        done.append(step)
+    return ordered
+
+
+def _held(fs: Core, step: Step, plan: FilePlan) -> bool:
+    """A one-file write whose file holds its bytes before anything is written: nothing to
+    write (the step's version and ``unchanged`` set). Raises the refusal found instead."""
+    if step.action != "write":
+        return False
     pre = plan.precondition
-    seen = pre.version if isinstance(pre, IfMatch) else None
-    early = _held_already(fs, plan, seen)
-    if early is not None:
-        return early
-    try:
-        return fs._put(plan.key, plan.data, pre, plan.meta), False
-    except Conflict as c:
-        return _lost(fs, plan, c, seen, None)
-    except Exception as e:
-        return fs._landed_write(e, plan.key, plan.shown, plan.data, plan.action,
-                                plan.meta.owner), False
+    early = _held_already(fs, plan, pre.version if isinstance(pre, IfMatch) else None)
+    if early is None:
+        return False
+    step.version, step.unchanged = early
+    return True
+
+
+def _lone_failed(fs: Core, step: Step, plan: FilePlan, failure: Exception,
+                 done: list[Step]) -> None:
+    """A one-file operation's step failed: returns when it is done after all (the step's
+    version set), else raises the refusal as that operation explains it. Nothing is
+    undone, but a move's copy when the source's delete loses."""
+    if step.action == "write":
+        if isinstance(failure, Conflict):
+            pre = plan.precondition
+            seen = pre.version if isinstance(pre, IfMatch) else None
+            step.version, step.unchanged = _lost(fs, plan, failure, seen, None)
+        else:
+            step.version = fs._landed_write(failure, plan.key, plan.shown, plan.data,
+                                            plan.action, plan.meta.owner)
+    elif step.action == "copy":
+        _copy_failed(fs, plan, step, failure)
+    elif step.moved_to is not None:
+        copy = done[-1]
+        assert copy.version is not None
+        _unmove(fs, failure, plan, copy, copy.version)
+    else:
+        _delete_failed(fs, plan, failure)
 
 
 def _held_already(fs: Core, plan: FilePlan, seen: Version | None
@@ -119,29 +163,27 @@ def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
                  fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo)
 
 
-def delete_one(fs: Core, plan: FilePlan) -> None:
-    """Delete the plan's file under its guard. A guard that met no file is the delete
-    done for an undo (``gone_is_done``), FS_NOT_FOUND for a delete; a guard lost to a
-    changed file is the refusal, FS_STALE with what changed when the intent says stale. A
-    delete that failed without a refusal may have landed: one read says."""
+def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
+    """A one-file delete that failed. A guard that met no file is the delete done for an
+    undo (``gone_is_done``), FS_NOT_FOUND for a delete; a guard lost to a changed file is
+    the refusal, FS_STALE with what changed when the intent says stale. A delete that
+    failed without a refusal may have landed: one read says."""
     key, shown, pre = plan.key, plan.shown, plan.precondition
-    try:
-        fs._delete(key, pre)
-    except Conflict as c:
-        if c.reason == ConflictKind.missing:
+    if isinstance(failure, Conflict):
+        if failure.reason == ConflictKind.missing:
             if plan.gone_is_done:
                 return  # someone deleted it already: the file is as the undo leaves it
             raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
                           reason="deleted_before_delete") from None
         seen = pre.version if isinstance(pre, IfMatch) else None
-        raise _stale_or(fs, plan, seen, None, _explained(fs, plan, c)) from None
-    except Exception as e:
-        if plan.gone_is_done and gone_already(e):
-            return
-        if isinstance(e, FsError) and not ambiguous(e):
-            raise fs._missing(key, e) if e.reason != Reason.is_directory else e from None
-        # The delete may have landed: the file gone is the delete done.
-        landed_delete(fs, e, key, shown)
+        raise _stale_or(fs, plan, seen, None, _explained(fs, plan, failure)) from None
+    if plan.gone_is_done and gone_already(failure):
+        return
+    if isinstance(failure, FsError) and not ambiguous(failure):
+        raise fs._missing(key, failure) if failure.reason != Reason.is_directory else (
+            failure) from None
+    # The delete may have landed: the file gone is the delete done.
+    _landed_delete(fs, failure, key, shown)
 
 
 def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: FsError
@@ -155,74 +197,7 @@ def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: F
                    details={"cause": cause_text(c, shown, action)})
 
 
-def stale(
-    fs: Core,
-    key: str,
-    shown: str,
-    seen: Version | None,
-    current: tuple[bytes, Version] | None,
-    *,
-    action: str,
-    fallback: FsError,
-    ops: Sequence[EditOp] = (),
-    old: TextDoc | None = None,
-    undo: bool = False,
-) -> FsError:
-    """FS_STALE with what changed from ``seen`` (the version the agent read or wrote) to
-    the current version, and where each replacement of ``ops`` stands in it. A diff
-    shown whole counts as a read of the current version only after an edit or an undo
-    (see :data:`~fsseam.conflicts.DIFF_IS_A_READ`). ``fallback`` when no diff can be
-    made (diffs off, the old text unknown, a file that is not text)."""
-    if fs.limits.conflict_diff_chars <= 0 or seen is None:
-        return fallback
-    try:
-        data, version = current if current is not None else fs._load_bytes(key, False)
-        new = decode(data, shown)
-    except FsError:
-        return fallback
-    old = old if old is not None else fs._text_at(key, seen)
-    if old is None:
-        return fallback
-    summary = summarize(shown, old.view, new.view, fs.limits.conflict_diff_chars)
-    if summary.complete and action in DIFF_IS_A_READ:
-        fs._observed(key, shown, data, version)
-    return FsError(
-        ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
-        details={"action": action, "changes": changes_part(
-            summary, target_status(new.view, ops), undo=undo, action=action),
-            "observed": seen, "current": version, "complete": summary.complete},
-    )
-
-
-def stale_part(fs: Core, key: str, shown: str, seen: Version | None,
-               current: tuple[bytes, Version] | None, action: str, fallback: FsError
-               ) -> FsError:
-    """FS_STALE for one file of a change, with what changed since ``seen`` (the same
-    refusal a single edit gives; one more read when ``current`` is not at hand)."""
-    if fallback.code is not ErrorCode.FS_STALE or seen is None:
-        return fallback
-    return stale(fs, key, shown, seen, current, action=action, fallback=fallback)
-
-
-def stale_source(fs: Core, c: Conflict, key: str, shown: str, pre: Precondition,
-                 intent: DeleteIntent, action: str) -> FsError:
-    """A delete or move whose source moved on: what changed, when it is FS_STALE."""
-    fallback = fs._conflict(c, shown, *lost_of(intent))
-    if not isinstance(pre, IfMatch) or intent.conflict_code is not ErrorCode.FS_STALE:
-        return fallback
-    return stale(fs, key, shown, pre.version, None, action=action, fallback=fallback)
-
-
-def stale_before(fs: Core, pre: Precondition, current: tuple[bytes, Version], key: str,
-                 shown: str, intent: EditIntent | DeleteIntent, action: str) -> None:
-    """A precondition already lost against the version just read: refuse now, with what
-    changed since the agent's read."""
-    if isinstance(pre, IfMatch) and pre.version != current[1]:
-        fallback = fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
-        raise stale_part(fs, key, shown, pre.version, current, action, fallback)
-
-
-def landed_delete(fs: Core, failure: Exception, key: str, shown: str) -> None:
+def _landed_delete(fs: Core, failure: Exception, key: str, shown: str) -> None:
     """A delete that failed without a refusal may have landed: returns when the file is
     gone (the delete done), else raises the failure, or FS_BACKEND saying the outcome is
     unknown when the file cannot be read either (one read, on this path only)."""
@@ -234,3 +209,59 @@ def landed_delete(fs: Core, failure: Exception, key: str, shown: str) -> None:
                       details={"cause": cause_text(failure, shown, "delete")}) from failure
     if outcome == "not_done":
         raise failure
+
+
+def _copy_failed(fs: Core, plan: FilePlan, copy: Step, failure: Exception) -> None:
+    """A move's guarded copy failed: nothing was changed; the refusal says why (no read is
+    added)."""
+    src, src_shown = plan.key, plan.shown
+    if isinstance(failure, Conflict):
+        if failure.reason == ConflictKind.exists:
+            raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=src_shown,
+                          reason="move_destination_exists",
+                          details={"destination": copy.shown}) from None
+        if failure.reason == ConflictKind.missing:
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
+                          reason="deleted_before_move") from None
+        raise stale_source(fs, failure, src, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    if isinstance(failure, FsError):
+        raise fs._missing(src, failure) if failure.code is ErrorCode.FS_NOT_FOUND else (
+            failure) from None
+    raise failure
+
+
+def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version) -> None:
+    """The source's delete failed after the copy was made. Returns when the source is gone
+    all the same (a resend of our delete found it gone, or the delete landed and then
+    failed): the move is done, and its bytes are at the destination. Otherwise the copy is
+    taken back, guarded by its own version (no one's later write to it is lost), and the
+    error raised; but never while the source may be gone."""
+    src, src_shown, dst, dst_shown = plan.key, plan.shown, copy.key, copy.shown
+    facts = {"destination": dst_shown}
+    if gone_already(e):
+        return
+    if ambiguous(e):
+        outcome, _ = landed(fs.backend, src, None)
+        if outcome == "done":
+            return
+        if outcome == "unknown":
+            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_outcome_unknown",
+                          details={**facts, "cause": cause_text(e, src_shown, "delete")},
+                          ) from e
+    try:
+        perform(fs.backend, Step("delete", dst, dst_shown, IfMatch(version)), None)
+    except Conflict as lost:
+        if lost.reason != ConflictKind.missing:  # missing: the copy is gone, as the undo wants
+            raise FsError(ErrorCode.FS_STALE, path=src_shown, reason="move_rollback_lost",
+                          details=facts) from e
+    except Exception as failed:
+        if landed(fs.backend, dst, None)[0] != "done":
+            details = {**facts, "cause": cause_text(e, src_shown, "delete"),
+                       "error": cause_text(failed, dst_shown, "delete").rstrip(".")}
+            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_copy_kept",
+                          details=details) from e
+    if isinstance(e, Conflict):
+        raise stale_source(fs, e, src, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    raise e

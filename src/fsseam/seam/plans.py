@@ -1,30 +1,37 @@
-"""The gate's intents, built in one place, and the plan of a one-file change.
+"""The gate's intents, built in one place, and the plan every change is made of.
 
 Every change asks the gate first: an intent names the file, the operation and the
 precondition the seam proposes; plugins (the observation policy) set the precondition
 they require, say how a lost compare-and-swap is explained, or veto. :func:`ask` builds
 each kind and dispatches it; nothing else in the seam constructs an intent.
+
+What a change does is a :class:`Plan`: its :class:`Step` list (create, write, copy,
+delete, move; each with its precondition), which :func:`fsseam.seam.pipeline.run`
+commits. A one-file operation (write, create, edit, delete, move, restore, undo) is a
+plan of one step that carries a :class:`FilePlan`: the flags for where its outcome has
+always differed from a part of a change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, overload
 
 from ..backends.base import WriteMeta
 from ..edits import EditOp
-from ..errors import ErrorCode, FsError
+from ..errors import Conflict, ErrorCode, FsError
 from ..events import DeleteIntent, EditIntent, UndoIntent, WriteIntent
 from ..text import TextDoc
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 from .core import Core, Lost
 
-__all__ = ["FilePlan", "ask", "lost_of", "seen_before"]
+__all__ = ["Action", "FilePlan", "Plan", "Step", "ask", "lost_of", "seen_before"]
 
 WriteOp = Literal["write", "create", "restore"]
 EditKind = Literal["replace", "insert", "edit"]
 DeleteOp = Literal["delete", "move"]
+Action = Literal["create", "copy", "write", "delete"]
 
 _STALE_REASON = {"delete": "stale_delete", "move": "stale_move"}
 
@@ -94,8 +101,8 @@ def seen_before(refused: FsError) -> Version | None:
 @dataclass
 class FilePlan:
     """One file's new bytes (or its deletion) and how to make the change: the plan every
-    single-file change (write, create, edit, restore, undo, delete) hands to
-    :func:`fsseam.seam.pipeline.commit_one` (or, a deletion, ``delete_one``).
+    single-file change (write, create, edit, restore, undo, delete, move) carries on the
+    one step of its :class:`Plan`.
 
     The paths differ where their behaviour has always differed; the flags say where."""
 
@@ -132,3 +139,70 @@ class FilePlan:
     gone_is_done: bool = False
     """A delete that finds no file has done its job (an undo of a create), rather than
     being refused (a delete)."""
+
+
+@dataclass
+class Step:
+    """One change of one file in a plan: a conditional storage call, how a lost
+    precondition is explained and how to undo it; or, a one-file operation's only step,
+    the :class:`FilePlan` whose flags say how its refusals are explained."""
+
+    action: Action
+    key: str
+    shown: str
+    precondition: Precondition
+    explain: Callable[[Conflict], FsError] | None = None
+    """What a lost precondition means to the agent (FS_STALE, FS_ALREADY_EXISTS, ...);
+    a part of a change."""
+    data: bytes | None = None
+    """create / write: the new bytes; copy: the bytes copied (to recognise a copy that
+    landed although its call failed)."""
+    source: str | None = None
+    """copy: the key copied from."""
+    old: bytes | None = None
+    """write / delete: the bytes before, which an undo puts back."""
+    moved_to: str | None = None
+    """delete of a move's source: the key its bytes were copied to. That copy is never
+    undone while the source is not known to hold them again."""
+    version: Version | None = field(default=None, compare=False)
+    """Set once the step is done: the version it wrote (None for a delete)."""
+    shared: bool = field(default=False, compare=False)
+    """Done by a refusal: the store answered that the file already held exactly the step's
+    bytes (or, for a delete, no file), which may be another writer's identical change, not
+    only a resend of ours. A rollback leaves such a file as it is: undoing it could take
+    away their file, or bring back one they deleted."""
+    alone: FilePlan | None = field(default=None, compare=False)
+    """A one-file operation's step: how its refusals are explained (see
+    :class:`FilePlan`); None for a part of a change."""
+    unchanged: bool = field(default=False, compare=False)
+    """A one-file step that wrote nothing: the file holds its bytes already."""
+
+
+@dataclass
+class Plan:
+    """A change of one file or many: its steps, made on behalf of ``meta``'s owner. A
+    plan of several steps commits all or nothing (the steps done are undone when one
+    fails); a one-file operation's plan is one step, with nothing to undo."""
+
+    steps: list[Step]
+    meta: WriteMeta
+
+    @classmethod
+    def one(cls, action: Literal["write", "delete", "move"], plan: FilePlan, *,
+            destination: tuple[str, str] | None = None) -> Plan:
+        """The plan of a one-file operation: a write, a delete, or a move (to
+        ``destination``, a key and its shown path): a guarded copy, then a guarded delete
+        of the source, both under the source's guard."""
+        if action == "write":
+            steps = [Step("write", plan.key, plan.shown, plan.precondition, data=plan.data,
+                          alone=plan)]
+        elif action == "delete":
+            steps = [Step("delete", plan.key, plan.shown, plan.precondition, alone=plan)]
+        else:
+            assert destination is not None
+            dst, dst_shown = destination
+            steps = [Step("copy", dst, dst_shown, plan.precondition, source=plan.key,
+                          alone=plan),
+                     Step("delete", plan.key, plan.shown, plan.precondition, moved_to=dst,
+                          alone=plan)]
+        return cls(steps, plan.meta)

@@ -1,6 +1,6 @@
 """Changing one file: a whole-file write or create, and edits (one or several as one
-plan). Each builds a :class:`~fsseam.seam.plans.FilePlan` and runs it through
-:func:`~fsseam.seam.pipeline.commit_one`; this module only reads what the plan needs and
+plan). Each builds a plan of one step and runs it through
+:func:`~fsseam.seam.pipeline.run`; this module only reads what the plan needs and
 reports what the commit did."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from ..paths import display
 from ..text import TextDoc, TextFormat, decode, encode_new
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
 from .core import Core, encode_checked
-from .pipeline import commit_one, stale
-from .plans import EditKind, FilePlan, ask, lost_of, seen_before
+from .pipeline import run
+from .plans import EditKind, FilePlan, Plan, ask, lost_of
+from .prepare import new_bytes, prepare_edit
 
 __all__ = ["edit", "write"]
 
@@ -56,7 +57,9 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     check_new_text(content, "content")
     plan.data = encode_checked(lambda: encode_new(content, fmt), "content")
     fs._check_size(shown, len(plan.data))
-    version, unchanged = commit_one(fs, plan)
+    done = run(fs, Plan.one("write", plan))[0]
+    version, unchanged = done.version, done.unchanged
+    assert version is not None
     if unchanged:
         return _unchanged_write(fs, plan, version, operation)
     pre, current = plan.precondition, plan.current
@@ -140,43 +143,19 @@ def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     key = fs.key(path)
     shown = display(key)
     fs._writable_at(key)
-    doc, current = fs._load(key)
     operation: EditKind = (
         "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
     )
-    try:
-        intent = ask(fs, "edit", key, shown, operation=operation, current=current)
-    except FsError as e:
-        seen = seen_before(e)
-        if seen is None:
-            raise
-        return _stale_edit(fs, key, shown, doc, current, seen, ops, operation, e)
-    pre = intent.precondition
-    if isinstance(pre, IfMatch) and pre.version != current:
-        raise fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
-    result = apply(doc, ops, shown)
-    if not result.changed:
+    prep = prepare_edit(fs, key, shown, operation, lambda doc: apply(doc, ops, shown),
+                        _after, lone=True, ops=ops)
+    doc, current, result, intent = prep.doc, prep.current, prep.result, prep.intent
+    if intent is None or not result.changed:
         return _unchanged_edit(fs, key, shown, result, doc, current, operation, ops)
     return _commit_edit(fs, key, shown, result, intent, ops)
 
 
-def _stale_edit(
-    fs: Core, key: str, shown: str, doc: TextDoc, current: Version, seen: Version,
-    ops: Sequence[EditOp], operation: EditKind, refused: FsError,
-) -> EditOutcome:
-    """The file moved on from the version the agent read. If the edit, made on what the
-    agent read, gives exactly the current bytes (another agent made the same change), it
-    succeeds without a write; otherwise FS_STALE shows what changed."""
-    old = fs._text_at(key, seen)
-    if old is not None:
-        try:
-            mine: EditPlan | None = apply(old, ops, shown)
-        except FsError:
-            mine = None
-        if mine is not None and mine.after.encode() == doc.encode():
-            return _unchanged_edit(fs, key, shown, mine, doc, current, operation, ops)
-    raise stale(fs, key, shown, seen, (doc.encode(), current), action="edit",
-                fallback=refused, ops=ops, old=old) from None
+def _after(result: EditPlan) -> TextDoc:
+    return result.after
 
 
 def _unchanged_edit(
@@ -200,13 +179,14 @@ def _unchanged_edit(
 def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditIntent,
                  ops: Sequence[EditOp]) -> EditOutcome:
     new_doc = result.after
-    data = encode_checked(new_doc.encode, "new")
-    fs._check_size(shown, len(data))
+    data = new_bytes(fs, shown, new_doc)
     pre = intent.precondition
     plan = FilePlan(key, shown, data, pre, "edit", "edit", lost_of(intent), fs._meta(),
                     old=result.before, ops=ops)
-    version, unchanged = commit_one(fs, plan)
-    if unchanged:  # another writer made exactly this change meanwhile
+    done = run(fs, Plan.one("write", plan))[0]
+    version = done.version
+    assert version is not None
+    if done.unchanged:  # another writer made exactly this change meanwhile
         return _unchanged_edit(fs, key, shown, result, decode(data, shown), version,
                                intent.operation, ops)
     fs._docs.put(key, version, new_doc.format, data)

@@ -1,0 +1,85 @@
+"""What a lost precondition tells the agent: FS_STALE with what changed since its read
+(a diff, and where each edit's replacement stands now), or the policy's explanation when
+no diff can be made."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
+from ..edits import EditOp
+from ..errors import Conflict, ErrorCode, FsError
+from ..events import DeleteIntent, EditIntent
+from ..text import TextDoc, decode
+from ..versions import IfMatch, Precondition, Version
+from .core import Core, Lost
+from .plans import lost_of
+
+__all__ = ["stale", "stale_before", "stale_part", "stale_source"]
+
+
+def stale(
+    fs: Core,
+    key: str,
+    shown: str,
+    seen: Version | None,
+    current: tuple[bytes, Version] | None,
+    *,
+    action: str,
+    fallback: FsError,
+    ops: Sequence[EditOp] = (),
+    old: TextDoc | None = None,
+    undo: bool = False,
+) -> FsError:
+    """FS_STALE with what changed from ``seen`` (the version the agent read or wrote) to
+    the current version, and where each replacement of ``ops`` stands in it. A diff
+    shown whole counts as a read of the current version only after an edit or an undo
+    (see :data:`~fsseam.conflicts.DIFF_IS_A_READ`). ``fallback`` when no diff can be
+    made (diffs off, the old text unknown, a file that is not text)."""
+    if fs.limits.conflict_diff_chars <= 0 or seen is None:
+        return fallback
+    try:
+        data, version = current if current is not None else fs._load_bytes(key, False)
+        new = decode(data, shown)
+    except FsError:
+        return fallback
+    old = old if old is not None else fs._text_at(key, seen)
+    if old is None:
+        return fallback
+    summary = summarize(shown, old.view, new.view, fs.limits.conflict_diff_chars)
+    if summary.complete and action in DIFF_IS_A_READ:
+        fs._observed(key, shown, data, version)
+    return FsError(
+        ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
+        details={"action": action, "changes": changes_part(
+            summary, target_status(new.view, ops), undo=undo, action=action),
+            "observed": seen, "current": version, "complete": summary.complete},
+    )
+
+
+def stale_part(fs: Core, key: str, shown: str, seen: Version | None,
+               current: tuple[bytes, Version] | None, action: str, fallback: FsError
+               ) -> FsError:
+    """FS_STALE for one file of a change, with what changed since ``seen`` (the same
+    refusal a single edit gives; one more read when ``current`` is not at hand)."""
+    if fallback.code is not ErrorCode.FS_STALE or seen is None:
+        return fallback
+    return stale(fs, key, shown, seen, current, action=action, fallback=fallback)
+
+
+def stale_source(fs: Core, c: Conflict, key: str, shown: str, pre: Precondition,
+                 lost: Lost, action: str) -> FsError:
+    """A delete or move whose source moved on: what changed, when it is FS_STALE."""
+    fallback = fs._conflict(c, shown, *lost)
+    if not isinstance(pre, IfMatch) or lost[0] is not ErrorCode.FS_STALE:
+        return fallback
+    return stale(fs, key, shown, pre.version, None, action=action, fallback=fallback)
+
+
+def stale_before(fs: Core, pre: Precondition, current: tuple[bytes, Version], key: str,
+                 shown: str, intent: EditIntent | DeleteIntent, action: str) -> None:
+    """A precondition already lost against the version just read: refuse now, with what
+    changed since the agent's read."""
+    if isinstance(pre, IfMatch) and pre.version != current[1]:
+        fallback = fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
+        raise stale_part(fs, key, shown, pre.version, current, action, fallback)
