@@ -123,11 +123,8 @@ class Recording:
         version: Version = self._inner.write(key, data, precondition)
         return version
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
-        self._note("delete", key, None)
-        self._inner.delete(key, precondition)
-
-    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
         self._note("delete", key, meta)
         self._inner.delete(key, precondition)
 
