@@ -17,6 +17,8 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
   ``faulty_store`` fixture that is a :class:`ReadFaultRig`);
 - :class:`WriteFaultSuite`: uploads that fail (5xx) or land with their answer lost (a
   :class:`WriteFaultRig`);
+- :class:`CredentialsSuite`: credentials the store refuses and a permission it lacks,
+  each a :class:`Refusal` fixture of the store's making;
 - :class:`LostAnswerSuite`: deletes and uploads that land with their answer lost inside a
   move or a patch, and the looks that would recover them failing too (a
   :class:`LostAnswerRig`);
@@ -28,6 +30,7 @@ from .answers import LostAnswerSuite
 from .bounds import BoundsSuite
 from .buckets import MissingBucketSuite
 from .changes import ChangeFaultSuite
+from .credentials import CredentialsSuite, Refusal
 from .finders import FinderSuite
 from .races import AgentRaceSuite, LostUpdateSuite, agent_edits
 from .reads import ReadFaultSuite
@@ -38,6 +41,7 @@ __all__ = [
     "AgentRaceSuite",
     "BoundsSuite",
     "ChangeFaultSuite",
+    "CredentialsSuite",
     "FaultRig",
     "FinderSuite",
     "LostAnswerRig",
@@ -46,6 +50,7 @@ __all__ = [
     "MissingBucketSuite",
     "ReadFaultRig",
     "ReadFaultSuite",
+    "Refusal",
     "StoreRig",
     "WriteFaultRig",
     "WriteFaultSuite",
