@@ -25,11 +25,6 @@ EXCEPTIONS: dict[str, str] = {
 
 # Too long today; each is being split by the owner of the file.
 PENDING_SPLIT: dict[str, str] = {
-    "fsseam.testing.conformance": "store suites",
-    "fsseam.testing.faults": "store suites",
-    "fsseam.testing.tools": "store suites",
-    "fsseam.testing.faults:_handler": "store suites",
-    "fsseam.testing.proxy:forwarding_handler": "store suites",
 }
 
 

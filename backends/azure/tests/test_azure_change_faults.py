@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 from fsseam_azure.testing import AzureFaultRig, FaultProxy, fault_proxy, shorten_retries
 
-from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite, WriteFaultSuite
+from fsseam.testing.stores import (
+    ChangeFaultSuite,
+    LostAnswerSuite,
+    ReadFaultSuite,
+    WriteFaultSuite,
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,4 +46,8 @@ class TestReadFaults(ReadFaultSuite):
 
 
 class TestWriteFaults(WriteFaultSuite):
+    pass
+
+
+class TestLostAnswers(LostAnswerSuite):
     pass

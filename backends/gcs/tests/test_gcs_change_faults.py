@@ -14,7 +14,12 @@ import pytest
 from fsseam_gcs.testing import FaultProxy, GcsEndpoint, GcsFaultRig
 
 from fsseam.testing.faults import shorten_sleeps
-from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite, WriteFaultSuite
+from fsseam.testing.stores import (
+    ChangeFaultSuite,
+    LostAnswerSuite,
+    ReadFaultSuite,
+    WriteFaultSuite,
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,4 +49,8 @@ class TestReadFaults(ReadFaultSuite):
 
 
 class TestWriteFaults(WriteFaultSuite):
+    pass
+
+
+class TestLostAnswers(LostAnswerSuite):
     pass

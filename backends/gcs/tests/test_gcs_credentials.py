@@ -2,66 +2,63 @@
 
 fake-gcs-server checks no credentials, so a fault proxy in front of it answers the way GCS
 answers an anonymous caller (401) or a caller without the permission (403), in GCS's own
-JSON error format. Application Default Credentials that do not exist fail locally, when the
+JSON error format (the shared :class:`~fsseam.testing.stores.CredentialsSuite`).
+Application Default Credentials that do not exist fail locally, when the
 filesystem is made.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fsseam_gcs.testing import GcsEndpoint
+from fsseam_gcs.testing import FaultProxy, GcsEndpoint
 
-from fsseam import CreateOnly, ErrorCode, FsError, Workspace, open_backend
+from fsseam import ErrorCode, FsError, Workspace, open_backend
+from fsseam.testing.stores import CredentialsSuite, Refusal
 
 CONFIGURE = ("storage_options", "GOOGLE_APPLICATION_CREDENTIALS")
 
 
-def _denied(res: Any) -> str:
-    assert not res.ok
-    assert res.error is not None and res.error.code is ErrorCode.FS_PERMISSION_DENIED, res.text
-    assert "Retry later" not in res.text  # retrying never helps
-    text: str = res.text
-    return text
-
-
-def test_anonymous_caller_is_permission_denied_saying_what_to_configure(
-    gcs_server: GcsEndpoint, gcs_bucket: str
-) -> None:
+@pytest.fixture
+def refused_credentials(gcs_server: GcsEndpoint, gcs_bucket: str) -> Iterator[Refusal]:
+    """An anonymous caller."""
     with gcs_server.fault_proxy() as proxy:
         for method in ("GET", "POST"):
             proxy.inject(method, f"/b/{gcs_bucket}/o", "401", 100)
-        ctx = Workspace(f"gs://{gcs_bucket}/p", storage_options=proxy.storage_options())
-        ctx_a = ctx.context("a")
-        for tool, args in [
-            ("read", {"file_path": "/a.txt"}),
-            ("write", {"file_path": "/a.txt", "content": "x"}),
-        ]:
-            text = _denied(ctx_a.tools.execute(tool, args))
-            assert "Anonymous caller" in text
-            assert all(hint in text for hint in CONFIGURE), text
-        # One request each: a 401 is not retried, and nothing reached the storage.
-        assert proxy.seen("GET", f"/b/{gcs_bucket}/o") == 2
-        assert proxy.seen("GET", f"/b/{gcs_bucket}/o", forwarded=True) == 0
-        assert proxy.seen("POST", f"/b/{gcs_bucket}/o") == 0
+        ws = Workspace(f"gs://{gcs_bucket}/p", storage_options=proxy.storage_options())
+        yield Refusal(says="Anonymous caller", hints=CONFIGURE, workspace=ws,
+                      check=lambda: _nothing_reached(proxy, gcs_bucket))
 
 
-def test_missing_permission_is_permission_denied_saying_what_to_grant(
-    gcs_server: GcsEndpoint, gcs_bucket: str
-) -> None:
+def _nothing_reached(proxy: FaultProxy, bucket: str) -> None:
+    # One request each: a 401 is not retried, and nothing reached the storage.
+    assert proxy.seen("GET", f"/b/{bucket}/o") == 2
+    assert proxy.seen("GET", f"/b/{bucket}/o", forwarded=True) == 0
+    assert proxy.seen("POST", f"/b/{bucket}/o") == 0
+
+
+@pytest.fixture
+def missing_permission(gcs_server: GcsEndpoint, gcs_bucket: str) -> Iterator[Refusal]:
+    """Uploads refused for want of storage.objects.create."""
     with gcs_server.fault_proxy() as proxy:
         proxy.inject("POST", f"/upload/storage/v1/b/{gcs_bucket}/o", "403", 100)
         backend = open_backend(f"gs://{gcs_bucket}/p", proxy.storage_options())
-        with pytest.raises(FsError) as info:
-            backend.write("a.txt", b"x", CreateOnly())
-        assert info.value.code is ErrorCode.FS_PERMISSION_DENIED
-        assert "roles/storage.objectUser" in info.value.message
-        assert "storage.objects.create" in info.value.message
+        yield Refusal(says="", hints=("roles/storage.objectUser", "storage.objects.create"),
+                      backend=backend, ops=("write",),
+                      check=lambda: _nothing_written(gcs_server, gcs_bucket))
+
+
+def _nothing_written(gcs_server: GcsEndpoint, bucket: str) -> None:
     with pytest.raises(FsError) as gone:
-        open_backend(f"gs://{gcs_bucket}/p", gcs_server.storage_options()).read("a.txt")
+        open_backend(f"gs://{bucket}/p", gcs_server.storage_options()).read("a.txt")
     assert gone.value.code is ErrorCode.FS_NOT_FOUND
+
+
+class TestCredentials(CredentialsSuite):
+    pass
 
 
 def test_no_default_credentials_fail_when_the_workspace_is_made(

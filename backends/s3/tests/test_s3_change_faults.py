@@ -16,7 +16,12 @@ import s3fs.core
 from fsseam_s3.testing import MotoEndpoint, S3FaultRig, moto_server
 
 from fsseam.testing.faults import FaultPlan, shorten_sleeps
-from fsseam.testing.stores import ChangeFaultSuite, ReadFaultSuite, WriteFaultSuite
+from fsseam.testing.stores import (
+    ChangeFaultSuite,
+    LostAnswerSuite,
+    ReadFaultSuite,
+    WriteFaultSuite,
+)
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +60,7 @@ class TestReadFaults(ReadFaultSuite):
 class TestWriteFaults(WriteFaultSuite):
     # 503 is SlowDown, which s3fs retries on top of botocore: test_s3_faults.py.
     statuses = ("500",)
+
+
+class TestLostAnswers(LostAnswerSuite):
+    pass

@@ -1,7 +1,8 @@
 """Credentials and buckets that are not there: errors that say what to do next.
 
 No credentials at all never reach S3 (botocore refuses to sign); unknown keys and missing
-permissions are answered by a moto server that checks signatures and IAM policies (moto's
+permissions (the shared :class:`~fsseam.testing.stores.CredentialsSuite`) are answered by a
+moto server that checks signatures and IAM policies (moto's
 ``INITIAL_NO_AUTH_ACTION_COUNT``, set to 0 for one test and restored after it).
 """
 
@@ -16,17 +17,11 @@ import pytest
 from fsseam_s3 import S3Backend
 from fsseam_s3.testing import CREDENTIALS, MotoEndpoint
 
-from fsseam import CreateOnly, ErrorCode, FsError, Workspace, open_backend
+from fsseam import Workspace, open_backend
+from fsseam.testing.stores import CredentialsSuite, Refusal
+from fsseam.testing.stores.credentials import denied
 
 CONFIGURE = ("storage_options", "AWS_ACCESS_KEY_ID")
-
-
-def _denied(res: Any) -> str:
-    assert not res.ok
-    assert res.error is not None and res.error.code is ErrorCode.FS_PERMISSION_DENIED, res.text
-    assert "Retry later" not in res.text  # retrying never helps
-    text: str = res.text
-    return text
 
 
 @pytest.fixture
@@ -78,39 +73,39 @@ def test_no_credentials_is_permission_denied_saying_what_to_configure(
         ("read", {"file_path": "/a.txt"}),
         ("write", {"file_path": "/a.txt", "content": "x"}),
     ]:
-        text = _denied(ctx.tools.execute(tool, args))
+        text = denied(ctx.tools.execute(tool, args))
         assert "NoCredentialsError" in text
         assert all(hint in text for hint in CONFIGURE), text
     assert moto.log.to_bucket(bucket) == []  # nothing was even sent
 
 
-def test_unknown_key_is_permission_denied_saying_what_to_configure(
+def _only_refusals(moto: MotoEndpoint, bucket: str) -> None:
+    assert {r.status for r in moto.log.records_to(bucket)} == {403}  # no PUT got through
+
+
+@pytest.fixture
+def refused_credentials(
     moto: MotoEndpoint, bucket: str, auth_enforced: dict[str, str]
-) -> None:
+) -> Refusal:
+    """An unknown key."""
     options = {"endpoint_url": moto.url, "key": "AKIAIOSFODNN7EXAMPLE", "secret": "wrong"}
-    ctx = Workspace(f"s3://{bucket}/p", storage_options=options).context("a")
+    ws = Workspace(f"s3://{bucket}/p", storage_options=options)
     moto.log.clear()
-    for tool, args in [
-        ("read", {"file_path": "/a.txt"}),
-        ("write", {"file_path": "/a.txt", "content": "x"}),
-    ]:
-        text = _denied(ctx.tools.execute(tool, args))
-        assert "InvalidAccessKeyId" in text
-        assert all(hint in text for hint in CONFIGURE), text
-    assert {r.status for r in moto.log.records_to(bucket)} == {403}
+    return Refusal(says="InvalidAccessKeyId", hints=CONFIGURE, workspace=ws,
+                   check=lambda: _only_refusals(moto, bucket))
 
 
-def test_missing_permission_is_permission_denied_saying_what_to_grant(
+@pytest.fixture
+def missing_permission(
     moto: MotoEndpoint, bucket: str, auth_enforced: dict[str, str]
-) -> None:
+) -> Refusal:
+    """An IAM user that may do nothing: reads and writes are refused."""
     backend = open_backend(f"s3://{bucket}/p", {"endpoint_url": moto.url, **auth_enforced})
     assert isinstance(backend, S3Backend)
     moto.log.clear()
-    for call in (lambda: backend.read("a.txt"), lambda: backend.write("a.txt", b"x",
-                                                                       CreateOnly())):
-        with pytest.raises(FsError) as info:
-            call()
-        assert info.value.code is ErrorCode.FS_PERMISSION_DENIED
-        assert "AccessDenied" in info.value.message
-        assert "s3:GetObject" in info.value.message and "s3:PutObject" in info.value.message
-    assert {r.status for r in moto.log.records_to(bucket)} == {403}  # no PUT got through
+    return Refusal(says="AccessDenied", hints=("s3:GetObject", "s3:PutObject"),
+                   backend=backend, check=lambda: _only_refusals(moto, bucket))
+
+
+class TestCredentials(CredentialsSuite):
+    pass

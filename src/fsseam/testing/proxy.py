@@ -95,89 +95,99 @@ def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
     return handler.rfile.read(length) if length else b""
 
 
+class _Forward(BaseHTTPRequestHandler):
+    """Forwards to ``proxy.upstream`` and records; :func:`forwarding_handler` binds it to
+    one proxy."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as the clients expect
+    # Headers and body go out in two writes: with Nagle's algorithm the body waits
+    # for the client's delayed ACK of the headers (40 ms on Linux) on small answers.
+    disable_nagle_algorithm = True
+    upstream_conn: http.client.HTTPConnection | None = None
+    proxy: CountingProxy
+    host: str
+    port: int | None
+
+    def _upstream(self) -> http.client.HTTPConnection:
+        if self.upstream_conn is None:
+            self.upstream_conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
+        return self.upstream_conn
+
+    def _exchange(
+        self, body: bytes, headers: dict[str, str]
+    ) -> tuple[http.client.HTTPResponse, bytes]:
+        # A kept-alive upstream connection may have been closed by the server while
+        # idle: one fresh connection is tried before giving up.
+        for attempt in (0, 1):
+            conn = self._upstream()
+            try:
+                conn.request(self.command, self.path, body=body or None, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                if resp.will_close:
+                    conn.close()
+                    self.upstream_conn = None
+                return resp, data
+            except (http.client.HTTPException, ConnectionError):
+                conn.close()
+                self.upstream_conn = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _forward(self) -> None:
+        proxy = self.proxy
+        body = _read_body(self)
+        if proxy.latency:
+            time.sleep(proxy.latency)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
+        headers.pop("Host", None)
+        if body or self.command in ("POST", "PUT", "PATCH"):
+            headers["Content-Length"] = str(len(body))
+        resp, data = self._exchange(body, headers)
+        path, _, query = self.path.partition("?")
+        # Recorded before the client sees the answer, so a count taken right after a
+        # call includes all of its requests.
+        with proxy.lock:
+            proxy.records.append(
+                ProxiedRequest(self.command, path, query, resp.status, len(body), len(data))
+            )
+        self._answer(resp, data)
+
+    def _answer(self, resp: http.client.HTTPResponse, data: bytes) -> None:
+        self.send_response(resp.status, resp.reason)
+        for k, v in resp.getheaders():
+            if k.lower() not in _HOP_BY_HOP:
+                self.send_header(k, v)
+        if self.command == "HEAD":
+            # A HEAD answer carries the length the GET would have, and no body.
+            length = resp.getheader("Content-Length")
+            if length is not None:
+                self.send_header("Content-Length", length)
+        else:
+            self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _forward
+
+    def finish(self) -> None:
+        super().finish()
+        if self.upstream_conn is not None:
+            self.upstream_conn.close()
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
 def forwarding_handler(proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
     """The request handler class of ``proxy`` (forward to ``proxy.upstream``, record).
     Subclass it to alter answers (a fault or a misbehaving intermediary) and serve it with
     :func:`serve_http`."""
     target = urlsplit(proxy.upstream)
-    host, port = target.hostname or "127.0.0.1", target.port
-
-    class Forward(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the clients expect
-        # Headers and body go out in two writes: with Nagle's algorithm the body waits
-        # for the client's delayed ACK of the headers (40 ms on Linux) on small answers.
-        disable_nagle_algorithm = True
-        upstream_conn: http.client.HTTPConnection | None = None
-
-        def _upstream(self) -> http.client.HTTPConnection:
-            if self.upstream_conn is None:
-                self.upstream_conn = http.client.HTTPConnection(host, port, timeout=120)
-            return self.upstream_conn
-
-        def _exchange(
-            self, body: bytes, headers: dict[str, str]
-        ) -> tuple[http.client.HTTPResponse, bytes]:
-            # A kept-alive upstream connection may have been closed by the server while
-            # idle: one fresh connection is tried before giving up.
-            for attempt in (0, 1):
-                conn = self._upstream()
-                try:
-                    conn.request(self.command, self.path, body=body or None, headers=headers)
-                    resp = conn.getresponse()
-                    data = resp.read()
-                    if resp.will_close:
-                        conn.close()
-                        self.upstream_conn = None
-                    return resp, data
-                except (http.client.HTTPException, ConnectionError):
-                    conn.close()
-                    self.upstream_conn = None
-                    if attempt:
-                        raise
-            raise AssertionError("unreachable")
-
-        def _forward(self) -> None:
-            body = _read_body(self)
-            if proxy.latency:
-                time.sleep(proxy.latency)
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
-            headers.pop("Host", None)
-            if body or self.command in ("POST", "PUT", "PATCH"):
-                headers["Content-Length"] = str(len(body))
-            resp, data = self._exchange(body, headers)
-            path, _, query = self.path.partition("?")
-            # Recorded before the client sees the answer, so a count taken right after a
-            # call includes all of its requests.
-            with proxy.lock:
-                proxy.records.append(
-                    ProxiedRequest(self.command, path, query, resp.status, len(body), len(data))
-                )
-            self.send_response(resp.status, resp.reason)
-            for k, v in resp.getheaders():
-                if k.lower() not in _HOP_BY_HOP:
-                    self.send_header(k, v)
-            if self.command == "HEAD":
-                # A HEAD answer carries the length the GET would have, and no body.
-                length = resp.getheader("Content-Length")
-                if length is not None:
-                    self.send_header("Content-Length", length)
-            else:
-                self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-
-        do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _forward
-
-        def finish(self) -> None:
-            super().finish()
-            if self.upstream_conn is not None:
-                self.upstream_conn.close()
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-    return Forward
+    bound = {"proxy": proxy, "host": target.hostname or "127.0.0.1", "port": target.port}
+    return type("Forward", (_Forward,), bound)
 
 
 @contextmanager

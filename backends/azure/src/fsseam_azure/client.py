@@ -118,6 +118,8 @@ class AzureClient:
 
     version_kind: ClassVar[str] = VERSION_KIND
     silent_delete_of_missing: ClassVar[bool] = False
+    # Owners would need metadata on every listed version; Azure's history names no writer.
+    keeps_owner: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -207,6 +207,19 @@ class AzureFaultRig:
     def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
         return self.proxy.seen(method, self._path(name), forwarded=forwarded)
 
+    @property
+    def plan(self) -> _faults.FaultPlan:
+        return self.proxy.plan
+
+    def fail_deletes(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("DELETE", self._path(name), kind, times)
+
+    def fail_looks(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("HEAD", self._path(name), kind, times)
+
+    def looks_seen(self, name: str) -> int:
+        return self.seen(name, "HEAD")
+
     def state(self, name: str) -> tuple[bytes, str] | None:
         blob = self._container().get_blob_client(name)
         if not blob.exists():

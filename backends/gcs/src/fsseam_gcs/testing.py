@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from fsseam.testing import faults as _faults
-from fsseam.testing.faults import ProxiedRequest, serve_http
+from fsseam.testing.faults import FaultPlan, ProxiedRequest, serve_http
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
@@ -287,11 +287,29 @@ class GcsFaultRig:
     def fail_reads(self, name: str, kind: str, times: int) -> None:
         self.proxy.inject("GET", self._media(name), kind, times)
 
+    def _object(self, name: str) -> str:
+        """The object's path in JSON API URLs (metadata, DELETE; a part of the media
+        GET's path too)."""
+        return f"/storage/v1/b/{self.bucket}/o/{name.replace('/', '%2F')}"
+
+    @property
+    def plan(self) -> FaultPlan:
+        return self.proxy.plan
+
     def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
         if method == "PUT":  # an upload names its object in its body: every upload counts
             return self.proxy.seen("POST", _UPLOAD + self.bucket, forwarded=forwarded)
-        path = self._media(name) if method == "GET" else name
+        path = self._media(name) if method == "GET" else self._object(name)
         return self.proxy.seen(method, path, forwarded=forwarded)
+
+    def fail_deletes(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("DELETE", self._object(name), kind, times)
+
+    def fail_looks(self, name: str, kind: str, times: int) -> None:
+        self.proxy.inject("GET", self._object(name), kind, times)
+
+    def looks_seen(self, name: str) -> int:
+        return self.proxy.seen("GET", self._object(name), "")
 
     def state(self, name: str) -> tuple[bytes, str] | None:
         from .client import GcsClient

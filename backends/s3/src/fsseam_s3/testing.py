@@ -255,6 +255,15 @@ class S3FaultRig(S3Rig):
     def seen(self, name: str, method: str, *, forwarded: bool = False) -> int:
         return self.plan.seen(method, f"/{self.bucket}/{name}", forwarded=forwarded)
 
+    def fail_deletes(self, name: str, kind: str, times: int) -> None:
+        self.plan.inject("DELETE", f"/{self.bucket}/{name}", kind, times)
+
+    def fail_looks(self, name: str, kind: str, times: int) -> None:
+        self.plan.inject("HEAD", f"/{self.bucket}/{name}", kind, times)
+
+    def looks_seen(self, name: str) -> int:
+        return self.seen(name, "HEAD")
+
     def state(self, name: str) -> tuple[bytes, str] | None:
         self.plan.faults.clear()  # the look goes through the same server
         s3 = self.moto.client()

@@ -20,9 +20,10 @@ Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fs
       the blob's metadata under :data:`WRITE_ID_KEY`), ``delete`` (``If-Match``), ``copy``
       (only if the store guards a copy's destination and source in the request),
       ``list_objects`` (a prefix, with or without a delimiter, one page), ``list_versions``
-      (newest first) and ``keeps_versions``; optionally ``keeps_owner = True`` with an
-      ``owner`` keyword on ``put`` (stored under :data:`OWNER_KEY`) and a ``version``
-      keyword on ``head``, so history names writers.
+      (newest first), ``keeps_versions`` and ``keeps_owner`` (``True``: an ``owner``
+      keyword on ``put``, stored under :data:`OWNER_KEY`, and a ``version`` keyword on
+      ``head``, so history names writers); optionally ``version_of_id``
+      (:class:`VersionsById`), so a restore by the store's own version id is one GET.
     Coroutines of the store's async fsspec filesystem run through a :class:`SyncBridge`
     (``self._run = SyncBridge(fs)``). Each method raises the SDK's exceptions unchanged;
     versions are :class:`~fsseam.versions.Version` values of ``version_kind`` (raise
@@ -66,6 +67,7 @@ from .client import (
     ObjectClient,
     ObjectData,
     ObjectHead,
+    VersionsById,
 )
 from .errors import (
     HTTP_RUNGS,
@@ -107,6 +109,7 @@ __all__ = [
     "StoreError",
     "StoreFacts",
     "SyncBridge",
+    "VersionsById",
     "messages",
     "normalize",
     "parents",

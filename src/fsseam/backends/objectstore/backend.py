@@ -33,14 +33,14 @@ import builtins
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 from ...errors import ErrorCode, FsError
 from ...messages import Reason
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
 from . import copying, history, landed, listing, messages, ranged
-from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectHead
+from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectHead, VersionsById
 from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
 from .keys import KeySpace, normalize, parents
 from .parallel import READ_MANY_CONCURRENCY, READ_MANY_WINDOW_BYTES, concurrently, read_many
@@ -142,7 +142,9 @@ class ObjectStoreBackend:
         self.server_side_copy = server_side_copy
         self.list_page_size = list_page_size
         self._keeps_versions: bool | None = None
-        self._keeps_owner = bool(getattr(client, "keeps_owner", False))
+        self._keeps_owner = type(client).keeps_owner
+        by_id = issubclass(type(client), VersionsById)
+        self._by_id = cast(VersionsById, client) if by_id else None
         self.history_owners = history_owners and self._keeps_owner
         """``versions`` asks each listed version whose owner the listing lacks (S3 lists
         no metadata): one HEAD per version shown, so off by default."""

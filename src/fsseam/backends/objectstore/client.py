@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, runtime_checkable
 
 from ...versions import Version
 from ..base import VersionInfo
@@ -26,6 +26,7 @@ __all__ = [
     "ObjectClient",
     "ObjectData",
     "ObjectHead",
+    "VersionsById",
 ]
 
 WRITE_ID_KEY = "fsseam-write"
@@ -93,11 +94,12 @@ class ObjectClient(Protocol):
     "nothing may be there" (``if_absent``); the store must decide them in the request itself.
     A failed condition raises whatever the store library raises for HTTP 412.
 
-    Optional: a client whose class sets ``keeps_owner = True`` also takes ``owner: str |
-    None`` in ``put`` (stored under :data:`OWNER_KEY` beside the write id) and ``version:
-    Version | None`` in ``head`` (the metadata of that stored version), and says
-    ``owner`` in the :class:`~fsseam.backends.base.VersionInfo` of ``list_versions`` where
-    its listing carries metadata. The template passes neither keyword to other clients.
+    A client whose class sets ``keeps_owner = True`` also takes ``owner: str | None`` in
+    ``put`` (stored under :data:`OWNER_KEY` beside the write id) and ``version: Version |
+    None`` in ``head`` (the metadata of that stored version), and says ``owner`` in the
+    :class:`~fsseam.backends.base.VersionInfo` of ``list_versions`` where its listing
+    carries metadata. The template passes neither keyword to other clients. A client that
+    can name a version by the store's own id also satisfies :class:`VersionsById`.
     """
 
     version_kind: ClassVar[str]
@@ -105,6 +107,9 @@ class ObjectClient(Protocol):
     silent_delete_of_missing: ClassVar[bool]
     """An unconditional delete of a missing object succeeds (S3) rather than failing (GCS);
     the template then looks before it deletes, to report FS_NOT_FOUND."""
+    keeps_owner: ClassVar[bool]
+    """``put`` takes ``owner`` and ``head`` takes ``version`` (see above): history can say
+    who wrote each version."""
     bucket: str
 
     def get(
@@ -168,14 +173,21 @@ class ObjectClient(Protocol):
         pages as far as needed to gather them and no further."""
         ...
 
-    def version_of_id(self, version_id: str) -> Version | None:
-        """The version that the store's own id ``version_id`` (as history shows it) names,
-        readable with ``get(name, version=...)`` without a listing; None when the string
-        cannot be such an id. Optional: a client without it has restore list versions."""
-        ...
-
     def keeps_versions(self) -> bool | None:
         """Whether the bucket keeps older versions (versioning enabled); None when the store
         cannot tell yet (Azure reads it off the blobs, and an empty container has none): the
         template then asks again at the next history call."""
+        ...
+
+
+@runtime_checkable
+class VersionsById(Protocol):
+    """Optional for a client: it names a stored version by the store's own id, so that a
+    restore by that id reads it with one GET instead of a listing. Looked up once, when
+    the backend is made."""
+
+    def version_of_id(self, version_id: str) -> Version | None:
+        """The version that the store's own id ``version_id`` (as history shows it) names,
+        readable with ``get(name, version=...)`` without a listing; None when the string
+        cannot be such an id."""
         ...

@@ -95,8 +95,7 @@ def read_version_id(b: StoreView, key: str, version_id: str) -> Blob:
     """The version the store's own id names (an S3 VersionId, a GCS generation, an
     Azure version id), read directly: one GET, whatever the number of versions kept.
     FS_NOT_FOUND (``version_not_kept``) when it names no kept version of ``key``."""
-    of_id = getattr(b._client, "version_of_id", None)
-    version = of_id(version_id) if callable(of_id) else None
+    version = b._by_id.version_of_id(version_id) if b._by_id is not None else None
     if version is None:
         raise msg.version_not_kept(b._file_key(key, "read"), version_id)
     return read_version(b, key, version)

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ...errors import FsError
 from ...versions import Precondition, Version
-from .client import ObjectClient, ObjectHead
+from .client import ObjectClient, ObjectHead, VersionsById
 from .errors import Action, Fault, ObjectErrorMapper, Op
 from .keys import KeySpace
 
@@ -17,6 +17,7 @@ __all__ = ["StoreView"]
 
 class StoreView(Protocol):
     _client: ObjectClient
+    _by_id: VersionsById | None
     _keys: KeySpace
     _mapper: ObjectErrorMapper
     _keeps_versions: bool | None

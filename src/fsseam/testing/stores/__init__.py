@@ -17,29 +17,40 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
   ``faulty_store`` fixture that is a :class:`ReadFaultRig`);
 - :class:`WriteFaultSuite`: uploads that fail (5xx) or land with their answer lost (a
   :class:`WriteFaultRig`);
+- :class:`CredentialsSuite`: credentials the store refuses and a permission it lacks,
+  each a :class:`Refusal` fixture of the store's making;
+- :class:`LostAnswerSuite`: deletes and uploads that land with their answer lost inside a
+  move or a patch, and the looks that would recover them failing too (a
+  :class:`LostAnswerRig`);
 - :class:`ChangeFaultSuite`: a multi-file change whose Nth request fails at the store (a
   ``faulty_store`` fixture: a :class:`FaultRig`, whose requests pass a fault plan).
 """
 
+from .answers import LostAnswerSuite
 from .bounds import BoundsSuite
 from .buckets import MissingBucketSuite
 from .changes import ChangeFaultSuite
+from .credentials import CredentialsSuite, Refusal
 from .finders import FinderSuite
 from .races import AgentRaceSuite, LostUpdateSuite, agent_edits
 from .reads import ReadFaultSuite
-from .rigs import FaultRig, ReadFaultRig, StoreRig, WriteFaultRig
+from .rigs import FaultRig, LostAnswerRig, ReadFaultRig, StoreRig, WriteFaultRig
 from .writes import WriteFaultSuite
 
 __all__ = [
     "AgentRaceSuite",
     "BoundsSuite",
     "ChangeFaultSuite",
+    "CredentialsSuite",
     "FaultRig",
     "FinderSuite",
+    "LostAnswerRig",
+    "LostAnswerSuite",
     "LostUpdateSuite",
     "MissingBucketSuite",
     "ReadFaultRig",
     "ReadFaultSuite",
+    "Refusal",
     "StoreRig",
     "WriteFaultRig",
     "WriteFaultSuite",

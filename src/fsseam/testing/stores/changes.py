@@ -80,10 +80,10 @@ class ChangeFaultSuite:
             def __getattr__(self, attr: str) -> Any:
                 return getattr(inner, attr)
 
-            def write(self, key: str, data: bytes, pre: Any) -> Any:
+            def write(self, key: str, data: bytes, pre: Any, **kw: Any) -> Any:
                 if key == "c.txt":
                     faulty_store.fill(theirs)
-                return inner.write(key, data, pre)
+                return inner.write(key, data, pre, **kw)
 
         ctx.fs.backend = Meanwhile()
         faulty_store.fail(f"{self.prefix}/c.txt", "update")

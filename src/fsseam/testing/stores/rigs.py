@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["FaultRig", "ReadFaultRig", "StoreRig", "WriteFaultRig", "url_of"]
+if TYPE_CHECKING:
+    from ..faults import FaultPlan
+
+__all__ = [
+    "FaultRig",
+    "LostAnswerRig",
+    "ReadFaultRig",
+    "StoreRig",
+    "WriteFaultRig",
+    "url_of",
+]
 
 
 class StoreRig(Protocol):
@@ -106,4 +116,25 @@ class WriteFaultRig(ReadFaultRig, Protocol):
     def fail_writes(self, name: str, kind: str, times: int) -> None:
         """The next ``times`` uploads of ``name`` meet ``kind`` (``500``, ``503``,
         ``reset``, ``lost``)."""
+        ...
+
+
+class LostAnswerRig(WriteFaultRig, Protocol):
+    """A :class:`WriteFaultRig` that also aims faults at deletes and at the look that
+    recovers a lost write, and shows its plan (the suite arms faults mid-call)."""
+
+    plan: FaultPlan
+
+    def fail_deletes(self, name: str, kind: str, times: int) -> None:
+        """The next ``times`` DELETEs of ``name`` meet ``kind`` (``503``, ``lost``)."""
+        ...
+
+    def fail_looks(self, name: str, kind: str, times: int) -> None:
+        """The next ``times`` reads of ``name``'s metadata (the look that tells whether a
+        lost write landed: S3's HEAD; on GCS its metadata GET, which matches its media
+        GETs too) meet ``kind``."""
+        ...
+
+    def looks_seen(self, name: str) -> int:
+        """Reads of ``name``'s metadata since the last :meth:`clear`."""
         ...

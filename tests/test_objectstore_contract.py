@@ -1,0 +1,97 @@
+"""The client contract of the object-store template: what a client declares, and the
+optional operations it offers as small protocols, looked up once when the backend is made
+(never found by name on each call)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+import fsseam.backends.objectstore as objectstore
+from fsseam.backends.objectstore import (
+    KeySpace,
+    ObjectData,
+    ObjectStoreBackend,
+    StoreFacts,
+    VersionsById,
+)
+from fsseam.errors import ErrorCode, FsError
+from fsseam.versions import Version
+
+
+class _Store(ObjectStoreBackend):
+    facts = StoreFacts(version_kind="etag", note="a store")
+
+
+class _Client:
+    """Only what these tests reach: the declarations and a GET that records its version."""
+
+    version_kind: ClassVar[str] = "etag"
+    silent_delete_of_missing: ClassVar[bool] = False
+    keeps_owner: ClassVar[bool] = False
+    bucket = "b"
+
+    def __init__(self) -> None:
+        self.gets: list[Version | None] = []
+
+    def get(self, name: str, **kw: Any) -> ObjectData:
+        self.gets.append(kw.get("version"))
+        return ObjectData(data=b"old", version=kw["version"], size=3)
+
+
+class _ClientById(_Client):
+    keeps_owner: ClassVar[bool] = True
+
+    def version_of_id(self, version_id: str) -> Version | None:
+        return Version(kind="etag", value="", detail=version_id) if version_id else None
+
+
+def _backend(client: _Client) -> _Store:
+    return _Store(client, mapper=None, keys=KeySpace("b"), server_side_copy=False)  # type: ignore[arg-type]
+
+
+def test_the_clients_declare_whether_they_keep_owners() -> None:
+    from fsseam_azure.client import AzureClient
+    from fsseam_gcs.client import GcsClient
+    from fsseam_s3.client import S3Client
+
+    declared = {c.__name__: c.__dict__.get("keeps_owner") for c in
+                (S3Client, GcsClient, AzureClient)}
+    assert declared == {"S3Client": True, "GcsClient": True, "AzureClient": False}
+    assert all(issubclass(c, VersionsById) for c in (S3Client, GcsClient, AzureClient))
+
+
+def test_keeps_owner_is_read_off_the_client_class() -> None:
+    assert not _backend(_Client()).capabilities.write_meta
+    assert _backend(_ClientById()).capabilities.write_meta
+
+
+def test_a_client_that_names_versions_by_id_is_read_with_one_get() -> None:
+    client = _ClientById()
+    blob = _backend(client).read_version_id("a.txt", "7")
+    assert blob.data == b"old"
+    assert client.gets == [Version(kind="etag", value="", detail="7")]
+
+
+def test_a_client_without_ids_says_the_version_is_not_kept_and_asks_nothing() -> None:
+    client = _Client()
+    backend = _backend(client)
+    with pytest.raises(FsError) as info:
+        backend.read_version_id("a.txt", "7")
+    assert info.value.code is ErrorCode.FS_NOT_FOUND
+    assert client.gets == []
+
+
+def test_the_template_finds_no_client_operation_by_name() -> None:
+    root = Path(objectstore.__file__).parent
+    found = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(root.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+    ]
+    assert found == []
