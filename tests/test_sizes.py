@@ -2,9 +2,8 @@
 ``backends/*/src/``.
 
 A module or function may be longer only if it is in :data:`EXCEPTIONS`, with a one-line
-reason that holds for good (a table is read as one). :data:`PENDING_SPLIT` lists what is
-too long today and is being split; it only shrinks. An entry of either table that is no
-longer too long (or no longer exists) fails the test too, so that neither table keeps a
+reason that holds for good (a table is read as one; today none is). An entry that is no
+longer too long (or no longer exists) fails the test too, so that the table keeps no
 licence nobody uses.
 """
 
@@ -20,12 +19,7 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
 # Modules by dotted name, functions as "module:Qualified.name".
-EXCEPTIONS: dict[str, str] = {
-}
-
-# Too long today; each is being split by the owner of the file.
-PENDING_SPLIT: dict[str, str] = {
-}
+EXCEPTIONS: dict[str, str] = {}
 
 
 def offenders(roots: list[Path]) -> dict[str, int]:
@@ -48,8 +42,7 @@ def _repo() -> dict[str, int]:
 
 
 def test_no_module_or_function_over_the_limit() -> None:
-    allowed = EXCEPTIONS.keys() | PENDING_SPLIT.keys()
-    too_long = {name: lines for name, lines in _repo().items() if name not in allowed}
+    too_long = {name: lines for name, lines in _repo().items() if name not in EXCEPTIONS}
     assert too_long == {}, (
         f"split these (modules over {MAX_MODULE_LINES} lines, functions over "
         f"{MAX_FUNCTION_LINES}), or add a permanent reason to EXCEPTIONS in tests/test_sizes.py"
@@ -58,13 +51,12 @@ def test_no_module_or_function_over_the_limit() -> None:
 
 def test_every_table_entry_is_still_too_long() -> None:
     found = _repo()
-    stale = sorted(name for name in (*EXCEPTIONS, *PENDING_SPLIT) if name not in found)
+    stale = sorted(name for name in EXCEPTIONS if name not in found)
     assert stale == [], "no longer too long: remove from tests/test_sizes.py"
 
 
-def test_the_tables_are_apart_and_say_why() -> None:
-    assert not EXCEPTIONS.keys() & PENDING_SPLIT.keys()
-    assert all(reason.strip() for reason in (*EXCEPTIONS.values(), *PENDING_SPLIT.values()))
+def test_every_exception_says_why() -> None:
+    assert all(reason.strip() for reason in EXCEPTIONS.values())
 
 
 def test_every_kind_of_function_is_measured(tmp_path: Path) -> None:
