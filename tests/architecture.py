@@ -87,9 +87,9 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "gate",
-        covers=("fsseam.events", "fsseam.gate", "fsseam.policy"),
+        covers=("fsseam.events", "fsseam.gate", "fsseam.policy", "fsseam.observations"),
         why="the events a change announces (in the contract's terms), the pluggy gate, "
-        "the observation policy",
+        "the observation policy and the stores that keep what each owner observed",
     ),
     Layer(
         "seam",

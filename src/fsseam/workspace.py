@@ -13,6 +13,7 @@ from .errors import ErrorCode, FsError
 from .gate import Gate
 from .history import Authors
 from .limits import Limits
+from .observations import ObservationStore, open_observations
 from .policy import Ledger, ObservationPolicy
 from .seam import Seam
 from .tools.registry import ToolRegistry
@@ -50,6 +51,7 @@ class Workspace:
         load_entry_points: bool = True,
         backend: str | Backend | None = None,
         history: History | None = None,
+        observations: str | ObservationStore | None = None,
     ) -> None:
         self.url = url
         self.read_only = read_only
@@ -62,7 +64,15 @@ class Workspace:
         if history is not None:
             self.backend = keep_history(self.backend, history)
         self.limits = limits or Limits()
-        self.policy: ObservationPolicy | None = ObservationPolicy(ledger) if policy else None
+        store = None
+        if observations is not None:
+            if ledger is not None:
+                raise TypeError("pass ledger= or observations=, not both")
+            store = open_observations(observations, workspace_url=url,
+                                      storage_options=storage_options)
+        self.policy: ObservationPolicy | None = (
+            ObservationPolicy(ledger, store=store) if policy else None
+        )
         first = [self.policy] if self.policy is not None else []
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
         self._docs = DocCache(self.limits.doc_cache_bytes)
@@ -82,6 +92,7 @@ class Workspace:
         load_entry_points: bool = True,
         backend: Mapping[str, str] | None = None,
         history: History | Mapping[str, History] | None = None,
+        observations: str | ObservationStore | None = None,
     ) -> Workspace:
         """One workspace over several stores, each at a mount point::
 
@@ -121,10 +132,16 @@ class Workspace:
             ledger=ledger,
             load_entry_points=load_entry_points,
             backend=router,
+            observations=observations,
         )
 
-    def context(self, owner: str = "agent") -> Context:
-        """One execution context: the owner the observation policy keeps a ledger for."""
+    def context(self, owner: str = "agent", *,
+                observations: ObservationStore | None = None) -> Context:
+        """One execution context: the owner the observation policy keeps observations for.
+        ``observations``: keep this owner's in that store (a framework's state) rather
+        than the workspace's."""
+        if observations is not None and self.policy is not None:
+            self.policy.bind(owner, observations)
         return Context(self, owner)
 
     def __repr__(self) -> str:
@@ -145,6 +162,7 @@ class Context:
             docs=workspace._docs,
             read_only=workspace.read_only,
             authors=workspace._authors,
+            observing=workspace.policy.call if workspace.policy is not None else None,
         )
         self.tools = ToolRegistry(self.fs)
 

@@ -1,7 +1,8 @@
 """The observation policy: no agent modifies a file state it has not seen.
 
-Per owner, the ledger keeps the version last observed of each file, or that the file was
-confirmed absent. Rules (docs/concepts.md, "The observation policy"):
+Per owner, the policy keeps the version last observed of each file, or that the file was
+confirmed absent, in an observation store (:mod:`fsseam.observations`). Rules
+(docs/concepts.md, "The observation policy"):
 
 - a successful read (windows too) records the version; a successful write records the new
   one, so an agent's own edits never make its next edit stale;
@@ -16,13 +17,18 @@ confirmed absent. Rules (docs/concepts.md, "The observation policy"):
 - undo: each owner's changes of each file are kept newest last (the version before and
   the version made, at most UNDO_DEPTH); an undo takes back the newest, conditional on
   the version it made; a later undo takes back the one before it.
+
+What one call records is written to the store once, when the call ends (:meth:`call`);
+a store on another machine is asked again (``fresh``) before a cached answer refuses.
 """
 
 from __future__ import annotations
 
 import threading
-
-from pydantic import BaseModel, ConfigDict, Field
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from ..errors import ErrorCode, FsError
 from ..events import (
@@ -36,48 +42,106 @@ from ..events import (
     WrittenEvent,
 )
 from ..gate import hookimpl
+from ..observations import (
+    UNDO_DEPTH,
+    Change,
+    Entry,
+    Ledger,
+    MemoryObservations,
+    ObservationStore,
+)
 from ..versions import CreateOnly, IfMatch, Version
 
-__all__ = ["Change", "Ledger", "ObservationPolicy"]
-
-LEDGER_FORMAT = 1
-UNDO_DEPTH = 20
-"""Changes kept per owner and file for undo; older ones can no longer be undone."""
+__all__ = ["UNDO_DEPTH", "Change", "Ledger", "ObservationPolicy"]
 
 
-class Change(BaseModel):
-    """One change an owner made to a file: the version it replaced (None: it created the
-    file) and the version it made."""
+@dataclass
+class _Call:
+    """The calls of one owner in progress, and what they recorded."""
 
-    model_config = ConfigDict(frozen=True)
-    before: Version | None
-    after: Version
-
-
-class Ledger(BaseModel):
-    """What each owner has observed: key -> Version, or None for confirmed absence; and,
-    for undo, the changes each owner made to each file (newest last)."""
-
-    format: int = LEDGER_FORMAT
-    owners: dict[str, dict[str, Version | None]] = Field(default_factory=dict)
-    changes: dict[str, dict[str, list[Change]]] = Field(default_factory=dict)
+    depth: int = 0
+    pending: dict[str, Entry] = field(default_factory=dict)
 
 
 class ObservationPolicy:
-    def __init__(self, ledger: Ledger | None = None) -> None:
-        self.ledger = ledger or Ledger()
-        self._lock = threading.Lock()
+    """``store``: where observations live (default in this process, kept in ``ledger``
+    when one is given)."""
 
-    # -- the ledger ------------------------------------------------------
-    def observed(self, owner: str, key: str) -> tuple[bool, Version | None]:
-        """(known, version): known=False when nothing was observed; version None = absent."""
+    def __init__(self, ledger: Ledger | None = None, *,
+                 store: ObservationStore | None = None) -> None:
+        if store is not None and ledger is not None:
+            raise TypeError("pass a ledger or an observation store, not both")
+        self.store: ObservationStore = (
+            store if store is not None else MemoryObservations(ledger or Ledger())
+        )
+        self._bound: dict[str, ObservationStore] = {}
+        self._calls: dict[str, _Call] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def ledger(self) -> Ledger:
+        """The in-process ledger (only when observations live in this process)."""
+        if isinstance(self.store, MemoryObservations) and self.store.ledger is not None:
+            return self.store.ledger
+        raise AttributeError(f"observations live in {self.store!r}, not in a ledger")
+
+    # -- stores and calls ------------------------------------------------
+    def bind(self, owner: str, store: ObservationStore) -> None:
+        """Keep ``owner``'s observations in ``store`` (a framework's state) instead."""
         with self._lock:
-            seen = self.ledger.owners.get(owner, {})
-            return (key in seen, seen.get(key))
+            self._bound[owner] = store
+
+    def store_for(self, owner: str) -> ObservationStore:
+        return self._bound.get(owner, self.store)
+
+    @contextmanager
+    def call(self, owner: str) -> Iterator[None]:
+        """One call of ``owner``: what it records is written when the outermost call of
+        the owner ends (a concurrent call of one owner in this process shares it)."""
+        with self._lock:
+            running = self._calls.setdefault(owner, _Call())
+            running.depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                running.depth -= 1
+                pending = running.pending if running.depth == 0 else {}
+                if running.depth == 0:
+                    del self._calls[owner]
+            if pending:
+                self.store_for(owner).put(owner, pending)
+
+    def entry(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+        with self._lock:
+            running = self._calls.get(owner)
+            if running is not None and key in running.pending:
+                return running.pending[key]
+        return self.store_for(owner).get(owner, key, fresh=fresh)
+
+    def observed(self, owner: str, key: str, *, fresh: bool = False) -> tuple[bool, Version | None]:
+        """(known, version): known=False when nothing was observed; version None = absent."""
+        entry = self.entry(owner, key, fresh=fresh)
+        if entry is None or not entry.seen:
+            return (False, None)
+        return (True, entry.version)
+
+    def update(self, owner: str, key: str, change: Callable[[Entry], Entry]) -> None:
+        """Record ``change`` of the owner's entry for ``key``: kept for the end of the
+        call in progress, or written now when there is none."""
+        with self._lock:
+            before = self.entry(owner, key) or Entry(seen=False)
+            after = change(before).model_copy(update={"at": time.time()})
+            if after.same(before) and before.at:
+                return
+            running = self._calls.get(owner)
+            if running is not None:
+                running.pending[key] = after
+                return
+        self.store_for(owner).put(owner, {key: after})
 
     def record(self, owner: str, key: str, version: Version | None) -> None:
-        with self._lock:
-            self.ledger.owners.setdefault(owner, {})[key] = version
+        self.update(owner, key, lambda e: e.model_copy(update={"seen": True, "version": version}))
 
     # -- hooks -----------------------------------------------------------
     @hookimpl(tryfirst=True)
@@ -110,6 +174,10 @@ class ObservationPolicy:
     @hookimpl(tryfirst=True)
     def fs_edit_intent(self, event: EditIntent) -> None:
         known, version = self.observed(event.owner, event.key)
+        if not known or version != event.current:
+            # What this process holds may be behind the owner's other workers: ask the
+            # store itself before refusing.
+            known, version = self.observed(event.owner, event.key, fresh=True)
         if not known:
             raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path, reason="not_observed_edit")
         if version != event.current:
@@ -123,29 +191,31 @@ class ObservationPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_written(self, event: WrittenEvent) -> None:
-        self.record(event.owner, event.key, event.version)
-        if event.operation == "move":
-            return  # a move's destination is no change an undo takes back
-        with self._lock:
-            files = self.ledger.changes.setdefault(event.owner, {})
-            stack = files.setdefault(event.key, [])
+        made = event.version
+        if event.operation == "move":  # a move's destination is no change an undo takes back
+            self.record(event.owner, event.key, made)
+            return
+
+        def written(entry: Entry) -> Entry:
+            stack = list(entry.changes)
             if event.operation == "undo":
                 undone = stack.pop() if stack else None
                 if stack and undone is not None and stack[-1].after == undone.before:
                     # The change below now ends at the version the undo wrote (a new
                     # generation on GCS): the next undo is conditional on that.
-                    stack[-1] = Change(before=stack[-1].before, after=event.version)
+                    stack[-1] = Change(before=stack[-1].before, after=made)
             else:
-                stack.append(Change(before=event.replaced, after=event.version))
-                del stack[:-UNDO_DEPTH]
-            if not stack:
-                del files[event.key]
+                stack.append(Change(before=event.replaced, after=made))
+            return Entry(seen=True, version=made, changes=tuple(stack[-UNDO_DEPTH:]))
+
+        self.update(event.owner, event.key, written)
 
     @hookimpl(tryfirst=True)
     def fs_undo_intent(self, event: UndoIntent) -> None:
-        with self._lock:
-            stack = self.ledger.changes.get(event.owner, {}).get(event.key)
-            top = stack[-1] if stack else None
+        entry = self.entry(event.owner, event.key)
+        if entry is None or not entry.changes:
+            entry = self.entry(event.owner, event.key, fresh=True)
+        top = entry.changes[-1] if entry is not None and entry.changes else None
         if top is None:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=event.path,
                           reason="nothing_to_undo")
@@ -154,6 +224,8 @@ class ObservationPolicy:
     @hookimpl(tryfirst=True)
     def fs_delete_intent(self, event: DeleteIntent) -> None:
         known, version = self.observed(event.owner, event.key)
+        if not known or version is None:
+            known, version = self.observed(event.owner, event.key, fresh=True)
         if not known:
             raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path,
                           reason=f"not_observed_{event.operation}")
@@ -165,12 +237,10 @@ class ObservationPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_deleted(self, event: DeletedEvent) -> None:
-        self.record(event.owner, event.key, None)
-        if event.operation == "undo":  # the undo of a change that created the file
-            with self._lock:
-                files = self.ledger.changes.get(event.owner, {})
-                stack = files.get(event.key)
-                if stack:
-                    stack.pop()
-                if not stack:
-                    files.pop(event.key, None)
+        def deleted(entry: Entry) -> Entry:
+            stack = entry.changes
+            if event.operation == "undo":  # the undo of a change that created the file
+                stack = stack[:-1]
+            return Entry(seen=True, version=None, changes=stack)
+
+        self.update(event.owner, event.key, deleted)

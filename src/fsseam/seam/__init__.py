@@ -13,8 +13,10 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from ..changes import FileChange
 from ..edits import EditOp, Insert, Replace
@@ -41,6 +43,8 @@ from .core import Core
 from .listing import smallest
 
 __all__ = ["Limits", "Seam", "smallest"]
+
+T = TypeVar("T")
 
 
 class Seam(Core):
@@ -181,3 +185,20 @@ class Seam(Core):
         back, conditional on the version the change made (or, for a change that created
         the file, the file deleted, conditional likewise)."""
         return _history.undo(self, path)
+
+
+def _one_call(method: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(method)
+    def call(self: Seam, *args: Any, **kwargs: Any) -> T:
+        with self.observing():
+            return method(self, *args, **kwargs)
+
+    return call
+
+
+# Every operation is one call of the owner: what it observes (a grep: every file it shows)
+# reaches the observation store once, at its end. ``walk`` yields lazily and observes
+# nothing.
+for _name, _method in list(vars(Seam).items()):
+    if not _name.startswith("_") and inspect.isfunction(_method) and _name != "walk":
+        setattr(Seam, _name, _one_call(_method))

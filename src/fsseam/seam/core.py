@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from ..backends.base import Backend, WriteMeta
 from ..backends.contract import Extras, extras_of
@@ -55,6 +56,7 @@ class Core:
         docs: DocCache | None = None,
         read_only: bool = False,
         authors: Authors | None = None,
+        observing: Callable[[str], AbstractContextManager[None]] | None = None,
     ) -> None:
         self.backend = backend
         self.owner = owner
@@ -63,6 +65,11 @@ class Core:
         self._gate = gate
         self._docs = docs or DocCache(self.limits.doc_cache_bytes)
         self._authors = authors or Authors()
+        self._observing = observing
+
+    def observing(self) -> AbstractContextManager[None]:
+        """One call of this owner: what it observes is stored once, when it ends."""
+        return self._observing(self.owner) if self._observing is not None else nullcontext()
 
     @property
     def backend(self) -> Backend:
