@@ -128,13 +128,17 @@ class ObservationPolicy:
 
     def update(self, owner: str, key: str, change: Callable[[Entry], Entry]) -> None:
         """Record ``change`` of the owner's entry for ``key``: kept for the end of the
-        call in progress, or written now when there is none."""
+        call in progress, or written now when there is none. The store is asked outside
+        the lock: a slow store holds up no other owner."""
+        before = self.entry(owner, key) or Entry(seen=False)
         with self._lock:
-            before = self.entry(owner, key) or Entry(seen=False)
+            running = self._calls.get(owner)
+            if running is not None and key in running.pending:
+                # A concurrent call of this owner got here first: change what it recorded.
+                before = running.pending[key]
             after = change(before).model_copy(update={"at": time.time()})
             if after.same(before) and before.at:
                 return
-            running = self._calls.get(owner)
             if running is not None:
                 running.pending[key] = after
                 return
