@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -74,7 +75,12 @@ class ObservationPolicy:
         self.store: ObservationStore = (
             store if store is not None else MemoryObservations(ledger or Ledger())
         )
-        self._bound: dict[str, ObservationStore] = {}
+        # Weak: a framework binds one store per thread or conversation and holds it as long
+        # as that state lives; a store dropped by its holder unbinds itself, so a
+        # long-lived workspace does not keep one entry per conversation it ever served.
+        self._bound: weakref.WeakValueDictionary[str, ObservationStore] = (
+            weakref.WeakValueDictionary()
+        )
         self._calls: dict[str, _Call] = {}
         self._lock = threading.RLock()
 
@@ -91,8 +97,13 @@ class ObservationPolicy:
         with self._lock:
             self._bound[owner] = store
 
+    def unbind(self, owner: str) -> None:
+        """Keep ``owner``'s observations in the workspace's store again."""
+        with self._lock:
+            self._bound.pop(owner, None)
+
     def store_for(self, owner: str) -> ObservationStore:
-        return self._bound.get(owner, self.store)
+        return self._bound.get(owner) or self.store
 
     @contextmanager
     def call(self, owner: str) -> Iterator[None]:
