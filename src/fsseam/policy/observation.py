@@ -103,7 +103,8 @@ class ObservationPolicy:
             self._bound.pop(owner, None)
 
     def store_for(self, owner: str) -> ObservationStore:
-        return self._bound.get(owner) or self.store
+        bound = self._bound.get(owner)
+        return self.store if bound is None else bound
 
     @contextmanager
     def call(self, owner: str) -> Iterator[None]:
