@@ -142,7 +142,7 @@ class Workspace:
         than the workspace's."""
         if observations is not None and self.policy is not None:
             self.policy.bind(owner, observations)
-        return Context(self, owner)
+        return Context(self, owner, observations)
 
     def __repr__(self) -> str:
         return f"Workspace({self.url!r}, read_only={self.read_only}, policy={bool(self.policy)})"
@@ -151,9 +151,12 @@ class Workspace:
 class Context:
     """One owner's ``fs`` (the seam) and ``tools`` over a workspace."""
 
-    def __init__(self, workspace: Workspace, owner: str) -> None:
+    def __init__(self, workspace: Workspace, owner: str,
+                 observations: ObservationStore | None = None) -> None:
         self.workspace = workspace
         self.owner = owner
+        # The policy binds an owner's store weakly: the context keeps it alive.
+        self.observations = observations
         self.fs = Seam(
             workspace.backend,
             workspace.gate,
