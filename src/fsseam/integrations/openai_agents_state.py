@@ -17,6 +17,7 @@ Imports no framework: a run context is read by duck typing (``context``, ``usage
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import uuid
@@ -212,15 +213,18 @@ def session_context(session: Any, context: MutableMapping[str, Any] | None = Non
     link: dict[str, Any] = {"id": str(session.session_id)}
     db = getattr(session, "db_path", None)
     if db is not None and hasattr(session, "_locked_connection"):
-        link["db"] = str(db)
+        link["db"] = str(db) if str(db) == ":memory:" else os.path.abspath(db)
         link["sessions_table"] = str(getattr(session, "sessions_table", "agent_sessions"))
         if link["db"] == ":memory:":
             token = getattr(session, "_fsseam_token", None) or uuid.uuid4().hex
             session._fsseam_token = token
             _LIVE[token] = session
             link["token"] = token
-    context[STATE_KEY] = {"format": STATE_FORMAT, "owner": f"session:{link['id']}",
-                          "session": link}
+    # The owner names the session's database too: two conversations of one id in two
+    # databases are two owners, never one whose store the other's calls would use.
+    where = link.get("token") or link.get("db")
+    owner = f"session:{link['id']}" + (f"@{where}" if where else "")
+    context[STATE_KEY] = {"format": STATE_FORMAT, "owner": owner, "session": link}
     return context
 
 
