@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,9 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 
 from fsseam import Workspace
 from fsseam.integrations.openai_agents import fsseam_tools, session_context
-from fsseam.integrations.openai_agents_state import STATE_KEY
+from fsseam.integrations.openai_agents_state import STATE_KEY, SessionObservations
+from fsseam.observations import Entry
+from fsseam.versions import Version
 
 from .helpers import NOT_OBSERVED, seed, stored
 
@@ -239,3 +242,41 @@ def test_reads_and_approvals_survive_a_new_process(tmp_path: Path) -> None:
     assert (roots["chat"] / "config.toml").read_bytes() == b"retries = 3\n"
     assert out["leak"] == [NOT_OBSERVED]
     assert (roots["leak"] / "config.toml").read_bytes() == b"retries = 1\n"
+
+
+# -- the session's table ---------------------------------------------------------------------
+
+
+def test_a_session_database_that_cannot_be_opened_fails_the_call(
+        ws: Workspace, tmp_path: Path) -> None:
+    context = session_context(SQLiteSession("chat", tmp_path / "chat.db"))
+    context[STATE_KEY]["session"]["db"] = str(tmp_path / "gone" / "chat.db")
+    out = turn(fsseam_tools(ws), [read("r")], [edit("e")], context=context)
+    assert out[0].startswith(
+        f"Error [FS_BACKEND]: what this conversation has read cannot be reached in its session "
+        f"database {tmp_path / 'gone' / 'chat.db'} (")
+    assert out[1] == out[0]
+    assert stored(ws) == b"retries = 1\n"
+
+
+def test_two_writers_of_one_session_merge_key_by_key(tmp_path: Path) -> None:
+    """Two processes (here two store objects on their own connections) update one session
+    at once: different keys both stay; of one key the later recording wins, whichever
+    write lands last."""
+    SQLiteSession("chat", tmp_path / "chat.db").close()
+    a, b = (SessionObservations(str(tmp_path / "chat.db"), "chat") for _ in range(2))
+    old, new = Entry(version=Version(kind="etag", value="1"), at=1.0), Entry(at=2.0)
+    start = threading.Barrier(2)
+
+    def put(store: SessionObservations, entries: dict[str, Entry]) -> None:
+        start.wait(timeout=30)
+        store.put("o", entries)
+
+    threads = [threading.Thread(target=put, args=(a, {"x": new, "y": old})),
+               threading.Thread(target=put, args=(b, {"x": old, "z": new}))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [a.get("o", k) for k in ("x", "y", "z")] == [new, old, new]
+    assert SessionObservations(str(tmp_path / "chat.db"), "other").get("o", "x") is None
