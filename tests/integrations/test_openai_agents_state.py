@@ -280,3 +280,20 @@ def test_two_writers_of_one_session_merge_key_by_key(tmp_path: Path) -> None:
         t.join()
     assert [a.get("o", k) for k in ("x", "y", "z")] == [new, old, new]
     assert SessionObservations(str(tmp_path / "chat.db"), "other").get("o", "x") is None
+
+
+def test_a_typed_context_keeps_them_in_its_fsseam_field(ws: Workspace) -> None:
+    """A pydantic context with an ``fsseam`` dict field: the state lives there, and a
+    RunState string (the model dumped) restores it as the mapping it then is."""
+    from pydantic import BaseModel, Field
+
+    class AppContext(BaseModel):
+        user: str
+        fsseam: dict[str, Any] = Field(default_factory=dict)
+
+    context, other = AppContext(user="ada"), AppContext(user="bob")
+    tools = fsseam_tools(ws)
+    turn(tools, [read("r")], context=context)
+    assert turn(tools, [edit("e")], context=other) == [NOT_OBSERVED]
+    assert turn(tools, [edit("e")], context=context.model_dump()) == [EDITED]
+    assert set(context.fsseam["entries"]) == {"config.toml"}

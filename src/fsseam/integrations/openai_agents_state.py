@@ -94,10 +94,13 @@ class ContextObservations:
         damaged) is refused, never reset (that would forget what the agent read)."""
         with _LOCK:
             state = self.context.get(STATE_KEY)
-            if state is None:
-                state = {"format": STATE_FORMAT, "owner": f"run-{uuid.uuid4().hex}",
-                         "entries": {}}
-                self.context[STATE_KEY] = state
+            if state is None or (isinstance(state, dict) and not state):
+                made = {"format": STATE_FORMAT, "owner": f"run-{uuid.uuid4().hex}",
+                        "entries": {}}
+                if state is None:
+                    self.context[STATE_KEY] = state = made
+                else:  # an empty dict the application declared (a typed context's field)
+                    state.update(made)
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             found = state.get("format") if isinstance(state, dict) else type(state).__name__
             raise _foreign(_WHERE, f"format={found!r}")
@@ -228,6 +231,32 @@ def session_context(session: Any, context: MutableMapping[str, Any] | None = Non
     return context
 
 
+class _Field(MutableMapping[str, Any]):
+    """A typed context (a dataclass, a pydantic model) seen as a mapping of its one field
+    ``fsseam``: the state lives in the application's object, and in the dict the SDK makes
+    of it (``model_dump``, ``asdict``) for a ``RunState`` string."""
+
+    def __init__(self, holder: Any) -> None:
+        self.holder = holder
+
+    def __getitem__(self, key: str) -> Any:
+        if key != STATE_KEY:
+            raise KeyError(key)
+        return getattr(self.holder, STATE_KEY)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self.holder, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((STATE_KEY,))
+
+    def __len__(self) -> int:
+        return 1
+
+
 class Conversations:
     """The context each tool call of a reused tool list runs in: its conversation's owner,
     with that conversation's observations where the SDK keeps its state."""
@@ -242,6 +271,9 @@ class Conversations:
     def context(self, run: Any) -> Context:
         """``run``: the SDK's ``RunContextWrapper`` (or ``ToolContext``) of the call."""
         value = getattr(run, "context", None)
+        if not isinstance(value, MutableMapping) and isinstance(
+                getattr(value, STATE_KEY, None), dict):
+            value = _Field(value)
         if isinstance(value, MutableMapping):
             state = value.get(STATE_KEY)
             if isinstance(state, dict) and isinstance(state.get("session"), dict):
