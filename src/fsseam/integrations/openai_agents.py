@@ -1,11 +1,12 @@
 """The OpenAI Agents SDK on fsseam: an ``ApplyPatchEditor`` for the SDK's ``ApplyPatchTool``,
-and fsseam's other tools as SDK function tools, all on one observation owner.
+and fsseam's other tools as SDK function tools, each call working as its conversation.
 
-    from agents import Agent
+    from agents import Agent, Runner
     from fsseam import Workspace
     from fsseam.integrations.openai_agents import fsseam_tools
 
-    agent = Agent(name="editor", model=..., tools=fsseam_tools(Workspace("s3://b/p"), owner="a"))
+    agent = Agent(name="editor", model=..., tools=fsseam_tools(Workspace("s3://b/p")))
+    await Runner.run(agent, text, context=conversation)  # a dict: it keeps what was read
 
 ``fsseam_tools`` is ``[ApplyPatchTool(editor=FsseamEditor(ws)), *function_tools(editor)]``:
 what the agent's ``read`` (or ``grep`` in content mode) has seen is what its patches may
