@@ -79,7 +79,7 @@ def failed(call_id: str, output: str) -> dict[str, Any]:
 
 def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
     pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
-    run_docs_example(pytester, "openai-agents.md", "test_openai_agents_s3", passed=2)
+    run_docs_example(pytester, "openai-agents.md", "test_openai_agents_s3", passed=3)
 
 
 # -- agents end to end -----------------------------------------------------------------------

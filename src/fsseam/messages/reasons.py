@@ -167,6 +167,8 @@ class Reason(StrEnum):
     memory_empty_directory = auto()
     native_no_operation = auto()
     native_no_diff = auto()
+    agents_state_foreign = auto()
+    agents_session_unusable = auto()
     view_range_invalid = auto()
     view_range_directory = auto()
     glob_empty = auto()

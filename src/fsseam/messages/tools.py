@@ -17,6 +17,17 @@ SENTENCES: dict[str, str] = {
         "the tool call is malformed: an apply_patch_call needs an operation object."
     ),
     "native_no_diff": "the tool call is malformed: a {operation} operation needs a diff.",
+    # -- the Agents SDK's state of a conversation (what it has read) ---------------------
+    "agents_state_foreign": (
+        "what this conversation has read cannot be used: {where} is not fsseam's ({detail}). "
+        "Nothing was changed, and it was not reset; ask the user to restore or remove it "
+        "(then read the files again)."
+    ),
+    "agents_session_unusable": (
+        "what this conversation has read cannot be reached in its session database {db} "
+        "({detail}); nothing was changed. Retry later, or ask the user to check the "
+        "database."
+    ),
     # -- the editor ----------------------------------------------------------------------
     "view_range_invalid": (
         "{range} [{start}, {end}] is invalid: use [start, end] with 1 <= start <= end, or "
