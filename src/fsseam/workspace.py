@@ -155,8 +155,6 @@ class Context:
                  observations: ObservationStore | None = None) -> None:
         self.workspace = workspace
         self.owner = owner
-        # The policy binds an owner's store weakly: the context keeps it alive.
-        self.observations = observations
         self.fs = Seam(
             workspace.backend,
             workspace.gate,
@@ -166,6 +164,7 @@ class Context:
             read_only=workspace.read_only,
             authors=workspace._authors,
             observing=workspace.policy.call if workspace.policy is not None else None,
+            observations=observations,
         )
         self.tools = ToolRegistry(self.fs)
 

@@ -60,6 +60,7 @@ __all__ = ["UNDO_DEPTH", "Change", "Ledger", "ObservationPolicy"]
 class _Call:
     """The calls of one owner in progress, and what they recorded."""
 
+    store: ObservationStore
     depth: int = 0
     pending: dict[str, Entry] = field(default_factory=dict)
 
@@ -103,15 +104,23 @@ class ObservationPolicy:
             self._bound.pop(owner, None)
 
     def store_for(self, owner: str) -> ObservationStore:
+        """The store of the owner's call in progress, else the one bound, else the
+        workspace's."""
+        running = self._calls.get(owner)
+        if running is not None:
+            return running.store
         bound = self._bound.get(owner)
         return self.store if bound is None else bound
 
     @contextmanager
-    def call(self, owner: str) -> Iterator[None]:
-        """One call of ``owner``: what it records is written when the outermost call of
-        the owner ends (a concurrent call of one owner in this process shares it)."""
+    def call(self, owner: str, store: ObservationStore | None = None) -> Iterator[None]:
+        """One call of ``owner`` (``store``: where its observations live, else
+        :meth:`store_for`): what it records is written when the outermost call of the owner
+        ends (a concurrent call of one owner in this process shares it, and its store)."""
         with self._lock:
-            running = self._calls.setdefault(owner, _Call())
+            running = self._calls.get(owner)
+            if running is None:
+                running = self._calls[owner] = _Call(store or self.store_for(owner))
             running.depth += 1
         try:
             yield
@@ -122,7 +131,7 @@ class ObservationPolicy:
                 if running.depth == 0:
                     del self._calls[owner]
             if pending:
-                self.store_for(owner).put(owner, pending)
+                running.store.put(owner, pending)
 
     def entry(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         with self._lock:

@@ -21,6 +21,7 @@ from ..gate import Gate
 from ..history import Authors
 from ..limits import Limits
 from ..messages import Reason, Role
+from ..observations import ObservationStore
 from ..paths import display, to_key
 from ..text import TextDoc, decode
 from ..versions import Version
@@ -56,7 +57,9 @@ class Core:
         docs: DocCache | None = None,
         read_only: bool = False,
         authors: Authors | None = None,
-        observing: Callable[[str], AbstractContextManager[None]] | None = None,
+        observing: Callable[[str, ObservationStore | None], AbstractContextManager[None]]
+        | None = None,
+        observations: ObservationStore | None = None,
     ) -> None:
         self.backend = backend
         self.owner = owner
@@ -66,10 +69,13 @@ class Core:
         self._docs = docs or DocCache(self.limits.doc_cache_bytes)
         self._authors = authors or Authors()
         self._observing = observing
+        self.observations = observations
 
     def observing(self) -> AbstractContextManager[None]:
         """One call of this owner: what it observes is stored once, when it ends."""
-        return self._observing(self.owner) if self._observing is not None else nullcontext()
+        if self._observing is None:
+            return nullcontext()
+        return self._observing(self.owner, self.observations)
 
     @property
     def backend(self) -> Backend:
