@@ -18,21 +18,32 @@ Pydantic AI expects of a tool:
   (FS_NOT_OBSERVED), where the next call must be a read, and what no call fixes (a
   read-only workspace, a binary file, a storage failure).
 
-Both carry fsseam's text, ``Error [CODE]: ...`` with the next step. One toolset is one
-owner; ``per_run=True`` gives every agent run its own (``OWNER/RUN_ID``), for an agent
-whose runs may overlap.
+Both carry fsseam's text, ``Error [CODE]: ...`` with the next step.
+
+Owners: by default each conversation (Pydantic AI's ``conversation_id``, kept in the
+message history) is its own owner, ``conversation/ID``, and what it has read lives in its
+message history (:mod:`fsseam.integrations.pydantic_ai_history`): every tool result
+carries, as metadata the model never sees, the observations its call recorded, and each
+run rebuilds them from the history it is given. A history saved as JSON and resumed in
+another process keeps its reads; two conversations of one agent never share them.
+``per_run=True`` gives every run its own owner (``OWNER/RUN_ID``), still seeded from the
+history. ``owner="name"`` (without ``per_run``) is one fixed owner whose observations
+live in the Workspace's store, as before. ``approve=`` names tools whose calls stop the run
+for a human's approval (Pydantic AI's deferred tools).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
 try:
-    from pydantic_ai import ModelRetry, RunContext, ToolDefinition
-    from pydantic_ai.exceptions import ToolFailed
+    from pydantic_ai import ModelRetry, RunContext, ToolDefinition, ToolReturn
+    from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
+    from pydantic_ai.messages import ToolReturnPart
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 except ImportError as e:  # pragma: no cover - the extra is missing
@@ -40,10 +51,15 @@ except ImportError as e:  # pragma: no cover - the extra is missing
         f"fsseam.integrations.pydantic_ai needs pydantic-ai-slim: "
         f"pip install 'fsseam[pydantic-ai]' (from a clone: pip install '.[pydantic-ai]'): {e}"
     ) from e
+try:  # the failed result Pydantic AI itself builds from ToolFailed, here with metadata
+    from pydantic_ai.exceptions import ToolFailedError
+except ImportError:  # pragma: no cover - older releases: the next result carries them
+    ToolFailedError = None  # type: ignore[assignment,misc]
 
 from ..errors import ErrorCode
 from ..workspace import Context, Workspace
 from ._common import context_of
+from .pydantic_ai_history import HistoryObservations, entries_from, metadata_of
 
 __all__ = ["DEFAULT_TOOLS", "RETRY_CODES", "FsseamToolset"]
 
@@ -72,28 +88,34 @@ _ANY_OBJECT = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(),
 class FsseamToolset(AbstractToolset[Any]):
     """fsseam's tools (``names``, default :data:`DEFAULT_TOOLS`) of one context.
 
-    ``source``: a ``Workspace`` (a context of ``owner`` is made on it), a ``Context`` (used
-    as it is), or a URL (with ``storage_options``). ``max_retries``: per tool, default the
-    agent's. ``retry_codes``: which codes are retry prompts (:data:`RETRY_CODES`).
-    ``per_run``: a context of its own for every agent run (needs a Workspace or URL).
-    On a read-only workspace the toolset holds only those of ``names`` that modify nothing.
+    ``source``: a ``Workspace`` (a context per conversation, or of ``owner``, is made on
+    it), a ``Context`` (used as it is, one owner) or a URL (with ``storage_options``).
+    ``owner``: None (default) makes each conversation its own owner, its observations kept
+    in its message history; a name is one fixed owner whose observations live in the
+    Workspace's store. ``per_run``: an owner of its own for every run (``OWNER/RUN_ID``,
+    seeded from the history; needs a Workspace or URL). ``approve``: names of tools whose
+    calls need a human's approval (the run stops with ``DeferredToolRequests``).
+    ``max_retries``: per tool, default the agent's. ``retry_codes``: which codes are retry
+    prompts (:data:`RETRY_CODES`). On a read-only workspace the toolset holds only those
+    of ``names`` that modify nothing.
     """
 
     def __init__(
         self,
         source: Workspace | Context | str,
         *,
-        owner: str = "agent",
+        owner: str | None = None,
         storage_options: dict[str, Any] | None = None,
         names: Iterable[str] | None = None,
         id: str | None = None,
         max_retries: int | None = None,
         retry_codes: Iterable[ErrorCode] = RETRY_CODES,
         per_run: bool = False,
+        approve: Iterable[str] = (),
     ) -> None:
-        self.context: Context = context_of(source, owner, storage_options)
         if per_run and isinstance(source, Context):
             raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
+        self.context: Context = context_of(source, owner or _CONVERSATION, storage_options)
         self._names = tuple(DEFAULT_TOOLS if names is None else names)
         # The definitions once (an unknown name is UnknownToolError now, not at a call):
         # fsseam's schemas are stable, byte for byte, across calls. A read-only workspace
@@ -107,9 +129,14 @@ class FsseamToolset(AbstractToolset[Any]):
             for name in self.context.tools.offered(self._names)
         }
         self._id = id
+        self._base = owner
         self.max_retries = max_retries
         self.retry_codes = frozenset(retry_codes)
         self.per_run = per_run
+        self.approve = frozenset(approve)
+        # Observations kept in the history: not for a Context, nor for one fixed owner.
+        self._in_history = not isinstance(source, Context) and (owner is None or per_run)
+        self._history: HistoryObservations | None = None
 
     @property
     def id(self) -> str | None:
@@ -123,13 +150,17 @@ class FsseamToolset(AbstractToolset[Any]):
         return f"FsseamToolset({self.context.workspace.url!r}, owner={self.owner!r})"
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
-        if not self.per_run:
+        if not self._in_history:
             return self
-        run = ctx.run_id or uuid.uuid4().hex
-        return FsseamToolset(
-            self.context.workspace, owner=f"{self.owner}/{run}", names=self._names,
-            id=self._id, max_retries=self.max_retries, retry_codes=self.retry_codes,
-        )
+        owner = self._base or f"{_CONVERSATION}/{ctx.conversation_id or uuid.uuid4().hex}"
+        if self.per_run:
+            owner = f"{owner}/{ctx.run_id or uuid.uuid4().hex}"
+        workspace = self.context.workspace
+        history = HistoryObservations(entries_from(ctx.messages, workspace.url))
+        run = copy.copy(self)
+        run.context = workspace.context(owner, observations=history)
+        run._history = history
+        return run
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         retries = ctx.max_retries if self.max_retries is None else self.max_retries
@@ -141,11 +172,30 @@ class FsseamToolset(AbstractToolset[Any]):
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> str:
+    ) -> str | ToolReturn[Any]:
+        if name in self.approve and not ctx.tool_call_approved:
+            raise ApprovalRequired
         result = await asyncio.to_thread(self.context.tools.execute, name, tool_args)
-        if result.ok:
-            return result.text
-        assert result.error is not None
-        if result.error.code in self.retry_codes:
+        if result.error is not None and result.error.code in self.retry_codes:
+            # A retry prompt has no metadata: what the call recorded waits for the next result.
             raise ModelRetry(result.text)
-        raise ToolFailed(result.text)
+        if not result.ok and ToolFailedError is None:
+            raise ToolFailed(result.text)
+        carried = self._carried()
+        if result.ok:
+            return result.text if carried is None else ToolReturn(result.text, metadata=carried)
+        if carried is None:
+            raise ToolFailed(result.text)
+        raise ToolFailedError(ToolReturnPart(
+            tool_name=name, content=result.text, tool_call_id=ctx.tool_call_id or "",
+            tool_kind=tool.tool_def.tool_kind, outcome="failed", metadata=carried))
+
+    def _carried(self) -> dict[str, Any] | None:
+        """The metadata of this call's result: the entries not carried yet, or None."""
+        if self._history is None:
+            return None
+        entries = self._history.take(self.owner)
+        return metadata_of(self.context.workspace.url, entries) if entries else None
+
+
+_CONVERSATION = "conversation"
