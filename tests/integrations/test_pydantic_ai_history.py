@@ -9,6 +9,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from fsseam import ReadEvent, Workspace, hookimpl
 from fsseam.integrations.pydantic_ai import FsseamToolset
 from fsseam.integrations.pydantic_ai_history import HISTORY_KEY
+from fsseam.observations import MemoryObservations
 
 from .helpers import NOT_OBSERVED, retries, seed, stale, stored
 
@@ -205,6 +207,25 @@ def test_a_fixed_owner_keeps_its_observations_in_the_workspace(ws: Workspace) ->
     # No history given: one owner for every run, as before.
     assert outcomes(chat(toolset, edit("retries = 1", "retries = 2")))[0][1] == "success"
     assert (toolset.owner, FsseamToolset(ws).owner) == ("agent", "conversation")
+
+
+@dataclass
+class Deps:
+    seen: MemoryObservations
+
+
+def test_observations_may_live_in_the_deps(ws: Workspace) -> None:
+    toolset = FsseamToolset(ws, observations=lambda ctx: ctx.deps.seen)
+    deps = Deps(MemoryObservations())
+    first = chat(toolset, READ, deps=deps)
+    assert [p.metadata for p in first.new_messages()[2].parts] == [None]
+    assert (deps.seen.owners(), list(deps.seen.entries("agent"))) == (["agent"], ["config.toml"])
+    # The same deps, no history: the read counts; other deps have read nothing.
+    assert outcomes(chat(toolset, edit("retries = 1", "retries = 2"), deps=deps)) == [
+        ("edit", "success", edited("retries = 2"))]
+    assert outcomes(chat(toolset, edit("retries = 2", "retries = 3"),
+                         deps=Deps(MemoryObservations()))) == [("edit", "failed", NOT_OBSERVED)]
+    assert stored(ws) == b"retries = 2\n"
 
 
 # -- in a new process ---------------------------------------------------------------------------

@@ -27,7 +27,8 @@ carries, as metadata the model never sees, the observations its call recorded, a
 run rebuilds them from the history it is given. A history saved as JSON and resumed in
 another process keeps its reads; two conversations of one agent never share them.
 ``per_run=True`` gives every run its own owner (``OWNER/RUN_ID``), still seeded from the
-history. ``owner="name"`` (without ``per_run``) is one fixed owner whose observations
+history. ``observations=`` keeps them in a store of the caller's instead (one held in the
+run's deps), under ``owner`` (default ``agent``) in that store. ``owner="name"`` (without ``per_run``) is one fixed owner whose observations
 live in the Workspace's store, as before. ``approve=`` names tools whose calls stop the run
 for a human's approval (Pydantic AI's deferred tools).
 """
@@ -37,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 try:
@@ -57,9 +58,10 @@ except ImportError:  # pragma: no cover - older releases: the next result carrie
     ToolFailedError = None  # type: ignore[assignment,misc]
 
 from ..errors import ErrorCode
+from ..observations import ObservationStore
 from ..workspace import Context, Workspace
 from ._common import context_of
-from .pydantic_ai_history import HistoryObservations, entries_from, metadata_of
+from .pydantic_ai_history import AsOwner, HistoryObservations, entries_from, metadata_of
 
 __all__ = ["DEFAULT_TOOLS", "RETRY_CODES", "FsseamToolset"]
 
@@ -95,6 +97,9 @@ class FsseamToolset(AbstractToolset[Any]):
     Workspace's store. ``per_run``: an owner of its own for every run (``OWNER/RUN_ID``,
     seeded from the history; needs a Workspace or URL). ``approve``: names of tools whose
     calls need a human's approval (the run stops with ``DeferredToolRequests``).
+    ``observations``: where a conversation's observations live instead of its history: a
+    function of the run context returning a store (e.g. ``lambda ctx: ctx.deps.seen``); the
+    entries are kept there under ``owner`` (default ``agent``).
     ``max_retries``: per tool, default the agent's. ``retry_codes``: which codes are retry
     prompts (:data:`RETRY_CODES`). On a read-only workspace the toolset holds only those
     of ``names`` that modify nothing.
@@ -112,6 +117,7 @@ class FsseamToolset(AbstractToolset[Any]):
         retry_codes: Iterable[ErrorCode] = RETRY_CODES,
         per_run: bool = False,
         approve: Iterable[str] = (),
+        observations: Callable[[RunContext[Any]], ObservationStore] | None = None,
     ) -> None:
         if per_run and isinstance(source, Context):
             raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
@@ -137,6 +143,7 @@ class FsseamToolset(AbstractToolset[Any]):
         # Observations kept in the history: not for a Context, nor for one fixed owner.
         self._in_history = not isinstance(source, Context) and (owner is None or per_run)
         self._history: HistoryObservations | None = None
+        self._observations = observations
 
     @property
     def id(self) -> str | None:
@@ -152,14 +159,21 @@ class FsseamToolset(AbstractToolset[Any]):
     async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
         if not self._in_history:
             return self
+        workspace = self.context.workspace
+        run_id = ctx.run_id or uuid.uuid4().hex
+        run = copy.copy(self)
+        if self._observations is not None:
+            # The caller's store (one in the deps) is the scope: every run of it is one
+            # owner there, while each run binds a name of its own, so concurrent runs with
+            # other deps never meet.
+            stored = AsOwner(self._observations(ctx), self._base or _DEPS)
+            run.context = workspace.context(f"{stored.owner}/{run_id}", observations=stored)
+            return run
         owner = self._base or f"{_CONVERSATION}/{ctx.conversation_id or uuid.uuid4().hex}"
         if self.per_run:
-            owner = f"{owner}/{ctx.run_id or uuid.uuid4().hex}"
-        workspace = self.context.workspace
-        history = HistoryObservations(entries_from(ctx.messages, workspace.url))
-        run = copy.copy(self)
-        run.context = workspace.context(owner, observations=history)
-        run._history = history
+            owner = f"{owner}/{run_id}"
+        run._history = HistoryObservations(entries_from(ctx.messages, workspace.url))
+        run.context = workspace.context(owner, observations=run._history)
         return run
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
@@ -199,3 +213,4 @@ class FsseamToolset(AbstractToolset[Any]):
 
 
 _CONVERSATION = "conversation"
+_DEPS = "agent"

@@ -20,9 +20,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..observations import Entry, MemoryObservations, newer
+from ..observations import Entry, MemoryObservations, ObservationStore, newer
 
-__all__ = ["HISTORY_FORMAT", "HISTORY_KEY", "Carried", "HistoryObservations", "entries_from"]
+__all__ = [
+    "HISTORY_FORMAT", "HISTORY_KEY", "AsOwner", "Carried", "HistoryObservations", "entries_from",
+    "metadata_of",
+]
 
 HISTORY_KEY = "fsseam"
 """The key of a tool result's metadata under which fsseam's entries travel."""
@@ -68,6 +71,24 @@ class HistoryObservations:
         them."""
         with self._lock:
             return self._unsent.pop(owner, {})
+
+
+class AsOwner:
+    """A store of the caller's, seen through one owner name: whichever owner a run binds,
+    its entries are ``owner``'s in ``store``."""
+
+    def __init__(self, store: ObservationStore, owner: str) -> None:
+        self.store = store
+        self.owner = owner
+
+    def __repr__(self) -> str:
+        return f"AsOwner({self.store!r}, {self.owner!r})"
+
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+        return self.store.get(self.owner, key, fresh=fresh)
+
+    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+        self.store.put(self.owner, entries)
 
 
 def _won(a: Entry | None, b: Entry) -> Entry:
