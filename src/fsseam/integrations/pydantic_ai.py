@@ -169,7 +169,10 @@ class FsseamToolset(AbstractToolset[Any]):
             stored = AsOwner(self._observations(ctx), self._base or _DEPS)
             run.context = workspace.context(f"{stored.owner}/{run_id}", observations=stored)
             return run
-        owner = self._base or f"{_CONVERSATION}/{ctx.conversation_id or uuid.uuid4().hex}"
+        # The owner only names the conversation (the history, not the name, holds its
+        # reads): a release without conversation ids gets a name per run.
+        conversation = getattr(ctx, "conversation_id", None) or uuid.uuid4().hex
+        owner = self._base or f"{_CONVERSATION}/{conversation}"
         if self.per_run:
             owner = f"{owner}/{run_id}"
         run._history = HistoryObservations(entries_from(ctx.messages, workspace.url))
