@@ -141,6 +141,24 @@ def test_two_conversations_of_one_agent_never_share_their_reads() -> None:
     assert stored(ws) == b"retries = 2\n"
 
 
+def test_the_calls_of_one_response_carry_every_read_they_made(ws: Workspace) -> None:
+    """Pydantic AI runs one response's calls at once; what they record is written when the
+    last ends, and the results between them carry all of it."""
+    seed(ws, "/other.toml")
+    both = [call("read", "one"), {**call("read", "two"), "args": {"file_path": "/other.toml"}}]
+    first = chat(FsseamToolset(ws), both)
+    carried = [set(p.metadata[HISTORY_KEY]["entries"]) for p in first.new_messages()[2].parts
+               if p.metadata is not None]
+    assert set().union(*carried) == {"config.toml", "other.toml"}
+    edits = [*edit("retries = 1", "retries = 2", "e1"),
+             {**edit("retries = 1", "retries = 4", "e2")[0],
+              "args": {"file_path": "/other.toml", "old_string": "retries = 1",
+                       "new_string": "retries = 4"}}]
+    later = chat(FsseamToolset(ws), edits, message_history=as_json(first.all_messages()))
+    assert [(c, o) for c, o, _ in outcomes(later)] == [("e1", "success"), ("e2", "success")]
+    assert (stored(ws), stored(ws, "/other.toml")) == (b"retries = 2\n", b"retries = 4\n")
+
+
 def test_a_history_carries_the_reads_only_as_far_as_it_goes(ws: Workspace) -> None:
     toolset = FsseamToolset(ws)
     first = chat(toolset, READ)

@@ -28,9 +28,10 @@ run rebuilds them from the history it is given. A history saved as JSON and resu
 another process keeps its reads; two conversations of one agent never share them.
 ``per_run=True`` gives every run its own owner (``OWNER/RUN_ID``), still seeded from the
 history. ``observations=`` keeps them in a store of the caller's instead (one held in the
-run's deps), under ``owner`` (default ``agent``) in that store. ``owner="name"`` (without ``per_run``) is one fixed owner whose observations
-live in the Workspace's store, as before. ``approve=`` names tools whose calls stop the run
-for a human's approval (Pydantic AI's deferred tools).
+run's deps), under ``owner`` (default ``agent``) in that store. ``owner="name"`` (without
+``per_run``) is one fixed owner whose observations live in the Workspace's store, as
+before. ``approve=`` names tools whose calls stop the run for a human's approval
+(Pydantic AI's deferred tools).
 """
 
 from __future__ import annotations
