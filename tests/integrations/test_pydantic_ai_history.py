@@ -244,6 +244,12 @@ def test_observations_may_live_in_the_deps(ws: Workspace) -> None:
     assert outcomes(chat(toolset, edit("retries = 2", "retries = 3"),
                          deps=Deps(MemoryObservations()))) == [("edit", "failed", NOT_OBSERVED)]
     assert stored(ws) == b"retries = 2\n"
+    # A named owner there: the same store, that name.
+    named = FsseamToolset(ws, owner="alice", observations=lambda ctx: ctx.deps.seen)
+    chat(named, READ, deps=deps)
+    assert deps.seen.owners() == ["agent", "alice"]
+    with pytest.raises(TypeError, match="observations= binds a context per run"):
+        FsseamToolset(ws.context("c"), observations=lambda ctx: ctx.deps.seen)
 
 
 # -- in a new process ---------------------------------------------------------------------------

@@ -122,6 +122,8 @@ class FsseamToolset(AbstractToolset[Any]):
     ) -> None:
         if per_run and isinstance(source, Context):
             raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
+        if observations is not None and isinstance(source, Context):
+            raise TypeError("observations= binds a context per run: pass the Workspace")
         self.context: Context = context_of(source, owner or _CONVERSATION, storage_options)
         self._names = tuple(DEFAULT_TOOLS if names is None else names)
         # The definitions once (an unknown name is UnknownToolError now, not at a call):
@@ -141,8 +143,10 @@ class FsseamToolset(AbstractToolset[Any]):
         self.retry_codes = frozenset(retry_codes)
         self.per_run = per_run
         self.approve = frozenset(approve)
-        # Observations kept in the history: not for a Context, nor for one fixed owner.
-        self._in_history = not isinstance(source, Context) and (owner is None or per_run)
+        # A context per run (its observations in the history or the caller's store): not
+        # for a Context, nor for one fixed owner in the Workspace's store.
+        self._per_run_context = not isinstance(source, Context) and (
+            owner is None or per_run or observations is not None)
         self._history: HistoryObservations | None = None
         self._observations = observations
 
@@ -158,7 +162,7 @@ class FsseamToolset(AbstractToolset[Any]):
         return f"FsseamToolset({self.context.workspace.url!r}, owner={self.owner!r})"
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
-        if not self._in_history:
+        if not self._per_run_context:
             return self
         workspace = self.context.workspace
         run_id = ctx.run_id or uuid.uuid4().hex
