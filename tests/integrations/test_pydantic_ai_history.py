@@ -159,6 +159,53 @@ def test_the_calls_of_one_response_carry_every_read_they_made(ws: Workspace) -> 
     assert (stored(ws), stored(ws, "/other.toml")) == (b"retries = 2\n", b"retries = 4\n")
 
 
+def test_two_runs_of_one_conversation_at_once_keep_their_own_reads(ws: Workspace) -> None:
+    """Two runs continue one history at the same time (one conversation id): the second
+    gets an owner of its own, so neither takes the other's reads."""
+    toolset = FsseamToolset(ws)
+    start = chat(toolset, prompt="Start.")
+    history = start.all_messages()
+
+    async def both() -> tuple[Any, Any]:
+        a_has_read, b_has_edited = asyncio.Event(), asyncio.Event()
+
+        def turns(*steps: Any) -> FunctionModel:
+            remaining = list(steps)
+
+            async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+                step = remaining.pop(0) if remaining else DONE
+                parts = await step() if callable(step) else step
+                return ModelResponse(parts=[ToolCallPart(c["tool"], c["args"],
+                                                         tool_call_id=c["id"]) for c in parts]
+                                     if parts is not DONE else parts)
+
+            return FunctionModel(respond)
+
+        async def a_edits() -> list[dict[str, Any]]:  # once b has tried
+            a_has_read.set()
+            await asyncio.wait_for(b_has_edited.wait(), 30)
+            return edit("retries = 1", "retries = 2", "a")
+
+        async def b_edits() -> list[dict[str, Any]]:  # while a runs, after its read
+            await asyncio.wait_for(a_has_read.wait(), 30)
+            return edit("retries = 1", "retries = 3", "b")
+
+        async def b_done() -> list[TextPart]:
+            b_has_edited.set()
+            return DONE
+
+        run_a = Agent(turns(READ, a_edits), toolsets=[toolset]).run(
+            "A.", message_history=history)
+        run_b = Agent(turns(b_edits, b_done), toolsets=[toolset]).run(
+            "B.", message_history=history)
+        return await asyncio.gather(run_a, run_b)
+
+    a, b = asyncio.run(both())
+    assert outcomes(b) == [("b", "failed", NOT_OBSERVED)]
+    assert outcomes(a)[1] == ("a", "success", edited("retries = 2"))
+    assert stored(ws) == b"retries = 2\n"
+
+
 def test_a_history_carries_the_reads_only_as_far_as_it_goes(ws: Workspace) -> None:
     toolset = FsseamToolset(ws)
     first = chat(toolset, READ)

@@ -62,7 +62,14 @@ from ..errors import ErrorCode
 from ..observations import ObservationStore
 from ..workspace import Context, Workspace
 from ._common import context_of
-from .pydantic_ai_history import AsOwner, HistoryObservations, entries_from, metadata_of
+from .pydantic_ai_history import (
+    AsOwner,
+    HistoryObservations,
+    claim,
+    entries_from,
+    metadata_of,
+    release,
+)
 
 __all__ = ["DEFAULT_TOOLS", "RETRY_CODES", "FsseamToolset"]
 
@@ -149,6 +156,7 @@ class FsseamToolset(AbstractToolset[Any]):
             owner is None or per_run or observations is not None)
         self._history: HistoryObservations | None = None
         self._observations = observations
+        self._claimed: str | None = None
 
     @property
     def id(self) -> str | None:
@@ -178,11 +186,19 @@ class FsseamToolset(AbstractToolset[Any]):
         # reads): a release without conversation ids gets a name per run.
         conversation = getattr(ctx, "conversation_id", None) or uuid.uuid4().hex
         owner = self._base or f"{_CONVERSATION}/{conversation}"
+        run._history = HistoryObservations(entries_from(ctx.messages, workspace.url))
         if self.per_run:
             owner = f"{owner}/{run_id}"
-        run._history = HistoryObservations(entries_from(ctx.messages, workspace.url))
+        elif workspace.policy is not None:
+            owner = claim(workspace.policy, owner, f"{owner}/{run_id}")
+            run._claimed = owner
         run.context = workspace.context(owner, observations=run._history)
         return run
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        if self._claimed is not None and self.context.workspace.policy is not None:
+            release(self.context.workspace.policy, self._claimed)
+        return None
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         retries = ctx.max_retries if self.max_retries is None else self.max_retries

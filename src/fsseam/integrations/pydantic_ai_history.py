@@ -15,6 +15,7 @@ Imports no framework: the messages are read by attribute.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..observations import Entry, MemoryObservations, ObservationStore, newer
 
 __all__ = [
-    "HISTORY_FORMAT", "HISTORY_KEY", "AsOwner", "Carried", "HistoryObservations", "entries_from",
-    "metadata_of",
+    "HISTORY_FORMAT", "HISTORY_KEY", "AsOwner", "Carried", "HistoryObservations", "claim",
+    "entries_from", "metadata_of", "release",
 ]
 
 HISTORY_KEY = "fsseam"
@@ -89,6 +90,26 @@ class AsOwner:
 
     def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
         self.store.put(self.owner, entries)
+
+
+_RUNNING: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
+_RUNNING_LOCK = threading.Lock()
+
+
+def claim(policy: object, owner: str, otherwise: str) -> str:
+    """The owner a run binds: ``owner``, or ``otherwise`` while another run in progress
+    on the same policy holds ``owner`` (two runs of one conversation at once: a binding
+    of one name would hand one run's store to the other)."""
+    with _RUNNING_LOCK:
+        running = _RUNNING.setdefault(policy, set())
+        chosen = otherwise if owner in running else owner
+        running.add(chosen)
+        return chosen
+
+
+def release(policy: object, owner: str) -> None:
+    with _RUNNING_LOCK:
+        _RUNNING.get(policy, set()).discard(owner)
 
 
 def _won(a: Entry | None, b: Entry) -> Entry:
