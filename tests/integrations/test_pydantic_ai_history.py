@@ -136,7 +136,10 @@ def test_two_conversations_of_one_agent_never_share_their_reads() -> None:
     again = chat(toolset, edit("retries = 1", "retries = 2"),
                  message_history=one.all_messages())
     assert outcomes(again) == [("edit", "success", edited("retries = 2"))]
-    assert readers.owners == [f"conversation/{one.all_messages()[0].conversation_id}"]
+    owner = f"conversation/{one.all_messages()[0].conversation_id}"
+    assert readers.owners == [owner]
+    # Between runs the history holds the reads; the workspace keeps none of them.
+    assert ws.policy is not None and ws.policy.store_for(owner).get(owner, "config.toml") is None
     assert one.all_messages()[0].conversation_id != other.all_messages()[0].conversation_id
     assert stored(ws) == b"retries = 2\n"
 

@@ -196,6 +196,10 @@ class FsseamToolset(AbstractToolset[Any]):
         return run
 
     async def __aexit__(self, *args: Any) -> bool | None:
+        # The run is over: its history holds what travels. The policy keeps the owner's
+        # binding (it has no unbind), so the entries go now, not with the workspace.
+        if self._history is not None:
+            self._history.clear()
         if self._claimed is not None and self.context.workspace.policy is not None:
             release(self.context.workspace.policy, self._claimed)
         return None

@@ -67,6 +67,13 @@ class HistoryObservations:
             for key, entry in entries.items():
                 unsent[key] = _won(unsent.get(key), entry)
 
+    def clear(self) -> None:
+        """Forget everything (the run is over: its history holds what travels)."""
+        with self._lock:
+            self.memory = MemoryObservations()
+            self._seed.clear()
+            self._unsent.clear()
+
     def take(self, owner: str) -> dict[str, Entry]:
         """The owner's entries recorded since the last take: the next tool result carries
         them."""
