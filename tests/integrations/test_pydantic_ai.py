@@ -82,7 +82,7 @@ def edited(line: int, *rows: str) -> str:
 
 def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
     pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
-    run_docs_example(pytester, "pydantic-ai.md", "test_pydantic_ai_s3", passed=2)
+    run_docs_example(pytester, "pydantic-ai.md", "test_pydantic_ai_s3", passed=3)
 
 
 # -- agents end to end -----------------------------------------------------------------------

@@ -18,21 +18,34 @@ Pydantic AI expects of a tool:
   (FS_NOT_OBSERVED), where the next call must be a read, and what no call fixes (a
   read-only workspace, a binary file, a storage failure).
 
-Both carry fsseam's text, ``Error [CODE]: ...`` with the next step. One toolset is one
-owner; ``per_run=True`` gives every agent run its own (``OWNER/RUN_ID``), for an agent
-whose runs may overlap.
+Both carry fsseam's text, ``Error [CODE]: ...`` with the next step.
+
+Owners: by default each conversation (Pydantic AI's ``conversation_id``, kept in the
+message history) is its own owner, ``conversation/ID``, and what it has read lives in its
+message history (:mod:`fsseam.integrations.pydantic_ai_history`): every tool result
+carries, as metadata the model never sees, the observations its call recorded, and each
+run rebuilds them from the history it is given. A history saved as JSON and resumed in
+another process keeps its reads; two conversations of one agent never share them.
+``per_run=True`` gives every run its own owner (``OWNER/RUN_ID``), still seeded from the
+history. ``observations=`` keeps them in a store of the caller's instead (one held in the
+run's deps), under ``owner`` (default ``agent``) in that store. ``owner="name"`` (without
+``per_run``) is one fixed owner whose observations live in the Workspace's store, as
+before. ``approve=`` names tools whose calls stop the run for a human's approval
+(Pydantic AI's deferred tools).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 try:
-    from pydantic_ai import ModelRetry, RunContext, ToolDefinition
-    from pydantic_ai.exceptions import ToolFailed
+    from pydantic_ai import ModelRetry, RunContext, ToolDefinition, ToolReturn
+    from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
+    from pydantic_ai.messages import ToolReturnPart
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 except ImportError as e:  # pragma: no cover - the extra is missing
@@ -40,10 +53,23 @@ except ImportError as e:  # pragma: no cover - the extra is missing
         f"fsseam.integrations.pydantic_ai needs pydantic-ai-slim: "
         f"pip install 'fsseam[pydantic-ai]' (from a clone: pip install '.[pydantic-ai]'): {e}"
     ) from e
+try:  # the failed result Pydantic AI itself builds from ToolFailed, here with metadata
+    from pydantic_ai.exceptions import ToolFailedError
+except ImportError:  # pragma: no cover - older releases: the next result carries them
+    ToolFailedError = None  # type: ignore[assignment,misc]
 
 from ..errors import ErrorCode
+from ..observations import ObservationStore
 from ..workspace import Context, Workspace
 from ._common import context_of
+from .pydantic_ai_history import (
+    AsOwner,
+    HistoryObservations,
+    claim,
+    entries_from,
+    metadata_of,
+    release,
+)
 
 __all__ = ["DEFAULT_TOOLS", "RETRY_CODES", "FsseamToolset"]
 
@@ -72,28 +98,40 @@ _ANY_OBJECT = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(),
 class FsseamToolset(AbstractToolset[Any]):
     """fsseam's tools (``names``, default :data:`DEFAULT_TOOLS`) of one context.
 
-    ``source``: a ``Workspace`` (a context of ``owner`` is made on it), a ``Context`` (used
-    as it is), or a URL (with ``storage_options``). ``max_retries``: per tool, default the
-    agent's. ``retry_codes``: which codes are retry prompts (:data:`RETRY_CODES`).
-    ``per_run``: a context of its own for every agent run (needs a Workspace or URL).
-    On a read-only workspace the toolset holds only those of ``names`` that modify nothing.
+    ``source``: a ``Workspace`` (a context per conversation, or of ``owner``, is made on
+    it), a ``Context`` (used as it is, one owner) or a URL (with ``storage_options``).
+    ``owner``: None (default) makes each conversation its own owner, its observations kept
+    in its message history; a name is one fixed owner whose observations live in the
+    Workspace's store. ``per_run``: an owner of its own for every run (``OWNER/RUN_ID``,
+    seeded from the history; needs a Workspace or URL). ``approve``: names of tools whose
+    calls need a human's approval (the run stops with ``DeferredToolRequests``).
+    ``observations``: where a conversation's observations live instead of its history: a
+    function of the run context returning a store (e.g. ``lambda ctx: ctx.deps.seen``); the
+    entries are kept there under ``owner`` (default ``agent``).
+    ``max_retries``: per tool, default the agent's. ``retry_codes``: which codes are retry
+    prompts (:data:`RETRY_CODES`). On a read-only workspace the toolset holds only those
+    of ``names`` that modify nothing.
     """
 
     def __init__(
         self,
         source: Workspace | Context | str,
         *,
-        owner: str = "agent",
+        owner: str | None = None,
         storage_options: dict[str, Any] | None = None,
         names: Iterable[str] | None = None,
         id: str | None = None,
         max_retries: int | None = None,
         retry_codes: Iterable[ErrorCode] = RETRY_CODES,
         per_run: bool = False,
+        approve: Iterable[str] = (),
+        observations: Callable[[RunContext[Any]], ObservationStore] | None = None,
     ) -> None:
-        self.context: Context = context_of(source, owner, storage_options)
         if per_run and isinstance(source, Context):
             raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
+        if observations is not None and isinstance(source, Context):
+            raise TypeError("observations= binds a context per run: pass the Workspace")
+        self.context: Context = context_of(source, owner or _CONVERSATION, storage_options)
         self._names = tuple(DEFAULT_TOOLS if names is None else names)
         # The definitions once (an unknown name is UnknownToolError now, not at a call):
         # fsseam's schemas are stable, byte for byte, across calls. A read-only workspace
@@ -107,9 +145,18 @@ class FsseamToolset(AbstractToolset[Any]):
             for name in self.context.tools.offered(self._names)
         }
         self._id = id
+        self._base = owner
         self.max_retries = max_retries
         self.retry_codes = frozenset(retry_codes)
         self.per_run = per_run
+        self.approve = frozenset(approve)
+        # A context per run (its observations in the history or the caller's store): not
+        # for a Context, nor for one fixed owner in the Workspace's store.
+        self._per_run_context = not isinstance(source, Context) and (
+            owner is None or per_run or observations is not None)
+        self._history: HistoryObservations | None = None
+        self._observations = observations
+        self._claimed: str | None = None
 
     @property
     def id(self) -> str | None:
@@ -123,13 +170,39 @@ class FsseamToolset(AbstractToolset[Any]):
         return f"FsseamToolset({self.context.workspace.url!r}, owner={self.owner!r})"
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
-        if not self.per_run:
+        if not self._per_run_context:
             return self
-        run = ctx.run_id or uuid.uuid4().hex
-        return FsseamToolset(
-            self.context.workspace, owner=f"{self.owner}/{run}", names=self._names,
-            id=self._id, max_retries=self.max_retries, retry_codes=self.retry_codes,
-        )
+        workspace = self.context.workspace
+        run_id = ctx.run_id or uuid.uuid4().hex
+        run = copy.copy(self)
+        if self._observations is not None:
+            # The caller's store (one in the deps) is the scope: every run of it is one
+            # owner there, while each run binds a name of its own, so concurrent runs with
+            # other deps never meet.
+            stored = AsOwner(self._observations(ctx), self._base or _DEPS)
+            run.context = workspace.context(f"{stored.owner}/{run_id}", observations=stored)
+            return run
+        # The owner only names the conversation (the history, not the name, holds its
+        # reads): a release without conversation ids gets a name per run.
+        conversation = getattr(ctx, "conversation_id", None) or uuid.uuid4().hex
+        owner = self._base or f"{_CONVERSATION}/{conversation}"
+        run._history = HistoryObservations(entries_from(ctx.messages, workspace.url))
+        if self.per_run:
+            owner = f"{owner}/{run_id}"
+        elif workspace.policy is not None:
+            owner = claim(workspace.policy, owner, f"{owner}/{run_id}")
+            run._claimed = owner
+        run.context = workspace.context(owner, observations=run._history)
+        return run
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        # The run is over: its history holds what travels. The policy keeps the owner's
+        # binding (it has no unbind), so the entries go now, not with the workspace.
+        if self._history is not None:
+            self._history.clear()
+        if self._claimed is not None and self.context.workspace.policy is not None:
+            release(self.context.workspace.policy, self._claimed)
+        return None
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         retries = ctx.max_retries if self.max_retries is None else self.max_retries
@@ -141,11 +214,31 @@ class FsseamToolset(AbstractToolset[Any]):
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
-    ) -> str:
+    ) -> str | ToolReturn[Any]:
+        if name in self.approve and not ctx.tool_call_approved:
+            raise ApprovalRequired
         result = await asyncio.to_thread(self.context.tools.execute, name, tool_args)
-        if result.ok:
-            return result.text
-        assert result.error is not None
-        if result.error.code in self.retry_codes:
+        if result.error is not None and result.error.code in self.retry_codes:
+            # A retry prompt has no metadata: what the call recorded waits for the next result.
             raise ModelRetry(result.text)
-        raise ToolFailed(result.text)
+        if not result.ok and ToolFailedError is None:
+            raise ToolFailed(result.text)
+        carried = self._carried()
+        if result.ok:
+            return result.text if carried is None else ToolReturn(result.text, metadata=carried)
+        if carried is None:
+            raise ToolFailed(result.text)
+        raise ToolFailedError(ToolReturnPart(
+            tool_name=name, content=result.text, tool_call_id=ctx.tool_call_id or "",
+            tool_kind=tool.tool_def.tool_kind, outcome="failed", metadata=carried))
+
+    def _carried(self) -> dict[str, Any] | None:
+        """The metadata of this call's result: the entries not carried yet, or None."""
+        if self._history is None:
+            return None
+        entries = self._history.take(self.owner)
+        return metadata_of(self.context.workspace.url, entries) if entries else None
+
+
+_CONVERSATION = "conversation"
+_DEPS = "agent"
