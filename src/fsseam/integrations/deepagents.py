@@ -81,6 +81,7 @@ from ..tools.run import attempt, failed, perform
 from ..workspace import Context, Workspace
 from ._common import context_of
 from ._deepagents_ops import IncludeGlob, download, files_below, literal_grep, upload
+from .deepagents_state import FsseamMiddleware, ThreadContexts
 
 __all__ = ["DEEPAGENTS_VOCABULARY", "MAX_GLOB_MATCHES", "MAX_GREP_MATCHES", "FsseamBackend"]
 
@@ -152,18 +153,28 @@ class FsseamBackend(BackendProtocol):
         owner: str = "deepagents",
         storage_options: dict[str, Any] | None = None,
     ) -> None:
-        self.context: Context = context_of(source, owner, storage_options)
+        self.threads = ThreadContexts(context_of(source, owner, storage_options))
+        self.middleware = FsseamMiddleware(self.threads)
+        """What keeps this backend's observations in each thread's LangGraph state: pass
+        it to ``create_deep_agent(..., middleware=[backend.middleware])``."""
+
+    @property
+    def context(self) -> Context:
+        """The context of the call in progress: the thread's owner in a graph run, else the
+        backend's own."""
+        return self.threads.current
 
     @property
     def owner(self) -> str:
-        return self.context.owner
+        """The backend's owner name (in a thread, the prefix of the thread's owner)."""
+        return self.threads.prefix
 
     @property
     def workspace(self) -> Workspace:
-        return self.context.workspace
+        return self.threads.base.workspace
 
     def __repr__(self) -> str:
-        return f"FsseamBackend({self.context.workspace.url!r}, owner={self.owner!r})"
+        return f"FsseamBackend({self.workspace.url!r}, owner={self.owner!r})"
 
     # -- helpers ---------------------------------------------------------------------------
     def _try(self, call: Callable[[], T], path: str, action: str) -> T | FsError:
