@@ -95,7 +95,7 @@ class FsseamState(AgentState[Any]):
     and not handed to subagents)."""
 
     fsseam_observations: NotRequired[
-        Annotated[Scoped, merge_observations, PrivateStateAttr]
+        Annotated[Scoped, PrivateStateAttr, merge_observations]
     ]
     fsseam_run: NotRequired[Annotated[str, PrivateStateAttr]]
 
@@ -285,6 +285,8 @@ class FsseamMiddleware(AgentMiddleware[FsseamState, Any, Any]):
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         # A run without a thread id gets an owner of its own, kept for the run only.
         if isinstance(state, Mapping) and state.get(RUN_KEY):
+            return None
+        if thread_of(get_config(), None) is not None:
             return None
         return {RUN_KEY: uuid.uuid4().hex}
 

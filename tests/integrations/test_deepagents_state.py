@@ -1,0 +1,240 @@
+"""deepagents: what a thread has read lives in its LangGraph state (fsseam's own channel),
+checkpointed by LangGraph's real SQLite checkpointer. Threads read here and are resumed in
+ONE new process (tests/integrations/deepagents_process.py) that edits or approves; one
+agent's threads never share a read."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "deepagents", reason="deepagents is not installed: pip install -e '.[deepagents]'"
+)
+pytest.importorskip("langgraph.checkpoint.sqlite", reason="langgraph-checkpoint-sqlite")
+
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+import fsseam
+from fsseam import ErrorCode, Workspace
+from fsseam.integrations.deepagents import FsseamBackend
+from fsseam.integrations.deepagents_state import (
+    OBSERVATIONS_KEY,
+    RUN_KEY,
+    merge_observations,
+)
+from fsseam.observations import Entry
+from fsseam.versions import Version
+
+from . import deepagents_process as proc
+from .helpers import NOT_OBSERVED, seed
+
+EDITED = "Successfully replaced 1 instance(s) of the string in '{}'"
+SCRIPT = Path(proc.__file__)
+
+# scenario (= thread id): the file, what happens in this process, what the new one does
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "resume": {"path": "/a.toml", "do": "edit", "edit": ["retries = 1", "retries = 3"]},
+    "changed": {"path": "/b.toml", "do": "edit", "edit": ["retries = 1", "retries = 3"],
+                "outside": True},
+    "approve": {"path": "/c.toml", "do": "approve", "edit": ["retries = 1", "retries = 4"]},
+    "approve-changed": {"path": "/d.toml", "do": "approve",
+                        "edit": ["retries = 1", "retries = 4"], "outside": True},
+}
+
+
+def stale_here(path: str) -> str:
+    """The refusal in a process that never held the version read (local disk keeps no
+    older versions, so there is no diff to show)."""
+    return (f"Error [FS_STALE]: {path} has changed since you last read it. Read it again, "
+            "then retry the edit.")
+
+
+def someone_changes(ws: Workspace, path: str) -> None:
+    person = ws.context("person")
+    person.tools.execute("read", {"file_path": path})
+    assert person.tools.execute("edit", {"file_path": path, "old_string": "retries = 1",
+                                         "new_string": "retries = 2"}).ok
+
+
+def first_process(root: Path, db: str) -> dict[str, Any]:
+    """Each thread reads its file here (the approvals also reach their edit and stop)."""
+    ws = Workspace(str(root))
+    backend = FsseamBackend(ws)
+    checkpointer = proc.saver(db)
+    seen: dict[str, Any] = {}
+    for name, s in SCENARIOS.items():
+        seed(ws, s["path"])
+        approve = s["do"] == "approve"
+        turns: list[AIMessage | str] = [proc.read(s["path"])]
+        if approve:
+            turns.append(proc.edit(s["path"], *s["edit"]))
+        result = proc.agent(backend, turns, checkpointer, interrupt=approve).invoke(
+            {"messages": [{"role": "user", "content": "Read it."}]}, proc.thread(name))
+        seen[name] = (proc.tool_results(result["messages"]),
+                      "__interrupt__" in result)
+        if s.get("outside"):
+            someone_changes(ws, s["path"])
+    return seen
+
+
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Any]:
+    root = tmp_path_factory.mktemp("deepagents-state")
+    db = str(root.parent / f"{root.name}.sqlite")
+    seen = first_process(root, db)
+    src = str(Path(fsseam.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(SCRIPT), str(root), db, json.dumps(SCENARIOS)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root, seen, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_first_process_read_and_stopped_at_the_approvals(
+    resumed: tuple[Path, dict[str, Any], Any],
+) -> None:
+    _, seen, _ = resumed
+    for name, s in SCENARIOS.items():
+        results, interrupted = seen[name]
+        assert results == [["success", "@@ lines 1-1 of 1 @@\nretries = 1"]]
+        assert interrupted is (s["do"] == "approve")
+
+
+def test_a_thread_resumed_in_a_new_process_edits_what_it_read(
+    resumed: tuple[Path, dict[str, Any], Any],
+) -> None:
+    root, _, after = resumed
+    assert after["resume"] == [["success", EDITED.format("/a.toml")]]
+    assert (root / "a.toml").read_bytes() == b"retries = 3\n"
+
+
+def test_an_outside_change_before_the_resume_is_refused(
+    resumed: tuple[Path, dict[str, Any], Any],
+) -> None:
+    root, _, after = resumed
+    assert after["changed"] == [["error", stale_here("/b.toml")]]
+    assert (root / "b.toml").read_bytes() == b"retries = 2\n"
+
+
+def test_an_edit_approved_in_a_new_process_applies(
+    resumed: tuple[Path, dict[str, Any], Any],
+) -> None:
+    root, _, after = resumed
+    assert after["approve"] == [["success", EDITED.format("/c.toml")]]
+    assert (root / "c.toml").read_bytes() == b"retries = 4\n"
+
+
+def test_an_approved_edit_of_a_file_changed_meanwhile_is_refused(
+    resumed: tuple[Path, dict[str, Any], Any],
+) -> None:
+    root, _, after = resumed
+    assert after["approve-changed"] == [["error", stale_here("/d.toml")]]
+    assert (root / "d.toml").read_bytes() == b"retries = 2\n"
+
+
+# -- in this process ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    ws = Workspace(str(tmp_path))
+    seed(ws)
+    return ws
+
+
+def go(agent: Any, thread: str | None) -> list[list[str]]:
+    config = proc.thread(thread) if thread is not None else None
+    result = agent.invoke({"messages": [{"role": "user", "content": "Go."}]}, config)
+    return proc.tool_results(result["messages"])
+
+
+def test_two_threads_of_one_agent_never_share_a_read(ws: Workspace, tmp_path: Path) -> None:
+    backend, checkpointer = FsseamBackend(ws), InMemorySaver()
+    edit = proc.edit("/config.toml", "retries = 1", "retries = 3")
+
+    assert go(proc.agent(backend, [proc.read("/config.toml")], checkpointer), "A")[-1][0] == (
+        "success")
+    assert go(proc.agent(backend, [edit], checkpointer), "B") == [["error", NOT_OBSERVED]]
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 1\n"
+    assert go(proc.agent(backend, [edit], checkpointer), "A")[-1] == [
+        "success", EDITED.format("/config.toml")]
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 3\n"
+    # Each thread's state holds its own reads, under the backend's scope, and nothing else.
+    a = proc.agent(backend, [], checkpointer).get_state(proc.thread("A")).values
+    b = proc.agent(backend, [], checkpointer).get_state(proc.thread("B")).values
+    assert list(a[OBSERVATIONS_KEY]) == [backend.threads.scope]
+    assert list(a[OBSERVATIONS_KEY][backend.threads.scope]) == ["config.toml"]
+    assert b[OBSERVATIONS_KEY] == {} and RUN_KEY not in b
+
+
+def test_runs_without_a_thread_id_each_have_an_owner(ws: Workspace, tmp_path: Path) -> None:
+    backend = FsseamBackend(ws)
+    read = proc.agent(backend, [proc.read("/config.toml")], None)
+    assert go(read, None)[-1][0] == "success"
+    edit = proc.agent(backend, [proc.edit("/config.toml", "retries = 1", "retries = 3")], None)
+    assert go(edit, None) == [["error", NOT_OBSERVED]]
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 1\n"
+
+
+def test_parallel_reads_of_one_response_all_reach_the_state(
+    ws: Workspace, tmp_path: Path,
+) -> None:
+    seed(ws, "/b.toml")
+    backend, checkpointer = FsseamBackend(ws), InMemorySaver()
+    both = AIMessage(content="", tool_calls=[proc.read("/config.toml").tool_calls[0],
+                                             proc.read("/b.toml").tool_calls[0]])
+    assert [r[0] for r in go(proc.agent(backend, [both], checkpointer), "P")] == [
+        "success", "success"]
+    edits = AIMessage(content="", tool_calls=[
+        proc.edit("/config.toml", "retries = 1", "retries = 5").tool_calls[0],
+        proc.edit("/b.toml", "retries = 1", "retries = 6").tool_calls[0]])
+    assert [r[0] for r in go(proc.agent(backend, [edits], checkpointer), "P")[-2:]] == [
+        "success", "success"]
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 5\n"
+    assert (tmp_path / "b.toml").read_bytes() == b"retries = 6\n"
+
+
+def test_a_corrupt_observation_channel_is_refused_not_reset(
+    ws: Workspace, tmp_path: Path,
+) -> None:
+    backend, checkpointer = FsseamBackend(ws), InMemorySaver()
+    reader = proc.agent(backend, [proc.read("/config.toml")], checkpointer)
+    go(reader, "C")
+    reader.update_state(proc.thread("C"), {OBSERVATIONS_KEY: {
+        backend.threads.scope: {"config.toml": {"version": "not a version", "at": 9e9}}}})
+    edit = proc.agent(backend, [proc.edit("/config.toml", "retries = 1", "retries = 3")],
+                      checkpointer)
+    ((status, text),) = go(edit, "C")[-1:]
+    assert status == "error"
+    assert text.startswith(f"Error [{ErrorCode.FS_BACKEND.value}]: ")
+    assert "fsseam_observations" in text
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 1\n"
+
+
+def test_outside_a_graph_the_backend_is_its_own_owner(ws: Workspace) -> None:
+    backend = FsseamBackend(ws, owner="app")
+    assert backend.read("/config.toml").error is None
+    assert backend.context.owner == "app"
+    assert backend.edit("/config.toml", "retries = 1", "retries = 2").error is None
+
+
+def test_the_merge_keeps_the_later_recording_and_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    v1, v2 = Version(kind="sha256", value="1"), Version(kind="sha256", value="2")
+    early = Entry(version=v1, at=1.0).model_dump(mode="json")
+    late = Entry(version=v2, at=2.0).model_dump(mode="json")
+    assert merge_observations({"s": {"k": late}}, {"s": {"k": early}}) == {"s": {"k": late}}
+    assert merge_observations({"s": {"k": early}}, {"s": {"k": late}}) == {"s": {"k": late}}
+    assert merge_observations(None, {"t": {"k": early}}) == {"t": {"k": early}}
+    monkeypatch.setattr("fsseam.integrations.deepagents_state.MAX_STATE_OBSERVATIONS", 1)
+    assert merge_observations({"s": {"a": early}}, {"s": {"b": late}}) == {"s": {"b": late}}
