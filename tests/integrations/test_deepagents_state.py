@@ -5,6 +5,7 @@ agent's threads never share a read."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -218,6 +219,36 @@ def test_a_corrupt_observation_channel_is_refused_not_reset(
     assert text.startswith(f"Error [{ErrorCode.FS_BACKEND.value}]: ")
     assert "fsseam_observations" in text
     assert (tmp_path / "config.toml").read_bytes() == b"retries = 1\n"
+
+
+def test_fsseams_create_deep_agent_adds_the_middleware_of_each_route(
+    ws: Workspace, tmp_path: Path,
+) -> None:
+    """A route of a CompositeBackend, and the async forms: thread R reads, thread S may
+    not edit, R may."""
+    from deepagents.backends import CompositeBackend, StateBackend
+
+    from fsseam.integrations.deepagents import create_deep_agent
+
+    backend = FsseamBackend(ws, owner="project")
+    composite = CompositeBackend(default=StateBackend(), routes={"/project/": backend})
+    checkpointer = InMemorySaver()
+    path = "/project/config.toml"
+
+    def turn(message: AIMessage, thread: str) -> list[list[str]]:
+        agent = create_deep_agent(model=proc.ScriptedModel(messages=iter([message, "Done."])),
+                                  backend=composite, checkpointer=checkpointer)
+        assert agent is not None
+        result = asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": "Go."}]},
+                                           proc.thread(thread)))
+        return proc.tool_results(result["messages"])
+
+    assert turn(proc.read(path), "R")[-1][0] == "success"
+    edit = proc.edit(path, "retries = 1", "retries = 7")
+    assert turn(edit, "S") == [["error", NOT_OBSERVED]]  # the route shows its own path
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 1\n"
+    assert turn(edit, "R")[-1] == ["success", EDITED.format(path)]
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 7\n"
 
 
 def test_outside_a_graph_the_backend_is_its_own_owner(ws: Workspace) -> None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import threading
 import uuid
-from contextvars import ContextVar
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Final, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -182,7 +182,8 @@ def with_update(result: ToolMessage | Command[Any], scope: str,
     return Command(update=merged, goto=result.goto, resume=result.resume)
 
 
-_CURRENT: ContextVar[Mapping[int, Context]] = ContextVar("fsseam_deepagents_calls", default={})
+_CURRENT: ContextVar[Mapping[int, Context] | None] = ContextVar("fsseam_deepagents_calls",
+                                                               default=None)
 """The context each backend works in during the tool call in progress (by backend)."""
 _CACHED_THREADS: Final = 256
 """Contexts of threads kept for calls outside a tool call (deepagents' own middleware)."""
@@ -209,7 +210,7 @@ class ThreadContexts:
         """The tool call's context; outside one (deepagents' middleware evicting a large
         result, summarizing), the thread's owner on the workspace's own store; outside a
         graph, the backend's own context."""
-        found = _CURRENT.get().get(id(self))
+        found = (_CURRENT.get() or {}).get(id(self))
         if found is not None:
             return found
         try:
@@ -243,7 +244,7 @@ class ThreadContexts:
                 context = self.base.workspace.context(owner, observations=store)
             store.seed(seed)
             self._held[owner] = (store, context, count + 1)
-        token = _CURRENT.set({**_CURRENT.get(), id(self): context})
+        token = _CURRENT.set({**(_CURRENT.get() or {}), id(self): context})
         try:
             yield store
         finally:
@@ -322,3 +323,16 @@ def _refusal(request: ToolCallRequest, error: FsError) -> ToolMessage:
     name = str(request.tool_call["name"])
     return ToolMessage(content=failed(name, error).text, name=name,
                        tool_call_id=request.tool_call["id"], status="error")
+
+
+def with_middleware(backend: Any, middleware: Iterable[Any]) -> list[Any]:
+    """``middleware`` and the :class:`FsseamMiddleware` of each fsseam backend in
+    ``backend`` (itself, or the default and routes of a ``CompositeBackend``) it lacks."""
+    out = list(middleware)
+    parts = [backend, getattr(backend, "default", None),
+             *(getattr(backend, "routes", None) or {}).values()]
+    for part in parts:
+        mine = getattr(part, "middleware", None)
+        if isinstance(mine, FsseamMiddleware) and all(m is not mine for m in out):
+            out.append(mine)
+    return out
