@@ -15,6 +15,7 @@ middleware is LangChain's, the backend is handed in.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -280,8 +281,10 @@ class FsseamMiddleware(AgentMiddleware[FsseamState, Any, Any]):
 
     @property
     def name(self) -> str:
-        # Two backends of one agent (routes of a CompositeBackend) each bring one.
-        return f"FsseamMiddleware[{self.threads.scope}]"
+        # Two backends of one agent (routes of a CompositeBackend) each bring one; the name
+        # becomes part of graph node names, where a URL's ':' is not allowed.
+        digest = hashlib.sha256(self.threads.scope.encode()).hexdigest()[:12]
+        return f"FsseamMiddleware_{digest}"
 
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         # A run without a thread id gets an owner of its own, kept for the run only.
