@@ -1,7 +1,7 @@
 """Deep agents on a local workspace with LangGraph's SQLite checkpointer: what the tests of
 observations in a thread's state run, in the test process and (as a script) in a new one.
 
-    python deepagents_process.py ROOT DB SCENARIO.json
+    python deepagents_process.py DB SCENARIOS_JSON
 runs the second half of each scenario (the resumed thread) and prints one JSON line:
 {scenario: [[status, content] of each new tool message]}.
 """
@@ -71,15 +71,19 @@ def tool_results(messages: list[BaseMessage]) -> list[list[str]]:
     return [[str(m.status), str(m.content)] for m in messages if isinstance(m, ToolMessage)]
 
 
-def resume(root: str, db: str, scenarios: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def backend_of(scenario: dict[str, Any]) -> FsseamBackend:
+    """A new backend on the scenario's store (``url`` with ``options``)."""
+    return FsseamBackend(Workspace(scenario["url"], storage_options=scenario.get("options")))
+
+
+def resume(db: str, scenarios: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Each scenario's thread resumed in this process: a new Workspace, backend, agent and
     checkpointer on the same files; ``edit`` runs one more turn, ``approve`` answers the
     interrupted edit."""
-    backend = FsseamBackend(Workspace(root))
     checkpointer = saver(db)
     out: dict[str, Any] = {}
     for name, s in scenarios.items():
-        config = thread(name)
+        config, backend = thread(name), backend_of(s)
         if s["do"] == "approve":
             resumed = agent(backend, [], checkpointer, interrupt=True)
             before = len(resumed.get_state(config).values["messages"])
@@ -94,5 +98,5 @@ def resume(root: str, db: str, scenarios: dict[str, dict[str, Any]]) -> dict[str
 
 
 if __name__ == "__main__":
-    root, db, given = sys.argv[1:4]
-    print(json.dumps(resume(root, db, json.loads(given))))
+    db, given = sys.argv[1:3]
+    print(json.dumps(resume(db, json.loads(given))))

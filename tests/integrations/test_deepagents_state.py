@@ -35,7 +35,7 @@ from fsseam.observations import Entry
 from fsseam.versions import Version
 
 from . import deepagents_process as proc
-from .helpers import NOT_OBSERVED, seed
+from .helpers import NOT_OBSERVED, seed, stored
 
 EDITED = "Successfully replaced 1 instance(s) of the string in '{}'"
 SCRIPT = Path(proc.__file__)
@@ -48,6 +48,14 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "approve": {"path": "/c.toml", "do": "approve", "edit": ["retries = 1", "retries = 4"]},
     "approve-changed": {"path": "/d.toml", "do": "approve",
                         "edit": ["retries = 1", "retries = 4"], "outside": True},
+}
+
+
+# the same on S3 (the moto server), where versions are ETags
+S3_SCENARIOS: dict[str, dict[str, Any]] = {
+    "s3-resume": {"path": "/e.toml", "do": "edit", "edit": ["retries = 1", "retries = 3"]},
+    "s3-approve-changed": {"path": "/f.toml", "do": "approve",
+                           "edit": ["retries = 1", "retries = 4"], "outside": True},
 }
 
 
@@ -65,13 +73,13 @@ def someone_changes(ws: Workspace, path: str) -> None:
                                          "new_string": "retries = 2"}).ok
 
 
-def first_process(root: Path, db: str) -> dict[str, Any]:
+def first_process(db: str, scenarios: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Each thread reads its file here (the approvals also reach their edit and stop)."""
-    ws = Workspace(str(root))
-    backend = FsseamBackend(ws)
     checkpointer = proc.saver(db)
     seen: dict[str, Any] = {}
-    for name, s in SCENARIOS.items():
+    for name, s in scenarios.items():
+        backend = proc.backend_of(s)
+        ws = backend.workspace
         seed(ws, s["path"])
         approve = s["do"] == "approve"
         turns: list[AIMessage | str] = [proc.read(s["path"])]
@@ -87,24 +95,32 @@ def first_process(root: Path, db: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def resumed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Any]:
+def resumed(tmp_path_factory: pytest.TempPathFactory,
+            request: pytest.FixtureRequest) -> tuple[Path, dict[str, Any], Any]:
     root = tmp_path_factory.mktemp("deepagents-state")
+    scenarios = {name: {**s, "url": str(root)} for name, s in SCENARIOS.items()}
+    moto = request.getfixturevalue("fsseam_moto_server")
+    bucket = moto.create_bucket()
+    for name, s in S3_SCENARIOS.items():
+        scenarios[name] = {**s, "url": f"s3://{bucket}", "options": moto.storage_options()}
     db = str(root.parent / f"{root.name}.sqlite")
-    seen = first_process(root, db)
+    seen = first_process(db, scenarios)
     src = str(Path(fsseam.__file__).parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [src, os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(SCRIPT), str(root), db, json.dumps(SCENARIOS)],
+    done = subprocess.run([sys.executable, str(SCRIPT), db, json.dumps(scenarios)],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    return root, seen, json.loads(done.stdout.strip().splitlines()[-1])
+    s3 = proc.backend_of(scenarios["s3-resume"]).workspace
+    files = {s["path"]: stored(s3, s["path"]) for s in S3_SCENARIOS.values()}
+    return root, {**seen, "s3-files": files}, json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_first_process_read_and_stopped_at_the_approvals(
     resumed: tuple[Path, dict[str, Any], Any],
 ) -> None:
     _, seen, _ = resumed
-    for name, s in SCENARIOS.items():
+    for name, s in {**SCENARIOS, **S3_SCENARIOS}.items():
         results, interrupted = seen[name]
         assert results == [["success", "@@ lines 1-1 of 1 @@\nretries = 1"]]
         assert interrupted is (s["do"] == "approve")
@@ -140,6 +156,13 @@ def test_an_approved_edit_of_a_file_changed_meanwhile_is_refused(
     root, _, after = resumed
     assert after["approve-changed"] == [["error", stale_here("/d.toml")]]
     assert (root / "d.toml").read_bytes() == b"retries = 2\n"
+
+
+def test_the_same_on_s3(resumed: tuple[Path, dict[str, Any], Any]) -> None:
+    _, seen, after = resumed
+    assert after["s3-resume"] == [["success", EDITED.format("/e.toml")]]
+    assert after["s3-approve-changed"] == [["error", stale_here("/f.toml")]]
+    assert seen["s3-files"] == {"/e.toml": b"retries = 3\n", "/f.toml": b"retries = 2\n"}
 
 
 # -- in this process ---------------------------------------------------------------------
