@@ -200,6 +200,27 @@ def test_two_threads_of_one_agent_never_share_a_read(ws: Workspace, tmp_path: Pa
     assert b[OBSERVATIONS_KEY] == {} and RUN_KEY not in b
 
 
+def test_without_the_middleware_threads_still_never_share_a_read(
+    ws: Workspace, tmp_path: Path,
+) -> None:
+    """deepagents' own create_deep_agent, no middleware: each thread is still an owner of
+    its own (its reads kept in the workspace's store)."""
+    from deepagents import create_deep_agent
+
+    backend, checkpointer = FsseamBackend(ws), InMemorySaver()
+
+    def plain(turn: AIMessage) -> Any:
+        return create_deep_agent(model=proc.ScriptedModel(messages=iter([turn, "Done."])),
+                                 backend=backend, checkpointer=checkpointer)
+
+    edit = proc.edit("/config.toml", "retries = 1", "retries = 3")
+    assert go(plain(proc.read("/config.toml")), "A")[-1][0] == "success"
+    assert go(plain(edit), "B") == [["error", NOT_OBSERVED]]
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 1\n"
+    assert go(plain(edit), "A")[-1] == ["success", EDITED.format("/config.toml")]
+    assert OBSERVATIONS_KEY not in plain(edit).get_state(proc.thread("A")).values
+
+
 def test_runs_without_a_thread_id_each_have_an_owner(ws: Workspace, tmp_path: Path) -> None:
     backend = FsseamBackend(ws)
     read = proc.agent(backend, [proc.read("/config.toml")], None)
