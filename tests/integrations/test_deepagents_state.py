@@ -313,3 +313,21 @@ def test_the_merge_keeps_the_later_recording_and_is_bounded(
     assert merge_observations(None, {"t": {"k": early}}) == {"t": {"k": early}}
     monkeypatch.setattr("fsseam.integrations.deepagents_state.MAX_STATE_OBSERVATIONS", 1)
     assert merge_observations({"s": {"a": early}}, {"s": {"b": late}}) == {"s": {"b": late}}
+
+
+def test_a_command_result_carries_the_delta_beside_its_own_update() -> None:
+    from langchain_core.messages import ToolMessage
+    from langgraph.types import Command
+
+    from fsseam.integrations.deepagents_state import with_update
+
+    entry = Entry(version=Version(kind="sha256", value="1"), at=1.0)
+    message = ToolMessage(content="ok", tool_call_id="c1")
+    own = Command(update={"messages": [message], "files": {"/x": None}})
+    out = with_update(own, "s", {"k": entry})
+    assert isinstance(out, Command) and isinstance(out.update, dict)
+    assert out.update == {"messages": [message], "files": {"/x": None},
+                          OBSERVATIONS_KEY: {"s": {"k": entry.model_dump(mode="json")}}}
+    assert with_update(message, "s", {}) is message
+    parent = Command(graph=Command.PARENT, update={"messages": [message]})
+    assert with_update(parent, "s", {"k": entry}) is parent

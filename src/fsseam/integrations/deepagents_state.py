@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Final, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -70,8 +71,8 @@ def _wins(kept: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     a, b = float(kept.get("at", 0.0)), float(new.get("at", 0.0))
     if a != b:
         return b > a
-    return newer(Entry.model_validate(kept), Entry.model_validate(new)) == Entry.model_validate(
-        new)
+    before, after = Entry.model_validate(kept), Entry.model_validate(new)
+    return newer(before, after) is after
 
 
 def merge_observations(left: Scoped | None, right: Scoped | None) -> Scoped:
@@ -180,7 +181,7 @@ def with_update(result: ToolMessage | Command[Any], scope: str,
     merged = dict(result.update or {})
     merged[OBSERVATIONS_KEY] = merge_observations(merged.get(OBSERVATIONS_KEY), update[
         OBSERVATIONS_KEY])
-    return Command(update=merged, goto=result.goto, resume=result.resume)
+    return replace(result, update=merged)
 
 
 _CURRENT: ContextVar[Mapping[int, Context] | None] = ContextVar("fsseam_deepagents_calls",
