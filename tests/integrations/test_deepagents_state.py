@@ -331,3 +331,26 @@ def test_a_command_result_carries_the_delta_beside_its_own_update() -> None:
     assert with_update(message, "s", {}) is message
     parent = Command(graph=Command.PARENT, update={"messages": [message]})
     assert with_update(parent, "s", {"k": entry}) is parent
+
+
+def test_a_call_parses_only_the_entries_it_uses(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread that has read 5,000 files: an edit reads one entry of the state."""
+    backend, checkpointer = FsseamBackend(ws), InMemorySaver()
+    go(proc.agent(backend, [proc.read("/config.toml")], checkpointer), "many")
+    other = Entry(version=Version(kind="sha256", value="x"), at=1.0).model_dump(mode="json")
+    proc.agent(backend, [], checkpointer).update_state(proc.thread("many"), {OBSERVATIONS_KEY: {
+        backend.threads.scope: {f"f{n}.txt": other for n in range(5000)}}})
+    parsed: list[Any] = []
+    validate = Entry.model_validate
+
+    def counting(value: Any, *args: Any, **kwargs: Any) -> Entry:
+        parsed.append(value)
+        return validate(value, *args, **kwargs)
+
+    monkeypatch.setattr(Entry, "model_validate", counting)
+    edit = proc.edit("/config.toml", "retries = 1", "retries = 9")
+    assert go(proc.agent(backend, [edit], checkpointer), "many")[-1][0] == "success"
+    assert (tmp_path / "config.toml").read_bytes() == b"retries = 9\n"
+    assert 1 <= len(parsed) <= 3

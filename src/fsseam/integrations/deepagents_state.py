@@ -103,27 +103,42 @@ class FsseamState(AgentState[Any]):
 
 
 class StateObservations:
-    """One thread's entries of one scope while its tool calls run: seeded from the state,
-    and what the calls record kept apart for the state update."""
+    """One thread's entries of one scope while its tool calls run: the state's entries,
+    each parsed when the policy first asks for its key (a call costs the same however many
+    files the thread has read), and what the calls record kept apart for the state
+    update."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._raw: Mapping[str, Any] = {}
         self._entries: dict[str, Entry] = {}
         self._unsent: dict[str, Entry] = {}
 
     def __repr__(self) -> str:
-        return f"StateObservations(entries={len(self._entries)})"
+        return f"StateObservations(entries={len(self._raw) + len(self._entries)})"
 
-    def seed(self, entries: Mapping[str, Entry]) -> None:
+    def seed(self, raw: Mapping[str, Any]) -> None:
+        """The scope's entries as the state holds them (JSON)."""
         with self._lock:
-            for key, entry in entries.items():
-                won = newer(self._entries.get(key), entry)
-                assert won is not None
-                self._entries[key] = won
+            if not self._raw:
+                self._raw = raw
+            elif raw is not self._raw:  # a call from another snapshot of the thread
+                merged = dict(self._raw)
+                for key, entry in raw.items():
+                    if _wins(merged.get(key), entry):
+                        merged[key] = entry
+                self._raw = merged
 
     def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         with self._lock:
-            return self._entries.get(key)
+            mine = self._entries.get(key)
+            if key not in self._raw:
+                return mine
+            try:
+                kept = Entry.model_validate(self._raw[key])
+            except ValidationError as e:
+                raise _corrupt(e) from e
+            return newer(kept, mine)
 
     def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
         with self._lock:
@@ -139,23 +154,24 @@ class StateObservations:
             return out
 
 
-def entries_of(state: Any, scope: str) -> dict[str, Entry]:
-    """The scope's entries in a thread's state. A value fsseam did not write is refused
-    (FS_BACKEND), never read as "nothing read": that would let no edit through, but
-    silently dropping what the thread had read hides a broken checkpoint."""
+def _corrupt(error: Exception) -> FsError:
+    """The refusal of a channel fsseam did not write: never read as "nothing read" (that
+    would refuse every edit and hide a broken checkpoint)."""
+    return FsError(ErrorCode.FS_BACKEND, reason="deepagents_observations_corrupt",
+                   details={"channel": OBSERVATIONS_KEY, "error": str(error)[:200]})
+
+
+def entries_of(state: Any, scope: str) -> Mapping[str, Any]:
+    """The scope's entries in a thread's state, as JSON (each checked when it is used)."""
     channel = state.get(OBSERVATIONS_KEY) if isinstance(state, Mapping) else None
     if channel is None:
         return {}
-    try:
-        if not isinstance(channel, Mapping):
-            raise TypeError(type(channel).__name__)
-        raw = channel.get(scope) or {}
-        if not isinstance(raw, Mapping):
-            raise TypeError(type(raw).__name__)
-        return {str(k): Entry.model_validate(v) for k, v in raw.items()}
-    except (TypeError, ValidationError) as e:
-        raise FsError(ErrorCode.FS_BACKEND, reason="deepagents_observations_corrupt",
-                      details={"channel": OBSERVATIONS_KEY, "error": str(e)[:200]}) from e
+    raw = channel.get(scope) if isinstance(channel, Mapping) else channel
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise _corrupt(TypeError(f"{OBSERVATIONS_KEY} holds {type(raw).__name__}"))
+    return raw
 
 
 def thread_of(config: Mapping[str, Any] | None, state: Any) -> str | None:
