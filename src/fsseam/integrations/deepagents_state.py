@@ -137,7 +137,7 @@ class StateObservations:
             try:
                 kept = Entry.model_validate(self._raw[key])
             except ValidationError as e:
-                raise _corrupt(e) from e
+                raise _corrupt(str(e)) from e
             return newer(kept, mine)
 
     def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
@@ -154,11 +154,11 @@ class StateObservations:
             return out
 
 
-def _corrupt(error: Exception) -> FsError:
+def _corrupt(found: str) -> FsError:
     """The refusal of a channel fsseam did not write: never read as "nothing read" (that
     would refuse every edit and hide a broken checkpoint)."""
     return FsError(ErrorCode.FS_BACKEND, reason="deepagents_observations_corrupt",
-                   details={"channel": OBSERVATIONS_KEY, "error": str(error)[:200]})
+                   details={"channel": OBSERVATIONS_KEY, "found": found[:200]})
 
 
 def entries_of(state: Any, scope: str) -> Mapping[str, Any]:
@@ -170,7 +170,7 @@ def entries_of(state: Any, scope: str) -> Mapping[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise _corrupt(TypeError(f"{OBSERVATIONS_KEY} holds {type(raw).__name__}"))
+        raise _corrupt(type(raw).__name__)
     return raw
 
 
