@@ -354,3 +354,18 @@ def test_a_call_parses_only_the_entries_it_uses(
     assert go(proc.agent(backend, [edit], checkpointer), "many")[-1][0] == "success"
     assert (tmp_path / "config.toml").read_bytes() == b"retries = 9\n"
     assert 1 <= len(parsed) <= 3
+
+
+def test_a_call_inside_a_call_of_the_thread_records_into_the_outer_one(ws: Workspace) -> None:
+    """A subagent's tool call runs inside its parent's ``task`` call: what it records goes
+    to the parent's thread, in the parent's update."""
+    backend = FsseamBackend(ws)
+    config = proc.thread("T")
+    with backend.threads.tool_call({}, config) as outer:
+        assert outer is not None and backend.context.owner == "deepagents:T"
+        with backend.threads.tool_call({}, config) as inner:
+            assert inner is None and backend.context.owner == "deepagents:T"
+            assert backend.read("/config.toml").error is None
+        assert backend.edit("/config.toml", "retries = 1", "retries = 2").error is None
+        assert list(outer.drain()) == ["config.toml"]
+    assert backend.context.owner == "deepagents"

@@ -248,9 +248,11 @@ class ThreadContexts:
     @contextmanager
     def tool_call(self, state: Any, config: Mapping[str, Any] | None
                   ) -> Iterator[StateObservations | None]:
-        """The tool call of a thread: yields its store, or None outside any thread."""
+        """The tool call of a thread: yields its store, or None outside any thread and
+        inside another tool call of this backend (a subagent's, within its parent's
+        ``task``: what it records belongs to the parent's thread and update)."""
         thread = thread_of(config, state)
-        if thread is None:
+        if thread is None or id(self) in (_CURRENT.get() or {}):
             yield None
             return
         seed = entries_of(state, self.scope)
