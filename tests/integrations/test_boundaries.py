@@ -12,6 +12,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "fsseam"
 
 FRAMEWORKS = {
     "fsseam.integrations.deepagents": {"deepagents"},
+    # deepagents' state and middleware are LangGraph's and LangChain's (its dependencies).
+    "fsseam.integrations.deepagents_state": {"langchain", "langchain_core", "langgraph"},
     "fsseam.integrations.openai_agents": {"agents"},
     "fsseam.integrations.pydantic_ai": {"pydantic_ai"},
 }

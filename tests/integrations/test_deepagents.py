@@ -102,7 +102,7 @@ EDITED = "Successfully replaced 1 instance(s) of the string in '/config.toml'"
 
 def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
     pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
-    run_docs_example(pytester, "deepagents.md", "test_deepagents_s3", passed=2)
+    run_docs_example(pytester, "deepagents.md", "test_deepagents_s3", passed=3)
 
 
 # -- agents end to end -----------------------------------------------------------------------

@@ -1,20 +1,20 @@
 """deepagents on fsseam: a ``BackendProtocol`` over any Workspace (memory, local, S3, GCS).
 
-    from deepagents import create_deep_agent
     from fsseam import Workspace
-    from fsseam.integrations.deepagents import FsseamBackend
+    from fsseam.integrations.deepagents import FsseamBackend, create_deep_agent
 
-    backend = FsseamBackend(Workspace("s3://bucket/project"), owner="agent")
-    agent = create_deep_agent(model=..., backend=backend)
+    backend = FsseamBackend(Workspace("s3://bucket/project"))
+    agent = create_deep_agent(model=..., backend=backend, checkpointer=...)
 
-One backend is one observation owner (a fsseam ``Context``): what its ``read_file``,
-``grep`` and its own writes have seen is what its ``write_file``, ``edit_file`` and
-``delete`` may change. A stale or unobserved change is refused by the storage's
-compare-and-swap and comes back as the tool error deepagents shows the model (an
-``EditResult.error``, ...) with fsseam's code and next step (``Error [FS_STALE]: ...``, read
-the file again, then retry). Give each agent that runs at the same time its own backend
-(deepagents 0.7 has no backend factories: build the backend, and the agent, per run for one
-owner per run).
+One owner per thread: in a graph run the backend's owner is ``OWNER:THREAD_ID`` (a run
+without a thread id has one of its own), and what the thread has read lives in its
+LangGraph state (:mod:`fsseam.integrations.deepagents_state`), checkpointed with it:
+``create_deep_agent`` here is deepagents' own with the backend's ``middleware`` added
+(pass ``middleware=[backend.middleware]`` to deepagents' directly). Outside a graph the
+backend is the one owner ``owner``. What a thread's ``read_file``, ``grep`` and own writes
+have seen is what its ``write_file``, ``edit_file`` and ``delete`` may change; a stale or
+unobserved change is refused by the storage's compare-and-swap and comes back as the tool
+error deepagents shows the model, with fsseam's code and next step.
 
 Semantics follow deepagents' protocol where fsseam has none of its own:
 
@@ -81,8 +81,15 @@ from ..tools.run import attempt, failed, perform
 from ..workspace import Context, Workspace
 from ._common import context_of
 from ._deepagents_ops import IncludeGlob, download, files_below, literal_grep, upload
+from .deepagents_state import FsseamMiddleware, ThreadContexts, with_middleware
 
-__all__ = ["DEEPAGENTS_VOCABULARY", "MAX_GLOB_MATCHES", "MAX_GREP_MATCHES", "FsseamBackend"]
+__all__ = [
+    "DEEPAGENTS_VOCABULARY",
+    "MAX_GLOB_MATCHES",
+    "MAX_GREP_MATCHES",
+    "FsseamBackend",
+    "create_deep_agent",
+]
 
 DEEPAGENTS_VOCABULARY = {**DEFAULT_VOCABULARY, "modify": "edit_file", "add": "write_file"}
 """fsseam's error texts in the words of deepagents' tools (``edit`` is ``edit_file``)."""
@@ -137,7 +144,7 @@ def _listed(error: FsError, action: str, token: str = "") -> str:
 
 
 class FsseamBackend(BackendProtocol):
-    """deepagents' file backend on a fsseam Workspace; one instance is one observation owner.
+    """deepagents' file backend on a fsseam Workspace; one observation owner per thread.
 
     ``source``: a ``Workspace`` (the backend makes a context of ``owner`` on it), a
     ``Context`` (used as it is: share one with fsseam's own tools), or a URL (with
@@ -152,18 +159,28 @@ class FsseamBackend(BackendProtocol):
         owner: str = "deepagents",
         storage_options: dict[str, Any] | None = None,
     ) -> None:
-        self.context: Context = context_of(source, owner, storage_options)
+        self.threads = ThreadContexts(context_of(source, owner, storage_options))
+        self.middleware = FsseamMiddleware(self.threads)
+        """What keeps this backend's observations in each thread's LangGraph state: pass
+        it to ``create_deep_agent(..., middleware=[backend.middleware])``."""
+
+    @property
+    def context(self) -> Context:
+        """The context of the call in progress: the thread's owner in a graph run, else the
+        backend's own."""
+        return self.threads.current
 
     @property
     def owner(self) -> str:
-        return self.context.owner
+        """The backend's owner name (in a thread, the prefix of the thread's owner)."""
+        return self.threads.prefix
 
     @property
     def workspace(self) -> Workspace:
-        return self.context.workspace
+        return self.threads.base.workspace
 
     def __repr__(self) -> str:
-        return f"FsseamBackend({self.context.workspace.url!r}, owner={self.owner!r})"
+        return f"FsseamBackend({self.workspace.url!r}, owner={self.owner!r})"
 
     # -- helpers ---------------------------------------------------------------------------
     def _try(self, call: Callable[[], T], path: str, action: str) -> T | FsError:
@@ -334,6 +351,16 @@ class FsseamBackend(BackendProtocol):
         if isinstance(out, FsError):
             return FileDownloadResponse(path=path, error=_operation_error(out, "read"))
         return FileDownloadResponse(path=path, content=out)
+
+
+def create_deep_agent(*args: Any, **kwargs: Any) -> Any:
+    """deepagents' ``create_deep_agent``, with the middleware that keeps each fsseam
+    backend's observations in the thread's state (``backend`` itself or routes of a
+    ``CompositeBackend``) added to ``middleware``."""
+    from deepagents import create_deep_agent as create
+
+    kwargs["middleware"] = with_middleware(kwargs.get("backend"), kwargs.get("middleware", ()))
+    return create(*args, **kwargs)
 
 
 def _operation_error(error: FsError, action: str) -> Any:

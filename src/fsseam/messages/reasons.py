@@ -284,6 +284,7 @@ class Reason(StrEnum):
     display_failed = auto()
     deepagents_offset_past_end = auto()
     deepagents_grep_empty = auto()
+    deepagents_observations_corrupt = auto()
     gcs_upload_no_location = auto()
     gcs_upload_stalled = auto()
     gcs_rewrite_no_token = auto()

@@ -99,4 +99,10 @@ SENTENCES: dict[str, str] = {
         "read from the start."
     ),
     "deepagents_grep_empty": "the pattern is empty; give the text to search for.",
+    "deepagents_observations_corrupt": (
+        "the record of what this conversation has read ({channel} in its saved state) is "
+        "not in a format fsseam can read, so no file can be changed safely in it. Tell the "
+        "user: the saved state was written by another program or damaged; restore it, or "
+        "start a new conversation."
+    ),
 }
