@@ -20,8 +20,8 @@ from typing import Any
 
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
-from fsseam import Workspace  # noqa: E402
-from fsseam.observations import ShardedObservations  # noqa: E402
+from fsseam import Workspace
+from fsseam.observations import ShardedObservations
 
 Counter = Callable[[], tuple[list[str], list[str]]]
 """Requests since the last call: (to the workspace's bucket, to the observations' bucket)."""
