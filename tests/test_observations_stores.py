@@ -305,3 +305,17 @@ def test_a_new_workspace_on_one_url_keeps_the_reads_unless_given_a_ledger() -> N
     private = Workspace(url, storage_options={"global_store": False})
     assert isinstance(private.policy.store, MemoryObservations)  # type: ignore[union-attr]
     assert private.policy.store is not Workspace(url).policy.store  # type: ignore[union-attr]
+
+
+def test_stores_at_a_url_are_sent_to_another_process_as_what_they_open(
+        tmp_path: Path) -> None:
+    import pickle
+
+    url = fresh("ws")
+    for spec in (str(tmp_path / "obs.json"), fresh("obs")):
+        store = open_observations(spec, workspace_url=url)
+        store.put("agent", {"k": Entry(at=1.0)})
+        again = pickle.loads(pickle.dumps(store))
+        assert type(again) is type(store) and again is not store
+        kept = again.get("agent", "k")
+        assert kept is not None and kept.seen and kept.version is None

@@ -24,11 +24,12 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..backends.base import Backend, Blob
+from ..backends.registry import open_backend
 from ..errors import Conflict, ErrorCode, FsError
 from ..messages import Part, Reason
 from ..versions import CreateOnly, IfMatch, Precondition, Version
@@ -90,9 +91,27 @@ class ShardedObservations:
         self.cached_shards = cached_shards
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple[str, int], _Kept] = OrderedDict()
+        self.opened: tuple[str, dict[str, Any]] | None = None
+        """(url, storage_options) when opened from a URL: how another process opens it."""
 
     def __repr__(self) -> str:
         return f"ShardedObservations({self.name!r})"
+
+    def __getstate__(self) -> dict[str, object]:
+        # Sent to another process (a task queue's worker): the store, not this one's cache.
+        # A store opened from a URL is opened again there (backends hold locks, clients).
+        state = dict(self.__dict__)
+        del state["_lock"]
+        state["_kept"] = OrderedDict()
+        if self.opened is not None:
+            del state["backend"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        if self.opened is not None:
+            self.backend = open_backend(self.opened[0], dict(self.opened[1]))
 
     # -- layout --------------------------------------------------------------
     def shard_of(self, key: str) -> int:
