@@ -319,3 +319,13 @@ def test_stores_at_a_url_are_sent_to_another_process_as_what_they_open(
         assert type(again) is type(store) and again is not store
         kept = again.get("agent", "k")
         assert kept is not None and kept.seen and kept.version is None
+
+
+def test_a_mounted_workspace_keeps_observations_at_a_url() -> None:
+    mounts, obs = {"/": fresh("m1"), "/data": fresh("m2")}, fresh("obs")
+    ok(Workspace.mount(mounts, observations=obs).context().tools.execute(
+        "write", {"file_path": "/data/a.txt", "content": "one\n"}))
+    again = Workspace.mount(mounts, observations=obs).context()
+    ok(edit(again, "one", "two", "/data/a.txt"))
+    assert code(edit(Workspace.mount(mounts).context("b"), "two", "x", "/data/a.txt")) \
+        is ErrorCode.FS_NOT_OBSERVED
