@@ -20,6 +20,8 @@ DOCUMENTED = {
     "hookimpl", "hookspec", "FsEvent", "ReadEvent", "MissingEvent", "WriteIntent",
     "EditIntent", "WrittenEvent", "StatEvent", "ListEvent", "DeleteIntent", "DeletedEvent",
     "ObservationPolicy", "Ledger",
+    # where observations live (docs/observations.md)
+    "ObservationStore", "MemoryObservations", "FileObservations", "ShardedObservations",
     # tools, for users who compose their own registry
     "Tool", "ToolRegistry", "ReadTool", "WriteTool", "EditTool", "StrReplaceEditor",
     "LsTool", "GlobTool", "GrepTool", "DeleteTool", "MoveTool",

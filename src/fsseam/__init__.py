@@ -25,6 +25,12 @@ from .events import (
 from .gate import hookimpl, hookspec
 from .history import HistoryEntry, HistoryOutcome, RestoreOutcome
 from .limits import Limits
+from .observations import (
+    FileObservations,
+    MemoryObservations,
+    ObservationStore,
+    ShardedObservations,
+)
 from .outcomes import (
     ChangedFile,
     ChangeOutcome,
@@ -83,6 +89,7 @@ __all__ = [
     "EditOutcome",
     "EditTool",
     "ErrorCode",
+    "FileObservations",
     "FsError",
     "FsEvent",
     "GlobOutcome",
@@ -100,6 +107,7 @@ __all__ = [
     "ListEvent",
     "ListOutcome",
     "LsTool",
+    "MemoryObservations",
     "MemoryOutcome",
     "MemoryTool",
     "MissingEvent",
@@ -107,6 +115,7 @@ __all__ = [
     "MoveTool",
     "MultiEditTool",
     "ObservationPolicy",
+    "ObservationStore",
     "Overwrite",
     "Precondition",
     "ReadEvent",
@@ -115,6 +124,7 @@ __all__ = [
     "RestoreOutcome",
     "RestoreTool",
     "Seam",
+    "ShardedObservations",
     "StatEvent",
     "StatOutcome",
     "StrReplaceEditor",
