@@ -36,7 +36,7 @@ from .base import Backend, Blob, CapabilitiesPerKey, Entry, OwnedDeletes
 
 if TYPE_CHECKING:
     from ..errors import FsError
-    from ..versions import Capabilities
+    from ..versions import Capabilities, Precondition, Version
 
 __all__ = [
     "CapabilitiesPerKey",
@@ -103,6 +103,20 @@ class VersionIds(Protocol):
         ...
 
 
+@runtime_checkable
+class PlainObjects(Protocol):
+    """Objects kept beside the files (observation shards): one request per read or
+    conditional write, without the probes a file needs for a "directory" at its key."""
+
+    def get_plain(self, key: str) -> Blob | None:
+        """The object at ``key`` and its version, or None when there is none."""
+        ...
+
+    def put_plain(self, key: str, data: bytes, precondition: Precondition) -> Version:
+        """Store ``data`` at ``key`` iff ``precondition`` holds."""
+        ...
+
+
 @dataclass(frozen=True)
 class Extras:
     """What a backend offers beyond the required contract (each ``None`` when not)."""
@@ -116,6 +130,8 @@ class Extras:
     ) = None
     capabilities_for: Callable[[str], Capabilities] | None = None
     read_version_id: Callable[[str, str], Blob] | None = None
+    get_plain: Callable[[str], Blob | None] | None = None
+    put_plain: Callable[[str, bytes, Precondition], Version] | None = None
 
 
 @runtime_checkable
@@ -126,7 +142,7 @@ class Forwarding(Protocol):
 
 
 _PROTOCOLS = (NativeKeys, WriteChecks, LazyListing, UnhashedTree, UnhashedReads,
-              CapabilitiesPerKey, VersionIds)
+              CapabilitiesPerKey, VersionIds, PlainObjects)
 
 
 @cache
@@ -150,6 +166,8 @@ def extras_of(backend: Backend) -> Extras:
         read_many_unhashed=b.read_many_unhashed if UnhashedReads in offers else None,
         capabilities_for=b.capabilities_for if CapabilitiesPerKey in offers else None,
         read_version_id=b.read_version_id if VersionIds in offers else None,
+        get_plain=b.get_plain if PlainObjects in offers else None,
+        put_plain=b.put_plain if PlainObjects in offers else None,
     )
 
 
