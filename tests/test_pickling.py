@@ -18,8 +18,16 @@ from typing import Any
 
 import pytest
 
-from fsseam import Context, ErrorCode, FsError, History, Limits, Workspace, hookimpl
-from fsseam import open_backend
+from fsseam import (
+    Context,
+    ErrorCode,
+    FsError,
+    History,
+    Limits,
+    Workspace,
+    hookimpl,
+    open_backend,
+)
 from fsseam.messages import Reason
 from fsseam.observations import Entry, MemoryObservations
 from fsseam.spec import ContextSpec, WorkspaceSpec
