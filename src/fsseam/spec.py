@@ -43,7 +43,7 @@ class WorkspaceSpec(BaseModel):
     One root (``url``) or a table of mounts (``mounts``: mount point -> URL, with
     ``storage_options``, ``read_only``, ``backend`` and ``history`` by mount point, as
     :meth:`Workspace.mount` takes them). ``observations``: the URL of the observation
-    store; ``store``: a store object that pickles itself; ``observed``: a copy of the
+    store (or ``(url, storage_options)``); ``store``: a store object that pickles itself; ``observed``: a copy of the
     in-process observations (owner -> key -> entry), only when asked for. ``plugins`` and
     ``fs`` travel pickled.
     """
@@ -58,7 +58,7 @@ class WorkspaceSpec(BaseModel):
     limits: Limits | None = None
     backend: str | dict[str, str] | None = None
     history: History | dict[str, History] | None = None
-    observations: str | None = None
+    observations: str | tuple[str, dict[str, Any]] | None = None
     observed: dict[str, dict[str, Entry]] | None = None
     load_entry_points: bool = True
     plugins: tuple[Any, ...] = Field(default=(), exclude=True)
@@ -119,7 +119,7 @@ def spec_of(made: Mapping[str, Any], store: ObservationStore | None, *,
             fields.get("read_only"), (bool, str)):
         fields["read_only"] = tuple(fields["read_only"])
     if store is not None:
-        if isinstance(given, str):
+        if isinstance(given, (str, tuple)):  # a URL (with its options): opened there again
             fields["observations"] = given
         else:
             kept = shipped_store(store, snapshot=snapshot)

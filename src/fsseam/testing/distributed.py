@@ -24,6 +24,7 @@ already landed, the increment appears twice (``repeated``), which is no lost upd
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
@@ -43,6 +44,7 @@ def tool_call(ctx: Any, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     res = ctx.tools.execute(tool, dict(args))
     value = res.value
     return {
+        "pid": os.getpid(),
         "ok": res.ok,
         "code": None if res.error is None else str(res.error.code),
         "lines": list(getattr(value, "lines", []) or []),
@@ -66,6 +68,8 @@ class AgentRun:
     seconds: float = 0.0
     count: int = 0
     landed: list[str] = field(default_factory=list)
+    pids: set[int] = field(default_factory=set)
+    """The worker processes that ran the calls."""
 
     @property
     def lost(self) -> list[str]:
@@ -81,11 +85,14 @@ class AgentRun:
 
 def counter_agents(
     client: Any, ws: Any, *, agents: int, increments: int, path: str = COUNTER,
-    between: Callable[[int], None] | None = None,
+    between: Callable[[int], None] | None = None, spread: bool = False,
 ) -> AgentRun:
     """Run ``agents`` counter agents on ``client``'s cluster over ``ws`` (whose observations
     must live where every worker reaches them). ``between(done)``: called by the first
-    agent after each of its increments (to kill or restart a worker mid-run)."""
+    agent after each of its increments (to kill or restart a worker mid-run). ``spread``:
+    each call of an agent goes to the next worker in turn, so every edit runs on another
+    worker than the read before it (else the scheduler places each task)."""
+    workers = sorted(client.scheduler_info()["workers"]) if spread else []
     setup = ws.context("setup")
     if not setup.tools.execute("read", {"file_path": path}).ok:
         setup.fs.write(path, "count=0\n")
@@ -96,7 +103,7 @@ def counter_agents(
         ctx = ws.context(f"agent-{i}")
         for k in range(increments):
             token = f"agent-{i} {k}"
-            if _increment(client, ctx, path, token, run, lock):
+            if _increment(client, ctx, path, token, run, lock, workers):
                 with lock:
                     run.acknowledged.append(token)
             if i == 0 and between is not None:
@@ -114,11 +121,16 @@ def counter_agents(
 
 
 def _increment(client: Any, ctx: Any, path: str, token: str, run: AgentRun,
-               lock: threading.Lock) -> bool:
+               lock: threading.Lock, workers: list[str]) -> bool:
+    turn = iter(range(1 << 30))
+
     def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = client.submit(tool_call, ctx, tool, args, pure=False).result()
+        where = {"workers": [workers[next(turn) % len(workers)]]} if workers else {}
+        out: dict[str, Any] = client.submit(tool_call, ctx, tool, args, pure=False,
+                                            **where).result()
         with lock:
             run.calls += 1
+            run.pids.add(out["pid"])
             if not out["ok"]:
                 run.refused[out["code"]] += 1
         return out
