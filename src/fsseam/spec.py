@@ -43,9 +43,9 @@ class WorkspaceSpec(BaseModel):
     One root (``url``) or a table of mounts (``mounts``: mount point -> URL, with
     ``storage_options``, ``read_only``, ``backend`` and ``history`` by mount point, as
     :meth:`Workspace.mount` takes them). ``observations``: the URL of the observation
-    store (or ``(url, storage_options)``); ``store``: a store object that pickles itself; ``observed``: a copy of the
-    in-process observations (owner -> key -> entry), only when asked for. ``plugins`` and
-    ``fs`` travel pickled.
+    store (or ``(url, storage_options)``); ``store``: a store object that pickles itself;
+    ``observed``: a copy of the in-process observations (owner -> key -> entry), only when
+    asked for. ``plugins`` and ``fs`` travel pickled.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
