@@ -2,7 +2,8 @@
 
     fsseam demo [URL] [--backend memory|s3]
     fsseam mcp URL [--owner NAME] [--read-only] [-o key=value ...]
-    fsseam call URL TOOL JSON [--ledger FILE] [--owner NAME] [--read-only] [-o key=value ...]
+    fsseam call URL TOOL JSON [--ledger FILE | --observations URL] [--owner NAME]
+                [--read-only] [-o key=value ...]
     fsseam schema [--dialect openai|anthropic|json]
 
 Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
@@ -19,16 +20,14 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from .backends.kept import History
 from .errors import FsError
 from .messages import Reason, render
+from .observations.file import FileObservations, read_ledger, write_ledger
 from .policy import Ledger
 from .tools.run import parse_arguments
 from .workspace import Workspace
@@ -91,42 +90,15 @@ def load_ledger(path: Path) -> Ledger:
     Raises LedgerError for anything else that is not a ledger this version can read: it
     never silently starts over, which would forget what the agent has observed.
     """
-    if not path.exists():
-        return Ledger()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise LedgerError(f"cannot read ledger {path}: {e}") from e
-    except json.JSONDecodeError as e:
-        raise LedgerError(f"ledger {path} is not valid JSON ({e}); fix or remove it") from e
-    if not isinstance(data, dict) or "format" not in data:
-        raise LedgerError(f"{path} is not an fsseam ledger (no 'format' field)")
-    if type(data["format"]) is not int or data["format"] != LEDGER_FORMAT:
-        raise LedgerError(
-            f"ledger {path} has format {data['format']!r}; this fsseam reads format "
-            f"{LEDGER_FORMAT}"
-        )
-    try:
-        return Ledger.model_validate(data)
-    except ValidationError as e:
-        raise LedgerError(f"ledger {path} is malformed: {e}") from e
+        return read_ledger(path)
+    except FsError as e:
+        raise LedgerError(f"ledger {path}: {e.message}") from e
 
 
 def save_ledger(ledger: Ledger, path: Path) -> None:
     """Write the ledger atomically: a temp file in the same directory, fsync, os.replace."""
-    text = ledger.model_dump_json(indent=2) + "\n"
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_ledger(ledger, path)
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -144,7 +116,7 @@ def _add_history(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _workspace(args: argparse.Namespace, ledger: Ledger | None = None) -> Workspace:
+def _workspace(args: argparse.Namespace, observations: Any = None) -> Workspace:
     wants = getattr(args, "history", False) or getattr(args, "history_dir", None)
     history = History(path=args.history_dir) if wants else None
     try:
@@ -152,10 +124,12 @@ def _workspace(args: argparse.Namespace, ledger: Ledger | None = None) -> Worksp
             args.url,
             storage_options=_options(args.storage_options),
             read_only=args.read_only,
-            ledger=ledger,
             history=history,
+            observations=observations,
         )
     except FsError as e:
+        if e.reason in (Reason.observations_corrupt, Reason.observations_unreachable):
+            raise LedgerError(f"cannot use the observations: {e.message}") from e
         raise UsageError(f"cannot open workspace {args.url}: {e.message}") from e
 
 
@@ -192,14 +166,20 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_call(args: argparse.Namespace) -> int:
     ledger_path: Path | None = args.ledger
-    ledger = None
+    observations: Any = args.observations
     if ledger_path is not None:
+        if observations is not None:
+            raise UsageError("give --ledger FILE or --observations URL, not both")
         if not ledger_path.parent.is_dir():
             raise LedgerError(f"the directory of ledger {ledger_path} does not exist")
-        ledger = load_ledger(ledger_path)
+        try:
+            # Kept up to date after every call that records something (atomic replace).
+            observations = FileObservations(ledger_path)
+        except FsError as e:
+            raise LedgerError(f"ledger {ledger_path}: {e.message}") from e
     raw = sys.stdin.read() if args.json == "-" else args.json
     arguments = _arguments(raw)
-    ws = _workspace(args, ledger)
+    ws = _workspace(args, observations)
     ctx = ws.context(args.owner)
     if args.tool not in ctx.tools.names():
         # The sentence a model gets for the same mistake (the catalogue's).
@@ -208,11 +188,8 @@ def cmd_call(args: argparse.Namespace) -> int:
     result = ctx.tools.execute(args.tool, arguments)
     print(result.text)
     sys.stdout.flush()
-    if ledger_path is not None and ws.policy is not None:
-        try:
-            save_ledger(ws.policy.ledger, ledger_path)
-        except OSError as e:
-            raise LedgerError(f"cannot save ledger {ledger_path}: {e}") from e
+    if ledger_path is not None and not ledger_path.exists():
+        write_ledger(Ledger(), ledger_path)  # a call that recorded nothing still makes it
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
 
 
@@ -297,6 +274,12 @@ def _add_call(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     call.add_argument(
         "--ledger", type=Path, metavar="FILE",
         help="observation ledger file (versioned JSON, created if missing)",
+    )
+    call.add_argument(
+        "--observations", metavar="URL",
+        help="where observations are kept: a .json ledger file, or any fsspec URL "
+        "(s3://bucket/.fsseam-observations/, a local directory) shared by many machines; "
+        "-o options apply when its protocol is the workspace's",
     )
     call.add_argument("--owner", default="agent", help="owner name (default: agent)")
     call.add_argument("--read-only", action="store_true", help="refuse every modification")

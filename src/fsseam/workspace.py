@@ -14,7 +14,9 @@ from .gate import Gate
 from .history import Authors
 from .limits import Limits
 from .observations import ObservationStore, open_observations
+from .observations.opening import ObservationsSpec, reserved_prefix, shared_memory
 from .policy import Ledger, ObservationPolicy
+from .policy.reserved import ReservedKeys
 from .seam import Seam
 from .spec import (
     ContextSpec,
@@ -41,6 +43,10 @@ class Workspace:
     memory, generic), so ``history``, ``restore`` and ``undo_edit`` work there too; see
     :class:`~fsseam.backends.kept.History`. S3 and GCS keep versions themselves (enable
     versioning on the bucket).
+    ``observations``: where what each owner has read is kept (docs/observations.md): a
+    store object, a ``.json`` ledger file, any fsspec URL (shard objects there, shared by
+    many machines), or ``(url, storage_options)``. Default: in this process, shared by the
+    Workspaces of one URL (``ledger=``: in that ledger).
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
     missing, local root that does not exist).
     """
@@ -59,7 +65,7 @@ class Workspace:
         load_entry_points: bool = True,
         backend: str | Backend | None = None,
         history: History | None = None,
-        observations: str | ObservationStore | None = None,
+        observations: ObservationsSpec | None = None,
     ) -> None:
         self.url = url
         self.read_only = read_only
@@ -81,19 +87,36 @@ class Workspace:
         if history is not None:
             self.backend = keep_history(self.backend, history)
         self.limits = limits or Limits()
-        store = None
-        if observations is not None:
-            if ledger is not None:
-                raise TypeError("pass ledger= or observations=, not both")
-            store = open_observations(observations, workspace_url=url,
-                                      storage_options=storage_options)
         self.policy: ObservationPolicy | None = (
-            ObservationPolicy(ledger, store=store) if policy else None
+            self._observation_policy(url, storage_options, ledger, observations,
+                                     shared=fs is None and not isinstance(backend, Backend))
+            if policy else None
         )
-        first = [self.policy] if self.policy is not None else []
+        first: list[Any] = [self.policy] if self.policy is not None else []
+        hidden = reserved_prefix(observations, url) if observations is not None else None
+        if hidden is not None and fs is None and not isinstance(backend, Backend):
+            first.append(ReservedKeys(hidden))  # registered last: asked first
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
         self._docs = DocCache(self.limits.doc_cache_bytes)
         self._authors = Authors()
+
+    @staticmethod
+    def _observation_policy(url: str, storage_options: dict[str, Any] | None,
+                            ledger: Ledger | None, observations: ObservationsSpec | None, *,
+                            shared: bool) -> ObservationPolicy:
+        """Where observations live: ``observations=``; else ``ledger=``; else the
+        in-process store this process keeps for the workspace's URL (a notebook cell that
+        makes its Workspace again keeps its reads), unless the storage is private to this
+        Workspace (a Backend instance, a memory store outside the global one)."""
+        if observations is not None:
+            if ledger is not None:
+                raise TypeError("pass ledger= or observations=, not both")
+            return ObservationPolicy(store=open_observations(
+                observations, workspace_url=url, storage_options=storage_options))
+        private = (storage_options or {}).get("global_store") is False
+        if ledger is not None or not shared or private:
+            return ObservationPolicy(ledger)
+        return ObservationPolicy(store=shared_memory(url, storage_options))
 
     @classmethod
     def mount(
@@ -109,7 +132,7 @@ class Workspace:
         load_entry_points: bool = True,
         backend: Mapping[str, str] | None = None,
         history: History | Mapping[str, History] | None = None,
-        observations: str | ObservationStore | None = None,
+        observations: ObservationsSpec | None = None,
     ) -> Workspace:
         """One workspace over several stores, each at a mount point::
 

@@ -290,3 +290,8 @@ class Reason(StrEnum):
     gcs_rewrite_no_token = auto()
     azure_copy_failed = auto()
     azure_copy_pending = auto()
+    reserved_observations = auto()
+    observations_unreachable = auto()
+    observations_corrupt = auto()
+    observations_contended = auto()
+    observations_not_saved = auto()

@@ -178,4 +178,33 @@ SENTENCES: dict[str, str] = {
     "gcs_rewrite_no_token": "the rewrite is not done and gave no token to continue",
     "azure_copy_failed": "Azure copy {status}: {description}",
     "azure_copy_pending": "Azure copy of {source} still pending after 10 minutes",
+    # -- observation stores (what each agent has read, kept outside the agent's files) ------
+    "reserved_observations": (
+        "{path} is where fsseam keeps what agents have read; no tool may read, list or change "
+        "it. Nothing was changed. Work on other files."
+    ),
+    "observations_unreachable": (
+        "the observation store at {store} could not be reached or written ({detail}), so "
+        "this call could not be checked against what you have read; nothing was changed. "
+        "Retry later; if it keeps failing, ask the user to check the observation store."
+    ),
+    "observations_corrupt": (
+        "the observation object {object} is not one this fsseam can use ({detail}); it was "
+        "left as it is and nothing was changed. Ask the user to repair or remove it."
+    ),
+    "_observations_not_json": "it is not JSON",
+    "_observations_format": "it has format {found}; this fsseam reads {expected}",
+    "_observations_foreign": (
+        "it holds the observations of another owner or workspace (shard {found})"
+    ),
+    "_observations_malformed": "{field}: {problem}",
+    "observations_contended": (
+        "the observation store at {store} kept changing under this call ({attempts} "
+        "attempts), so what you read could not be saved; nothing else was changed. Retry "
+        "the call."
+    ),
+    "observations_not_saved": (
+        "{path} was changed, but the observation store at {store} could not save that "
+        "({detail}). Read {path} again before your next edit of it."
+    ),
 }

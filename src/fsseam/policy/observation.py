@@ -61,6 +61,9 @@ class _Call:
 
     depth: int = 0
     pending: dict[str, Entry] = field(default_factory=dict)
+    changed: str | None = None
+    """A file the call changed (its shown path): a failure to store what the call recorded
+    must then say the file changed."""
 
 
 class ObservationPolicy:
@@ -101,8 +104,10 @@ class ObservationPolicy:
         with self._lock:
             running = self._calls.setdefault(owner, _Call())
             running.depth += 1
+        failed = True
         try:
             yield
+            failed = False
         finally:
             with self._lock:
                 running.depth -= 1
@@ -110,7 +115,24 @@ class ObservationPolicy:
                 if running.depth == 0:
                     del self._calls[owner]
             if pending:
-                self.store_for(owner).put(owner, pending)
+                self._store(owner, pending, running.changed, failed)
+
+    def _store(self, owner: str, pending: dict[str, Entry], changed: str | None,
+               failed: bool) -> None:
+        """Write what a call recorded. A store that fails it fails the call (nothing is
+        let through unguarded: the next call asks the store again); when the call changed a
+        file, the failure says so (the agent must read it again before an edit)."""
+        store = self.store_for(owner)
+        try:
+            store.put(owner, pending)
+        except FsError as e:
+            if failed:
+                return  # the call's own failure is the one to report
+            if changed is None:
+                raise
+            raise FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
+                          details={"store": e.details.get("store", repr(store)),
+                                   "detail": e.message}) from e
 
     def entry(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         with self._lock:
@@ -126,22 +148,33 @@ class ObservationPolicy:
             return (False, None)
         return (True, entry.version)
 
-    def update(self, owner: str, key: str, change: Callable[[Entry], Entry]) -> None:
+    def update(self, owner: str, key: str, change: Callable[[Entry], Entry], *,
+               changed: str | None = None) -> None:
         """Record ``change`` of the owner's entry for ``key``: kept for the end of the
-        call in progress, or written now when there is none."""
+        call in progress, or written now when there is none. ``changed``: the shown path
+        of a file the call changed."""
         with self._lock:
-            before = self.entry(owner, key) or Entry(seen=False)
+            running = self._calls.get(owner)
+            known = running is not None and key in running.pending
+        # A store on another machine is asked outside the lock: other owners' calls go on.
+        stored = None if known else self.store_for(owner).get(owner, key)
+        with self._lock:
+            running = self._calls.get(owner)
+            held = running.pending.get(key) if running is not None else None
+            before = held or stored or Entry(seen=False)
             after = change(before).model_copy(update={"at": time.time()})
             if after.same(before) and before.at:
                 return
-            running = self._calls.get(owner)
             if running is not None:
                 running.pending[key] = after
+                running.changed = running.changed or changed
                 return
         self.store_for(owner).put(owner, {key: after})
 
-    def record(self, owner: str, key: str, version: Version | None) -> None:
-        self.update(owner, key, lambda e: e.model_copy(update={"seen": True, "version": version}))
+    def record(self, owner: str, key: str, version: Version | None, *,
+               changed: str | None = None) -> None:
+        self.update(owner, key, lambda e: e.model_copy(update={"seen": True, "version": version}),
+                    changed=changed)
 
     # -- hooks -----------------------------------------------------------
     @hookimpl(tryfirst=True)
@@ -193,7 +226,7 @@ class ObservationPolicy:
     def fs_written(self, event: WrittenEvent) -> None:
         made = event.version
         if event.operation == "move":  # a move's destination is no change an undo takes back
-            self.record(event.owner, event.key, made)
+            self.record(event.owner, event.key, made, changed=event.path)
             return
 
         def written(entry: Entry) -> Entry:
@@ -208,7 +241,7 @@ class ObservationPolicy:
                 stack.append(Change(before=event.replaced, after=made))
             return Entry(seen=True, version=made, changes=tuple(stack[-UNDO_DEPTH:]))
 
-        self.update(event.owner, event.key, written)
+        self.update(event.owner, event.key, written, changed=event.path)
 
     @hookimpl(tryfirst=True)
     def fs_undo_intent(self, event: UndoIntent) -> None:
@@ -243,4 +276,4 @@ class ObservationPolicy:
                 stack = stack[:-1]
             return Entry(seen=True, version=None, changes=stack)
 
-        self.update(event.owner, event.key, deleted)
+        self.update(event.owner, event.key, deleted, changed=event.path)

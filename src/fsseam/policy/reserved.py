@@ -1,0 +1,77 @@
+"""Observations kept inside a workspace are no file of it: no tool sees or changes them.
+
+Registered on the gate only when a workspace's observation store lies inside its root
+(``s3://b/`` with observations at ``s3://b/.fsseam-observations/``): listings and walks
+leave the reserved prefix out, and every read, stat, write, edit, delete, move (either end)
+and undo of a key under it is refused with FS_PERMISSION_DENIED before anything changes.
+"""
+
+from __future__ import annotations
+
+from ..errors import ErrorCode, FsError
+from ..events import (
+    DeleteIntent,
+    EditIntent,
+    ListEvent,
+    MissingEvent,
+    ReadEvent,
+    StatEvent,
+    UndoIntent,
+    WriteIntent,
+)
+from ..gate import hookimpl
+
+__all__ = ["ReservedKeys"]
+
+
+class ReservedKeys:
+    """Hide and refuse the keys at or below ``prefix`` (a key relative to the root)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix.strip("/")
+
+    def __repr__(self) -> str:
+        return f"ReservedKeys({self.prefix!r})"
+
+    def reserved(self, key: str) -> bool:
+        key = key.strip("/")
+        return key == self.prefix or key.startswith(self.prefix + "/")
+
+    def _refuse(self, key: str, path: str) -> None:
+        if self.reserved(key):
+            raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=path,
+                          reason="reserved_observations")
+
+    @hookimpl(tryfirst=True)
+    def fs_list(self, event: ListEvent) -> None:
+        event.entries = [e for e in event.entries if not self.reserved(e.key)]
+
+    @hookimpl(tryfirst=True)
+    def fs_read(self, event: ReadEvent) -> None:
+        self._refuse(event.key, event.path)
+
+    @hookimpl(tryfirst=True)
+    def fs_missing(self, event: MissingEvent) -> None:
+        self._refuse(event.key, event.path)
+
+    @hookimpl(tryfirst=True)
+    def fs_stat(self, event: StatEvent) -> None:
+        self._refuse(event.key, event.path)
+
+    @hookimpl(tryfirst=True)
+    def fs_write_intent(self, event: WriteIntent) -> None:
+        self._refuse(event.key, event.path)
+
+    @hookimpl(tryfirst=True)
+    def fs_edit_intent(self, event: EditIntent) -> None:
+        self._refuse(event.key, event.path)
+
+    @hookimpl(tryfirst=True)
+    def fs_delete_intent(self, event: DeleteIntent) -> None:
+        self._refuse(event.key, event.path)
+        if event.destination is not None:
+            self._refuse(event.destination, event.destination)
+
+    @hookimpl(tryfirst=True)
+    def fs_undo_intent(self, event: UndoIntent) -> None:
+        self._refuse(event.key, event.path)
