@@ -29,7 +29,7 @@ from fsseam import (
     open_backend,
 )
 from fsseam.messages import Reason
-from fsseam.observations import Entry, MemoryObservations
+from fsseam.observations import Entry, Ledger, MemoryObservations
 from fsseam.spec import ContextSpec, WorkspaceSpec
 
 
@@ -119,16 +119,21 @@ def test_mounts_keep_each_mount(root: Path) -> None:
     assert (root / "r.txt").read_bytes() == b"r\n"
 
 
-def test_s3_on_the_moto_server(moto_s3: Any) -> None:
+def test_s3_on_the_moto_server_with_observations_in_the_bucket(moto_s3: Any) -> None:
     bucket = moto_s3.create_bucket()
     ws = Workspace(f"s3://{bucket}/p", storage_options=moto_s3.storage_options(),
-                   policy=False)
+                   observations=f"s3://{bucket}/.fsseam-observations/")
     ws.context("a").fs.write("/s.txt", "s3\n")
-    again = reopen(ws)
-    assert again.spec() == ws.spec()
-    assert again.context("b").fs.read("/s.txt").lines == ["s3"]
+    spec = pickle.loads(pickle.dumps(ws)).spec()
+    assert spec == ws.spec() and spec.observations == f"s3://{bucket}/.fsseam-observations/"
+    again = Workspace.from_spec(spec, shared=False)
+    # What "a" wrote here is in the bucket: the other workspace lets it edit, and only it.
+    again.context("a").fs.replace("/s.txt", "s3", "S3")
+    res = again.context("b").tools.execute("edit", {"file_path": "/s.txt", "old_string": "S3",
+                                                    "new_string": "x"})
+    assert res.error is not None and res.error.code == ErrorCode.FS_NOT_OBSERVED
     body = moto_s3.client().get_object(Bucket=bucket, Key="p/s.txt")["Body"].read()
-    assert body == b"s3\n"
+    assert body == b"S3\n"
 
 
 def test_one_process_opens_a_spec_once() -> None:
@@ -168,7 +173,7 @@ def test_in_process_observations_are_refused_with_the_fix() -> None:
     assert "observations=" in err.message and "snapshot=True" in err.message
     assert refusal(lambda: pickle.dumps(ws.context("a"))).reason == (
         Reason.ship_in_process_observations)
-    ledger_ws = Workspace("memory://pickling-refused", ledger=None)
+    ledger_ws = Workspace("memory://pickling-refused", ledger=Ledger())
     assert refusal(lambda: ledger_ws.spec()).reason == Reason.ship_in_process_observations
     bound = Workspace("memory://pickling-refused", observations=PicklableStore())
     ctx = bound.context("t", observations=MemoryObservations())
@@ -228,22 +233,45 @@ def run_child(*blobs: Path) -> list[list[Any]]:
 
 
 def test_a_new_process_unpickles_and_edits(root: Path, tmp_path: Path) -> None:
-    ws = Workspace(str(root))
-    ctx = ws.context("a")
-    ctx.fs.write("/ok.txt", "old\n")
-    ctx.fs.write("/moved.txt", "old\n")
-    (root / "moved.txt").write_text("changed outside\n")  # after the read: stale there
     edit = {"old_string": "old", "new_string": "new"}
-    snapshot = tmp_path / "snapshot.pickle"
-    snapshot.write_bytes(pickle.dumps((ctx.spec(snapshot=True), [
-        ("edit", {"file_path": "/ok.txt", **edit}),
-        ("edit", {"file_path": "/moved.txt", **edit}),
+    # A context whose observations are in a ledger file: it travels as it is.
+    shared = Workspace(str(root), observations=str(tmp_path / "observations.json"))
+    ctx = shared.context("a")
+    ctx.fs.write("/shared.txt", "old\n")
+    ctx.fs.write("/changed.txt", "old\n")
+    (root / "changed.txt").write_text("old, changed outside\n")  # after the read
+    direct = tmp_path / "direct.pickle"
+    direct.write_bytes(pickle.dumps((ctx, [
+        ("edit", {"file_path": "/shared.txt", **edit}),
+        ("edit", {"file_path": "/changed.txt", **edit}),
+    ])))
+    stranger = tmp_path / "stranger.pickle"
+    stranger.write_bytes(pickle.dumps((shared.context("b"), [
+        ("edit", {"file_path": "/shared.txt", "old_string": "new", "new_string": "b"}),
+    ])))
+    # A workspace whose observations are in this process: a copy travels, when asked for.
+    ws = Workspace(str(root))
+    mine = ws.context("c")
+    mine.fs.write("/copy.txt", "old\n")
+    copy = tmp_path / "copy.pickle"
+    copy.write_bytes(pickle.dumps((mine.spec(snapshot=True), [
+        ("edit", {"file_path": "/copy.txt", **edit}),
         ("edit", {"file_path": "/never.txt", **edit}),
     ])))
-    assert run_child(snapshot) == [
+    assert run_child(direct, stranger, copy) == [
         ["a", "edit", True, None],
         ["a", "edit", False, "FS_STALE"],
-        ["a", "edit", False, "FS_NOT_FOUND"],
+        ["b", "edit", False, "FS_NOT_OBSERVED"],
+        ["c", "edit", True, None],
+        ["c", "edit", False, "FS_NOT_FOUND"],
     ]
-    assert (root / "ok.txt").read_bytes() == b"new\n"
-    assert (root / "moved.txt").read_bytes() == b"changed outside\n"
+    assert (root / "shared.txt").read_bytes() == b"new\n"
+    assert (root / "changed.txt").read_bytes() == b"old, changed outside\n"
+    assert (root / "copy.txt").read_bytes() == b"new\n"
+    # What the other process recorded came back through the file: "a" edits on.
+    ctx.fs.replace("/shared.txt", "new", "newer")
+    assert (root / "shared.txt").read_bytes() == b"newer\n"
+    # A copy is not kept in step: here "c" never saw its own edit made there.
+    res = mine.tools.execute("edit", {"file_path": "/copy.txt", "old_string": "new",
+                                      "new_string": "x"})
+    assert res.error is not None and res.error.code == ErrorCode.FS_STALE
