@@ -126,6 +126,7 @@ def test_s3_on_the_moto_server_with_observations_in_the_bucket(moto_s3: Any) -> 
     ws.context("a").fs.write("/s.txt", "s3\n")
     spec = pickle.loads(pickle.dumps(ws)).spec()
     assert spec == ws.spec() and spec.observations == f"s3://{bucket}/.fsseam-observations/"
+    assert WorkspaceSpec.model_validate_json(spec.model_dump_json()) == spec  # JSON queues
     again = Workspace.from_spec(spec, shared=False)
     # What "a" wrote here is in the bucket: the other workspace lets it edit, and only it.
     again.context("a").fs.replace("/s.txt", "s3", "S3")
