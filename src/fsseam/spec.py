@@ -115,9 +115,14 @@ def spec_of(made: Mapping[str, Any], store: ObservationStore | None, *,
     fields["plugins"] = tuple(_picklable("plugins", p) for p in made.get("plugins", ()))
     if fields.get("fs") is not None:
         _picklable("fs", fields["fs"])
-    if isinstance(fields.get("read_only"), Iterable) and not isinstance(
-            fields.get("read_only"), (bool, str)):
-        fields["read_only"] = tuple(fields["read_only"])
+    read_only = fields.get("read_only", False)
+    if isinstance(read_only, str):  # one mount point, not its characters
+        fields["read_only"] = (read_only,)
+    elif isinstance(read_only, Iterable):
+        fields["read_only"] = tuple(read_only)
+    for name in ("mounts", "storage_options", "backend", "history"):
+        if isinstance(fields.get(name), Mapping):
+            fields[name] = dict(fields[name])
     if store is not None:
         if isinstance(given, (str, tuple)):  # a URL (with its options): opened there again
             fields["observations"] = given

@@ -156,14 +156,16 @@ class Workspace:
         """
         from .backends.mounts import build_mounts
 
+        plugins = tuple(plugins)  # iterated twice: for the gate and for the spec
+        made = {k: v for k, v in locals().items() if k not in ("cls", "build_mounts")}
         if isinstance(read_only, bool):
             frozen: tuple[str, ...] = ()
         elif isinstance(read_only, str):  # one mount point, not its characters
             frozen = (read_only,)
         else:
             frozen = tuple(read_only)
+            made["read_only"] = frozen  # an iterator is spent by now
         router = build_mounts(mounts, storage_options, frozen, backend, history)
-        plugins = tuple(plugins)
         ws = cls(
             repr(router).removeprefix("MountBackend(").removesuffix(")"),
             read_only=read_only is True,
@@ -175,16 +177,7 @@ class Workspace:
             backend=router,
             observations=observations,
         )
-        ws._made = {
-            "mounts": dict(mounts), "storage_options": dict(storage_options or {}),
-            "read_only": read_only if isinstance(read_only, bool) else frozen,
-            "policy": policy, "plugins": plugins, "limits": limits, "ledger": ledger,
-            "load_entry_points": load_entry_points,
-            "history": history if history is None or isinstance(history, History)
-            else dict(history),
-            "backend": dict(backend) if backend is not None else None,
-            "observations": observations,
-        }
+        ws._made = made
         return ws
 
     def context(self, owner: str = "agent", *,
