@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticSerializationError
 
 from .backends.kept import History
 from .errors import ErrorCode, FsError
@@ -86,7 +87,10 @@ class WorkspaceSpec(BaseModel):
         opened afresh each time."""
         if self.plugins or self.store is not None or self.fs is not None or self.observed:
             return None
-        return self.model_dump_json()
+        try:
+            return self.model_dump_json()
+        except PydanticSerializationError:  # storage options holding objects (credentials)
+            return None
 
 
 class ContextSpec(BaseModel):
