@@ -68,3 +68,14 @@ def test_a_read_on_one_worker_guards_the_edit_on_another(client: Any, moto_s3: A
     assert on(second, ctx, "read", {"file_path": "/f.txt"})["ok"]
     assert on(first, ctx, "edit", edit)["ok"]
     assert s3.get_object(Bucket=bucket, Key="work/f.txt")["Body"].read() == b"two!\n"
+    # A warm worker, counted at the server: a call that changes no observation costs the
+    # observation store nothing; one that changes one costs one request (the shard's PUT).
+    moto_s3.log.clear()
+    assert on(first, ctx, "read", {"file_path": "/f.txt"})["ok"]
+    assert moto_s3.log.to_bucket(bucket) == [("GET", f"/{bucket}/work/f.txt")]
+    moto_s3.log.clear()
+    assert on(first, ctx, "edit", {"file_path": "/f.txt", "old_string": "two",
+                                   "new_string": "three"})["ok"]
+    requests = moto_s3.log.to_bucket(bucket)
+    assert [m for m, p in requests if p.startswith(f"/{bucket}/work/")] == ["GET", "PUT"]
+    assert [m for m, p in requests if ".fsseam-observations" in p] == ["PUT"]
