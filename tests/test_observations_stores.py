@@ -305,3 +305,27 @@ def test_a_new_workspace_on_one_url_keeps_the_reads_unless_given_a_ledger() -> N
     private = Workspace(url, storage_options={"global_store": False})
     assert isinstance(private.policy.store, MemoryObservations)  # type: ignore[union-attr]
     assert private.policy.store is not Workspace(url).policy.store  # type: ignore[union-attr]
+
+
+def test_stores_at_a_url_are_sent_to_another_process_as_what_they_open(
+        tmp_path: Path) -> None:
+    import pickle
+
+    url = fresh("ws")
+    for spec in (str(tmp_path / "obs.json"), fresh("obs")):
+        store = open_observations(spec, workspace_url=url)
+        store.put("agent", {"k": Entry(at=1.0)})
+        again = pickle.loads(pickle.dumps(store))
+        assert type(again) is type(store) and again is not store
+        kept = again.get("agent", "k")
+        assert kept is not None and kept.seen and kept.version is None
+
+
+def test_a_mounted_workspace_keeps_observations_at_a_url() -> None:
+    mounts, obs = {"/": fresh("m1"), "/data": fresh("m2")}, fresh("obs")
+    ok(Workspace.mount(mounts, observations=obs).context().tools.execute(
+        "write", {"file_path": "/data/a.txt", "content": "one\n"}))
+    again = Workspace.mount(mounts, observations=obs).context()
+    ok(edit(again, "one", "two", "/data/a.txt"))
+    assert code(edit(Workspace.mount(mounts).context("b"), "two", "x", "/data/a.txt")) \
+        is ErrorCode.FS_NOT_OBSERVED

@@ -73,6 +73,10 @@ def write_ledger(ledger: Ledger, path: Path) -> None:
         raise
 
 
+def _reopen(path: str, max_entries: int) -> FileObservations:
+    return FileObservations(path, max_entries=max_entries)
+
+
 class FileObservations(MemoryObservations):
     """A ledger file: read when opened, merged and replaced on every update.
 
@@ -87,6 +91,10 @@ class FileObservations(MemoryObservations):
 
     def __repr__(self) -> str:
         return f"FileObservations({self.name!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Another process opens the file again: the file, not this process's copy of it.
+        return (_reopen, (str(self.path), self.max_entries))
 
     def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         if fresh:

@@ -76,8 +76,10 @@ def open_observations(
     if protocol in _LOCAL:
         os.makedirs(path, exist_ok=True)  # a local root must exist to be opened
     backend = open_backend(url, dict(options))
-    return ShardedObservations(backend, scope=canonical_url(workspace_url), name=url,
-                               **settings)
+    store = ShardedObservations(backend, scope=canonical_url(workspace_url), name=url,
+                                **settings)
+    store.opened = (url, dict(options))
+    return store
 
 
 def shared_memory(url: str, storage_options: dict[str, Any] | None) -> MemoryObservations:

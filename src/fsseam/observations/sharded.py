@@ -24,14 +24,15 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..backends.base import Backend
+from ..backends.base import Backend, Blob
+from ..backends.registry import open_backend
 from ..errors import Conflict, ErrorCode, FsError
 from ..messages import Part, Reason
-from ..versions import CreateOnly, IfMatch, Version
+from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .entry import Entry, newer
 
 __all__ = ["SHARD_FORMAT", "Shard", "ShardedObservations", "corrupt", "digest", "refused"]
@@ -90,9 +91,27 @@ class ShardedObservations:
         self.cached_shards = cached_shards
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple[str, int], _Kept] = OrderedDict()
+        self.opened: tuple[str, dict[str, Any]] | None = None
+        """(url, storage_options) when opened from a URL: how another process opens it."""
 
     def __repr__(self) -> str:
         return f"ShardedObservations({self.name!r})"
+
+    def __getstate__(self) -> dict[str, object]:
+        # Sent to another process (a task queue's worker): the store, not this one's cache.
+        # A store opened from a URL is opened again there (backends hold locks, clients).
+        state = dict(self.__dict__)
+        del state["_lock"]
+        state["_kept"] = OrderedDict()
+        if self.opened is not None:
+            del state["backend"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        if self.opened is not None:
+            self.backend = open_backend(self.opened[0], dict(self.opened[1]))
 
     # -- layout --------------------------------------------------------------
     def shard_of(self, key: str) -> int:
@@ -152,16 +171,37 @@ class ShardedObservations:
     def _load(self, owner: str, shard: int) -> _Kept:
         key = self.object_key(owner, shard)
         try:
-            blob = self.backend.read(key)
+            blob = self._read(key)
         except FsError as e:
-            if e.code is ErrorCode.FS_NOT_FOUND and e.reason != Reason.bucket_missing:
-                kept = _Kept(None, {})
-                self._keep(owner, shard, kept)
-                return kept
             raise self._unreachable(e) from e
+        if blob is None:
+            kept = _Kept(None, {})
+            self._keep(owner, shard, kept)
+            return kept
         kept = _Kept(blob.version, self._parse(key, blob.data, owner, shard).entries)
         self._keep(owner, shard, kept)
         return kept
+
+    def _read(self, key: str) -> Blob | None:
+        # An object store's plain read is one request: a file read that misses would also
+        # look for a "directory" at the key.
+        plain = getattr(self.backend, "get_plain", None)
+        if plain is not None:
+            got: Blob | None = plain(key)
+            return got
+        try:
+            return self.backend.read(key)
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND and e.reason != Reason.bucket_missing:
+                return None
+            raise
+
+    def _write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+        plain = getattr(self.backend, "put_plain", None)  # no probe for a "directory"
+        if plain is not None:
+            made: Version = plain(key, data, precondition)
+            return made
+        return self.backend.write(key, data, precondition)
 
     def _parse(self, key: str, data: bytes, owner: str, shard: int) -> Shard:
         shown = f"{self.name.rstrip('/')}/{key}"
@@ -184,7 +224,7 @@ class ShardedObservations:
                          entries=merged)
             precondition = IfMatch(kept.version) if kept.version is not None else CreateOnly()
             try:
-                version = self.backend.write(key, body.model_dump_json().encode(), precondition)
+                version = self._write(key, body.model_dump_json().encode(), precondition)
             except Conflict:
                 kept = self._load(owner, shard)  # another worker won: merge with its shard
                 continue

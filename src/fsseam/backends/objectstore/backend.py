@@ -39,7 +39,7 @@ from ...errors import ErrorCode, FsError
 from ...messages import Reason
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
-from . import copying, history, landed, listing, messages, ranged
+from . import copying, history, landed, listing, messages, plain, ranged
 from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectHead, VersionsById
 from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
 from .keys import KeySpace, normalize, parents
@@ -308,6 +308,9 @@ class ObjectStoreBackend:
 
     def walk(self, key: str) -> Iterator[Entry]:
         return listing.walk(self, key)
+
+    get_plain = plain.get_plain  # objects kept beside files (observation shards)
+    put_plain = plain.put_plain
 
     # -- writes ------------------------------------------------------------------
     def write(
