@@ -30,6 +30,7 @@ from fsseam import (
 )
 from fsseam.messages import Reason
 from fsseam.observations import Entry, Ledger, MemoryObservations
+from fsseam.observations.file import FileObservations
 from fsseam.spec import ContextSpec, WorkspaceSpec
 
 
@@ -135,6 +136,16 @@ def test_s3_on_the_moto_server_with_observations_in_the_bucket(moto_s3: Any) -> 
     assert res.error is not None and res.error.code == ErrorCode.FS_NOT_OBSERVED
     body = moto_s3.client().get_object(Bucket=bucket, Key="p/s.txt")["Body"].read()
     assert body == b"S3\n"
+
+
+def test_a_store_object_at_a_url_travels_as_what_it_opens(root: Path, tmp_path: Path) -> None:
+    ledger = FileObservations(str(tmp_path / "obs.json"))
+    ws = Workspace(str(root), observations=ledger)
+    ws.context("a").fs.write("/f.txt", "f\n")
+    again = pickle.loads(pickle.dumps(ws.context("a")))
+    assert isinstance(again.workspace.policy.store, FileObservations)  # type: ignore[union-attr]
+    again.fs.replace("/f.txt", "f", "g")
+    assert (root / "f.txt").read_bytes() == b"g\n"
 
 
 def test_one_process_opens_a_spec_once() -> None:

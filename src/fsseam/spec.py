@@ -144,7 +144,7 @@ def shipped_store(store: ObservationStore, *, snapshot: bool = False
     """What of an observation store travels: the store itself when it pickles (a store
     every process reaches), a copy of an in-process store's entries when ``snapshot``,
     else FsError naming the fix."""
-    if isinstance(store, MemoryObservations):
+    if type(store) is MemoryObservations:  # a subclass may keep them elsewhere (a file)
         if not snapshot:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="ship_in_process_observations")
         return {owner: store.entries(owner) for owner in store.owners()}
