@@ -103,14 +103,17 @@ def test_memory_snapshot_carries_reads_and_still_refuses_a_changed_file() -> Non
         "file_path": "/a.txt", "old_string": "A", "new_string": "z"}).ok
 
 
-def test_mounts_keep_each_mount(root: Path) -> None:
+def test_mounts_keep_each_mount(root: Path, tmp_path: Path) -> None:
     (root / "r.txt").write_text("r\n")
     ws = Workspace.mount({"/": "memory://pickling-mounts", "/repo": str(root)},
-                         read_only={"/repo"}, history={"/": History(max_versions=2)},
-                         policy=False)
+                         read_only=iter(["/repo"]), history={"/": History(max_versions=2)},
+                         observations=str(tmp_path / "mounts.json"))
+    ws.context("a").fs.write("/before.txt", "b\n")
     again = reopen(ws)
     assert again.spec().mounts == {"/": "memory://pickling-mounts", "/repo": str(root)}
+    assert again.spec().read_only == ("/repo",)
     ctx = again.context("a")
+    ctx.fs.replace("/before.txt", "b", "B")  # what "a" wrote there, it may edit here
     assert ctx.fs.read("/repo/r.txt").lines == ["r"]
     res = ctx.tools.execute("write", {"file_path": "/repo/r.txt", "content": "x"})
     assert res.error is not None and res.error.code == ErrorCode.FS_READ_ONLY
