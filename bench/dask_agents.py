@@ -135,7 +135,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--agents", type=int, default=8)
-    parser.add_argument("--increments", type=int, default=6)
+    parser.add_argument("--increments", type=int, default=12)
     parser.add_argument("--stores", default="s3,gcs")
     args = parser.parse_args()
     rows = [run_store(s, args.workers, args.agents, args.increments)
