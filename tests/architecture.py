@@ -108,7 +108,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(
         "surfaces",
         covers=(
-            "fsseam.workspace", "fsseam.mcp", "fsseam.cli", "fsseam.demo",
+            "fsseam.workspace", "fsseam.spec", "fsseam.mcp", "fsseam.cli", "fsseam.demo",
             "fsseam.integrations", "fsseam.pytest_plugin",
         ),
         exactly=("fsseam",),

@@ -18,6 +18,14 @@ from .observations.opening import ObservationsSpec, reserved_prefix, shared_memo
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
+from .spec import (
+    ContextSpec,
+    WorkspaceSpec,
+    opened,
+    received_store,
+    shipped_store,
+    spec_of,
+)
 from .tools.registry import ToolRegistry
 
 __all__ = ["Context", "Workspace"]
@@ -61,6 +69,15 @@ class Workspace:
     ) -> None:
         self.url = url
         self.read_only = read_only
+        self._made: dict[str, Any] = {
+            "url": url, "storage_options": storage_options, "read_only": read_only,
+            "policy": policy, "plugins": tuple(plugins), "fs": fs, "limits": limits,
+            "ledger": ledger, "load_entry_points": load_entry_points, "history": history,
+            "backend": backend if not isinstance(backend, Backend) else None,
+            "backend_instance": backend if isinstance(backend, Backend) else None,
+            "observations": observations,
+        }
+        plugins = self._made["plugins"]
         if backend is None or isinstance(backend, str):
             self.backend: Backend = open_backend(url, storage_options, fs, backend=backend)
         elif storage_options or fs is not None:
@@ -139,14 +156,17 @@ class Workspace:
         """
         from .backends.mounts import build_mounts
 
+        plugins = tuple(plugins)  # iterated twice: for the gate and for the spec
+        made = {k: v for k, v in locals().items() if k not in ("cls", "build_mounts")}
         if isinstance(read_only, bool):
             frozen: tuple[str, ...] = ()
         elif isinstance(read_only, str):  # one mount point, not its characters
             frozen = (read_only,)
         else:
             frozen = tuple(read_only)
+            made["read_only"] = frozen  # an iterator is spent by now
         router = build_mounts(mounts, storage_options, frozen, backend, history)
-        return cls(
+        ws = cls(
             repr(router).removeprefix("MountBackend(").removesuffix(")"),
             read_only=read_only is True,
             policy=policy,
@@ -157,6 +177,8 @@ class Workspace:
             backend=router,
             observations=observations,
         )
+        ws._made = made
+        return ws
 
     def context(self, owner: str = "agent", *,
                 observations: ObservationStore | None = None) -> Context:
@@ -166,6 +188,28 @@ class Workspace:
         if observations is not None and self.policy is not None:
             self.policy.bind(owner, observations)
         return Context(self, owner, observations)
+
+    # -- shipping to another process (fsseam.spec) ------------------------------------
+    def spec(self, *, snapshot: bool = False) -> WorkspaceSpec:
+        """What opens this workspace again in another process (``Workspace.from_spec``;
+        ``pickle.dumps(ws)`` sends it). Observations kept in this process's memory are
+        refused (FS_INVALID_ARGUMENT) unless ``snapshot``: the spec then carries a copy,
+        which nothing keeps in step with this process."""
+        store = self.policy.store if self.policy is not None else None
+        return spec_of(self._made, store, snapshot=snapshot)
+
+    @classmethod
+    def from_spec(cls, spec: WorkspaceSpec, *, shared: bool = True) -> Workspace:
+        """The workspace ``spec`` names. ``shared``: the one this process already opened
+        for an equal spec, if any (its clients and caches stay warm between tasks)."""
+        def make() -> Workspace:
+            args = spec.arguments()
+            return cls.mount(**args) if spec.mounts is not None else cls(**args)
+
+        return opened(spec, make) if shared else make()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_open_workspace, (self.spec(),))
 
     def __repr__(self) -> str:
         return f"Workspace({self.url!r}, read_only={self.read_only}, policy={bool(self.policy)})"
@@ -191,5 +235,30 @@ class Context:
         )
         self.tools = ToolRegistry(self.fs)
 
+    def spec(self, *, snapshot: bool = False) -> ContextSpec:
+        """What opens this context again in another process (``Context.from_spec``;
+        ``pickle.dumps(ctx)`` sends it): the workspace's spec and the owner, and the store
+        the owner is bound to, if any (see :meth:`Workspace.spec` for ``snapshot``)."""
+        policy = self.workspace.policy
+        bound = policy.store_for(self.owner) if policy is not None else None
+        if policy is not None and bound is policy.store:
+            bound = None  # the workspace's own store travels with the workspace
+        return ContextSpec(
+            workspace=self.workspace.spec(snapshot=snapshot), owner=self.owner,
+            store=None if bound is None else shipped_store(bound, snapshot=snapshot),
+        )
+
+    @classmethod
+    def from_spec(cls, spec: ContextSpec) -> Context:
+        ws = Workspace.from_spec(spec.workspace)
+        return ws.context(spec.owner, observations=received_store(spec.store))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Context.from_spec, (self.spec(),))
+
     def __repr__(self) -> str:
         return f"Context(owner={self.owner!r}, workspace={self.workspace!r})"
+
+
+def _open_workspace(spec: WorkspaceSpec) -> Workspace:
+    return Workspace.from_spec(spec)

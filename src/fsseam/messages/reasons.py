@@ -159,6 +159,9 @@ class Reason(StrEnum):
     mount_unknown = auto()
     backend_given_with_options = auto()
     mount_options_for_backend = auto()
+    ship_in_process_observations = auto()
+    ship_backend_instance = auto()
+    ship_unpicklable = auto()
 
     # -- tools (fsseam.messages.tools) ------------------------------------------------------
     memory_outside = auto()

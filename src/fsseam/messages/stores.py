@@ -120,6 +120,23 @@ SENTENCES: dict[str, str] = {
         "{mount} is mounted with a backend already built; storage options and adapter names "
         "apply only to mounts given as URLs."
     ),
+    # -- shipping a workspace to another process (fsseam.spec) ----------------------------
+    "ship_in_process_observations": (
+        "this workspace keeps what each agent has read in this process's memory, which "
+        "another process cannot see, so it cannot be sent there. Open it with observations= "
+        "a store every process reaches (a file path for processes on one machine, "
+        "s3://bucket/.fsseam-observations/ or any fsspec URL for many machines), or send "
+        "ws.spec(snapshot=True): a copy the other process starts from, never kept in step."
+    ),
+    "ship_backend_instance": (
+        "a workspace built on a backend instance ({backend}) cannot be sent to another "
+        "process; open it from its URL (and storage_options) instead, which the other "
+        "process opens again."
+    ),
+    "ship_unpicklable": (
+        "the workspace's {what} cannot be pickled ({error}), so it cannot be sent to "
+        "another process; give it a picklable one, or leave it out."
+    ),
     # What each object store's user configures or grants: clauses of no_credentials,
     # credentials_unusable and store_denied (their {configure} and {grant}). Options are
     # spelled dict(...): a rendered sentence holds no brace.
