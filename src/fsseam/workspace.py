@@ -239,10 +239,9 @@ class Context:
         """What opens this context again in another process (``Context.from_spec``;
         ``pickle.dumps(ctx)`` sends it): the workspace's spec and the owner, and the store
         the owner is bound to, if any (see :meth:`Workspace.spec` for ``snapshot``)."""
-        policy = self.workspace.policy
-        bound = policy.store_for(self.owner) if policy is not None else None
-        if policy is not None and bound is policy.store:
-            bound = None  # the workspace's own store travels with the workspace
+        # The store this context was made with; without one, the workspace's own store
+        # travels with the workspace.
+        bound = self.fs.observations
         return ContextSpec(
             workspace=self.workspace.spec(snapshot=snapshot), owner=self.owner,
             store=None if bound is None else shipped_store(bound, snapshot=snapshot),
