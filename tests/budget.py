@@ -21,3 +21,8 @@ def examples(full: int) -> int:
     if settings.get_current_profile_name() == "full":
         return full
     return min(full, max(FLOOR, full // SHARE))
+
+
+def size(full: int, suite: int) -> int:
+    """A stress loop's size: ``suite`` in the suite, ``full`` under the full profile."""
+    return full if settings.get_current_profile_name() == "full" else suite
