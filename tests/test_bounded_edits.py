@@ -16,7 +16,6 @@ from fsseam import ErrorCode, FsError, Overwrite, Workspace
 from fsseam.edits import MAX_COUNTED_MATCHES, MAX_LISTED_MATCHES, Replace, Span, apply
 from fsseam.text import TextDoc, decode, split_lines
 
-from .budget import examples
 from .helpers import call, fails, ok, raw
 
 MiB = 1 << 20
@@ -56,7 +55,7 @@ _PIECES = st.sampled_from(["a", "b", "\n", "\r", "\r\n", "ab", "aa"])
 _TEXTS = st.lists(_PIECES, max_size=30).map("".join)
 
 
-@settings(max_examples=examples(600), deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(text=_TEXTS, old=st.lists(_PIECES, min_size=1, max_size=4).map("".join),
        new=st.lists(_PIECES, max_size=3).map("".join), replace_all=st.booleans(),
        bom=st.booleans())

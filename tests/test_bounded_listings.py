@@ -19,14 +19,13 @@ from fsseam.outcomes import ListEntry
 from fsseam.seam import smallest
 from fsseam.tools.render import MAX_LIST_CHARS
 
-from .budget import examples
 from .helpers import call, ok
 
 N = 10_000
 NAMES = [f"f{i:05d}.txt" for i in range(N)]
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(items=st.lists(st.tuples(st.sampled_from("abcde"), st.integers(1, 5)), max_size=30),
        budget=st.integers(-2, 40))
 def test_smallest_keeps_the_sorted_prefix_that_fills_the_budget(

@@ -21,8 +21,6 @@ from fsseam import Limits, ListEvent, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import LocalBackend
 from fsseam.grep import Hunk, Pattern, compile_pattern, hunks, matching_lines
 
-from .budget import examples
-
 Mode = Literal["files_with_matches", "content", "count"]
 
 
@@ -83,7 +81,7 @@ _patterns = st.sampled_from(["ab", "a", "b", "x", "é", "abé", "\r", "b\r", "\u
                              "\ud800", "a.", "^ab", "b$", "[ab]", "(?:ab)"])
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files=st.dictionaries(_names, _contents, max_size=5), source=_patterns,
        mode=st.sampled_from(["files_with_matches", "content", "count"]),
        context=st.integers(0, 2), limit=st.integers(1, 4), listed=st.booleans())
@@ -232,7 +230,7 @@ def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> li
     return out
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet="ab\nx", max_size=40), source=st.sampled_from(["a", "b", "^", "$"]),
        context=st.integers(0, 3))
 def test_hunks_are_the_lines_around_the_matches(text: str, source: str, context: int) -> None:

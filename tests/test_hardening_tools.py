@@ -19,7 +19,6 @@ from fsseam.events import WrittenEvent
 from fsseam.paths import display, to_key
 from fsseam.tools.render import MAX_LINE_CHARS, render_read
 
-from .budget import examples
 from .helpers import call, fails, ok, raw
 
 # -- item 3: names shown losslessly and safely -----------------------------------------------
@@ -98,7 +97,7 @@ _NAMES = st.lists(
 ).map("".join).filter(lambda n: n not in (".", ".."))
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(_NAMES, min_size=1, max_size=4))
 def test_display_and_to_key_are_inverse(names: list[str]) -> None:
     key = "/".join(names)
@@ -140,7 +139,7 @@ _LINES = st.lists(
 )
 
 
-@settings(max_examples=examples(150), deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(lines=_LINES, offset=st.integers(1, 5), limit=st.integers(1, 60),
        budget=st.integers(10, 9000), final_newline=st.booleans())
 def test_a_budgeted_read_renders_the_same_text(
