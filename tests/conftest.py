@@ -6,10 +6,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 # gcsfs >= 2026.3 otherwise exports a class that probes each bucket over gRPC (60 s each
 # against an emulator); it reads this when imported, so set it before any test imports it.
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+
+# Property tests run a share of their full example counts in the suite (tests/budget.py);
+# --hypothesis-profile=full runs every count in full. Registered here, before the plugin
+# reads the option.
+settings.register_profile("full", settings())
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 import fsseam.diff as diff_mod
 from fsseam.diff import unified_diff
 
+from .budget import examples
+
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$")
 
 
@@ -51,7 +53,7 @@ TEXT = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d", "\n", "e\n"]), max_si
 
 
 @pytest.mark.parametrize("work", [10**9, -1], ids=["difflib", "one-hunk"])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(old=TEXT, new=TEXT)
 def test_diff_applies(work: int, old: str, new: str) -> None:
     saved = diff_mod.MAX_DIFF_WORK

@@ -25,6 +25,8 @@ from fsseam.globs import compile_glob
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match, matching_lines
 from fsseam.outcomes import GrepOutcome
 
+from .budget import examples
+
 MiB = 1 << 20
 
 
@@ -164,7 +166,7 @@ _TOKENS = ["a", "b", ".a", "-", "*", "*", "?", "**/", "/**", "/", "[ab]", "[!a]"
 _PATH_CHARS = ["a", "b", "c", ".", "-", "/"]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=8).map("".join),
        st.lists(st.sampled_from(_PATH_CHARS), max_size=10).map("".join))
 def test_the_linear_matcher_answers_as_the_regex_did(pattern: str, path: str) -> None:

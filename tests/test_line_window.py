@@ -7,10 +7,12 @@ from hypothesis import strategies as st
 
 from fsseam.text import LineWindow, decode, split_lines
 
+from .budget import examples
+
 PIECES = st.sampled_from(["a", "bc", "\n", "\r\n", "\r", "\t", "é", "😀", " "])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     text=st.lists(PIECES, max_size=60).map("".join),
     bom=st.booleans(),
@@ -70,7 +72,7 @@ def _feed(w: LineWindow, data: bytes, cuts: list[int]) -> LineWindow:
 LONG_PIECES = st.sampled_from(["a", "bcdefgh", "\n", "\r\n", "\r", "é", "😀", "x" * 30])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     text=st.lists(LONG_PIECES, max_size=80).map("".join),
     first=st.integers(1, 12),
@@ -103,7 +105,7 @@ def test_budgeted_window_is_the_same_for_any_chunking(
     }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.text(st.sampled_from(["a", "\n", "é"]), max_size=120), cap=st.integers(0, 12))
 def test_within_is_the_longest_line_check(text: str, cap: int) -> None:
     from fsseam.text import within

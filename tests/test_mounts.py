@@ -22,6 +22,8 @@ from fsseam.backends import Backend, MemoryBackend, Mount, MountBackend, open_ba
 from fsseam.testing import BackendConformance, ToolsConformance
 from fsseam.versions import Capabilities
 
+from .budget import size
+
 Spec = tuple[str, dict[str, Any] | None]
 
 
@@ -67,6 +69,10 @@ def layout(
 class _Mounted:
     root_store: str
     mount_points = ("data", "repo")
+    # A smaller lost-update smoke (4 threads x 10) than the suite's default (x 25), which
+    # each store's own conformance module runs on the same emulator; the full profile
+    # (tests/budget.py) runs this one at full size too.
+    increments = size(25, 10)
 
     @pytest.fixture
     def workspace(self, layout: dict[str, Spec]) -> Workspace:

@@ -15,6 +15,8 @@ from fsseam.patches import apply_hunks, parse_update_diff
 from fsseam.text import decode
 from fsseam.versions import Overwrite
 
+from .budget import examples
+
 # Line contents: anything but newlines and NUL, including what looks like patch syntax.
 _CHARS = st.characters(blacklist_characters="\n\r\x00", codec="utf-8")
 _TRICKY = st.sampled_from(["", " ", "\t", "@@", "@@ x", "*** End of File", "*** End Patch",
@@ -79,7 +81,7 @@ def expected(source: list[str], target: list[str], newline: str, final: bool,
     return file_bytes(target, newline, final or not source, bom)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(edits(unique=True), NEWLINE, st.booleans())
 def test_a_difflib_patch_reproduces_the_target_exactly(
     case: tuple[list[str], list[str], bool], newline: str, bom: bool
@@ -103,7 +105,7 @@ def repeating_edits(draw: st.DrawFn) -> tuple[list[str], list[str], bool]:
     return source, target, final
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(repeating_edits(), NEWLINE)
 def test_a_patch_on_repeating_text_is_exact_or_refused(
     case: tuple[list[str], list[str], bool], newline: str
