@@ -292,6 +292,24 @@ def test_observations_inside_the_root_are_hidden_and_refused_by_every_tool() -> 
             for k in fsspec.filesystem("memory").find(url.removeprefix("memory://"))} == before
 
 
+def test_a_ledger_file_inside_the_root_hides_its_lock_and_temp_files_too(tmp_path: Path) -> None:
+    ws = Workspace(str(tmp_path), observations=str(tmp_path / "obs.json"))
+    ctx = ws.context()
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    (tmp_path / ".obs.json.x1.tmp").write_bytes(b"{}")  # a temp file a crash left behind
+    assert {p.name for p in tmp_path.iterdir()} >= {"obs.json", "obs.json.lock"}
+    assert ok(ctx.tools.execute("ls", {"path": "/"})).text.count("obs.json") == 0
+    for name in ("/obs.json", "/obs.json.lock", "/.obs.json.x1.tmp"):
+        before = (tmp_path / name[1:]).read_bytes()
+        assert code(ctx.tools.execute("read", {"file_path": name})) is \
+            ErrorCode.FS_PERMISSION_DENIED, name
+        assert code(ctx.tools.execute("write", {"file_path": name, "content": "x"})) is \
+            ErrorCode.FS_PERMISSION_DENIED, name
+        assert (tmp_path / name[1:]).read_bytes() == before
+    # Names that only begin like the ledger's are files like any other.
+    ok(ctx.tools.execute("write", {"file_path": "/obs.json.bak", "content": "b\n"}))
+
+
 # -- the shared in-process default ----------------------------------------------------------
 
 

@@ -35,7 +35,12 @@ class ReservedKeys:
 
     def reserved(self, key: str) -> bool:
         key = key.strip("/")
-        return key == self.prefix or key.startswith(self.prefix + "/")
+        if key == self.prefix or key.startswith(self.prefix + "/"):
+            return True
+        # A ledger file's lock (``FILE.lock``) and its temp files (``.FILE.*.tmp``) too.
+        folder, _, name = self.prefix.rpartition("/")
+        inside, _, base = key.rpartition("/")
+        return inside == folder and (base == name + ".lock" or base.startswith(f".{name}."))
 
     def _refuse(self, key: str, path: str) -> None:
         if self.reserved(key):
