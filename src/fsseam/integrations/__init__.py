@@ -10,7 +10,9 @@
 
 Each module imports its framework; this package imports none, and nothing else in fsseam
 imports this package. One object of an integration (a backend, an editor and its tools, a
-toolset) is one observation owner: a ``Context`` of a ``Workspace``.
+toolset) serves many threads or conversations: each is an observation owner of its own,
+and what it read lives in the framework's own state (docs/observations.md), unless an
+explicit ``owner=`` names one owner for every run.
 """
 
 __all__: list[str] = []
