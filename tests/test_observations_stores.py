@@ -347,3 +347,20 @@ def test_a_mounted_workspace_keeps_observations_at_a_url() -> None:
     ok(edit(again, "one", "two", "/data/a.txt"))
     assert code(edit(Workspace.mount(mounts).context("b"), "two", "x", "/data/a.txt")) \
         is ErrorCode.FS_NOT_OBSERVED
+
+
+def test_the_in_process_store_drops_its_oldest_tenth_at_the_bound() -> None:
+    ledger = Ledger()
+    store = MemoryObservations(ledger, max_entries=20)
+    for i in range(20):
+        store.put("a", {f"f{i}": Entry(version=Version(kind="sha256", value=str(i)), at=i)})
+    assert len(store.entries("a")) == 20
+    store.put("a", {"new": Entry(version=None, at=100)})
+    kept = store.entries("a")
+    assert sorted(kept) == sorted(["new", *(f"f{i}" for i in range(3, 20))])
+    assert set(ledger.owners["a"]) == set(kept)  # the mirrored ledger forgets them too
+    ws = Workspace(fresh("bound"), observations=store)
+    ok(ws.context("b").tools.execute("write", {"file_path": "/f0", "content": "x\n"}))
+    res = ws.context("a").tools.execute("edit", {"file_path": "/f0", "old_string": "x",
+                                                 "new_string": "y"})
+    assert code(res) is ErrorCode.FS_NOT_OBSERVED  # expired reads as not read yet
