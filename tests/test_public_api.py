@@ -26,6 +26,8 @@ DOCUMENTED = {
     "Tool", "ToolRegistry", "ReadTool", "WriteTool", "EditTool", "StrReplaceEditor",
     "LsTool", "GlobTool", "GrepTool", "DeleteTool", "MoveTool",
     "MultiEditTool", "ApplyPatchTool", "MemoryTool", "MemoryOutcome",
+    # what a tool result carries beside its text, and the named tool sets (docs/tools.md)
+    "ImageContent", "TOOL_SETS",
     # history: opt-in kept history, the history and restore tools and their outcomes,
     # undo's event, and what a write tells a store that keeps it
     "History", "HistoryTool", "RestoreTool", "HistoryOutcome", "HistoryEntry",

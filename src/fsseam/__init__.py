@@ -48,12 +48,14 @@ from .outcomes import (
 from .policy import Ledger, ObservationPolicy
 from .seam import Seam
 from .tools import (
+    TOOL_SETS,
     ApplyPatchTool,
     DeleteTool,
     EditTool,
     GlobTool,
     GrepTool,
     HistoryTool,
+    ImageContent,
     LsTool,
     MemoryOutcome,
     MemoryTool,
@@ -73,6 +75,7 @@ from .versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition
 from .workspace import Context, Workspace
 
 __all__ = [
+    "TOOL_SETS",
     "ApplyPatchTool",
     "Backend",
     "Capabilities",
@@ -101,6 +104,7 @@ __all__ = [
     "HistoryOutcome",
     "HistoryTool",
     "IfMatch",
+    "ImageContent",
     "Ledger",
     "Limits",
     "ListEntry",

@@ -11,15 +11,18 @@ from .history import HistoryTool, RestoreTool
 from .manage import DeleteTool, MoveTool
 from .memory import MemoryOutcome, MemoryTool
 from .registry import ToolRegistry, UnknownToolError, default_tools
-from .result import ToolError, ToolResult
+from .result import ImageContent, ToolError, ToolResult
+from .sets import TOOL_SETS, expand_tool_names
 
 __all__ = [
+    "TOOL_SETS",
     "ApplyPatchTool",
     "DeleteTool",
     "EditTool",
     "GlobTool",
     "GrepTool",
     "HistoryTool",
+    "ImageContent",
     "LsTool",
     "MemoryOutcome",
     "MemoryTool",
@@ -36,4 +39,5 @@ __all__ = [
     "UnknownToolError",
     "WriteTool",
     "default_tools",
+    "expand_tool_names",
 ]

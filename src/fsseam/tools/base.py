@@ -19,7 +19,7 @@ from ..messages import DEFAULT_VOCABULARY, Vocabulary
 from ..seam import Seam
 from .annotations import ToolAnnotations
 from .render import render
-from .schema import parameters_schema
+from .schema import drop_nulls, parameters_schema, strict_schema
 
 __all__ = ["ArgsT", "OutcomeT", "Tool"]
 
@@ -42,12 +42,20 @@ class Tool(ABC, Generic[ArgsT, OutcomeT]):
         """The JSON schema of the arguments, as model APIs accept it."""
         return parameters_schema(self.args_model)
 
+    def strict_parameters(self) -> dict[str, Any]:
+        """The schema in the form OpenAI's strict mode takes (every property required,
+        optional ones nullable): see :func:`fsseam.tools.schema.strict_schema`."""
+        return cast(dict[str, Any], strict_schema(self.parameters()))
+
     def prepare(self, args: dict[str, Any]) -> dict[str, Any]:
         """Adjust raw arguments before validation (default: none)."""
         return args
 
     def validate(self, args: Mapping[str, Any]) -> ArgsT:
-        return cast(ArgsT, self.args_model.model_validate(self.prepare(dict(args))))
+        # A null optional argument means "not given" (strict schemas make models send every
+        # argument, null for those they leave out), so the default applies.
+        given = drop_nulls(self.args_model, dict(args))
+        return cast(ArgsT, self.args_model.model_validate(self.prepare(given)))
 
     @abstractmethod
     def run(self, fs: Seam, args: ArgsT) -> OutcomeT:

@@ -29,6 +29,7 @@ from .native import (
 from .result import ToolResult
 from .run import failed, offered, parse_arguments, perform, run_tool
 from .schema import Dialect, tool_schema
+from .sets import expand_tool_names
 
 __all__ = ["ToolRegistry", "UnknownToolError", "default_tools", "parse_arguments"]
 
@@ -111,10 +112,12 @@ class ToolRegistry:
         ))
 
     def offered(self, names: Iterable[str] | None = None) -> list[str]:
-        """The names of the tools a surface offers (``names``, default all, in their order):
-        on a read-only workspace only the tools that modify nothing. An unknown name raises
+        """The names of the tools a surface offers (``names``: tool names and names of
+        :data:`~fsseam.tools.sets.TOOL_SETS`, default all, in their order): on a read-only
+        workspace only the tools that modify nothing. An unknown name raises
         UnknownToolError."""
-        chosen = [self.get(n) for n in (self._tools if names is None else names)]
+        wanted = self._tools if names is None else expand_tool_names(names)
+        chosen = [self.get(n) for n in wanted]
         return [t.name for t in offered(self._fs, chosen)]
 
     # -- native tool shapes ------------------------------------------------------------

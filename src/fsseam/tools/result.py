@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -9,7 +10,23 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import ErrorCode
 from .display import result_markdown
 
-__all__ = ["ToolError", "ToolResult"]
+__all__ = ["ImageContent", "ToolError", "ToolResult"]
+
+
+class ImageContent(BaseModel):
+    """An image a tool result carries beside its text (a read of a PNG, JPEG, GIF or WebP
+    file): surfaces that carry images hand it to the model in their own shape."""
+
+    model_config = ConfigDict(frozen=True)
+    media_type: str
+    """``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp``."""
+    data: bytes
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
 
 
 class ToolError(BaseModel):
@@ -27,6 +44,8 @@ class ToolResult(BaseModel):
     text: str
     value: Any = None
     error: ToolError | None = None
+    images: tuple[ImageContent, ...] = ()
+    """Images the model sees after ``text`` (empty for every tool but an image read)."""
 
     def __str__(self) -> str:
         # print(res) shows what the model sees, not the pydantic fields (repr() has those).

@@ -12,7 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-__all__ = ["Dialect", "clean_schema", "inline_refs", "parameters_schema", "tool_schema"]
+__all__ = [
+    "Dialect",
+    "clean_schema",
+    "inline_refs",
+    "parameters_schema",
+    "strict_schema",
+    "tool_schema",
+]
 
 Dialect = Literal["openai", "anthropic", "json"]
 
@@ -69,6 +76,56 @@ def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
     return result
 
 
+# Keywords OpenAI's strict mode (structured outputs) refuses; the argument models still
+# enforce them when a call is validated, so dropping them from the schema loses no check.
+_NOT_STRICT = frozenset({"minLength", "maxLength", "default", "prefixItems"})
+
+
+def strict_schema(node: Any) -> Any:
+    """``node`` in the form OpenAI's strict mode takes: every object lists all of its
+    properties as required, those that were optional accept ``null`` instead (a null
+    argument means "not given": :meth:`fsseam.tools.base.Tool.validate` drops it), and no
+    keyword strict mode refuses. A tuple (``prefixItems``) becomes an array of its one item
+    type with its length fixed by ``minItems``/``maxItems``."""
+    if isinstance(node, list):
+        return [strict_schema(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    prefix = node.get("prefixItems")
+    if isinstance(prefix, list) and prefix and "items" not in node:
+        out["items"] = strict_schema(prefix[0])
+    for k, v in node.items():
+        if k in _NOT_STRICT:
+            continue
+        if k == "properties" and isinstance(v, dict):
+            required = set(node.get("required", []))
+            out[k] = {
+                name: strict_schema(p) if name in required else _nullable(strict_schema(p))
+                for name, p in v.items()
+            }
+            out["required"] = list(v)
+            out["additionalProperties"] = False
+            continue
+        if k in ("required", "additionalProperties") and "properties" in node:
+            continue
+        out[k] = strict_schema(v)
+    return out
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+    kind = node.get("type")
+    if isinstance(kind, str):
+        node = {**node, "type": [kind, "null"]}
+    elif isinstance(kind, list) and "null" not in kind:
+        node = {**node, "type": [*kind, "null"]}
+    elif "anyOf" in node:
+        node = {**node, "anyOf": [*node["anyOf"], {"type": "null"}]}
+    if "enum" in node and None not in node["enum"]:
+        node = {**node, "enum": [*node["enum"], None]}
+    return node
+
+
 def tool_schema(
     name: str, description: str, parameters: dict[str, Any], dialect: Dialect
 ) -> dict[str, Any]:
@@ -82,3 +139,29 @@ def tool_schema(
     if dialect == "json":
         return {"name": name, "description": description, "parameters": parameters}
     raise ValueError(f"unknown schema dialect {dialect!r}: use 'openai', 'anthropic' or 'json'")
+
+
+def drop_nulls(model: type[BaseModel], args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` without the null values of ``model``'s optional fields (recursively into
+    lists of nested models), so their defaults apply: what a strict-schema call sends for
+    an argument it leaves out."""
+    out: dict[str, Any] = {}
+    for name, value in args.items():
+        field = model.model_fields.get(name)
+        if field is None:
+            out[name] = value
+            continue
+        if value is None and not field.is_required():
+            continue
+        inner = _item_model(field.annotation)
+        if inner is not None and isinstance(value, list):
+            value = [drop_nulls(inner, v) if isinstance(v, dict) else v for v in value]
+        out[name] = value
+    return out
+
+
+def _item_model(annotation: Any) -> type[BaseModel] | None:
+    for arg in getattr(annotation, "__args__", ()):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+    return None
