@@ -122,6 +122,16 @@ def test_each_image_type_comes_back_as_its_exact_bytes(media_type: str, tmp_path
     assert "data" not in value and "_data" not in value
 
 
+@pytest.mark.parametrize("chunk", [1, 7])
+def test_kind_is_told_across_small_chunks(chunk: int, tmp_path: Path) -> None:
+    ws = _ws("memory", tmp_path, Limits(read_chunk_bytes=chunk))
+    put(ws, "/a.webp", WEBP)
+    put(ws, "/g.txt", b"GIF89a is a format\nsecond\n")
+    assert read(ws, "/a.webp").images[0].data == WEBP
+    assert read(ws, "/g.txt").text == "     1\tGIF89a is a format\n     2\tsecond"
+    assert read(ws, "/g.txt", offset=2).text == "     2\tsecond\n\n(End of file: lines 2-2 of 2.)"
+
+
 def test_local_image_read_then_write_replaces_it(tmp_path: Path) -> None:
     ws = _ws("local", tmp_path)
     (tmp_path / "a.png").write_bytes(PNG)

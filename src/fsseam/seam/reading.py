@@ -45,12 +45,7 @@ def read(
     try:
         filled = _fill(fs, key, window, images)
     except FsError as e:
-        if images and e.reason == Reason.not_text:
-            # The read tool's words: what it can show besides text, so the model does
-            # not try another reading of the same bytes.
-            raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="binary_not_shown",
-                          details=e.details) from None
-        raise
+        raise _shown_words(e, images, shown) from None
     if isinstance(filled, _Media):
         if filled.media_type == media.PDF:
             return _pdf(fs, key, shown, filled, LineWindow(
@@ -67,7 +62,10 @@ def read(
             # A file small enough to keep is validated whole, so a read reports a
             # non-UTF-8 file even when the invalid bytes lie outside the window. (A
             # window of every line has decoded every byte strictly already.)
-            check_text(raw, shown)
+            try:
+                check_text(raw, shown)
+            except FsError as e:
+                raise _shown_words(e, images, shown) from None
         fs._docs.put(key, version, window.format, raw)
     fs._gate.dispatch(
         ReadEvent(owner=fs.owner, key=key, path=shown, version=version, partial=partial)
@@ -78,6 +76,15 @@ def read(
         path=shown, lines=window.lines, offset=offset, returned=returned, total=total,
         version=version, partial=partial, cut=window.cut,
     )
+
+
+def _shown_words(err: FsError, images: bool, shown: str) -> FsError:
+    """A file that is not text, in the read tool's words (``images``): what it can show
+    besides text, so the model does not try another reading of the same bytes."""
+    if images and err.reason == Reason.not_text:
+        return FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="binary_not_shown",
+                       details=err.details)
+    return err
 
 
 def _check_offset(window: LineWindow, complete: bool, shown: str) -> None:
