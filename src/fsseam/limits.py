@@ -15,6 +15,9 @@ class Limits(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     default_read_lines: int = 2000
+    max_image_bytes: int = 3 * MiB + MiB // 2
+    """The largest image a read shows (FS_TOO_LARGE above it): its base64 form (4/3 of it,
+    4,893,356 bytes) stays under the 5 MB per image Anthropic's API accepts."""
     max_edit_bytes: int = 64 * MiB
     """Edits and whole-file writes hold the file in memory: above this, FS_TOO_LARGE."""
     read_chunk_bytes: int = 1 * MiB

@@ -148,11 +148,11 @@ class ToolServer:
     @staticmethod
     def result_dict(result: ToolResult) -> dict[str, Any]:
         """The MCP ``CallToolResult`` (wire shape) of one ToolResult."""
-        return {
-            "content": [{"type": "text", "text": result.text}],
-            "structuredContent": facts(result),
-            "isError": not result.ok,
-        }
+        content: list[dict[str, Any]] = [{"type": "text", "text": result.text}]
+        # An image a read shows follows its line (MCP image content: base64 data).
+        content += [{"type": "image", "data": i.base64(), "mimeType": i.media_type}
+                    for i in result.images]
+        return {"content": content, "structuredContent": facts(result), "isError": not result.ok}
 
 
 def _new_style_sdk(server_cls: type) -> bool:

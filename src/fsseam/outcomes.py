@@ -19,9 +19,11 @@ __all__ = [
     "GrepFile",
     "GrepHunk",
     "GrepOutcome",
+    "ImageOutcome",
     "ListEntry",
     "ListOutcome",
     "MoveOutcome",
+    "PdfOutcome",
     "ReadOutcome",
     "StatOutcome",
     "WriteOutcome",
@@ -47,6 +49,35 @@ class ReadOutcome(_Outcome):
     cut: dict[int, int] = {}
     """Lines returned shortened (read with ``max_line_chars``): 1-based line number -> the
     line's full length in characters."""
+
+
+class PdfOutcome(ReadOutcome):
+    """A read of a PDF: a window of its text's lines, each page after a line naming its
+    number (``--- page 3 ---``); ``version`` is the PDF file's."""
+
+    pages: int
+
+
+class ImageOutcome(_Outcome):
+    """A read of an image: the facts. The bytes are not a field (the structured facts stay
+    small); :attr:`data` holds them for the surface that shows the image."""
+
+    kind: Literal["image"] = "image"
+    path: str
+    media_type: str
+    """``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp``."""
+    size: int
+    version: Version
+    _data: bytes = PrivateAttr(default=b"")
+
+    def with_data(self, data: bytes) -> Self:
+        """Attach the image's bytes."""
+        self._data = data
+        return self
+
+    @property
+    def data(self) -> bytes:
+        return self._data
 
 
 class WriteOutcome(LazyDiff, _Outcome):

@@ -136,4 +136,34 @@ SENTENCES: dict[str, str] = {
         "{path} ended at byte {offset} of {size} while being read; nothing was changed. "
         "{reread} it again."
     ),
+    # -- images and PDFs ---------------------------------------------------------------------
+    "binary_not_shown": (
+        "{path} is not a UTF-8 text file ({why}), nor an image (PNG, JPEG, GIF, WebP) or a "
+        "PDF; read cannot show it, and it was left unchanged. Ask the user if its content "
+        "matters."
+    ),
+    "image_too_large": (
+        "{path} is an image ({media_type}) of {size} bytes or more, over the {cap} bytes a "
+        "read shows; nothing was shown. Ask the user for a smaller image."
+    ),
+    "pdf_too_large": (
+        "{path} is a PDF of {size} bytes or more, over the {cap} bytes whose text a read "
+        "extracts; nothing was shown. Ask the user for a smaller PDF or its text."
+    ),
+    "pdf_needs_pypdf": (
+        "{path} is a PDF; reading its text needs the pypdf package, which is not installed "
+        "(pip install 'fsseam[pdf]'). Ask the user to install it."
+    ),
+    "pdf_encrypted": (
+        "{path} is an encrypted PDF: its text cannot be read without the password. Ask the "
+        "user for an unencrypted copy."
+    ),
+    "pdf_unreadable": (
+        "{path} begins as a PDF but cannot be read as one ({detail}); it was left unchanged. "
+        "Ask the user for a valid copy."
+    ),
+    "pdf_no_text": (
+        "{path} is a PDF with no text to extract (pages: {pages}); scanned pages are "
+        "pictures of text, which read cannot show. Ask the user for a text version."
+    ),
 }

@@ -28,6 +28,8 @@ SENTENCES: dict[str, str] = {
     ),
     "read_window": "(Showing lines {_lines_of}. Use offset={next} to continue.)",
     "read_end": "(End of file: lines {_lines_of}.)",
+    "image_shown": "Image {path} ({media_type}, {_bytes}): shown below.",
+    "pdf_page": "--- page {page} ---",
     "line_truncated": "... [line truncated: {more} more characters]",
     # -- writing and editing -------------------------------------------------------------
     "write_unchanged": "{path} already holds exactly this content; nothing was written.",

@@ -62,6 +62,13 @@ class Reason(StrEnum):
     changed_while_read = auto()
     kept_changing = auto()
     read_cut_short = auto()
+    binary_not_shown = auto()
+    image_too_large = auto()
+    pdf_too_large = auto()
+    pdf_needs_pypdf = auto()
+    pdf_encrypted = auto()
+    pdf_unreadable = auto()
+    pdf_no_text = auto()
 
     # -- edits (fsseam.messages.edits) ------------------------------------------------------
     old_empty = auto()
@@ -227,6 +234,8 @@ class Reason(StrEnum):
     read_more_follow = auto()
     read_window = auto()
     read_end = auto()
+    image_shown = auto()
+    pdf_page = auto()
     line_truncated = auto()
     write_unchanged = auto()
     write_created = auto()

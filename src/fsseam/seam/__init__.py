@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from ..changes import FileChange
 from ..edits import EditOp, Insert, Replace
@@ -30,6 +30,7 @@ from ..outcomes import (
     EditOutcome,
     GlobOutcome,
     GrepOutcome,
+    ImageOutcome,
     ListEntry,
     ListOutcome,
     MoveOutcome,
@@ -64,8 +65,25 @@ class Seam(Core):
 
         A surface that shows at most ``max_chars`` characters, cutting lines longer than
         ``max_line_chars``, passes both: the read then holds no more than that output needs
-        (see :class:`~fsseam.text.LineWindow`), whatever the file and the limit."""
-        return reading.read(self, path, offset, limit, max_chars, max_line_chars)
+        (see :class:`~fsseam.text.LineWindow`), whatever the file and the limit.
+
+        A PDF reads as its text (a :class:`~fsseam.outcomes.PdfOutcome`: each page after
+        a line naming its number; needs pypdf); an image is FS_NOT_TEXT here (see
+        :meth:`read_any`)."""
+        # Without ``images`` a read never gives an image.
+        return cast(ReadOutcome,
+                    reading.read(self, path, offset, limit, max_chars, max_line_chars))
+
+    def read_any(
+        self, path: str, offset: int = 1, limit: int | None = None, *,
+        max_chars: int | None = None, max_line_chars: int | None = None,
+    ) -> ReadOutcome | ImageOutcome:
+        """What the ``read`` tool shows: :meth:`read`, except that an image (PNG, JPEG,
+        GIF, WebP, told by its first bytes, not its name) is an
+        :class:`~fsseam.outcomes.ImageOutcome` holding its bytes, up to
+        ``Limits.max_image_bytes`` (FS_TOO_LARGE above). It is recorded as an observation
+        of the file's version, as a read of every line of a text file is."""
+        return reading.read(self, path, offset, limit, max_chars, max_line_chars, images=True)
 
     def stat(self, path: str) -> StatOutcome:
         return reading.stat(self, path)

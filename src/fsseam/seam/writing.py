@@ -15,6 +15,7 @@ from ..outcomes import EditOutcome, WriteOutcome
 from ..paths import display
 from ..text import TextDoc, TextFormat, decode, encode_new
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
+from . import media
 from .core import Core, encode_checked
 from .pipeline import run
 from .plans import EditKind, FilePlan, Plan, ask, lost_of
@@ -63,7 +64,7 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     if unchanged:
         return _unchanged_write(fs, plan, version, operation)
     pre, current = plan.precondition, plan.current
-    created = isinstance(pre, CreateOnly) or (isinstance(pre, Overwrite) and fmt is None)
+    created = isinstance(pre, CreateOnly) or (isinstance(pre, Overwrite) and current is None)
     new_doc = decode(plan.data, shown)
     fs._docs.put(key, version, new_doc.format, plan.data)
     old_text = "" if created else old_view
@@ -101,6 +102,10 @@ def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, str | 
                 raise
             return None, None
     else:
+        return None, None
+    if media.is_media(plan.current[0]):
+        # An image or a PDF, which a read shows: the agent that saw it may replace it
+        # whole. Any other file that is not text is never rewritten (FS_NOT_TEXT below).
         return None, None
     doc = decode(plan.current[0], shown)
     return doc.format, doc.view

@@ -11,10 +11,25 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 from ..errors import ErrorCode, FsError
 from ..history import RestoreOutcome
 from ..messages import DEFAULT_VOCABULARY, Reason, Sentence, render
-from ..outcomes import EditOutcome, ListEntry, ListOutcome, ReadOutcome, WriteOutcome
+from ..outcomes import (
+    EditOutcome,
+    ImageOutcome,
+    ListEntry,
+    ListOutcome,
+    ReadOutcome,
+    WriteOutcome,
+)
 from ..seam import Seam
 from .base import Tool
-from .render import MAX_LINE_CHARS, fit, listed, numbered, numbered_fit, shown_lines
+from .render import (
+    MAX_LINE_CHARS,
+    fit,
+    listed,
+    numbered,
+    numbered_fit,
+    render_image,
+    shown_lines,
+)
 
 __all__ = [
     "EDITOR_VOCABULARY",
@@ -24,7 +39,9 @@ __all__ = [
     "clipped_view",
 ]
 
-EditorOutcome = ReadOutcome | ListOutcome | WriteOutcome | EditOutcome | RestoreOutcome
+EditorOutcome = (
+    ReadOutcome | ImageOutcome | ListOutcome | WriteOutcome | EditOutcome | RestoreOutcome
+)
 
 EDITOR_VOCABULARY = MappingProxyType(
     {
@@ -202,13 +219,15 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
             return fs.undo(cmd.path)
         return fs.insert(cmd.path, cmd.insert_line, cmd.text)
 
-    def _view(self, fs: Seam, cmd: ViewCmd) -> ReadOutcome | ListOutcome:
+    def _view(self, fs: Seam, cmd: ViewCmd) -> ReadOutcome | ImageOutcome | ListOutcome:
         try:
             # Nothing past what the output can show is held (a view to the end of a
             # 256 MiB file of short lines once took 4 GiB).
             budget = {"max_chars": self.max_output_chars, "max_line_chars": MAX_LINE_CHARS}
             if cmd.view_range is None:
-                return fs.read(cmd.path, **budget)
+                # An image is shown as the read tool shows it (as Claude Code's viewer
+                # does); a view_range of an image is FS_NOT_TEXT.
+                return fs.read_any(cmd.path, **budget)
             start, end = cmd.view_range
             if start < 1 or (end != -1 and end < start):
                 raise FsError(
@@ -236,6 +255,8 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
     def render(self, outcome: EditorOutcome) -> str:
         if isinstance(outcome, ReadOutcome):
             return self._render_view(outcome)
+        if isinstance(outcome, ImageOutcome):
+            return render_image(outcome)
         if isinstance(outcome, ListOutcome):
             return self._render_listing(outcome)
         if isinstance(outcome, WriteOutcome):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..outcomes import EditOutcome, ReadOutcome, WriteOutcome
+from ..outcomes import EditOutcome, ImageOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
 from .annotations import READ_ONLY, ToolAnnotations
 from .base import Tool
@@ -51,9 +51,10 @@ class EditArgs(BaseModel):
 READ_DESCRIPTION = (
     "Read a text file. Returns lines in `cat -n` format: the line number, a tab, then the line "
     "exactly as in the file (tabs kept). Reads up to 2000 lines from `offset`; the footer says "
-    "how to continue (offset=N). Reading a file (even a window of it) is what allows you to "
-    "modify it afterwards: write and edit refuse an existing file you have not read, and a "
-    "file that changed since you read it must be read again."
+    "how to continue (offset=N). An image (PNG, JPEG, GIF, WebP) is shown to you as an image; "
+    "a PDF reads as its text, page by page. Reading a file (even a window of it) is what "
+    "allows you to modify it afterwards: write and edit refuse an existing file you have not "
+    "read, and a file that changed since you read it must be read again."
 )
 
 WRITE_DESCRIPTION = (
@@ -80,7 +81,7 @@ EDIT_DESCRIPTION = (
 )
 
 
-class ReadTool(Tool[ReadArgs, ReadOutcome]):
+class ReadTool(Tool[ReadArgs, ReadOutcome | ImageOutcome]):
     name = "read"
     annotations = READ_ONLY
     args_model = ReadArgs
@@ -88,9 +89,9 @@ class ReadTool(Tool[ReadArgs, ReadOutcome]):
     def __init__(self, description: str = READ_DESCRIPTION) -> None:
         self.description = description
 
-    def run(self, fs: Seam, args: ReadArgs) -> ReadOutcome:
-        return fs.read(args.file_path, args.offset or 1, args.limit,
-                       max_chars=MAX_READ_CHARS, max_line_chars=MAX_LINE_CHARS)
+    def run(self, fs: Seam, args: ReadArgs) -> ReadOutcome | ImageOutcome:
+        return fs.read_any(args.file_path, args.offset or 1, args.limit,
+                           max_chars=MAX_READ_CHARS, max_line_chars=MAX_LINE_CHARS)
 
 
 class WriteTool(Tool[WriteArgs, WriteOutcome]):

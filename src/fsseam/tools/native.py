@@ -131,12 +131,24 @@ def parse_call(item: Any) -> NativeCall:
 
 
 def reply(call: NativeCall, result: ToolResult) -> dict[str, Any]:
-    """The provider's answer item for one call."""
+    """The provider's answer item for one call. A result with images (a read of one) is
+    answered with content blocks: the text, then each image (Anthropic: an ``image``
+    block with a base64 source; OpenAI: an ``input_image`` item with a data URL)."""
     if call.kind == "tool_use":
-        return {"type": "tool_result", "tool_use_id": call.id, "content": result.text,
+        content: str | list[dict[str, Any]] = result.text
+        if result.images:
+            content = [{"type": "text", "text": result.text}, *(
+                {"type": "image", "source": {"type": "base64", "media_type": i.media_type,
+                                             "data": i.base64()}}
+                for i in result.images)]
+        return {"type": "tool_result", "tool_use_id": call.id, "content": content,
                 "is_error": not result.ok}
     if call.kind == "function_call":
-        return {"type": "function_call_output", "call_id": call.id, "output": result.text}
+        output: str | list[dict[str, Any]] = result.text
+        if result.images:
+            output = [{"type": "input_text", "text": result.text}, *(
+                {"type": "input_image", "image_url": i.data_url()} for i in result.images)]
+        return {"type": "function_call_output", "call_id": call.id, "output": output}
     return {"type": "apply_patch_call_output", "call_id": call.id,
             "status": "completed" if result.ok else "failed", "output": result.text}
 

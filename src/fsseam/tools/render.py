@@ -21,6 +21,7 @@ from ..outcomes import (
     EditOutcome,
     GlobOutcome,
     GrepOutcome,
+    ImageOutcome,
     ListEntry,
     ListOutcome,
     MoveOutcome,
@@ -44,6 +45,7 @@ __all__ = [
     "render_error",
     "render_glob",
     "render_grep",
+    "render_image",
     "render_listing",
     "render_ls",
     "render_move",
@@ -145,6 +147,11 @@ def _(o: ReadOutcome) -> str:
 
 
 @render.register
+def _(o: ImageOutcome) -> str:
+    return render_image(o)
+
+
+@render.register
 def _(o: WriteOutcome) -> str:
     return render_write(o)
 
@@ -208,6 +215,11 @@ def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
     else:
         return out
     return f"{out}\n\n{note}"
+
+
+def render_image(o: ImageOutcome) -> str:
+    """The line beside an image a read shows: its path, type and size."""
+    return say(Reason.image_shown, o.path, {"media_type": o.media_type, "size": f"{o.size:,}"})
 
 
 def render_write(o: WriteOutcome) -> str:

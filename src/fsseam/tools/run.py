@@ -27,11 +27,12 @@ from pydantic import ValidationError
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Part, Vocabulary, render
 from ..oserrors import map_os_error
+from ..outcomes import ImageOutcome
 from ..paths import escape_surrogates
 from ..seam import Seam
 from .base import Tool
 from .render import render_error
-from .result import ToolError, ToolResult
+from .result import ImageContent, ToolError, ToolResult
 
 __all__ = [
     "answer",
@@ -164,7 +165,11 @@ def answer(tool: Tool[Any, Any], outcome: Any) -> ToolResult:
     in the tool's words."""
     if isinstance(outcome, FsError):
         return failed(tool.name, outcome, tool.render_error(outcome))
-    return ToolResult(tool=tool.name, ok=True, text=_safe(tool.render(outcome)), value=outcome)
+    images: tuple[ImageContent, ...] = ()
+    if isinstance(outcome, ImageOutcome):
+        images = (ImageContent(media_type=outcome.media_type, data=outcome.data),)
+    return ToolResult(tool=tool.name, ok=True, text=_safe(tool.render(outcome)), value=outcome,
+                      images=images)
 
 
 def facts(result: ToolResult) -> dict[str, Any]:
