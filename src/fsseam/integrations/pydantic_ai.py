@@ -295,7 +295,8 @@ _OUTER = ("description", "title")
 def _with_images(result: ToolResult) -> list[Any]:
     """A result's text and its images, in the tool result itself (Pydantic AI sends files
     of a tool's return value natively where the model takes them, a note where not)."""
-    images = [BinaryContent(data=i.data, media_type=i.media_type) for i in result.images]
+    images = [BinaryContent.narrow_type(BinaryContent(data=i.data, media_type=i.media_type))
+              for i in result.images]
     return [result.text, *images]
 
 
