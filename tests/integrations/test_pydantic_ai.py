@@ -37,14 +37,13 @@ from fsseam.versions import CreateOnly
 from .helpers import (
     NOT_OBSERVED,
     EditsMeet,
+    docs_example,
     make_workspace,
     retries,
-    docs_example,
     seed,
     stale,
     stored,
 )
-
 
 
 def scripted(*turns: Any) -> FunctionModel:
@@ -178,7 +177,8 @@ def test_argument_mistakes_are_failed_results_and_only_malformed_calls_retry(
 def test_a_model_that_reads_two_missing_paths_goes_on(ws: Workspace) -> None:
     """At Pydantic AI's default of one retry, two answers "not found" used to end the run."""
     seed(ws)
-    out = run(FsseamToolset(ws), [ToolCallPart("read", {"file_path": "/nope.toml"}, tool_call_id="1")],
+    out = run(FsseamToolset(ws),
+              [ToolCallPart("read", {"file_path": "/nope.toml"}, tool_call_id="1")],
               [ToolCallPart("read", {"file_path": "/config.tom"}, tool_call_id="2")],
               READ, edit("retries = 1", "retries = 2"))
     assert [(p.tool_call_id, p.outcome) for p in out] == [

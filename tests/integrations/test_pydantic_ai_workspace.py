@@ -137,8 +137,8 @@ def test_a_write_of_a_file_never_read_or_changed_since_is_refused(
     agent = Agent(FunctionModel(respond), tools=[read_file, write_file],
                   capabilities=[FsseamWorkspace(ws, owner="agent")])
     result = asyncio.run(agent.run("Go."))
-    stale = [p for m in result.all_messages() for p in m.parts
-             if isinstance(p, ToolReturnPart) and p.tool_call_id == "w"][0]
+    stale = next(p for m in result.all_messages() for p in m.parts
+             if isinstance(p, ToolReturnPart) and p.tool_call_id == "w")
     assert stale.outcome == "failed"
     assert stale.content.startswith("Error [FS_STALE]: /config.toml has changed since you last "
                                     "read it, so your write was not applied.")

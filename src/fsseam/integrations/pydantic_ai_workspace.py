@@ -42,11 +42,13 @@ try:
     from pydantic_ai.workspaces import (
         FileEntry,
         ReadOnlyWorkspace,
-        Workspace as AgentWorkspace,
         WorkspaceBackend,
         WorkspaceError,
         WorkspaceReadOnlyError,
         WorkspaceRef,
+    )
+    from pydantic_ai.workspaces import (
+        Workspace as AgentWorkspace,
     )
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError(
@@ -56,7 +58,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 
 from ..changes import Delete
 from ..errors import ErrorCode, FsError
-from ..seam import raw
+from ..seam import raw, writing
 from ..tools.render import render_error
 from ..workspace import Context, Workspace
 from ._common import context_of
@@ -147,7 +149,7 @@ class FsseamWorkspaceBackend:
             parent = posixpath.dirname(_norm(path))
             if self._kind(parent) == "file":
                 raise NotADirectoryError(errno.ENOTDIR, parent)
-            raw.write_bytes(self.context.fs, path, bytes(data))
+            writing.write_bytes(self.context.fs, path, bytes(data))
             self._landed(path)
 
         await self._run(write)
@@ -232,11 +234,12 @@ class FsseamWorkspaceBackend:
             listed = []  # a directory made here, with nothing in the store yet
         with self._lock:
             gone = set(self._gone)
-        for e in listed:
-            if any(_within(e.path, g) for g in gone):
+        for entry in listed:
+            if any(_within(entry.path, g) for g in gone):
                 continue
-            entries[e.path] = FileEntry(name=posixpath.basename(e.path), path=e.path,
-                                        is_dir=e.type == "directory", size=e.size)
+            entries[entry.path] = FileEntry(
+                name=posixpath.basename(entry.path), path=entry.path,
+                is_dir=entry.type == "directory", size=entry.size)
         for d in made:
             child = _child_of(shown, d)
             if child is not None and child not in entries:
