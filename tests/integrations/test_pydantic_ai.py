@@ -14,33 +14,36 @@ pytest.importorskip(
     "pydantic_ai", reason="pydantic-ai is not installed: pip install -e '.[pydantic-ai]'"
 )
 
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, BinaryContent, RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelResponse,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
 from fsseam import ErrorCode, ReadEvent, UnknownToolError, Workspace, hookimpl
-from fsseam.integrations.pydantic_ai import DEFAULT_TOOLS, FsseamToolset
+from fsseam.integrations.pydantic_ai import DEFAULT_TOOLS, RESULT_KEY, FsseamToolset, strict_form
+from fsseam.tools.result import ImageContent, ToolResult
+from fsseam.tools.sets import TOOL_SETS, expand_tool_names
+from fsseam.versions import CreateOnly
 
 from .helpers import (
     NOT_OBSERVED,
     EditsMeet,
+    docs_example,
     make_workspace,
     retries,
-    run_docs_example,
     seed,
     stale,
     stored,
 )
-
-pytest_plugins = ("pytester",)
 
 
 def scripted(*turns: Any) -> FunctionModel:
@@ -80,9 +83,12 @@ def edited(line: int, *rows: str) -> str:
 # -- the docs page ---------------------------------------------------------------------------
 
 
-def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
-    run_docs_example(pytester, "pydantic-ai.md", "test_pydantic_ai_s3", passed=3)
+def test_the_example_of_the_docs_page_runs_as_a_script(capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """The page's one python block is a script (no pytest, no emulator): run verbatim."""
+    code = compile(docs_example("pydantic-ai.md"), "pydantic_ai_example.py", "exec")
+    exec(code, {"__name__": "__main__"})
+    assert capsys.readouterr().out == "All four scenarios passed.\n"
 
 
 # -- agents end to end -----------------------------------------------------------------------
@@ -129,27 +135,69 @@ def test_a_stale_edit_is_refused_and_the_agent_recovers(fsseam_s3_workspace: Wor
     assert stored(ws) == b"retries = 5\n"
 
 
-def test_argument_mistakes_are_retry_prompts(fsseam_s3_workspace: Workspace) -> None:
+def test_argument_mistakes_are_failed_results_and_only_malformed_calls_retry(
+    fsseam_s3_workspace: Workspace,
+) -> None:
     ws = fsseam_s3_workspace
     seed(ws)
-    out = run(FsseamToolset(ws), READ, edit("retries = 9", "retries = 3", "miss"),
+    # An old_string that matches nothing is a result the model acts on: no retry is used up,
+    # even with none to spare.
+    out = run(FsseamToolset(ws, max_retries=0), READ, edit("retries = 9", "retries = 3", "miss"),
               edit("retries = 1", "retries = 3", "hit"))
     assert [(p.tool_call_id, p.outcome) for p in out] == [
-        ("read", "success"), ("miss", "retried"), ("hit", "success")]
+        ("read", "success"), ("miss", "failed"), ("hit", "success")]
     assert out[1].content == (
         "Error [FS_NO_MATCH]: old_string was not found in /config.toml. It must match the file "
         "exactly, including whitespace and indentation; read the file and copy the text."
     )
+    assert out[1].metadata[RESULT_KEY] == {
+        "ok": False, "tool": "edit",
+        "error": {"code": "FS_NO_MATCH", "message": out[1].content.split(": ", 1)[1]}}
     assert stored(ws) == b"retries = 3\n"
-    # They count against the tool's retries: with none left the run ends.
+    # A call the tool cannot read (an argument missing) is a retry prompt, in fsseam's words,
+    # and nothing is changed; with no retries left the run ends.
+    malformed = [ToolCallPart("edit", {"file_path": "/config.toml", "old_string": "retries = 3"},
+                              tool_call_id="bad")]
+    out = run(FsseamToolset(ws), READ, malformed, edit("retries = 3", "retries = 4", "good"))
+    assert [(p.tool_call_id, p.outcome) for p in out] == [
+        ("read", "success"), ("bad", "retried"), ("good", "success")]
+    assert out[1].content == ("Error [FS_INVALID_ARGUMENT]: invalid arguments for edit: missing "
+                              "required argument 'new_string'.")
     with pytest.raises(UnexpectedModelBehavior, match="Tool 'edit' exceeded max retries count "
                                                       "of 0"):
-        run(FsseamToolset(ws, max_retries=0), READ, edit("retries = 9", "x", "miss"))
-    # retry_codes decides which codes are retries.
-    out = run(FsseamToolset(ws, max_retries=0, retry_codes=()), READ,
-              edit("retries = 9", "x", "miss"))
-    assert out[1].outcome == "failed"
-    assert stored(ws) == b"retries = 3\n"
+        run(FsseamToolset(ws, max_retries=0), READ, malformed)
+    assert stored(ws) == b"retries = 4\n"
+    # retry_codes makes more codes retry prompts.
+    out = run(FsseamToolset(ws, retry_codes=[ErrorCode.FS_NO_MATCH]), READ,
+              edit("retries = 9", "x", "miss"), edit("retries = 4", "retries = 5", "hit"))
+    assert [p.outcome for p in out] == ["success", "retried", "success"]
+    assert stored(ws) == b"retries = 5\n"
+
+
+def test_a_model_that_reads_two_missing_paths_goes_on(ws: Workspace) -> None:
+    """At Pydantic AI's default of one retry, two answers "not found" used to end the run."""
+    seed(ws)
+    out = run(FsseamToolset(ws),
+              [ToolCallPart("read", {"file_path": "/nope.toml"}, tool_call_id="1")],
+              [ToolCallPart("read", {"file_path": "/config.tom"}, tool_call_id="2")],
+              READ, edit("retries = 1", "retries = 2"))
+    assert [(p.tool_call_id, p.outcome) for p in out] == [
+        ("1", "failed"), ("2", "failed"), ("read", "success"), ("edit", "success")]
+    assert out[0].content.startswith("Error [FS_NOT_FOUND]: /nope.toml does not exist.")
+    assert stored(ws) == b"retries = 2\n"
+
+
+@pytest.mark.parametrize("names", [None, "all", "openai", "anthropic", "files,multi_edit"])
+def test_a_testmodel_run_passes_with_every_tool_set(ws: Workspace, names: str | None) -> None:
+    """Pydantic AI's TestModel calls every tool once with arguments made from its schema."""
+    seed(ws)
+    toolset = FsseamToolset(ws, names=names)
+    result = asyncio.run(Agent(TestModel(), toolsets=[toolset]).run("go"))
+    parts = returns(result.all_messages())
+    expected = list(DEFAULT_TOOLS if names is None else expand_tool_names(names))
+    assert [p.tool_name for p in parts] == expected
+    assert all(p.outcome in ("success", "failed") for p in parts)
+    assert stored(ws) == b"retries = 1\n"
 
 
 def test_two_edits_in_one_response_run_at_once_and_the_storage_decides(
@@ -175,7 +223,8 @@ def test_apply_patch_through_the_toolset(fsseam_s3_workspace: Workspace) -> None
     seed(ws)
     patch = ("*** Begin Patch\n*** Update File: config.toml\n@@\n-retries = 1\n+retries = 2\n"
              "*** Add File: notes.md\n+hello\n*** End Patch")
-    _, patched = run(FsseamToolset(ws), READ, [ToolCallPart("apply_patch", {"patch": patch})])
+    _, patched = run(FsseamToolset(ws, names="openai"), READ,
+                     [ToolCallPart("apply_patch", {"patch": patch})])
     assert (patched.outcome, patched.content) == (
         "success", "Success. Updated the following files:\nM /config.toml\nA /notes.md")
     assert stored(ws) == b"retries = 2\n" and stored(ws, "/notes.md") == b"hello\n"
@@ -230,7 +279,8 @@ def test_tools_carry_fsseams_schemas_and_descriptions(ws: Workspace) -> None:
         fsseam_tool = toolset.context.tools.get(name)
         assert tool.tool_def.name == name
         assert tool.tool_def.description == fsseam_tool.description
-        assert tool.tool_def.parameters_json_schema == fsseam_tool.parameters()
+        assert tool.tool_def.parameters_json_schema == strict_form(fsseam_tool)
+        assert tool.tool_def.strict is None
         assert tool.max_retries == 3 and tool.toolset is toolset
     assert (toolset.id, toolset.owner) == ("files", "t")
     assert repr(toolset) == f"FsseamToolset({ws.url!r}, owner='t')"
@@ -241,3 +291,102 @@ def test_tools_carry_fsseams_schemas_and_descriptions(ws: Workspace) -> None:
     with pytest.raises(TypeError, match="per_run makes a context per run"):
         FsseamToolset(ws.context("c"), per_run=True)
     assert ErrorCode.FS_STALE not in toolset.retry_codes
+
+
+def test_every_tool_is_strict_compatible_under_pydantic_ais_own_check(ws: Workspace) -> None:
+    """Pydantic AI's OpenAI transformer with ``strict`` left to inference (what it does for a
+    ToolDefinition with ``strict=None``) finds each schema strict-compatible, so OpenAI
+    models call every tool in strict mode."""
+    from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer
+
+    toolset = FsseamToolset(ws, names="all")
+    ctx = RunContext(deps=None, model=scripted(), usage=RunUsage())
+    tools = asyncio.run(toolset.get_tools(ctx))
+    assert list(tools) == list(TOOL_SETS["all"])
+    for name, tool in tools.items():
+        inferred = OpenAIJsonSchemaTransformer(tool.tool_def.parameters_json_schema, strict=None)
+        inferred.walk()
+        assert inferred.is_strict_compatible, name
+        # Every property is required; those fsseam calls optional also take null.
+        schema = tool.tool_def.parameters_json_schema
+        assert schema["required"] == list(schema["properties"]), name
+    forced = FsseamToolset(ws, strict=True)
+    assert all(t.tool_def.strict is True
+               for t in asyncio.run(forced.get_tools(ctx)).values())
+
+
+def test_nulls_mean_not_given(ws: Workspace) -> None:
+    """A strict-mode model sends every argument, null for those it leaves out."""
+    seed(ws)
+    read = [ToolCallPart("read", {"file_path": "/config.toml", "offset": None, "limit": None},
+                         tool_call_id="read")]
+    out = run(FsseamToolset(ws), read, [ToolCallPart(
+        "edit", {"file_path": "/config.toml", "old_string": "retries = 1",
+                 "new_string": "retries = 2", "replace_all": None}, tool_call_id="edit")])
+    assert [(p.outcome, p.content) for p in out] == [
+        ("success", "     1\tretries = 1"), ("success", edited(1, "     1\tretries = 2"))]
+    assert stored(ws) == b"retries = 2\n"
+
+
+def test_names_take_set_names_and_tool_names(ws: Workspace) -> None:
+    ctx = RunContext(deps=None, model=scripted(), usage=RunUsage())
+
+    def listed(names: Any) -> list[str]:
+        return list(asyncio.run(FsseamToolset(ws, names=names).get_tools(ctx)))
+
+    assert listed(None) == list(TOOL_SETS["files"])
+    assert listed("openai") == ["apply_patch", "read", "ls", "glob", "grep"]
+    assert listed(["anthropic", "read"]) == ["str_replace_editor", "memory", "ls", "glob",
+                                             "grep", "read"]
+    assert listed("files,multi_edit") == [*TOOL_SETS["files"], "multi_edit"]
+    with pytest.raises(UnknownToolError):
+        FsseamToolset(ws, names="files,shell")
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
+)
+
+
+def test_an_image_in_a_result_reaches_the_model_as_binary_content(ws: Workspace) -> None:
+    """A result carrying images (built by hand here) is a tool result of its text and each
+    image as ``BinaryContent``, which the model's next request holds."""
+    toolset = FsseamToolset(ws, owner="agent")
+    image = ToolResult(tool="read", ok=True, text="/logo.png: PNG image, 67 bytes.",
+                       images=(ImageContent(media_type="image/png", data=PNG),))
+    toolset.context.tools.execute = lambda name, args: image  # type: ignore[method-assign]
+    seen: list[Any] = []
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("read", {"file_path": "/logo.png"})])
+        seen.extend(returns(messages))
+        return ModelResponse(parts=DONE)
+
+    result = asyncio.run(Agent(FunctionModel(respond), toolsets=[toolset]).run("Look."))
+    (part,) = returns(result.all_messages())
+    assert part.outcome == "success"
+    text, picture = part.content
+    assert text == "/logo.png: PNG image, 67 bytes."
+    assert isinstance(picture, BinaryContent) and picture.is_image
+    assert (picture.data, picture.media_type) == (PNG, "image/png")
+    assert seen == [part]
+    # The history keeps the image through Pydantic AI's JSON.
+    again = ModelMessagesTypeAdapter.validate_json(
+        ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+    assert returns(again)[0].content == part.content
+
+
+def test_a_read_of_an_image_file_returns_binary_content(ws: Workspace) -> None:
+    """End to end: a read of a PNG in the store (needs reads of images in the tools)."""
+    ws.context("seed").fs.create("/seed.txt", "x\n")
+    ws.backend.write("logo.png", PNG, CreateOnly())
+    if not ws.context("probe").tools.execute("read", {"file_path": "/logo.png"}).images:
+        pytest.skip("read of an image does not return it yet")
+    out = run(FsseamToolset(ws), [ToolCallPart("read", {"file_path": "/logo.png"})])
+    (part,) = out
+    assert part.outcome == "success"
+    picture = part.content[1]
+    assert isinstance(picture, BinaryContent)
+    assert (picture.data, picture.media_type) == (PNG, "image/png")

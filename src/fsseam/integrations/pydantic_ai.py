@@ -6,19 +6,20 @@
 
     agent = Agent(model, toolsets=[FsseamToolset(Workspace("s3://b/p"), owner="agent")])
 
-Each tool keeps fsseam's name, description and JSON schema (the arguments are validated by
-fsseam, with its texts). A successful call returns fsseam's text. A refused one raises what
-Pydantic AI expects of a tool:
+Each tool keeps fsseam's name and description; its JSON schema is the strict form
+(:meth:`~fsseam.tools.base.Tool.strict_parameters`: every property required, optional ones
+nullable), so OpenAI models use strict mode (``ToolDefinition.strict`` is left to Pydantic
+AI's inference unless ``strict=`` says). fsseam validates the arguments, with its texts.
+What a call answers is a tool result the model acts on, never a retry:
 
-- ``ModelRetry`` (a retry prompt, counted against the tool's retries) when the call itself
-  was wrong and the same tool with other arguments fixes it: a path, an ``old_string`` that
-  matches nothing or several places, an argument out of range (:data:`RETRY_CODES`);
-- ``ToolFailed`` (a failed result the model adapts to, not counted as a retry) for
-  everything else: a file that changed since it was read (FS_STALE) or was never read
-  (FS_NOT_OBSERVED), where the next call must be a read, and what no call fixes (a
-  read-only workspace, a binary file, a storage failure).
-
-Both carry fsseam's text, ``Error [CODE]: ...`` with the next step.
+- a successful call returns fsseam's text (a read of an image adds the image, as
+  ``BinaryContent`` beside the text in the tool result);
+- a refused call (a missing file, an ``old_string`` that matches nothing, a stale file, a
+  read-only workspace) raises ``ToolFailed``: a failed result with fsseam's text,
+  ``Error [CODE]: ...`` and the next step, which uses up no retry, so a model that reads
+  two missing paths goes on;
+- only a malformed call (arguments that fail validation) is a ``ModelRetry``, counted
+  against the tool's retries (``retry_codes=`` adds codes to it).
 
 Owners: by default each conversation (Pydantic AI's ``conversation_id``, kept in the
 message history) is its own owner, ``conversation/ID``, and what it has read lives in its
@@ -40,10 +41,10 @@ import asyncio
 import copy
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 try:
-    from pydantic_ai import ModelRetry, RunContext, ToolDefinition, ToolReturn
+    from pydantic_ai import BinaryContent, ModelRetry, RunContext, ToolDefinition, ToolReturn
     from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
     from pydantic_ai.messages import ToolReturnPart
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
@@ -58,8 +59,12 @@ try:  # the failed result Pydantic AI itself builds from ToolFailed, here with m
 except ImportError:  # pragma: no cover - older releases: the next result carries them
     ToolFailedError = None  # type: ignore[assignment,misc]
 
-from ..errors import ErrorCode
+from ..errors import ErrorCode, FsError
 from ..observations import ObservationStore
+from ..tools.base import Tool
+from ..tools.result import ToolResult
+from ..tools.run import answer, attempt, facts, parse_arguments
+from ..tools.sets import TOOL_SETS
 from ..workspace import Context, Workspace
 from ._common import context_of
 from .pydantic_ai_history import (
@@ -71,24 +76,19 @@ from .pydantic_ai_history import (
     release,
 )
 
-__all__ = ["DEFAULT_TOOLS", "RETRY_CODES", "FsseamToolset"]
+__all__ = ["DEFAULT_TOOLS", "RESULT_KEY", "RETRY_CODES", "FsseamToolset", "strict_form"]
 
-DEFAULT_TOOLS = ("read", "write", "edit", "multi_edit", "apply_patch", "ls", "glob", "grep",
-                 "delete", "move")
-"""The tools a toolset holds by default: fsseam's file tools, without the Anthropic shapes
-``str_replace_editor`` and ``memory`` (ask for them by name)."""
+DEFAULT_TOOLS = TOOL_SETS["files"]
+"""The tools a toolset holds by default: the set ``files`` (read, write, edit, the finders,
+delete, move, history, restore). ``names=`` takes set names and tool names, mixed."""
 
-RETRY_CODES = frozenset({
-    ErrorCode.FS_INVALID_ARGUMENT,
-    ErrorCode.FS_NOT_FOUND,
-    ErrorCode.FS_IS_DIRECTORY,
-    ErrorCode.FS_ALREADY_EXISTS,
-    ErrorCode.FS_NO_MATCH,
-    ErrorCode.FS_MULTIPLE_MATCHES,
-    ErrorCode.FS_OUTSIDE_ROOT,
-})
-"""Codes raised as ``ModelRetry``: other arguments to the same tool fix the call. Every
-other code is ``ToolFailed``."""
+RETRY_CODES: frozenset[ErrorCode] = frozenset()
+"""Codes answered as ``ModelRetry`` beyond malformed calls: none. Every refusal is a failed
+tool result the model acts on (``ToolFailed``), which uses up no retry."""
+
+RESULT_KEY = "fsseam_result"
+"""The key of a failed result's metadata holding its facts (``ok``, ``tool``, the error's
+code and message), which the model never sees."""
 
 _ANY_OBJECT = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(),
                                                       core_schema.any_schema()))
@@ -96,7 +96,9 @@ _ANY_OBJECT = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(),
 
 
 class FsseamToolset(AbstractToolset[Any]):
-    """fsseam's tools (``names``, default :data:`DEFAULT_TOOLS`) of one context.
+    """fsseam's tools (``names``: tool names and set names of
+    :data:`~fsseam.tools.sets.TOOL_SETS`, mixed, or a string of them separated by commas;
+    default the set ``files``) of one context.
 
     ``source``: a ``Workspace`` (a context per conversation, or of ``owner``, is made on
     it), a ``Context`` (used as it is, one owner) or a URL (with ``storage_options``).
@@ -108,9 +110,11 @@ class FsseamToolset(AbstractToolset[Any]):
     ``observations``: where a conversation's observations live instead of its history: a
     function of the run context returning a store (e.g. ``lambda ctx: ctx.deps.seen``); the
     entries are kept there under ``owner`` (default ``agent``).
-    ``max_retries``: per tool, default the agent's. ``retry_codes``: which codes are retry
-    prompts (:data:`RETRY_CODES`). On a read-only workspace the toolset holds only those
-    of ``names`` that modify nothing.
+    ``max_retries``: per tool, default the agent's (only malformed calls use them up).
+    ``retry_codes``: codes answered as retry prompts too (:data:`RETRY_CODES`: none).
+    ``strict``: each ``ToolDefinition.strict`` (default None: Pydantic AI infers it per
+    provider; the schemas are strict-compatible). On a read-only workspace the toolset
+    holds only those of ``names`` that modify nothing.
     """
 
     def __init__(
@@ -119,20 +123,20 @@ class FsseamToolset(AbstractToolset[Any]):
         *,
         owner: str | None = None,
         storage_options: dict[str, Any] | None = None,
-        names: Iterable[str] | None = None,
+        names: str | Iterable[str] | None = None,
         id: str | None = None,
         max_retries: int | None = None,
         retry_codes: Iterable[ErrorCode] = RETRY_CODES,
         per_run: bool = False,
         approve: Iterable[str] = (),
         observations: Callable[[RunContext[Any]], ObservationStore] | None = None,
+        strict: bool | None = None,
     ) -> None:
         if per_run and isinstance(source, Context):
             raise TypeError("per_run makes a context per run: pass the Workspace, not a Context")
         if observations is not None and isinstance(source, Context):
             raise TypeError("observations= binds a context per run: pass the Workspace")
         self.context: Context = context_of(source, owner or _CONVERSATION, storage_options)
-        self._names = tuple(DEFAULT_TOOLS if names is None else names)
         # The definitions once (an unknown name is UnknownToolError now, not at a call):
         # fsseam's schemas are stable, byte for byte, across calls. A read-only workspace
         # offers only the tools that modify nothing.
@@ -140,9 +144,10 @@ class FsseamToolset(AbstractToolset[Any]):
             name: ToolDefinition(
                 name=name,
                 description=self.context.tools.get(name).description,
-                parameters_json_schema=self.context.tools.get(name).parameters(),
+                parameters_json_schema=strict_form(self.context.tools.get(name)),
+                strict=strict,
             )
-            for name in self.context.tools.offered(self._names)
+            for name in self.context.tools.offered(DEFAULT_TOOLS if names is None else names)
         }
         self._id = id
         self._base = owner
@@ -215,22 +220,38 @@ class FsseamToolset(AbstractToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> str | ToolReturn[Any]:
+        malformed = self._malformed(name, tool_args)
+        if malformed is not None:
+            # Only a call the tool cannot even read is a retry: the same tool, other arguments.
+            raise ModelRetry(malformed)
         if name in self.approve and not ctx.tool_call_approved:
             raise ApprovalRequired
         result = await asyncio.to_thread(self.context.tools.execute, name, tool_args)
         if result.error is not None and result.error.code in self.retry_codes:
             # A retry prompt has no metadata: what the call recorded waits for the next result.
             raise ModelRetry(result.text)
-        if not result.ok and ToolFailedError is None:
-            raise ToolFailed(result.text)
         carried = self._carried()
         if result.ok:
+            if result.images:
+                return ToolReturn(_with_images(result), metadata=carried)
             return result.text if carried is None else ToolReturn(result.text, metadata=carried)
-        if carried is None:
+        if ToolFailedError is None:
             raise ToolFailed(result.text)
+        # A refusal is a failed result the model acts on (it uses up no retry); its facts
+        # and what the call recorded travel in its metadata, which the model never sees.
+        metadata = {**(carried or {}), RESULT_KEY: facts(result)}
         raise ToolFailedError(ToolReturnPart(
             tool_name=name, content=result.text, tool_call_id=ctx.tool_call_id or "",
-            tool_kind=tool.tool_def.tool_kind, outcome="failed", metadata=carried))
+            tool_kind=tool.tool_def.tool_kind, outcome="failed", metadata=metadata))
+
+    def _malformed(self, name: str, args: dict[str, Any]) -> str | None:
+        """The refusal of arguments the tool cannot validate (in fsseam's words), or None."""
+        fsseam_tool = self.context.tools.get(name)
+        checked = attempt(lambda: fsseam_tool.validate(parse_arguments(args)), action=name,
+                          vocabulary=fsseam_tool.vocabulary)
+        if isinstance(checked, FsError):
+            return answer(fsseam_tool, checked).text
+        return None
 
     def _carried(self) -> dict[str, Any] | None:
         """The metadata of this call's result: the entries not carried yet, or None."""
@@ -238,6 +259,45 @@ class FsseamToolset(AbstractToolset[Any]):
             return None
         entries = self._history.take(self.owner)
         return metadata_of(self.context.workspace.url, entries) if entries else None
+
+
+def strict_form(tool: Tool[Any, Any]) -> dict[str, Any]:
+    """The tool's strict schema (:meth:`~fsseam.tools.base.Tool.strict_parameters`) with
+    each nullable type written as ``anyOf`` of null and it (as Pydantic writes ``X |
+    None``), the form Pydantic AI's models, schema transformers and ``TestModel`` all read;
+    OpenAI's strict mode takes it as it takes a list of types."""
+    return cast(dict[str, Any], _any_of_null(tool.strict_parameters()))
+
+
+def _any_of_null(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_any_of_null(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _any_of_null(v) for k, v in node.items()}
+    kind = node.get("type")
+    if not (isinstance(kind, list) and "null" in kind):
+        return node
+    kinds = [k for k in kind if k != "null"]
+    inner = {k: v for k, v in node.items() if k not in _OUTER}
+    inner["type"] = kinds[0] if len(kinds) == 1 else kinds
+    if isinstance(inner.get("enum"), list):
+        inner["enum"] = [e for e in inner["enum"] if e is not None]
+    # Null first: a model that fills in every argument it is shown (Pydantic AI's TestModel
+    # takes the first choice) leaves the optional ones out, as strict-mode models do.
+    return {**{k: v for k, v in node.items() if k in _OUTER},
+            "anyOf": [{"type": "null"}, inner]}
+
+
+_OUTER = ("description", "title")
+
+
+def _with_images(result: ToolResult) -> list[Any]:
+    """A result's text and its images, in the tool result itself (Pydantic AI sends files
+    of a tool's return value natively where the model takes them, a note where not)."""
+    images = [BinaryContent.narrow_type(BinaryContent(data=i.data, media_type=i.media_type))
+              for i in result.images]
+    return [result.text, *images]
 
 
 _CONVERSATION = "conversation"

@@ -1,5 +1,5 @@
-"""Changing one file: a whole-file write or create, and edits (one or several as one
-plan). Each builds a plan of one step and runs it through
+"""Changing one file: a whole-file write or create, edits (one or several as one
+plan) and a write of exact bytes. Each builds a plan of one step and runs it through
 :func:`~fsseam.seam.pipeline.run`; this module only reads what the plan needs and
 reports what the commit did."""
 
@@ -21,7 +21,7 @@ from .pipeline import run
 from .plans import EditKind, FilePlan, Plan, ask, lost_of
 from .prepare import new_bytes, prepare_edit
 
-__all__ = ["edit", "write"]
+__all__ = ["edit", "write", "write_bytes"]
 
 SNIPPET_CONTEXT = 3
 
@@ -208,3 +208,40 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditI
     )
     outcome.with_diff(shown, result.before.view, new_doc.view)
     return outcome
+
+
+def write_bytes(fs: Core, path: str, data: bytes) -> Version:
+    """Replace (or create) the whole file with ``data``, exactly, for a surface whose API
+    is bytes (no text rules: no BOM or newlines kept, any bytes): conditional on the
+    version this owner observed, create-only when it observed none (the observation
+    policy's rule for a whole-file write). Returns the version the file now has."""
+    with fs.observing():
+        fs._writable()
+        key, shown = fs._file(path)
+        fs._writable_at(key)
+        fs._check_size(shown, len(data))
+        intent = ask(fs, "write", key, shown, operation="write", size=len(data))
+        plan = FilePlan(key, shown, data, intent.precondition, "write", "write",
+                        lost_of(intent), fs._meta(), check_first="write")
+        done = run(fs, Plan.one("write", plan))[0]
+        version = done.version
+        assert version is not None
+        if done.unchanged:
+            fs._observed(key, shown, data, version)
+            return version
+        pre = plan.precondition
+        _keep(fs, key, shown, data, version)
+        fs._gate.dispatch(WrittenEvent(
+            owner=fs.owner, key=key, path=shown, operation="write", version=version,
+            created=isinstance(pre, CreateOnly),
+            replaced=pre.version if isinstance(pre, IfMatch) else None))
+        return version
+
+
+def _keep(fs: Core, key: str, shown: str, data: bytes, version: Version) -> None:
+    """Keep the text of the version written, which a later refusal's diff starts from."""
+    try:
+        fmt = decode(data, shown).format
+    except FsError:
+        return
+    fs._docs.put(key, version, fmt, data)

@@ -75,7 +75,9 @@ class _Cmd(BaseModel):
 
 class MemView(_Cmd):
     command: Literal["view"]
-    path: str
+    # A view that names no path shows the memory directory: a strict-mode call sends null
+    # for each argument it leaves out, and the one place a view can mean is /memories.
+    path: str = "/" + MEMORY_ROOT
     view_range: tuple[int, int] | None = None
 
 
