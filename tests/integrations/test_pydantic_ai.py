@@ -379,11 +379,9 @@ def test_an_image_in_a_result_reaches_the_model_as_binary_content(ws: Workspace)
 
 
 def test_a_read_of_an_image_file_returns_binary_content(ws: Workspace) -> None:
-    """End to end: a read of a PNG in the store (needs reads of images in the tools)."""
+    """End to end: a read of a PNG in the store reaches the model as the image."""
     ws.context("seed").fs.create("/seed.txt", "x\n")
     ws.backend.write("logo.png", PNG, CreateOnly())
-    if not ws.context("probe").tools.execute("read", {"file_path": "/logo.png"}).images:
-        pytest.skip("read of an image does not return it yet")
     out = run(FsseamToolset(ws), [ToolCallPart("read", {"file_path": "/logo.png"})])
     (part,) = out
     assert part.outcome == "success"
