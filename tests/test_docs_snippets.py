@@ -67,6 +67,13 @@ PAGES: dict[str, Page] = {
               ("n_workers=8, processes=True", "n_workers=2, processes=False")),
         needs=S3,
     ),
+    "docs/mcp.md": Page(
+        subs=(("/path/to/project", "{tmp}"),
+              ("s3://bucket/prefix -o endpoint_url=http://127.0.0.1:5000 -o key=K -o secret=S",
+               "s3://{bucket}/prefix -o endpoint_url={s3_endpoint} -o key=testing "
+               "-o secret=testing")),
+        needs=S3,
+    ),
     "docs/mounts.md": Page(
         subs=(("s3://bucket/", "s3://{bucket}/"),
               ("http://127.0.0.1:9000", "{s3_endpoint}"),
