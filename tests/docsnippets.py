@@ -17,9 +17,14 @@ errors: nobody could tell whether it runs.
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from dataclasses import dataclass
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 PYTHON = frozenset({"python", "py"})
 SHELL = frozenset({"bash", "sh", "shell", "console"})
@@ -133,3 +138,79 @@ def install_lines(page_blocks: list[Block]) -> list[str]:
             if INSTALL.match(line):
                 lines.append(line.split(" #", 1)[0].strip())
     return lines
+
+
+# -- running a page: a plan of steps, executed here or by another interpreter ------------------
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "python", "shell" or "file"
+    where: str  # page:line, or the file's name
+    code: str
+    line: int = 0
+
+
+def plan(page_blocks: list[Block], pairs: list[tuple[str, str]]) -> list[Step]:
+    """What running a page does, in order: each python block, each shell block's commands
+    (install lines left out), each file written; blocks marked ``# not run:`` and blocks
+    that are not code are left out."""
+    steps: list[Step] = []
+    for block in page_blocks:
+        if not block.runnable or block.skip_reason:
+            continue
+        code = substitute(block.text, pairs)
+        if block.file_name:
+            steps.append(Step("file", block.file_name, code.split("\n", 1)[1]))
+        elif block.lang in PYTHON:
+            steps.append(Step("python", block.where, code, block.line))
+        elif (script := shell_script(Block(block.page, block.line, block.lang, code))).strip():
+            steps.append(Step("shell", block.where, script))
+    return steps
+
+
+def _shell(step: Step, cwd: Path, env: dict[str, str] | None) -> None:
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", step.code], cwd=cwd, env=env,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+    )
+    if done.returncode != 0:
+        raise DocError(f"{step.where}: exit {done.returncode}\n$ {step.code}\n"
+                       f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+def execute(steps: list[Step], cwd: Path, env: dict[str, str] | None = None) -> None:
+    """Run a page's steps in ``cwd``: python in this interpreter, in one namespace (blank
+    lines first, so a traceback's line numbers are the page's), shell through bash with
+    ``env``. A python block that defines tests and is not a ``# file:`` would pass without
+    running them, so it is an error."""
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    for step in steps:
+        if step.kind == "file":
+            (cwd / step.where).write_text(step.code, encoding="utf-8")
+        elif step.kind == "shell":
+            _shell(step, cwd, env)
+        else:
+            before = set(namespace)
+            page = step.where.rsplit(":", 1)[0]
+            exec(compile("\n" * step.line + step.code, page, "exec"), namespace)
+            tests = sorted(n for n in set(namespace) - before
+                           if n.startswith("test_") and callable(namespace[n]))
+            if tests:
+                raise DocError(f"{step.where}: defines {', '.join(tests)} but nothing runs "
+                               "them: start the block with '# file: test_NAME.py' and run it "
+                               "with pytest in a bash block")
+
+
+def main(argv: list[str]) -> int:
+    """``python docsnippets.py PLAN.json``: run a plan in the current directory, with this
+    interpreter and its environment (the install-line test runs a page in a fresh venv)."""
+    steps = [Step(**s) for s in json.loads(Path(argv[1]).read_text(encoding="utf-8"))]
+    execute(steps, Path.cwd(), dict(os.environ))
+    return 0
+
+
+def dump(steps: list[Step], path: Path) -> None:
+    path.write_text(json.dumps([asdict(s) for s in steps]), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
