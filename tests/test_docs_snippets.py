@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .docsnippets import Step, blocks, execute, plan
+from .docsnippets import DocError, Step, blocks, execute, plan
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELD = re.compile(r"\{(tmp|root|bucket|s3_endpoint|container|azure)\}")
@@ -176,3 +176,62 @@ def test_page_runs_verbatim(name: str, isolated: Path, request: pytest.FixtureRe
         request.applymarker(pytest.mark.xfail(reason=PENDING[name], strict=True))
     values = page_values(PAGES.get(name, Page()), isolated, request, monkeypatch)
     execute(page_steps(name, values), isolated, shell_env())
+
+
+# -- the harness's own rules ----------------------------------------------------------------
+FENCE = "```"
+
+
+def _page(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "page.md"
+    path.write_text(text.replace("~~~", FENCE), encoding="utf-8")
+    return path
+
+
+def test_what_runs_and_what_does_not(tmp_path: Path) -> None:
+    path = _page(tmp_path, (
+        "~~~python\nx = 1\n~~~\n\n"
+        "~~~bash\npip install '.[mcp]'   # left to the install test\n"
+        "echo one \\\n  two > out.txt\n~~~\n\n"
+        "~~~text\nError [FS_STALE]: shown, not run\n~~~\n\n"
+        "~~~python\n# not run: a fragment\nclient.messages.create(...)\n~~~\n\n"
+        "~~~python\n# file: test_x.py\ndef test_x():\n    pass\n~~~\n\n"
+        "~~~console\n$ cat out.txt\none two\n~~~\n"
+    ))
+    steps = plan(blocks(path, "page.md"), [("x = 1", "x = 2")])
+    assert [(s.kind, s.where, s.code) for s in steps] == [
+        ("python", "page.md:1", "x = 2"),
+        ("shell", "page.md:5", "echo one    two > out.txt"),
+        ("file", "test_x.py", "def test_x():\n    pass"),
+        ("shell", "page.md:26", "cat out.txt"),
+    ]
+    execute(steps, tmp_path, shell_env())
+    assert (tmp_path / "out.txt").read_text() == "one two\n"
+    assert (tmp_path / "test_x.py").read_text() == "def test_x():\n    pass"
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("~~~\nprint(1)\n~~~\n", "page.md:1: a code block without a language"),
+    ("~~~bash\nls\n~~~ and prose\n", "page.md:3: text after a closing fence"),
+    ("~~~python\nx = 1\n", "page.md:1: a code block that is never closed"),
+])
+def test_a_block_nobody_can_classify_is_an_error(tmp_path: Path, text: str, error: str) -> None:
+    with pytest.raises(DocError, match=re.escape(error)):
+        blocks(_page(tmp_path, text), "page.md")
+
+
+def test_a_block_that_defines_tests_must_be_a_file(tmp_path: Path) -> None:
+    steps = plan(blocks(_page(tmp_path, "~~~python\ndef test_a():\n    pass\n~~~\n"),
+                        "page.md"), [])
+    with pytest.raises(DocError, match=re.escape("page.md:1: defines test_a but nothing runs")):
+        execute(steps, tmp_path)
+
+
+def test_a_failing_block_names_its_page_line(tmp_path: Path) -> None:
+    path = _page(tmp_path, "text\n\n~~~bash\ntrue\nfalse\n~~~\n\n~~~python\n\n1 / 0\n~~~\n")
+    steps = plan(blocks(path, "page.md"), [])
+    with pytest.raises(DocError, match=re.escape("page.md:3: exit 1")):
+        execute(steps, tmp_path, shell_env())
+    with pytest.raises(ZeroDivisionError) as info:
+        execute(steps[1:], tmp_path)
+    assert info.traceback[-1].lineno + 1 == 10  # the page's own line of "1 / 0"
