@@ -107,14 +107,17 @@ def test_the_table_names_pages_that_exist() -> None:
 
 @pytest.fixture
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """The page's directory as cwd; fsspec's shared memory store and the message catalogue
-    as they were before the page ran (pages name stores like ``memory://demo``)."""
+    """The page's directory as cwd; fsspec's shared memory store, the observations this
+    process keeps per workspace URL and the message catalogue as they were before the page
+    ran (pages name stores like ``memory://demo``, which other tests may use too)."""
     from fsspec.implementations.memory import MemoryFileSystem
 
     from fsseam import messages
+    from fsseam.observations import opening
 
     store, dirs = dict(MemoryFileSystem.store), list(MemoryFileSystem.pseudo_dirs)
     catalogue = dict(messages._MESSAGES)
+    shared = opening._shared.copy()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ".cache"))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -126,6 +129,9 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
         MemoryFileSystem.pseudo_dirs[:] = dirs
         messages._MESSAGES.clear()
         messages._MESSAGES.update(catalogue)
+        with opening._shared_lock:
+            opening._shared.clear()
+            opening._shared.update(shared)
 
 
 def page_values(page: Page, tmp: Path, request: pytest.FixtureRequest,
