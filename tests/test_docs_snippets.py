@@ -63,7 +63,8 @@ PAGES: dict[str, Page] = {
               ('storage_options={"profile": "agents"}', "storage_options={}"),
               # threads: pickling is the block above's, and tests/test_dask_agents.py
               # runs agents on a cluster of processes
-              ("n_workers=8, processes=True", "n_workers=2, processes=False")),
+              ("n_workers=8, processes=True",
+               "n_workers=2, processes=False, dashboard_address=None")),
         needs=S3,
     ),
     "docs/mcp.md": Page(
