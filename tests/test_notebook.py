@@ -61,6 +61,52 @@ def test_markdown_fence_outgrows_backticks_in_the_text() -> None:
     assert res._repr_markdown_() == "**read** ok\n\n````\n     1\t```py\n     2\t```\n````"
 
 
+def _stale(ws: Workspace, before: str, after: str, old: str, new: str) -> Any:
+    """An edit of /f.txt by ``nb`` refused because ``other`` changed it from ``before`` to
+    ``after`` since nb's read."""
+    nb, other = ws.context("nb"), ws.context("other")
+    assert nb.tools.execute("write", {"file_path": "/f.txt", "content": before}).ok
+    assert other.tools.execute("read", {"file_path": "/f.txt"}).ok
+    assert other.tools.execute("write", {"file_path": "/f.txt", "content": after}).ok
+    res = nb.tools.execute("edit", {"file_path": "/f.txt", "old_string": old, "new_string": new})
+    assert res.error is not None and res.error.code.value == "FS_STALE", res.text
+    return res
+
+
+def test_markdown_of_a_refusal_fences_its_diff() -> None:
+    """A refusal's diff is a fenced diff block between its sentences, so a notebook shows
+    one changed line per line instead of one paragraph."""
+    res = _stale(Workspace("memory://test-notebook-stale"), "x = 1\ny = 2\n",
+                 "x = 10\ny = 2\n", "y = 2", "y = 3")
+    message = res.error.message
+    head, tail = message.split("\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n")
+    assert res._repr_markdown_() == (
+        "**edit** failed: `FS_STALE`\n\n"
+        f"{head}\n\n"
+        "```diff\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n```\n\n"
+        f"{tail}"
+    )
+    assert "@@" not in head + tail and "\n" not in tail
+
+
+def test_markdown_of_a_refusal_outgrows_backticks_in_its_diff() -> None:
+    res = _stale(Workspace("memory://test-notebook-stale-ticks"), "```py\nx\n```\n",
+                 "````py\nx\n```\n", "x", "y")
+    markdown = res._repr_markdown_()
+    assert "\n\n`````diff\n@@ -1,3 +1,3 @@\n-```py\n+````py\n x\n ```\n`````\n\n" in markdown
+
+
+def test_markdown_of_a_refusal_without_a_diff_is_its_text() -> None:
+    """Text with no hunk header stays one block, lines that look like diff lines included."""
+    from fsseam.errors import ErrorCode
+    from fsseam.tools.display import result_markdown
+
+    message = "Could not apply:\n- first\n+ second"
+    assert result_markdown("edit", "", None, (ErrorCode.FS_NO_MATCH, message)) == (
+        "**edit** failed: `FS_NO_MATCH`\n\n" + message
+    )
+
+
 NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "notebook.ipynb"
 
 
@@ -110,4 +156,12 @@ def test_the_docs_notebook_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None
         "Your old_string no longer occurs in it. You have now seen the current version: "
         "retry against it without reading it again.\n"
     )
-    assert _outputs(code[7]) == "'city,temp_c\\nOslo,4\\nLima,20\\n'"
+    assert _outputs(code[6]) == (
+        "**edit** failed: `FS_STALE`\n\n"
+        "/cities.csv has changed since you last read it, so your edit was not applied. What "
+        "changed, from the version you read to the current one:\n\n"
+        "```diff\n@@ -1,3 +1,3 @@\n city,temp_c\n Oslo,4\n-Lima,19\n+Lima,21\n```\n\n"
+        "Your old_string no longer occurs in it. You have now seen the current version: "
+        "retry against it without reading it again."
+    )
+    assert _outputs(code[8]) == "'city,temp_c\\nOslo,4\\nLima,20\\n'"
