@@ -9,7 +9,8 @@ is, visibly, in the text itself:
 - ``# not run: <why>``: a fragment or a command that cannot run here (a benchmark of
   minutes, a real cloud account); the reason is required;
 - ``# file: <name>``: the block is a file's content (``test_my_agent.py``), written to
-  ``<name>`` in the page's directory for a later command of the page to run.
+  ``<name>`` in the page's directory before any block runs, so a command anywhere on the
+  page can run it (an install line at the top running the example at the end).
 
 A block without a language, and a fence line with text after its closing backticks, are
 errors: nobody could tell whether it runs.
@@ -186,7 +187,10 @@ def execute(steps: list[Step], cwd: Path, env: dict[str, str] | None = None) -> 
     for step in steps:
         if step.kind == "file":
             (cwd / step.where).write_text(step.code, encoding="utf-8")
-        elif step.kind == "shell":
+    for step in steps:
+        if step.kind == "file":
+            continue
+        if step.kind == "shell":
             _shell(step, cwd, env)
         else:
             before = set(namespace)

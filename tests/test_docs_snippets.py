@@ -89,7 +89,6 @@ _TEST_MODULE = ("its example is a test module that the page never runs: it needs
 PENDING: dict[str, str] = {
     "docs/integrations/deepagents.md": _TEST_MODULE,
     "docs/integrations/openai-agents.md": _TEST_MODULE,
-    "docs/integrations/pydantic-ai.md": _TEST_MODULE,
     "docs/patches.md": ("'Native tool shapes' calls a model API (client.messages.create, "
                         "client.responses.create) with no client and no import of Workspace: "
                         "NameError"),
