@@ -28,7 +28,9 @@ from .backends.kept import History
 from .errors import FsError
 from .messages import Reason, render
 from .observations.file import FileObservations, read_ledger, write_ledger
+from .observations.texts import KeptText, load_texts, save_texts, texts_path
 from .policy import Ledger
+from .text import TextFormat
 from .tools.run import parse_arguments
 from .tools.sets import TOOL_SETS
 from .workspace import Workspace
@@ -191,12 +193,31 @@ def cmd_call(args: argparse.Namespace) -> int:
         # The sentence a model gets for the same mistake (the catalogue's).
         raise UsageError(render("unknown_tool", details={
             "name": args.tool, "tools": ", ".join(ctx.tools.names())}))
+    # Beside a ledger file, the text of what was read, so that a conflict in a later call
+    # shows the diff one process would (fsseam.observations.texts).
+    store = ws.policy.store if ws.policy is not None else None
+    texts = texts_path(store.path) if isinstance(store, FileObservations) else None
+    if texts is not None:
+        _recall(ws, texts)
     result = ctx.tools.execute(args.tool, arguments)
+    if texts is not None:
+        _remember(ws, texts)
     print(result.text)
     sys.stdout.flush()
     if ledger_path is not None and not ledger_path.exists():
         write_ledger(Ledger(), ledger_path)  # a call that recorded nothing still makes it
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
+
+
+def _recall(ws: Workspace, path: Path) -> None:
+    for t in load_texts(path):
+        ws._docs.put(t.key, t.version, TextFormat(bom=t.bom, newline=t.newline), t.data)
+
+
+def _remember(ws: Workspace, path: Path) -> None:
+    with contextlib.suppress(OSError):  # a cache: failing to keep it costs a diff, no more
+        save_texts(path, [KeptText(key=k, version=v, bom=f.bom, newline=f.newline, data=d)
+                          for k, v, f, d in ws._docs.entries()])
 
 
 def _arguments(raw: str) -> dict[str, Any]:

@@ -110,6 +110,12 @@ READ_ONLY_INSTRUCTIONS = (
 )
 
 
+def _sets() -> str:
+    """The tool sets with their tools, for the person who named one that does not exist."""
+    return "; ".join(name if name == "all" else f"{name} ({', '.join(members)})"
+                     for name, members in TOOL_SETS.items())
+
+
 class _Session:
     """One MCP session: its own Context (owner) and a lock serializing its calls."""
 
@@ -170,9 +176,6 @@ class ToolServer:
             for s in self._tools
         ]
 
-    def has_tool(self, name: str) -> bool:
-        return any(s["name"] == name for s in self._tools)
-
     def refusal(self, name: str) -> str:
         """What a call of a tool this server does not offer answers: the set served and its
         tools (the model may know the tool from another set)."""
@@ -180,11 +183,8 @@ class ToolServer:
             "name": name, "set": self.tool_set,
             "tools": ", ".join(s["name"] for s in self._tools)})
 
-
-def _sets() -> str:
-    """The tool sets with their tools, for the person who named one that does not exist."""
-    return "; ".join(name if name == "all" else f"{name} ({', '.join(members)})"
-                     for name, members in TOOL_SETS.items())
+    def has_tool(self, name: str) -> bool:
+        return any(s["name"] == name for s in self._tools)
 
     @staticmethod
     def result_dict(result: ToolResult) -> dict[str, Any]:
