@@ -8,9 +8,9 @@
 
 Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
 error (``call``), 2 a usage or configuration error (bad arguments, arguments that are not a
-JSON object, an unknown tool or tool set, unreadable ledger, misconfigured workspace, missing optional
-package), 141 when the reader of stdout went away (``fsseam schema | head``), quietly, as a
-program killed by SIGPIPE would.
+JSON object, an unknown tool or tool set, unreadable ledger, misconfigured workspace,
+missing optional package), 141 when the reader of stdout went away (``fsseam schema |
+head``), quietly, as a program killed by SIGPIPE would.
 """
 
 from __future__ import annotations

@@ -27,7 +27,15 @@ from .tools.result import ToolResult
 from .versions import Overwrite
 from .workspace import Context, Workspace
 
-__all__ = ["DEFAULT_URL", "DEMO_DESCRIPTION", "S3_INSTALL_HINT", "DemoError", "moto_s3", "run_demo", "run_s3_demo"]
+__all__ = [
+    "DEFAULT_URL",
+    "DEMO_DESCRIPTION",
+    "S3_INSTALL_HINT",
+    "DemoError",
+    "moto_s3",
+    "run_demo",
+    "run_s3_demo",
+]
 
 DEFAULT_URL = "memory://demo"
 S3_INSTALL_HINT = (
