@@ -131,7 +131,8 @@ def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = Fals
 
 def _advice(complete: bool, status: Sentences, *, undo: bool, action: str) -> Sentence:
     if action in DIFF_IS_A_READ and not undo:
-        unique = all(s.reason == Reason.target_unique for s in status)
+        # No status (a patch's hunks, an insert) says nothing of the targets: read again.
+        unique = bool(status) and all(s.reason == Reason.target_unique for s in status)
         return Sentence("advice_retry" if complete and unique else "advice_reread_edit")
     if action in ("write", "restore"):
         return Sentence("advice_reread_whole", {"action": action})
