@@ -11,6 +11,16 @@ from pathlib import Path
 import pytest
 
 from fsseam import Ledger, Workspace
+from fsseam.mcp import ToolServer
+from fsseam.observations.texts import (
+    MAX_TEXT_BYTES,
+    MAX_TOTAL_BYTES,
+    KeptText,
+    load_texts,
+    save_texts,
+    texts_path,
+)
+from fsseam.versions import Version
 
 COMMANDS = ["demo", "mcp", "call", "schema"]
 
@@ -54,7 +64,8 @@ def test_a_read_in_one_call_authorizes_a_write_in_the_next(root: Path, tmp_path:
     stored = Ledger.model_validate(data)
     assert set(stored.owners) == {"agent"}
     assert list(stored.owners["agent"]) == ["notes.md"]
-    assert not list(tmp_path.glob(".ledger.json.*")), "the temp file was left behind"
+    # (.ledger.json.texts beside it is the text of what was read, kept on purpose)
+    assert not list(tmp_path.glob(".ledger.json.*.tmp")), "the temp file was left behind"
 
 
 def test_a_write_without_a_read_is_refused(root: Path, tmp_path: Path) -> None:
@@ -238,8 +249,10 @@ def test_help(command: list[str]) -> None:
     res = fsseam(*command, "--help")
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("usage: fsseam")
-    for flag in {"call": ["--ledger", "--owner", "-o"], "mcp": ["--owner", "--read-only"],
-                 "schema": ["--dialect"], "demo": ["--backend"]}.get("".join(command), []):
+    for flag in {"call": ["--ledger", "--owner", "-o"],
+                 "mcp": ["--owner", "--read-only", "--tools"],
+                 "schema": ["--dialect", "--tools"], "demo": ["--backend"]}.get(
+                     "".join(command), []):
         assert flag in res.stdout
 
 
@@ -292,3 +305,60 @@ def test_undo_across_calls_with_a_ledger_and_a_history_directory(
                "--ledger", str(ledger))
     assert res.returncode == 1
     assert "Error [FS_UNSUPPORTED]" in res.stdout and "history=History()" in res.stdout
+
+
+# -- a conflict across calls shows what changed ----------------------------------------------
+
+
+def _conflict_in_one_process(root: Path) -> str:
+    """The refusal an MCP session (one process) answers after an outside change."""
+    (root / "f.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    session = ToolServer(Workspace(str(root))).open_session()
+    assert session.execute("read", {"file_path": "/f.txt"}).ok
+    (root / "f.txt").write_bytes(b"one\r\ntwo\r\nTHREE\r\n")
+    result = ToolServer.result_dict(session.execute(
+        "edit", {"file_path": "/f.txt", "old_string": "one", "new_string": "1"}))
+    assert result["isError"]
+    text: str = result["content"][0]["text"]
+    return text
+
+
+def test_a_conflict_across_calls_shows_the_diff_one_process_shows(tmp_path: Path) -> None:
+    served, cli = tmp_path / "served", tmp_path / "cli"
+    served.mkdir()
+    cli.mkdir()
+    expected = _conflict_in_one_process(served)
+    assert "\n-three\n+THREE\n" in expected
+
+    ledger = tmp_path / "agent.ledger"
+    (cli / "f.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    assert call(cli, "read", {"file_path": "/f.txt"}, "--ledger", str(ledger)).returncode == 0
+    (cli / "f.txt").write_bytes(b"one\r\ntwo\r\nTHREE\r\n")  # outside fsseam, between calls
+    edit = {"file_path": "/f.txt", "old_string": "one", "new_string": "1"}
+    refused = call(cli, "edit", edit, "--ledger", str(ledger))
+    assert refused.returncode == 1
+    assert refused.stdout == expected + "\n"
+    assert (cli / "f.txt").read_bytes() == b"one\r\ntwo\r\nTHREE\r\n"
+    assert texts_path(ledger) == tmp_path / ".agent.ledger.texts"
+    assert not list(tmp_path.glob(".agent.ledger.*.tmp")), "a temp file was left behind"
+
+
+def _text(n: int, size: int) -> KeptText:
+    return KeptText(key=f"f{n}.txt", version=Version(kind="sha256", value=str(n)), bom=False,
+                    newline="\n", data=b"x" * size)
+
+
+def test_the_texts_kept_between_calls_are_bounded(tmp_path: Path) -> None:
+    path = tmp_path / ".l.json.texts"
+    small = MAX_TOTAL_BYTES // 8
+    save_texts(path, [_text(n, small) for n in range(12)])
+    kept = load_texts(path)
+    assert [t.key for t in kept] == [f"f{n}.txt" for n in range(4, 12)]  # the newest 8
+    assert sum(len(t.data) for t in kept) == MAX_TOTAL_BYTES
+    assert kept[-1].data == b"x" * small
+    save_texts(path, [_text(99, MAX_TEXT_BYTES + 1), _text(4, small)])  # f4 used again
+    # f4 is the newest now, and f99 (too large) is not kept: f5 to f11 stay.
+    assert [t.key for t in load_texts(path)] == [*(f"f{n}.txt" for n in range(5, 12)),
+                                                 "f4.txt"]
+    path.write_bytes(b"{not json")
+    assert load_texts(path) == []  # a cache that cannot be read is started over

@@ -75,7 +75,8 @@ def test_a_diff_too_long_to_show_is_cut_and_asks_for_a_read() -> None:
         "changed lines; 28 more are not shown):"
     )
     assert body[-1] == (
-        "Your old_string still occurs exactly once in it. Read it again before you go on."
+        "Your old_string still occurs exactly once in it. Read the file again, then retry the "
+        "edit."
     )
     assert len("\n".join(body[1:-1])) <= 120
     # Not all of it was shown, so it is no read: the retry is refused again.
@@ -109,8 +110,8 @@ def test_a_file_rewritten_with_the_same_text_is_no_change() -> None:
                         target_status("same\n", []))
     assert render("stale_changed", "/s.txt", {"action": "edit", "changes": part}) == (
         "/s.txt has changed since you last read it, so your edit was not applied. Its text "
-        "is the same as the version you read (it was rewritten with the same content). You "
-        "have now seen the current version: retry against it without reading it again."
+        "is the same as the version you read (it was rewritten with the same content). Read "
+        "the file again, then retry the edit."
     )
 
 

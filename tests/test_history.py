@@ -105,8 +105,8 @@ def test_the_refusals_word_for_word() -> None:
         "Error [FS_STALE]: /c.py has changed since you last read it, so your edit was not "
         "applied. What changed, from the version you read to the current one:\n"
         "@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n"
-        "Your old_string still occurs exactly once in it. You have now seen the current "
-        "version: retry against it without reading it again."
+        "Your old_string still occurs exactly once in it. Retry the edit as it is; this "
+        "refusal counts as your read of the current version."
     )
     ok(a.tools.execute("write", {"file_path": "/r.txt", "content": "one\ntwo\n"}))
     ok(a.tools.execute("edit", {"file_path": "/r.txt", "old_string": "two",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,15 +16,16 @@ pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from fsseam import Workspace
+from fsseam import TOOL_SETS, Workspace
 
 ORIGINAL = b"alpha\r\nbeta\r\ngamma\r\n"
 
 
-def _server(root: Path, owner: str) -> StdioServerParameters:
+def _server(root: Path, owner: str, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "fsseam.cli", "mcp", str(root), "--owner", owner],
+        args=["-m", "fsseam.cli", "mcp", str(root), "--owner", owner, *extra],
+        env=dict(os.environ),  # the SDK passes only a few variables; keep this checkout's
     )
 
 
@@ -41,7 +43,9 @@ async def _session_flow(root: Path) -> None:
 
 
 async def _flow(root: Path) -> None:
-    expected = Workspace(str(root)).context("x").tools.schemas("json")
+    # The default set, in its order, each tool exactly as the library pins its schema.
+    by_name = {s["name"]: s for s in Workspace(str(root)).context("x").tools.schemas("json")}
+    expected = [by_name[n] for n in TOOL_SETS["files"]]
     async with (
         stdio_client(_server(root, "agent-a")) as (read_a, write_a),
         ClientSession(read_a, write_a) as a,
@@ -88,6 +92,14 @@ async def _flow(root: Path) -> None:
         assert stale.is_error
         assert _text(stale).startswith("Error [FS_STALE]")
         assert stale.structured_content["error"]["code"] == "FS_STALE"
+        assert (root / "notes.txt").read_bytes() == theirs
+
+        # A tool of another set is refused, naming the set served; nothing changes.
+        with pytest.raises(Exception, match=(
+                r"there is no tool named 'multi_edit' in the tool set served here \(files: "
+                r"read, write, edit, ls, glob, grep, delete, move, history, restore\)")):
+            await a.call_tool("multi_edit", {"file_path": "/notes.txt", "edits": [
+                {"old_string": "alpha", "new_string": "A"}]})
         assert (root / "notes.txt").read_bytes() == theirs
 
         # Model mistakes are error results too.
@@ -156,6 +168,7 @@ async def _read_only_flow(root: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "fsseam.cli", "mcp", str(root), "--read-only"],
+        env=dict(os.environ),
     )
     with anyio.fail_after(60):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
@@ -184,7 +197,7 @@ def test_read_only_server_lists_only_read_only_tools(root: Path) -> None:
 async def _annotations_flow(root: Path) -> None:
     with anyio.fail_after(60):
         async with (
-            stdio_client(_server(root, "agent")) as (read, write),
+            stdio_client(_server(root, "agent", "--tools", "all")) as (read, write),
             ClientSession(read, write) as s,
         ):
             init = await s.initialize()
@@ -221,3 +234,29 @@ async def _annotations_flow(root: Path) -> None:
 
 def test_tools_carry_annotations_and_the_server_sends_instructions(root: Path) -> None:
     anyio.run(_annotations_flow, root)
+
+
+async def _openai_set_flow(root: Path) -> None:
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(_server(root, "agent", "--tools", "openai")) as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            listed = await s.list_tools()
+            assert [t.name for t in listed.tools] == [
+                "apply_patch", "read", "ls", "glob", "grep"]
+            assert not (await s.call_tool("read", {"file_path": "/notes.txt"})).is_error
+            patch = ("*** Begin Patch\n*** Update File: /notes.txt\n@@\n-beta\n+BETA\n"
+                     "*** End Patch")
+            done = await s.call_tool("apply_patch", {"patch": patch})
+            assert not done.is_error, _text(done)
+            with pytest.raises(Exception, match=r"in the tool set served here \(openai: "
+                               r"apply_patch, read, ls, glob, grep\)"):
+                await s.call_tool("write", {"file_path": "/notes.txt", "content": "lost\n"})
+    assert (root / "notes.txt").read_bytes() == b"alpha\r\nBETA\r\ngamma\r\n"
+
+
+def test_a_named_tool_set_is_what_the_server_lists_and_runs(root: Path) -> None:
+    (root / "notes.txt").write_bytes(ORIGINAL)
+    anyio.run(_openai_set_flow, root)

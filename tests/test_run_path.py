@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from fsseam import ErrorCode, FsError, Workspace, WriteIntent, hookimpl
+from fsseam import TOOL_SETS, ErrorCode, FsError, Workspace, WriteIntent, hookimpl
 from fsseam.cli import main
 from fsseam.mcp import ToolServer
 from fsseam.tools.run import attempt, failed, offered
@@ -160,8 +160,10 @@ def test_a_read_only_workspace_offers_only_the_tools_that_modify_nothing() -> No
 def test_mcp_serves_what_the_filter_offers() -> None:
     ws = _memory(read_only=True)
     assert [t["name"] for t in ToolServer(ws).tool_dicts()] == READ_TOOLS
-    assert [t["name"] for t in ToolServer(_memory()).tool_dicts()] == (
+    assert [t["name"] for t in ToolServer(_memory(), tools="all").tool_dicts()] == (
         _memory().context().tools.names())
+    # By default MCP serves the files set (one way to edit).
+    assert [t["name"] for t in ToolServer(_memory()).tool_dicts()] == list(TOOL_SETS["files"])
 
 
 # -- one answer on every surface -------------------------------------------------------------

@@ -1,16 +1,16 @@
 """The ``fsseam`` command line.
 
     fsseam demo [URL] [--backend memory|s3]
-    fsseam mcp URL [--owner NAME] [--read-only] [-o key=value ...]
+    fsseam mcp URL [--tools SET] [--owner NAME] [--read-only] [-o key=value ...]
     fsseam call URL TOOL JSON [--ledger FILE | --observations URL] [--owner NAME]
                 [--read-only] [-o key=value ...]
-    fsseam schema [--dialect openai|anthropic|json]
+    fsseam schema [--tools SET] [--dialect openai|anthropic|json]
 
 Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
 error (``call``), 2 a usage or configuration error (bad arguments, arguments that are not a
-JSON object, an unknown tool, unreadable ledger, misconfigured workspace, missing optional
-package), 141 when the reader of stdout went away (``fsseam schema | head``), quietly, as a
-program killed by SIGPIPE would.
+JSON object, an unknown tool or tool set, unreadable ledger, misconfigured workspace,
+missing optional package), 141 when the reader of stdout went away (``fsseam schema |
+head``), quietly, as a program killed by SIGPIPE would.
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ from .backends.kept import History
 from .errors import FsError
 from .messages import Reason, render
 from .observations.file import FileObservations, read_ledger, write_ledger
+from .observations.texts import KeptText, load_texts, save_texts, texts_path
 from .policy import Ledger
+from .text import TextFormat
 from .tools.run import parse_arguments
+from .tools.sets import TOOL_SETS
 from .workspace import Workspace
 
 __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]
@@ -151,16 +154,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from .mcp import McpUnavailable, require_sdk, run_stdio
+    from .mcp import McpUnavailable, ToolServer, require_sdk, run_stdio
 
     try:
         require_sdk()
     except McpUnavailable as e:
         raise UsageError(str(e)) from e
     ws = _workspace(args)
-    print(f"fsseam mcp: serving {ws.url} over stdio as owner {args.owner!r}", file=sys.stderr)
+    try:  # a bad --tools fails here, before anything is served
+        server = ToolServer(ws, args.owner, args.tools)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    print(f"fsseam mcp: serving {ws.url} over stdio as owner {args.owner!r} with the tools "
+          f"{', '.join(t['name'] for t in server.tool_dicts())}", file=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        run_stdio(ws, args.owner)
+        run_stdio(ws, args.owner, server)
     return EXIT_OK
 
 
@@ -185,12 +193,31 @@ def cmd_call(args: argparse.Namespace) -> int:
         # The sentence a model gets for the same mistake (the catalogue's).
         raise UsageError(render("unknown_tool", details={
             "name": args.tool, "tools": ", ".join(ctx.tools.names())}))
+    # Beside a ledger file, the text of what was read, so that a conflict in a later call
+    # shows the diff one process would (fsseam.observations.texts).
+    store = ws.policy.store if ws.policy is not None else None
+    texts = texts_path(store.path) if isinstance(store, FileObservations) else None
+    if texts is not None:
+        _recall(ws, texts)
     result = ctx.tools.execute(args.tool, arguments)
+    if texts is not None:
+        _remember(ws, texts)
     print(result.text)
     sys.stdout.flush()
     if ledger_path is not None and not ledger_path.exists():
         write_ledger(Ledger(), ledger_path)  # a call that recorded nothing still makes it
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
+
+
+def _recall(ws: Workspace, path: Path) -> None:
+    for t in load_texts(path):
+        ws._docs.put(t.key, t.version, TextFormat(bom=t.bom, newline=t.newline), t.data)
+
+
+def _remember(ws: Workspace, path: Path) -> None:
+    with contextlib.suppress(OSError):  # a cache: failing to keep it costs a diff, no more
+        save_texts(path, [KeptText(key=k, version=v, bom=f.bom, newline=f.newline, data=d)
+                          for k, v, f, d in ws._docs.entries()])
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -204,9 +231,30 @@ def _arguments(raw: str) -> dict[str, Any]:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    schemas = Workspace("memory://fsseam-schema").context().tools.schemas(args.dialect)
-    print(json.dumps(schemas, indent=2, ensure_ascii=False))
+    from .mcp import ToolServer
+
+    ws = Workspace("memory://fsseam-schema")
+    try:
+        chosen = [t["name"] for t in ToolServer(ws, tools=args.tools).tool_dicts()]
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    by_name = {_name(s): s for s in ws.context().tools.schemas(args.dialect)}
+    print(json.dumps([by_name[n] for n in chosen], indent=2, ensure_ascii=False))
     return EXIT_OK
+
+
+def _name(schema: dict[str, Any]) -> str:
+    name: str = schema["function"]["name"] if "function" in schema else schema["name"]
+    return name
+
+
+def _add_tools(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--tools", default=default, metavar="SET",
+        help=f"the tools: a tool set ({', '.join(TOOL_SETS)}) or tool names, or a comma list "
+        f"mixing them (files,multi_edit); default: {default}. Sets: "
+        + "; ".join(f"{n}: {', '.join(t)}" for n, t in TOOL_SETS.items() if n != "all"),
+    )
 
 
 # -- the parser ----------------------------------------------------------------------------
@@ -214,13 +262,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``fsseam demo``."""
+    from .demo import DEMO_DESCRIPTION
+
     demo = sub.add_parser(
         "demo",
         help="a scripted two-agent session (reads, edits, a stale conflict, its recovery)",
-        description="Run a scripted two-agent session: agent-a and agent-b read and edit one "
-        "file, agent-a's stale edit is refused with FS_STALE and succeeds after a re-read, "
-        "and a write from an outdated view is refused by the storage's compare-and-swap. "
-        "Prints each tool call, the text the model sees and the diff of each change.",
+        description=DEMO_DESCRIPTION,
     )
     demo.add_argument(
         "url", nargs="?", metavar="URL",
@@ -241,16 +288,17 @@ def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mcp = sub.add_parser(
         "mcp",
         help="serve the tools over MCP (stdio)",
-        description="Serve the tools as an MCP server over stdio until stdin closes. Each "
-        "session is its own owner for the observation policy. --read-only serves only the "
-        "tools that cannot modify anything. Needs the MCP SDK: pip install 'mcp>=1.10' (the "
-        "mcp extra of fsseam).",
+        description="Serve a tool set as an MCP server over stdio until stdin closes "
+        "(--tools; default files). Each session is its own owner for the observation policy. "
+        "--read-only serves only the tools of the set that cannot modify anything. Needs the "
+        "MCP SDK: pip install 'mcp>=1.10' (the mcp extra of fsseam).",
     )
     mcp.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
     mcp.add_argument(
         "--owner", default="mcp", help="owner name of the session (default: mcp)"
     )
     mcp.add_argument("--read-only", action="store_true", help="refuse every modification")
+    _add_tools(mcp, "files")
     _add_history(mcp)
     _add_storage_options(mcp)
     mcp.set_defaults(func=cmd_mcp)
@@ -267,7 +315,11 @@ def _add_call(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "it, so a write or edit in one call can rely on a read in an earlier call.",
     )
     call.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
-    call.add_argument("tool", metavar="TOOL", help="read, write, edit, str_replace_editor")
+    call.add_argument(
+        "tool", metavar="TOOL",
+        help="any tool: " + ", ".join(TOOL_SETS["all"]) + " (fsseam schema --tools all "
+        "prints their schemas)",
+    )
     call.add_argument(
         "json", metavar="JSON", help="the arguments as a JSON object ('-' reads stdin)"
     )
@@ -293,8 +345,9 @@ def _add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     schema = sub.add_parser(
         "schema",
         help="print the tool schemas as JSON",
-        description="Print the tool schemas as JSON, in a model API's shape.",
+        description="Print the schemas of a tool set as JSON, in a model API's shape.",
     )
+    _add_tools(schema, "all")
     schema.add_argument(
         "--dialect", choices=["openai", "anthropic", "json"], default="openai",
         help="the shape (default: openai)",

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 
 from .diff import unified_diff
 from .edits import MAX_COUNTED_MATCHES, EditOp, Replace, count_matches
-from .messages import Part, Sentence, Sentences, render
+from .messages import Part, Reason, Sentence, Sentences, render
 
 __all__ = [
     "DIFF_IS_A_READ",
     "MAX_DIFF_LINE_CHARS",
     "ChangeSummary",
     "changes_part",
+    "stale_story",
     "summarize",
     "target_status",
 ]
@@ -113,21 +114,38 @@ def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = Fals
                  action: str = "edit") -> Sentence:
     """The tail of an FS_STALE message: the diff and what the agent can do next (for a
     refused undo, ``undo``: the diff starts at the version the agent's change made). The
-    advice follows :data:`DIFF_IS_A_READ` for ``action``, the call refused."""
+    advice is the one story (:func:`stale_story`): an edit shown whole whose targets each
+    still occur once is retried as it is (:data:`DIFF_IS_A_READ`), anything else is read
+    again first."""
     since = Sentence("since_yours" if undo else "since_read")
-    if undo:
-        advice = Sentence("advice_by_hand")
-    elif action in DIFF_IS_A_READ:
-        advice = Sentence("advice_retry")
-    elif action in ("write", "restore"):
-        advice = Sentence("advice_reread_whole", {"action": action})
-    else:
-        advice = Sentence("advice_reread", {"action": action})
+    advice = _advice(summary.complete, status, undo=undo, action=action)
     if summary.same_text:
         return Sentence("changes_none", {"since": since, "status": status, "advice": advice})
     if summary.complete:
         return Sentence("changes_complete", {"since": since, "diff": summary.diff,
                                          "status": status, "advice": advice})
     return Sentence("changes_partial", {"since": since, "diff": summary.diff, "status": status,
-                                    "shown": summary.shown,
+                                    "shown": summary.shown, "advice": advice,
                                     "more": summary.changed - summary.shown})
+
+
+def _advice(complete: bool, status: Sentences, *, undo: bool, action: str) -> Sentence:
+    if action in DIFF_IS_A_READ and not undo:
+        # No status (a patch's hunks, an insert) says nothing of the targets: read again.
+        unique = bool(status) and all(s.reason == Reason.target_unique for s in status)
+        return Sentence("advice_retry" if complete and unique else "advice_reread_edit")
+    if action in ("write", "restore"):
+        return Sentence("advice_reread_whole", {"action": action})
+    if not complete:
+        return Sentence("advice_reread_on")
+    if undo:
+        return Sentence("advice_by_hand")
+    return Sentence("advice_reread", {"action": action})
+
+
+def stale_story() -> str:
+    """What FS_STALE means and what to do after it, in the words of the refusals themselves
+    (the same catalogue sentences): the MCP instructions, the demo and the docs say it so."""
+    return render("stale_story", details={
+        "retry": Sentence("advice_retry"), "reread_edit": Sentence("advice_reread_edit"),
+        "whole": Sentence("advice_reread_whole", {"action": "write"})})

@@ -21,12 +21,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from .conflicts import stale_story
 from .errors import ErrorCode, FsError
 from .tools.result import ToolResult
 from .versions import Overwrite
 from .workspace import Context, Workspace
 
-__all__ = ["DEFAULT_URL", "S3_INSTALL_HINT", "DemoError", "moto_s3", "run_demo", "run_s3_demo"]
+__all__ = [
+    "DEFAULT_URL",
+    "DEMO_DESCRIPTION",
+    "S3_INSTALL_HINT",
+    "DemoError",
+    "moto_s3",
+    "run_demo",
+    "run_s3_demo",
+]
 
 DEFAULT_URL = "memory://demo"
 S3_INSTALL_HINT = (
@@ -34,6 +43,15 @@ S3_INSTALL_HINT = (
     "fits the botocore s3fs pins): pip install 'fsseam-s3[test]' from an index that has it, "
     "or from a clone of fsseam: pip install './backends/s3[test]'"
 )
+DEMO_DESCRIPTION = (
+    "Run a scripted two-agent session: agent-a and agent-b read and edit one file; agent-a's "
+    "edit from its old view is refused with FS_STALE, shown what changed, and retried as it "
+    "is (its old_string still occurs exactly once), landing on top of agent-b's change; a "
+    "write from an outdated view is refused by the storage's compare-and-swap. Prints each "
+    "tool call, the text the model sees and the diff of each change. " + stale_story()
+)
+"""``fsseam demo --help``: the session, and what to do after FS_STALE in the words the
+refusals use (the catalogue's, so help and errors cannot drift apart)."""
 PATH = "/notes.md"
 KEY = "notes.md"
 

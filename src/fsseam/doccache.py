@@ -52,6 +52,13 @@ class DocCache:
                 _, (_, t) = self._items.popitem(last=False)
                 self._used -= len(t) if t is not None else 0
 
+    def entries(self) -> list[tuple[str, Version, TextFormat, bytes]]:
+        """The exact bytes kept, least recently used first: what a process hands the next
+        (the CLI keeps them beside its ledger, so a conflict there shows a diff too)."""
+        with self._lock:
+            return [(key, version, fmt, text) for (key, version), (fmt, text)
+                    in self._items.items() if isinstance(text, bytes)]
+
     def raw(self, key: str, version: Version) -> bytes | None:
         """The exact bytes of the file at ``version``, when they are kept."""
         with self._lock:

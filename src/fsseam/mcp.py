@@ -1,6 +1,7 @@
 """The MCP surface: fsseam's tools served over the Model Context Protocol.
 
     fsseam mcp /abs/dir                   # a stdio server, one session per process
+    fsseam mcp /abs/dir --tools openai    # a named tool set (default: files)
     fsseam mcp s3://bucket/prefix -o endpoint_url=http://127.0.0.1:5000
 
 The official ``mcp`` SDK is imported lazily, so ``import fsseam`` works without it; a
@@ -8,13 +9,17 @@ surface that needs it raises :class:`McpUnavailable` with the install hint.
 
 What a client sees:
 
-- ``tools/list`` returns exactly ``ctx.tools.schemas("json")``: name, description and the
-  parameters schema as ``inputSchema`` (byte-for-byte the schemas the library pins), plus
-  each tool's MCP ``annotations`` (``readOnlyHint``, ``destructiveHint``,
-  ``idempotentHint``, ``openWorldHint``). A read-only workspace serves only the tools whose
-  ``readOnlyHint`` is true: a client never offers the model a tool that can only fail.
+- ``tools/list`` returns the tools of one tool set (``tools``: names of
+  :data:`~fsseam.tools.sets.TOOL_SETS` and tool names, mixed; default ``files``), each
+  exactly as ``ctx.tools.schemas("json")`` has it: name, description and the parameters
+  schema as ``inputSchema`` (byte-for-byte the schemas the library pins), plus its MCP
+  ``annotations`` (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
+  ``openWorldHint``). A read-only workspace serves only the tools of the set whose
+  ``readOnlyHint`` is true: a client never offers the model a tool that can only fail. A
+  call of any other tool is refused, naming the set served.
 - ``initialize`` answers with ``instructions``: the few rules a model needs to use the
-  tools well (read before modifying, what FS_STALE means), the same for every session.
+  tools well (read before modifying, what FS_STALE means and what to do after it, in the
+  catalogue's words: :func:`fsseam.conflicts.stale_story`), the same for every session.
 - ``tools/call`` runs ``ctx.tools.execute``. The text content is exactly the text the
   model would see from the library. A tool error (a model mistake or a storage conflict)
   is an error *result* (``isError: true``, text ``Error [FS_...]: ...``), never a protocol
@@ -31,18 +36,22 @@ from __future__ import annotations
 import inspect
 import itertools
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from .conflicts import stale_story
 from .messages import render
+from .tools.registry import UnknownToolError
 from .tools.result import ToolResult
 from .tools.run import facts
+from .tools.sets import TOOL_SETS
 
 if TYPE_CHECKING:
     from .workspace import Context, Workspace
 
 __all__ = [
+    "DEFAULT_TOOLS",
     "INSTALL_HINT",
     "McpUnavailable",
     "ToolServer",
@@ -56,6 +65,11 @@ INSTALL_HINT = (
     "pip install 'fsseam[mcp]' (from a clone of fsseam: pip install '.[mcp]'; the SDK alone: "
     "pip install 'mcp>=1.10')"
 )
+
+DEFAULT_TOOLS = "files"
+"""The tool set an MCP server offers unless told otherwise: one way to edit (``edit``), so
+the model does not choose among five overlapping editors."""
+
 
 class McpUnavailable(RuntimeError):
     """The ``mcp`` SDK is not installed (or too old)."""
@@ -85,16 +99,21 @@ INSTRUCTIONS = (
     "Files of one workspace; paths are absolute, with / as the workspace root. Read a file "
     "before you write or edit it: every change is a compare-and-swap against the version "
     "you last read, so a file that changed since (another agent, a person) is refused with "
-    "FS_STALE; read it again and redo the change on what is there now. A new file needs no "
-    "read. ls, glob and grep find files; they do not count as reading them (grep in content "
-    "mode does, for the files it shows). Failed calls change nothing, and each error says "
-    "what to do next."
+    "FS_STALE. A new file needs no read. ls, glob and grep find files; they do not count as "
+    "reading them (grep in content mode does, for the files it shows). Failed calls change "
+    "nothing, and each error says what to do next. " + stale_story()
 )
 READ_ONLY_INSTRUCTIONS = (
     "Files of one workspace, served read-only; paths are absolute, with / as the workspace "
     "root. Use read to view a file with line numbers (offset/limit page through long ones), "
     "ls to list a directory, glob to find files by name and grep to search their contents."
 )
+
+
+def _sets() -> str:
+    """The tool sets with their tools, for the person who named one that does not exist."""
+    return "; ".join(name if name == "all" else f"{name} ({', '.join(members)})"
+                     for name, members in TOOL_SETS.items())
 
 
 class _Session:
@@ -110,9 +129,15 @@ class _Session:
 
 
 class ToolServer:
-    """The SDK-independent part: one Workspace, per-session owners, results as MCP dicts."""
+    """The SDK-independent part: one Workspace, per-session owners, results as MCP dicts.
 
-    def __init__(self, workspace: Workspace, owner: str = "mcp") -> None:
+    ``tools``: the tools to serve, as names of tool sets and tools mixed (``"openai"``,
+    ``"files,multi_edit"``, ``["anthropic", "read"]``); None serves every tool. A name that
+    is neither raises ValueError listing the sets and the tools, before anything is served.
+    """
+
+    def __init__(self, workspace: Workspace, owner: str = "mcp",
+                 tools: str | Iterable[str] | None = DEFAULT_TOOLS) -> None:
         self.workspace = workspace
         self.owner = owner
         self._counter = itertools.count(1)
@@ -120,8 +145,17 @@ class ToolServer:
         # Schemas are the same for every context; compute them once (they are pinned).
         registry = workspace.context(owner).tools
         self._annotations = {n: registry.get(n).annotations for n in registry.names()}
-        served = set(registry.offered())
-        self._tools = [s for s in registry.schemas(dialect="json") if s["name"] in served]
+        self.tool_set = "all" if tools is None else (
+            tools if isinstance(tools, str) else ",".join(tools))
+        try:
+            served = registry.offered(None if tools is None else tools)
+        except UnknownToolError:
+            raise ValueError(
+                f"unknown tool or tool set in {self.tool_set!r}; tool sets: {_sets()}; "
+                f"tools: {', '.join(registry.names())} (a comma list may mix them)"
+            ) from None
+        by_name = {s["name"]: s for s in registry.schemas(dialect="json")}
+        self._tools = [by_name[n] for n in served]
         self.instructions = READ_ONLY_INSTRUCTIONS if workspace.read_only else INSTRUCTIONS
 
     def open_session(self) -> _Session:
@@ -141,6 +175,13 @@ class ToolServer:
             }
             for s in self._tools
         ]
+
+    def refusal(self, name: str) -> str:
+        """What a call of a tool this server does not offer answers: the set served and its
+        tools (the model may know the tool from another set)."""
+        return render("tool_not_offered", details={
+            "name": name, "set": self.tool_set,
+            "tools": ", ".join(s["name"] for s in self._tools)})
 
     def has_tool(self, name: str) -> bool:
         return any(s["name"] == name for s in self._tools)
@@ -180,9 +221,7 @@ def build_server(tool_server: ToolServer) -> Any:
         result = await anyio.to_thread.run_sync(session.execute, name, arguments)
         return types.CallToolResult.model_validate(tool_server.result_dict(result))
 
-    def unknown(name: str) -> str:
-        return render("unknown_tool", details={"name": name,
-                                                "tools": ", ".join(t.name for t in tools)})
+    unknown = tool_server.refusal
 
     if _new_style_sdk(Server):
         return _server(Server, tool_server, tools, lifespan, call, unknown)
@@ -235,18 +274,28 @@ def _legacy_server(server_cls: Any, tool_server: ToolServer, tools: list[Any], l
     return legacy
 
 
-async def serve_stdio(workspace: Workspace, owner: str = "mcp") -> None:
+async def serve_stdio(workspace: Workspace, owner: str = "mcp",
+                      tools: str | Iterable[str] | None = DEFAULT_TOOLS) -> None:
     """Serve one MCP session over this process's stdin/stdout until stdin closes."""
+    await _serve(ToolServer(workspace, owner, tools))
+
+
+def run_stdio(workspace: Workspace, owner: str = "mcp",
+              tools: str | Iterable[str] | ToolServer | None = DEFAULT_TOOLS) -> None:
+    """Blocking :func:`serve_stdio`; returns when the client closes stdin. ``tools`` may be
+    a ToolServer already made (the CLI makes it first, to refuse a bad set before serving)."""
+    import anyio
+
+    if isinstance(tools, ToolServer):
+        anyio.run(_serve, tools)
+    else:
+        anyio.run(serve_stdio, workspace, owner, tools)
+
+
+async def _serve(tool_server: ToolServer) -> None:
     require_sdk()
     from mcp.server.stdio import stdio_server
 
-    server = build_server(ToolServer(workspace, owner))
+    server = build_server(tool_server)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def run_stdio(workspace: Workspace, owner: str = "mcp") -> None:
-    """Blocking :func:`serve_stdio`; returns when the client closes stdin."""
-    import anyio
-
-    anyio.run(serve_stdio, workspace, owner)

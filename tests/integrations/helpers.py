@@ -27,7 +27,9 @@ def stale(diff: str, what: str = "edit", target: str | None = "no longer occurs 
         f"away. Read the file again and keep the change in what you send, or use {modify} "
         "to change only your part."
     ) if what == "write" else (
-        "You have now seen the current version: retry against it without reading it again."
+        "Retry the edit as it is; this refusal counts as your read of the current version."
+    ) if target == "still occurs exactly once in it" else (
+        "Read the file again, then retry the edit."
     )
     return (
         f"Error [FS_STALE]: {path} has changed since you last read it, so your {what} was "

@@ -17,7 +17,7 @@ SENTENCES: dict[str, str] = {
     ),
     "changes_partial": (
         "What changed, from {since} to the current one (the first {shown} changed lines; "
-        "{more} more are not shown):\n{diff}\n{status}{reread} it again before you go on."
+        "{more} more are not shown):\n{diff}\n{status}{advice}"
     ),
     "changes_none": (
         "Its text is the same as {since} (it was rewritten with the same content). "
@@ -25,9 +25,11 @@ SENTENCES: dict[str, str] = {
     ),
     "since_read": "the version you read",
     "since_yours": "the version your change made",
+    # What to do after FS_STALE, said the same way in every refusal and in stale_story.
     "advice_retry": (
-        "You have now seen the current version: retry against it without reading it again."
+        "Retry the edit as it is; this refusal counts as your read of the current version."
     ),
+    "advice_reread_edit": "{reread} the file again, then retry the edit.",
     "advice_reread_whole": (
         "Your {action} replaces the whole file, so sending it again would throw this change "
         "away. {reread} the file again and keep the change in what you send, or use "
@@ -36,6 +38,16 @@ SENTENCES: dict[str, str] = {
     "advice_reread": (
         "{reread} the file again before you retry the {action}: a {action} goes ahead only "
         "on a version you have read."
+    ),
+    "advice_reread_on": "{reread} it again before you go on.",
+    # The one story of FS_STALE (MCP instructions, the demo, the docs), made of the very
+    # sentences a refusal ends with.
+    "stale_story": (
+        "FS_STALE means the file changed since you last read it (another agent or a person "
+        "changed it), so your change was not applied and nothing was changed. The refusal "
+        "shows what changed since your read and, for an edit, whether your {old} still "
+        "occurs exactly once. After an edit, if the change is shown whole and your {old} "
+        "still occurs exactly once: {retry} If not: {reread_edit} After a write: {whole}"
     ),
     "advice_by_hand": (
         "You have now seen the current version: to take your change back, edit it by hand "

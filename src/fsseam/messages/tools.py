@@ -86,6 +86,10 @@ SENTENCES: dict[str, str] = {
     "unknown_tool": (
         "there is no tool named {name!r}. The tools are: {tools}. Call one of them."
     ),
+    "tool_not_offered": (
+        "there is no tool named {name!r} in the tool set served here ({set}: {tools}). Call "
+        "one of them."
+    ),
     "arguments_too_deep": (
         "arguments are nested too deeply to be read; send a flat JSON object."
     ),
