@@ -1,3 +1,6 @@
+# Copied from deepagents (https://github.com/langchain-ai/deepagents), libs/deepagents/tests/unit_tests/backends/test_filesystem_backend.py,
+# commit 23b83ad50f63d241d0069a3dc426d43b211adf2e. Copyright (c) LangChain, Inc.; MIT License
+# (see LICENSE here). Changed: the import of FilesystemBackend (see swap.py).
 import base64
 import io
 import json

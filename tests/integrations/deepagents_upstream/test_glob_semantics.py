@@ -1,3 +1,6 @@
+# Copied from deepagents (https://github.com/langchain-ai/deepagents), libs/deepagents/tests/unit_tests/backends/test_glob_semantics.py,
+# commit 23b83ad50f63d241d0069a3dc426d43b211adf2e. Copyright (c) LangChain, Inc.; MIT License
+# (see LICENSE here). Changed: the import of FilesystemBackend (see swap.py).
 """Cross-backend matrix for shared `glob()` pattern semantics.
 
 Locks the contract from #4978 so FS / State / Store / sandbox script cannot
