@@ -28,8 +28,8 @@ WORDS = "asserts deepagents' own error wording; fsseam's error says its code and
     "(and keeps the not_a_directory token deepagents' middleware reads)"
 RAISES = "expects an exception; fsseam returns every refusal as an error result " \
     "(FS_OUTSIDE_ROOT), as BackendProtocol asks"
-OTHER = "tests another of deepagents' backends (State, Store, the sandbox's glob script), " \
-    "not the one fsseam stands in for"
+OTHER = "tests another of deepagents' backends (State, Store, the sandbox's glob script, a " \
+    "composite without a FilesystemBackend route), not the one fsseam stands in for"
 LOOP = "expects a per-child error for a symlink loop in a listing; fsseam lists the link"
 
 NOT_APPLICABLE: dict[str, str] = {
@@ -64,6 +64,8 @@ NOT_APPLICABLE: dict[str, str] = {
     "test_filesystem_aedit_replace_all": GUARD,
     "test_filesystem_agrep_with_context": CONTEXT,
     "test_filesystem_agrep_with_context_times_out": CONTEXT,
+    # test_composite_backend.py (its tests without a FilesystemBackend route: OTHER)
+    "test_composite_backend_ls_trailing_slash": WORDS,
     # test_glob_semantics.py: the matrix runs on fsseam; the rest are other backends.
     "TestSandboxGlobScriptMatrix::test_matches_filesystem_backend": OTHER + "; it starts a "
     "Python process per pattern (5 s of the suite)",
@@ -84,6 +86,10 @@ NOT_APPLICABLE: dict[str, str] = {
 
 
 def _reason(item: pytest.Item) -> str | None:
+    function = getattr(item, "function", None)
+    if (item.path.name == "test_composite_backend.py" and function is not None
+            and "FilesystemBackend" not in inspect.getsource(function)):
+        return OTHER
     name = getattr(item, "originalname", item.name)
     cls = item.cls.__name__ if getattr(item, "cls", None) is not None else None
     for key in (f"{cls}::{name}" if cls else name, cls):
