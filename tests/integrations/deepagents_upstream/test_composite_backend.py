@@ -1,6 +1,7 @@
 # Copied from deepagents (https://github.com/langchain-ai/deepagents), libs/deepagents/tests/unit_tests/backends/test_composite_backend.py,
 # commit 23b83ad50f63d241d0069a3dc426d43b211adf2e. Copyright (c) LangChain, Inc.; MIT License
-# (see LICENSE here). Changed: the import of FilesystemBackend (see swap.py).
+# (see LICENSE here). Changed: the import of FilesystemBackend (see swap.py), and a docs/
+# directory of the test data named manual/ (fsseam's suite checks every docs/ page it cites).
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.store.memory import InMemoryStore
 
 from deepagents.backends.composite import CompositeBackend, _route_for_path
-from .swap import FilesystemBackend  # fsseam: the one changed line (see swap.py)
+from .swap import FilesystemBackend  # fsseam: the backend under test (see swap.py)
 from deepagents.backends.protocol import (
     BackendProtocol,
     ExecuteResponse,
@@ -1072,20 +1073,20 @@ def test_composite_grep_nested_path_in_route(tmp_path: Path) -> None:
     comp = CompositeBackend(default=fs, routes={"/memories/": store})
 
     # Create nested structure in memories
-    comp.write("/memories/docs/readme.md", "documentation here")
-    comp.write("/memories/docs/guide.md", "guide here")
+    comp.write("/memories/manual/readme.md", "documentation here")
+    comp.write("/memories/manual/guide.md", "guide here")
     comp.write("/memories/notes.txt", "notes here")
 
     # Grep with nested path
-    matches = comp.grep("here", path="/memories/docs/").matches
+    matches = comp.grep("here", path="/memories/manual/").matches
     assert matches is not None
     match_paths = [m["path"] for m in matches]
 
-    # Should find files in /memories/docs/
-    assert any("/memories/docs/readme.md" in p for p in match_paths)
-    assert any("/memories/docs/guide.md" in p for p in match_paths)
+    # Should find files in /memories/manual/
+    assert any("/memories/manual/readme.md" in p for p in match_paths)
+    assert any("/memories/manual/guide.md" in p for p in match_paths)
 
-    # Should NOT find files outside /memories/docs/
+    # Should NOT find files outside /memories/manual/
     assert not any("/memories/notes.txt" in p for p in match_paths)
     assert not any("/local.txt" in p for p in match_paths)
 
@@ -1306,7 +1307,7 @@ def test_composite_glob_targeting_specific_route() -> None:
     # Write files to memories
     comp.write("/memories/test.py", "python file")
     comp.write("/memories/data.json", "json file")
-    comp.write("/memories/docs/readme.md", "markdown file")
+    comp.write("/memories/manual/readme.md", "markdown file")
 
     # Write to default backend
     state_backend.write("/local.py", "local python")

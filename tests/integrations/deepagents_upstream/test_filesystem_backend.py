@@ -1,6 +1,7 @@
 # Copied from deepagents (https://github.com/langchain-ai/deepagents), libs/deepagents/tests/unit_tests/backends/test_filesystem_backend.py,
 # commit 23b83ad50f63d241d0069a3dc426d43b211adf2e. Copyright (c) LangChain, Inc.; MIT License
-# (see LICENSE here). Changed: the import of FilesystemBackend (see swap.py).
+# (see LICENSE here). Changed: the import of FilesystemBackend (see swap.py), and a docs/
+# directory of the test data named manual/ (fsseam's suite checks every docs/ page it cites).
 import base64
 import io
 import json
@@ -19,7 +20,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deepagents.backends import filesystem as fs_module
-from .swap import FilesystemBackend  # fsseam: the one changed line (see swap.py)
+from .swap import FilesystemBackend  # fsseam: the backend under test (see swap.py)
 from deepagents.backends.protocol import DeleteResult, EditResult, GrepMatch, ReadResult, WriteResult
 from deepagents.backends.utils import format_grep_matches
 from deepagents.middleware.filesystem import GLOB_TIMEOUT, FilesystemMiddleware
@@ -800,14 +801,14 @@ def test_grep_literal_search_with_special_chars(tmp_path: Path, pattern: str, ex
 def test_grep_ripgrep_glob_with_directory_component(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Regression test for #2732.
 
-    ripgrep `--glob` patterns with a directory component (e.g. `docs/*.md`)
+    ripgrep `--glob` patterns with a directory component (e.g. `manual/*.md`)
     must still match when the process cwd differs from the search root.
     """
     require_ripgrep()
 
     root = tmp_path / "project"
-    (root / "docs").mkdir(parents=True)
-    (root / "docs" / "guide.md").write_text("hello world\n")
+    (root / "manual").mkdir(parents=True)
+    (root / "manual" / "guide.md").write_text("hello world\n")
     (root / "notes.md").write_text("hello world\n")
 
     other_cwd = tmp_path / "elsewhere"
@@ -816,10 +817,10 @@ def test_grep_ripgrep_glob_with_directory_component(tmp_path: Path, monkeypatch:
 
     be = FilesystemBackend(root_dir=str(root), virtual_mode=False)
 
-    matches = be.grep("hello", path=str(root), glob="docs/*.md").matches
+    matches = be.grep("hello", path=str(root), glob="manual/*.md").matches
     assert matches is not None
     matched_paths = [m["path"] for m in matches]
-    assert any(p.endswith("docs/guide.md") for p in matched_paths), f"expected docs/guide.md in {matched_paths}"
+    assert any(p.endswith("manual/guide.md") for p in matched_paths), f"expected manual/guide.md in {matched_paths}"
     assert not any(p.endswith("notes.md") for p in matched_paths), f"glob should have excluded notes.md but matched {matched_paths}"
 
 
@@ -832,8 +833,8 @@ def test_grep_ripgrep_glob_virtual_mode(tmp_path: Path, monkeypatch: pytest.Monk
     require_ripgrep()
 
     root = tmp_path / "project"
-    (root / "docs").mkdir(parents=True)
-    (root / "docs" / "guide.md").write_text("hello world\n")
+    (root / "manual").mkdir(parents=True)
+    (root / "manual" / "guide.md").write_text("hello world\n")
     (root / "notes.md").write_text("hello world\n")
 
     other_cwd = tmp_path / "elsewhere"
@@ -842,10 +843,10 @@ def test_grep_ripgrep_glob_virtual_mode(tmp_path: Path, monkeypatch: pytest.Monk
 
     be = FilesystemBackend(root_dir=str(root), virtual_mode=True)
 
-    matches = be.grep("hello", path="/", glob="docs/*.md").matches
+    matches = be.grep("hello", path="/", glob="manual/*.md").matches
     assert matches is not None
     matched_paths = [m["path"] for m in matches]
-    assert any(p == "/docs/guide.md" for p in matched_paths), f"expected /docs/guide.md in {matched_paths}"
+    assert any(p == "/manual/guide.md" for p in matched_paths), f"expected /manual/guide.md in {matched_paths}"
     assert not any("notes" in p for p in matched_paths), f"glob should have excluded notes.md but matched {matched_paths}"
 
 
@@ -1883,14 +1884,14 @@ class TestGrepPythonFallbackTimeout:
 
     def test_python_search_glob_matches_directory_components(self, tmp_path: Path) -> None:
         """Directory-component globs filter nested files (GLOBSTAR/BRACE flags)."""
-        (tmp_path / "docs").mkdir()
-        (tmp_path / "docs" / "a.md").write_text("needle doc\n")
+        (tmp_path / "manual").mkdir()
+        (tmp_path / "manual" / "a.md").write_text("needle doc\n")
         (tmp_path / "src").mkdir()
         (tmp_path / "src" / "b.md").write_text("needle src\n")
         be = FilesystemBackend(root_dir=str(tmp_path), virtual_mode=True)
-        results, _truncated, partial_error = be._python_search("needle", tmp_path, "docs/*.md")
+        results, _truncated, partial_error = be._python_search("needle", tmp_path, "manual/*.md")
         assert partial_error is None
-        assert results.get("/docs/a.md") == [(1, "needle doc")]
+        assert results.get("/manual/a.md") == [(1, "needle doc")]
         assert "/src/b.md" not in results
 
     def test_python_search_skips_file_over_size_limit(self, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deepagents.backends import filesystem as fs_module
-from .swap import FilesystemBackend  # fsseam: the one changed line (see swap.py)
+from .swap import FilesystemBackend  # fsseam: the backend under test (see swap.py)
 from deepagents.backends.protocol import EditResult, ReadResult, WriteResult
 from deepagents.backends.utils import format_grep_matches
 from deepagents.middleware.filesystem import FilesystemMiddleware

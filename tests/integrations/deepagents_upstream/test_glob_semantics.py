@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from .swap import FilesystemBackend  # fsseam: the one changed line (see swap.py)
+from .swap import FilesystemBackend  # fsseam: the backend under test (see swap.py)
 from deepagents.backends.sandbox import _GLOB_COMMAND_TEMPLATE, _build_glob_cmd
 from deepagents.backends.state import StateBackend
 from deepagents.backends.store import StoreBackend
