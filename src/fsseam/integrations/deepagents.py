@@ -31,7 +31,7 @@ which tools the model gets; on a read-only workspace its modifications are refus
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 try:
     from deepagents.backends.protocol import (
@@ -208,7 +208,7 @@ class FsseamBackend(BackendProtocol):
             token = ("not_a_directory: " if out.code is ErrorCode.FS_INVALID_ARGUMENT
                      and self._kind(path) == "file" else "")
             return LsResult(error=_listed(out, "list", token))
-        return LsResult(entries=[info(e) for e in out.entries])
+        return LsResult(entries=[cast(FileInfo, info(e)) for e in out.entries])
 
     def _kind(self, path: str) -> str | None:
         st = self._try(lambda: self.context.fs.stat(path), path, "stat")
@@ -220,7 +220,7 @@ class FsseamBackend(BackendProtocol):
                              file_path, "read")
             if isinstance(data, FsError):
                 return ReadResult(error=_listed(data, "read"))
-            return media_result(data)
+            return ReadResult(**media_result(data))
         start, count = max(int(offset), 0), max(int(limit), 0)
         if count == 0:
             return ReadResult(file_data=FileData(content="", encoding="utf-8"),
@@ -232,7 +232,7 @@ class FsseamBackend(BackendProtocol):
                 out = FsError(out.code, path=out.path, reason="deepagents_offset_past_end",
                               details={"start": start, "total": out.details.get("total")})
             return ReadResult(error=_listed(out, "read"))
-        return read_result(out, unterminated(self.context, out))
+        return ReadResult(**read_result(out, unterminated(self.context, out)))
 
     # -- writing ---------------------------------------------------------------------------
     def write(self, file_path: str, content: str) -> WriteResult:
@@ -313,7 +313,7 @@ class FsseamBackend(BackendProtocol):
                 continue
             if len(matches) >= MAX_GLOB_MATCHES:
                 return GlobResult(matches=matches, truncated=True, truncation_reason=_BUDGET)
-            matches.append(info(entry))
+            matches.append(cast(FileInfo, info(entry)))
         return GlobResult(matches=matches)
 
     def grep(

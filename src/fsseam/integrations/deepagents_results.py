@@ -1,11 +1,13 @@
-"""fsseam's outcomes in the shapes of deepagents' ``BackendProtocol`` results."""
+"""fsseam's outcomes as the fields of deepagents' ``BackendProtocol`` results.
+
+Imports no framework: the fields go into deepagents' ``ReadResult`` and ``FileInfo`` in
+:mod:`fsseam.integrations.deepagents`.
+"""
 
 from __future__ import annotations
 
 import base64
 from typing import Any
-
-from deepagents.backends.protocol import FileData, FileInfo, ReadResult
 
 from ..errors import ErrorCode
 from ..outcomes import ListEntry, ReadOutcome
@@ -28,38 +30,39 @@ UPLOAD_ERRORS: dict[ErrorCode, Any] = {
 """fsseam codes that are one of deepagents' ``FileOperationError`` literals."""
 
 
-def info(e: ListEntry) -> FileInfo:
+def info(e: ListEntry) -> dict[str, Any]:
+    """A ``FileInfo``: a directory's path ends in ``/``, a file's carries its size."""
     if e.type == "directory":
-        return FileInfo(path=e.path.rstrip("/") + "/", is_dir=True)
-    out = FileInfo(path=e.path, is_dir=False)
+        return {"path": e.path.rstrip("/") + "/", "is_dir": True}
+    out: dict[str, Any] = {"path": e.path, "is_dir": False}
     if e.size is not None:
         out["size"] = e.size
     return out
 
 
-def read_result(out: ReadOutcome, unterminated: bool = False) -> ReadResult:
-    """The window as deepagents' middleware numbers it: raw lines, each ending in a
-    newline but the file's last when it has none (``unterminated``), with where it
-    starts, ends and how to go on."""
+def read_result(out: ReadOutcome, unterminated: bool = False) -> dict[str, Any]:
+    """A ``ReadResult``: the window as deepagents' middleware numbers it, raw lines, each
+    ending in a newline but the file's last when it has none (``unterminated``), with where
+    it starts, ends and how to go on."""
     if not out.lines:
-        return ReadResult(file_data=FileData(content="", encoding="utf-8"))
+        return {"file_data": {"content": "", "encoding": "utf-8"}}
     content = "".join(f"{line}\n" for line in out.lines)
     if unterminated:
         content = content[:-1]
     start = out.offset
     end = start + out.returned - 1
     more = out.total is None or end < out.total
-    return ReadResult(
-        file_data=FileData(content=content, encoding="utf-8"),
-        total_lines=out.total,
-        start_line=start,
-        end_line=end,
-        next_offset=end if more else None,
-    )
+    return {
+        "file_data": {"content": content, "encoding": "utf-8"},
+        "total_lines": out.total,
+        "start_line": start,
+        "end_line": end,
+        "next_offset": end if more else None,
+    }
 
 
-def media_result(data: bytes) -> ReadResult:
-    """A whole media file as deepagents' own backends return it: base64, which its
-    middleware turns into an image (audio, video, file) content block."""
+def media_result(data: bytes) -> dict[str, Any]:
+    """A ``ReadResult`` of a whole media file as deepagents' own backends return it:
+    base64, which its middleware turns into an image (audio, video, file) content block."""
     encoded = base64.standard_b64encode(data).decode("ascii")
-    return ReadResult(file_data=FileData(content=encoded, encoding="base64"))
+    return {"file_data": {"content": encoded, "encoding": "base64"}}
