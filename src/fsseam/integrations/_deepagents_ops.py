@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from ..backends.local import LocalBackend
 from ..backends.mounts import MountBackend
+from ..changes import Delete
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
 from ..globs import Glob
@@ -31,6 +32,7 @@ from ..workspace import Context
 
 __all__ = [
     "IncludeGlob",
+    "delete_directory",
     "download",
     "files_below",
     "literal_grep",
@@ -139,6 +141,32 @@ def unterminated(context: Context, out: ReadOutcome) -> bool:
         return False
     raw = context.fs.kept(out.path, out.version)
     return raw is not None and raw != b"" and not raw.endswith((b"\n", b"\r"))
+
+
+def delete_directory(context: Context, path: str) -> str:
+    """Every file below ``path`` as one change, all or nothing, each at the version the
+    owner observed, then the directories left empty; the directory as shown. An empty
+    directory that stays (a store that keeps one fsseam cannot remove) is
+    FS_INVALID_ARGUMENT."""
+    fs = context.fs
+    files = [e.path for e in fs.walk(path) if e.type != "directory"]
+    shown = display(fs.key(path))
+    if files:
+        fs.change([Delete(f) for f in files])
+    # deepagents' own delete removes the directory: on local disk (object stores have
+    # none) the directories left empty go too.
+    remove_empty_directories(context, path)
+    if not files and _is_directory(context, path):
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=shown,
+                      reason="memory_empty_directory", details={"action": "delete"})
+    return shown
+
+
+def _is_directory(context: Context, path: str) -> bool:
+    try:
+        return context.fs.stat(path).type == "directory"
+    except FsError:
+        return False
 
 
 def remove_empty_directories(context: Context, path: str) -> None:

@@ -17,8 +17,7 @@ unobserved change is refused by the storage's compare-and-swap and comes back as
 error deepagents shows the model, with fsseam's code and next step.
 
 Semantics follow deepagents' protocol where fsseam has none of its own (listed in
-``docs/integrations/deepagents.md``). Under deepagents' ``CompositeBackend`` every path an
-error names is the path the model used (``/data/config.toml``, see ``route``).
+``docs/integrations/deepagents.md``), and on a ``CompositeBackend`` route see ``route``.
 
 Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.run`): ``write_file``,
 ``edit_file`` and the delete of a file are fsseam's ``write``, ``edit`` and ``delete`` tools
@@ -50,17 +49,19 @@ try:
         WriteResult,
     )
     from deepagents.backends.utils import InvalidGlobPatternError, compile_grep_include_glob
-    from deepagents.backends.utils import _get_backend_read_file_type as _file_type
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError(
         f"fsseam.integrations.deepagents needs deepagents: pip install 'fsseam[deepagents]' "
         f"(from a clone: pip install '.[deepagents]'): {e}"
     ) from e
 
-from ..changes import Delete
+try:  # deepagents' own table of media extensions (the newer form knows more video)
+    from deepagents.backends.utils import _get_backend_read_file_type as _file_type
+except ImportError:  # pragma: no cover - deepagents before its video reads
+    from deepagents.backends.utils import _get_file_type as _file_type
+
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Reason
-from ..paths import display
 from ..tools.base import Tool
 from ..tools.file_tools import EditTool, WriteTool
 from ..tools.manage import DeleteTool
@@ -70,10 +71,10 @@ from ..workspace import Context, Workspace
 from ._common import context_of
 from ._deepagents_ops import (
     IncludeGlob,
+    delete_directory,
     download,
     files_below,
     literal_grep,
-    remove_empty_directories,
     unterminated,
     upload,
 )
@@ -139,10 +140,10 @@ class FsseamBackend(BackendProtocol):
     ``storage_options``). Every method returns deepagents' result types and never raises
     for a model mistake or a storage conflict.
 
-    ``route``: the prefix of the ``CompositeBackend`` route the backend serves
-    (``"/data/"``), which the composite strips from the paths it hands over; every path an
-    error names carries it again. fsseam's ``create_deep_agent`` sets it from the
-    composite's routes; give it with deepagents' own ``create_deep_agent``.
+    ``route``: the prefix of the ``CompositeBackend`` route the backend serves (``/data/``),
+    which the composite strips from the paths it hands over: every path an error names
+    carries it again (``/data/config.toml``). fsseam's ``create_deep_agent`` sets it from
+    the composite's routes; give it with deepagents' own ``create_deep_agent``.
     """
 
     def __init__(
@@ -270,26 +271,10 @@ class FsseamBackend(BackendProtocol):
 
     def _delete_directory(self, path: str) -> DeleteResult:
         """Every file below ``path`` as one change, all or nothing, each at its observed
-        version."""
-        fs = self.context.fs
-        files = self._try(lambda: [e.path for e in fs.walk(path) if e.type != "directory"],
-                          path, "delete")
-        if isinstance(files, FsError):
-            return DeleteResult(error=_refused(files, "delete").text)
-        shown = display(fs.key(path))
-        if files:
-            done = self._try(lambda: fs.change([Delete(f) for f in files]), path, "delete")
-            if isinstance(done, FsError):
-                return DeleteResult(error=_refused(done, "delete").text)
-        # deepagents' own delete removes the directory: on local disk (object stores have
-        # none) the directories left empty go too.
-        gone = self._try(lambda: remove_empty_directories(self.context, path), path, "delete")
-        if isinstance(gone, FsError):
-            return DeleteResult(error=_refused(gone, "delete").text)
-        if not files and self._kind(path) == "directory":
-            return DeleteResult(error=_refused(self._routed(FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, path=shown, reason="memory_empty_directory",
-                details={"action": "delete"})), "delete").text)
+        version; then the directories left empty (see ``delete_directory``)."""
+        shown = self._try(lambda: delete_directory(self.context, path), path, "delete")
+        if isinstance(shown, FsError):
+            return DeleteResult(error=_refused(shown, "delete").text)
         return DeleteResult(path=shown)
 
     # -- finding ---------------------------------------------------------------------------
