@@ -5,6 +5,9 @@ tool node) driven by LangChain's fake chat model, on memory, local, S3 (moto) an
 from __future__ import annotations
 
 import asyncio
+import re
+import runpy
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from itertools import count
@@ -38,18 +41,16 @@ from fsseam import Workspace
 from fsseam.integrations.deepagents import FsseamBackend
 
 from .helpers import (
+    DOCS,
     NOT_OBSERVED,
     EditsMeet,
     make_workspace,
     retries,
-    run_docs_example,
     seed,
     stale,
     stored,
     waiting,
 )
-
-pytest_plugins = ("pytester",)
 
 CALLS = count(1)
 
@@ -100,9 +101,18 @@ EDITED = "Successfully replaced 1 instance(s) of the string in '/config.toml'"
 # -- the docs page ---------------------------------------------------------------------------
 
 
-def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
-    run_docs_example(pytester, "deepagents.md", "test_deepagents_s3", passed=3)
+def test_every_example_of_the_docs_page_runs_as_a_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each python block of the page, verbatim, as ``python FILE.py`` runs it (in this
+    process: its temporary directories under tmp_path)."""
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "deepagents.md").read_text(), re.S)
+    assert len(blocks) == 2
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    for i, block in enumerate(blocks):
+        script = tmp_path / f"example_{i}.py"
+        script.write_text(block)
+        runpy.run_path(str(script), run_name="__main__")
 
 
 # -- agents end to end -----------------------------------------------------------------------

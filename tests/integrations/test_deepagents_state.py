@@ -289,7 +289,8 @@ def test_fsseams_create_deep_agent_adds_the_middleware_of_each_route(
 
     assert turn(proc.read(path), "R")[-1][0] == "success"
     edit = proc.edit(path, "retries = 1", "retries = 7")
-    assert turn(edit, "S") == [["error", NOT_OBSERVED]]  # the route shows its own path
+    # The refusal names the path the model used, with the route's prefix.
+    assert turn(edit, "S") == [["error", NOT_OBSERVED.replace("/config.toml", path)]]
     assert (tmp_path / "config.toml").read_bytes() == b"retries = 1\n"
     assert turn(edit, "R")[-1] == ["success", EDITED.format(path)]
     assert (tmp_path / "config.toml").read_bytes() == b"retries = 7\n"

@@ -1,5 +1,8 @@
 """The operations of deepagents' ``BackendProtocol`` that are no fsseam tool, on the seam:
-its literal grep, its glob's file list, whole-file uploads and downloads.
+its literal grep, its glob's file list, whole-file uploads and downloads (and the whole
+file of an image or other media ``read_file`` returns as a content block), and what its
+own backends do that fsseam's tools do not (a last line without a newline read as it is,
+a deleted directory gone from local disk).
 
 deepagents' semantics differ from fsseam's tools there (a literal search, its own glob
 matcher, bytes for the application that bypass observation), so these calls are the seam's;
@@ -9,20 +12,34 @@ deepagents`). Imports no framework: deepagents' matcher is handed in.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..backends.local import LocalBackend
+from ..backends.mounts import MountBackend
+from ..changes import Delete
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
 from ..globs import Glob
 from ..grep import compile_pattern
-from ..outcomes import GrepOutcome, ListEntry
+from ..outcomes import GrepOutcome, ListEntry, ReadOutcome
 from ..paths import display
 from ..versions import Overwrite
 from ..workspace import Context
 
-__all__ = ["IncludeGlob", "download", "files_below", "literal_grep", "upload"]
+__all__ = [
+    "IncludeGlob",
+    "delete_directory",
+    "download",
+    "files_below",
+    "literal_grep",
+    "remove_empty_directories",
+    "unterminated",
+    "upload",
+]
 
 
 class IncludeGlob(Glob):
@@ -85,18 +102,94 @@ def upload(context: Context, path: str, data: bytes) -> None:
     fs.backend.write(key, bytes(data), Overwrite())
 
 
-def download(context: Context, path: str) -> bytes:
+def download(context: Context, path: str, cap: int | None = None) -> bytes:
     """The bytes of ``path``; a download is a read of the whole file, recorded like one:
     deepagents' own middleware downloads a file, then edits it whole (its conversation
-    history)."""
+    history). Past ``cap`` bytes: FS_TOO_LARGE, and nothing is recorded."""
     fs = context.fs
     key = fs.key(path)
     stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
+    parts: list[bytes] = []
+    size = 0
     try:
-        data = b"".join(stream.chunks())
+        for chunk in stream.chunks():
+            size += len(chunk)
+            if cap is not None and size > cap:
+                # Counted as it streams: a file that grew since a stat is not held whole.
+                raise FsError(ErrorCode.FS_TOO_LARGE, path=display(key),
+                              reason="deepagents_media_too_large", details={"max": cap})
+            parts.append(chunk)
     finally:
         stream.close()
+    data = b"".join(parts)
     if stream.version is not None:
         context.workspace.gate.dispatch(ReadEvent(
             owner=context.owner, key=key, path=display(key), version=stream.version))
     return data
+
+
+def unterminated(context: Context, out: ReadOutcome) -> bool:
+    """Whether the window ends with the file's last line and that line has no newline.
+
+    deepagents' own backends return a window's lines as the file has them, so ``"a\\nb"``
+    reads back without a newline after ``b`` (its ``edit_file`` tells an ``old_string``
+    that adds one at the end of the file from one that does not). A window of lines
+    cannot say it; the bytes the workspace keeps of the version just read can, with no
+    request. A file too large to keep reads as if its last line ended in a newline.
+    """
+    if out.total is None or not out.returned or out.offset + out.returned - 1 < out.total:
+        return False
+    raw = context.fs.kept(out.path, out.version)
+    return raw is not None and raw != b"" and not raw.endswith((b"\n", b"\r"))
+
+
+def delete_directory(context: Context, path: str) -> str:
+    """Every file below ``path`` as one change, all or nothing, each at the version the
+    owner observed, then the directories left empty; the directory as shown. An empty
+    directory that stays (a store that keeps one fsseam cannot remove) is
+    FS_INVALID_ARGUMENT."""
+    fs = context.fs
+    files = [e.path for e in fs.walk(path) if e.type != "directory"]
+    shown = display(fs.key(path))
+    if files:
+        fs.change([Delete(f) for f in files])
+    # deepagents' own delete removes the directory: on local disk (object stores have
+    # none) the directories left empty go too.
+    remove_empty_directories(context, path)
+    if not files and _is_directory(context, path):
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=shown,
+                      reason="memory_empty_directory", details={"action": "delete"})
+    return shown
+
+
+def _is_directory(context: Context, path: str) -> bool:
+    try:
+        return context.fs.stat(path).type == "directory"
+    except FsError:
+        return False
+
+
+def remove_empty_directories(context: Context, path: str) -> None:
+    """The directories left empty at and below ``path`` on local disk, innermost first.
+
+    deepagents' own delete of a directory removes it; fsseam's deletes its files, each at
+    the version the agent read, and local disk keeps the directories they were in (object
+    stores have none). Only empty directories go: ``rmdir`` refuses one that holds a file
+    (another writer's, written meanwhile), which stays with the directories above it. The
+    workspace root is never removed.
+    """
+    fs = context.fs
+    key = fs.key(path)
+    backend = fs.backend
+    if isinstance(backend, MountBackend):
+        routed = backend.route(key)
+        if routed is None:
+            return
+        mount, key = routed
+        backend = mount.backend
+    if not key or not isinstance(backend, LocalBackend):
+        return
+    top = os.path.join(backend.root, *key.split("/"))
+    for directory, _, _ in os.walk(top, topdown=False):
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)

@@ -16,21 +16,8 @@ have seen is what its ``write_file``, ``edit_file`` and ``delete`` may change; a
 unobserved change is refused by the storage's compare-and-swap and comes back as the tool
 error deepagents shows the model, with fsseam's code and next step.
 
-Semantics follow deepagents' protocol where fsseam has none of its own:
-
-- ``read``: ``offset`` 0-based, the raw lines of the window with its pagination fields;
-  a read (of any window) is an observation. Text only: a binary file is FS_NOT_TEXT.
-- ``grep``: a literal search (not a regex); ``glob`` patterns (of ``glob`` and of
-  ``grep``'s file filter) follow deepagents' shared matcher (a pattern without ``/``
-  matches the file name at any depth). A search shows lines, so it counts as a read of
-  the files it shows, as fsseam's ``grep`` in content mode does.
-- ``delete``: a file is deleted at the version this owner observed; a directory is one
-  change of all its files, all or nothing, each at its observed version.
-- ``upload_files`` / ``download_files`` carry bytes for the application and deepagents'
-  middleware: an upload replaces what is there and is recorded for no owner (the agent
-  reads a file before changing it, as after any other writer); a download is a read of the
-  whole file, recorded like one (deepagents downloads its conversation history, then edits
-  it whole).
+Semantics follow deepagents' protocol where fsseam has none of its own (listed in
+``docs/integrations/deepagents.md``), and on a ``CompositeBackend`` route see ``route``.
 
 Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.run`): ``write_file``,
 ``edit_file`` and the delete of a file are fsseam's ``write``, ``edit`` and ``delete`` tools
@@ -43,7 +30,7 @@ which tools the model gets; on a read-only workspace its modifications are refus
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 try:
     from deepagents.backends.protocol import (
@@ -68,11 +55,13 @@ except ImportError as e:  # pragma: no cover - the extra is missing
         f"(from a clone: pip install '.[deepagents]'): {e}"
     ) from e
 
-from ..changes import Delete
+try:  # deepagents' own table of media extensions (the newer form knows more video)
+    from deepagents.backends.utils import _get_backend_read_file_type as _file_type
+except ImportError:  # pragma: no cover - deepagents before its video reads
+    from deepagents.backends.utils import _get_file_type as _file_type
+
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Reason
-from ..outcomes import ListEntry, ReadOutcome
-from ..paths import display
 from ..tools.base import Tool
 from ..tools.file_tools import EditTool, WriteTool
 from ..tools.manage import DeleteTool
@@ -80,13 +69,24 @@ from ..tools.result import ToolResult
 from ..tools.run import attempt, failed, perform
 from ..workspace import Context, Workspace
 from ._common import context_of
-from ._deepagents_ops import IncludeGlob, download, files_below, literal_grep, upload
+from ._deepagents_ops import (
+    IncludeGlob,
+    delete_directory,
+    download,
+    files_below,
+    literal_grep,
+    unterminated,
+    upload,
+)
+from .deepagents_paths import Route
+from .deepagents_results import MAX_MEDIA_BYTES, UPLOAD_ERRORS, info, media_result, read_result
 from .deepagents_state import FsseamMiddleware, ThreadContexts, with_middleware
 
 __all__ = [
     "DEEPAGENTS_VOCABULARY",
     "MAX_GLOB_MATCHES",
     "MAX_GREP_MATCHES",
+    "MAX_MEDIA_BYTES",
     "FsseamBackend",
     "create_deep_agent",
 ]
@@ -103,17 +103,6 @@ T = TypeVar("T")
 
 _BUDGET: Final = "budget"
 """deepagents' truncation reason for a glob that stopped at its cap."""
-
-_UPLOAD_ERRORS: dict[ErrorCode, str] = {
-    ErrorCode.FS_NOT_FOUND: "file_not_found",
-    ErrorCode.FS_PERMISSION_DENIED: "permission_denied",
-    ErrorCode.FS_READ_ONLY: "permission_denied",
-    ErrorCode.FS_IS_DIRECTORY: "is_directory",
-    ErrorCode.FS_OUTSIDE_ROOT: "invalid_path",
-    ErrorCode.FS_INVALID_ARGUMENT: "invalid_path",
-}
-"""fsseam codes that are one of deepagents' ``FileOperationError`` literals."""
-
 
 class _Write(WriteTool):
     vocabulary = DEEPAGENTS_VOCABULARY
@@ -150,6 +139,11 @@ class FsseamBackend(BackendProtocol):
     ``Context`` (used as it is: share one with fsseam's own tools), or a URL (with
     ``storage_options``). Every method returns deepagents' result types and never raises
     for a model mistake or a storage conflict.
+
+    ``route``: the prefix of the ``CompositeBackend`` route the backend serves (``/data/``),
+    which the composite strips from the paths it hands over: every path an error names
+    carries it again (``/data/config.toml``). fsseam's ``create_deep_agent`` sets it from
+    the composite's routes; give it with deepagents' own ``create_deep_agent``.
     """
 
     def __init__(
@@ -158,7 +152,9 @@ class FsseamBackend(BackendProtocol):
         *,
         owner: str = "deepagents",
         storage_options: dict[str, Any] | None = None,
+        route: str | None = None,
     ) -> None:
+        self.route: Route | None = Route(route) if route else None
         self.threads = ThreadContexts(context_of(source, owner, storage_options))
         self.middleware = FsseamMiddleware(self.threads)
         """What keeps this backend's observations in each thread's LangGraph state: pass
@@ -180,18 +176,30 @@ class FsseamBackend(BackendProtocol):
         return self.threads.base.workspace
 
     def __repr__(self) -> str:
-        return f"FsseamBackend({self.workspace.url!r}, owner={self.owner!r})"
+        route = "" if self.route is None else f", route={self.route.prefix + '/'!r}"
+        return f"FsseamBackend({self.workspace.url!r}, owner={self.owner!r}{route})"
 
     # -- helpers ---------------------------------------------------------------------------
     def _try(self, call: Callable[[], T], path: str, action: str) -> T | FsError:
-        return attempt(call, action=action, path=path, vocabulary=DEEPAGENTS_VOCABULARY)
+        out = attempt(call, action=action, path=path, vocabulary=DEEPAGENTS_VOCABULARY)
+        return self._routed(out) if isinstance(out, FsError) else out
+
+    def _routed(self, error: FsError) -> FsError:
+        """``error`` naming the paths the model used (under a composite's route)."""
+        return error if self.route is None else self.route.error(error)
 
     def _tool(self, tool: Tool[Any, Any], path: str, **args: Any) -> ToolResult:
         """A call of one of fsseam's tools with deepagents' typed arguments (checked by
         deepagents already, so taken as they are)."""
         fs = self.context.fs
-        return perform(tool, lambda: tool.run(fs, tool.args_model.model_construct(**args)),
-                       path)
+
+        def run() -> Any:
+            try:
+                return tool.run(fs, tool.args_model.model_construct(**args))
+            except FsError as e:
+                raise self._routed(e) from None
+
+        return perform(tool, run, path)
 
     # -- listing and reading ---------------------------------------------------------------
     def ls(self, path: str) -> LsResult:
@@ -199,15 +207,21 @@ class FsseamBackend(BackendProtocol):
         if isinstance(out, FsError):
             # deepagents' delete tool reads this token to tell a file from a directory.
             token = ("not_a_directory: " if out.code is ErrorCode.FS_INVALID_ARGUMENT
-                     and self._is_file(path) else "")
+                     and self._kind(path) == "file" else "")
             return LsResult(error=_listed(out, "list", token))
-        return LsResult(entries=[_info(e) for e in out.entries])
+        return LsResult(entries=[cast(FileInfo, info(e)) for e in out.entries])
 
-    def _is_file(self, path: str) -> bool:
+    def _kind(self, path: str) -> str | None:
         st = self._try(lambda: self.context.fs.stat(path), path, "stat")
-        return not isinstance(st, FsError) and st.type == "file"
+        return None if isinstance(st, FsError) else st.type
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
+        if _file_type(file_path) != "text":
+            data = self._try(lambda: download(self.context, file_path, MAX_MEDIA_BYTES),
+                             file_path, "read")
+            if isinstance(data, FsError):
+                return ReadResult(error=_listed(data, "read"))
+            return ReadResult(**media_result(data))
         start, count = max(int(offset), 0), max(int(limit), 0)
         if count == 0:
             return ReadResult(file_data=FileData(content="", encoding="utf-8"),
@@ -219,7 +233,7 @@ class FsseamBackend(BackendProtocol):
                 out = FsError(out.code, path=out.path, reason="deepagents_offset_past_end",
                               details={"start": start, "total": out.details.get("total")})
             return ReadResult(error=_listed(out, "read"))
-        return _read_result(out)
+        return ReadResult(**read_result(out, unterminated(self.context, out)))
 
     # -- writing ---------------------------------------------------------------------------
     def write(self, file_path: str, content: str) -> WriteResult:
@@ -257,21 +271,10 @@ class FsseamBackend(BackendProtocol):
 
     def _delete_directory(self, path: str) -> DeleteResult:
         """Every file below ``path`` as one change, all or nothing, each at its observed
-        version."""
-        fs = self.context.fs
-        files = self._try(lambda: [e.path for e in fs.walk(path) if e.type != "directory"],
-                          path, "delete")
-        if isinstance(files, FsError):
-            return DeleteResult(error=_refused(files, "delete").text)
-        shown = display(fs.key(path))
-        if not files:
-            # An empty directory: object stores have none, local disk keeps one.
-            return DeleteResult(error=_refused(FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, path=shown, reason="memory_empty_directory",
-                details={"action": "delete"}), "delete").text)
-        done = self._try(lambda: fs.change([Delete(f) for f in files]), path, "delete")
-        if isinstance(done, FsError):
-            return DeleteResult(error=_refused(done, "delete").text)
+        version; then the directories left empty (see ``delete_directory``)."""
+        shown = self._try(lambda: delete_directory(self.context, path), path, "delete")
+        if isinstance(shown, FsError):
+            return DeleteResult(error=_refused(shown, "delete").text)
         return DeleteResult(path=shown)
 
     # -- finding ---------------------------------------------------------------------------
@@ -295,7 +298,7 @@ class FsseamBackend(BackendProtocol):
                 continue
             if len(matches) >= MAX_GLOB_MATCHES:
                 return GlobResult(matches=matches, truncated=True, truncation_reason=_BUDGET)
-            matches.append(_info(entry))
+            matches.append(cast(FileInfo, info(entry)))
         return GlobResult(matches=matches)
 
     def grep(
@@ -356,9 +359,11 @@ class FsseamBackend(BackendProtocol):
 def create_deep_agent(*args: Any, **kwargs: Any) -> Any:
     """deepagents' ``create_deep_agent``, with the middleware that keeps each fsseam
     backend's observations in the thread's state (``backend`` itself or routes of a
-    ``CompositeBackend``) added to ``middleware``."""
+    ``CompositeBackend``) added to ``middleware``, and each route's backend told its
+    prefix (:func:`adopt_routes`)."""
     from deepagents import create_deep_agent as create
 
+    adopt_routes(kwargs.get("backend"))
     kwargs["middleware"] = with_middleware(kwargs.get("backend"), kwargs.get("middleware", ()))
     return create(*args, **kwargs)
 
@@ -366,31 +371,12 @@ def create_deep_agent(*args: Any, **kwargs: Any) -> Any:
 def _operation_error(error: FsError, action: str) -> Any:
     """deepagents' ``FileOperationError`` literal for a code that is one, else fsseam's
     text."""
-    return _UPLOAD_ERRORS.get(error.code) or _refused(error, action).text
+    return UPLOAD_ERRORS.get(error.code) or _refused(error, action).text
 
 
-def _info(e: ListEntry) -> FileInfo:
-    if e.type == "directory":
-        return FileInfo(path=e.path.rstrip("/") + "/", is_dir=True)
-    info = FileInfo(path=e.path, is_dir=False)
-    if e.size is not None:
-        info["size"] = e.size
-    return info
-
-
-def _read_result(out: ReadOutcome) -> ReadResult:
-    """The window as deepagents' middleware numbers it: raw lines, each ending in a
-    newline, with where it starts, ends and how to go on."""
-    if not out.lines:
-        return ReadResult(file_data=FileData(content="", encoding="utf-8"))
-    content = "".join(f"{line}\n" for line in out.lines)
-    start = out.offset
-    end = start + out.returned - 1
-    more = out.total is None or end < out.total
-    return ReadResult(
-        file_data=FileData(content=content, encoding="utf-8"),
-        total_lines=out.total,
-        start_line=start,
-        end_line=end,
-        next_offset=end if more else None,
-    )
+def adopt_routes(backend: Any) -> None:
+    """Tell each fsseam backend on a route of a ``CompositeBackend`` its prefix (unless it
+    was given one), so that its errors name the paths the model uses."""
+    for prefix, part in (getattr(backend, "routes", None) or {}).items():
+        if isinstance(part, FsseamBackend) and part.route is None:
+            part.route = Route(prefix)

@@ -301,6 +301,7 @@ class Reason(StrEnum):
     deepagents_offset_past_end = auto()
     deepagents_grep_empty = auto()
     deepagents_observations_corrupt = auto()
+    deepagents_media_too_large = auto()
     gcs_upload_no_location = auto()
     gcs_upload_stalled = auto()
     gcs_rewrite_no_token = auto()

@@ -103,6 +103,11 @@ SENTENCES: dict[str, str] = {
         "read from the start."
     ),
     "deepagents_grep_empty": "the pattern is empty; give the text to search for.",
+    # deepagents: read_file returns an image or other media file whole, as a content block
+    "deepagents_media_too_large": (
+        "{path} is larger than the {max} bytes read_file returns of an image or other media "
+        "file, so it was not read. Ask the user for a smaller version of the file."
+    ),
     "deepagents_observations_corrupt": (
         "the record of what this conversation has read ({channel} in its saved state) is "
         "not in a format fsseam can read, so no file can be changed safely in it. Tell the "

@@ -38,6 +38,7 @@ from ..outcomes import (
     StatOutcome,
     WriteOutcome,
 )
+from ..versions import Version
 from . import changing, finding, listing, managing, reading, writing
 from . import history as _history
 from .core import Core
@@ -87,6 +88,13 @@ class Seam(Core):
 
     def stat(self, path: str) -> StatOutcome:
         return reading.stat(self, path)
+
+    def kept(self, path: str, version: Version) -> bytes | None:
+        """The exact bytes of ``path`` at ``version`` while this workspace keeps them (a
+        small file it has just read or written whole), else None; no request to the
+        storage. A surface that must show what a window of lines cannot (whether the last
+        line ends in a newline) asks here."""
+        return self._docs.raw(self.key(path), version)
 
     def list(
         self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None,
