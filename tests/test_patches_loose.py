@@ -87,7 +87,8 @@ def test_through_the_apply_patch_tool() -> None:
     refused_result = ctx.tools.execute("apply_patch", {"patch": (
         "*** Begin Patch\n*** Update File: c.py\n@@\n def g():\n-    return 1\n+    return 2\n"
         "*** End Patch\n")})
-    assert not refused_result.ok and refused_result.error is not None and refused_result.error.code is ErrorCode.FS_NO_MATCH
+    assert refused_result.error is not None
+    assert refused_result.error.code is ErrorCode.FS_NO_MATCH
     assert ws.backend.read("c.py").data == b"def f():  \n    return 1\n"
     result = ctx.tools.execute("apply_patch", {"patch": (
         "*** Begin Patch\n*** Update File: c.py\n@@\n def f():\n-    return 1\n+    return 2\n"
