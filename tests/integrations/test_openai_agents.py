@@ -171,7 +171,8 @@ def test_two_parallel_edit_calls_and_the_storage_decides(fsseam_s3_bucket: Any) 
         return function_call("edit", {"file_path": "/config.toml", "old_string": "retries = 1",
                                       "new_string": new}, call_id=call_id)
 
-    out = run(fsseam_tools(ws), [read("r")], [edit("e2", "retries = 2"), edit("e3", "retries = 3")])
+    tools = fsseam_tools(ws, names=["openai", "edit"])
+    out = run(tools, [read("r")], [edit("e2", "retries = 2"), edit("e3", "retries = 3")])
     texts = {o["call_id"]: o["output"] for o in out[1:]}
     landed = [c for c, t in texts.items() if t.startswith("Edited /config.toml")]
     assert len(landed) == 1
@@ -232,19 +233,20 @@ def test_the_editor_on_its_own(ws: Workspace) -> None:
 def test_function_tools_are_fsseams_tools(ws: Workspace) -> None:
     ctx = ws.context("f")
     tools = function_tools(ctx)
-    assert [t.name for t in tools] == list(DEFAULT_FUNCTION_TOOLS)
+    assert [t.name for t in tools] == list(DEFAULT_FUNCTION_TOOLS) == [
+        "apply_patch", "read", "ls", "glob", "grep"]
     for tool in tools:
         assert isinstance(tool, FunctionTool)
         assert tool.description == ctx.tools.get(tool.name).description
-        assert tool.params_json_schema == ctx.tools.get(tool.name).parameters()
-        assert tool.strict_json_schema is False
+        assert tool.params_json_schema == ctx.tools.get(tool.name).strict_parameters()
+        assert tool.strict_json_schema is True
     assert [t.name for t in function_tools(ctx, ["memory", "str_replace_editor"])] == [
         "memory", "str_replace_editor"]
     with pytest.raises(UnknownToolError):
         function_tools(ctx, ["shell"])
-    every = fsseam_tools(ws, owner="o", names=["read"])
-    assert isinstance(every[0], ApplyPatchTool) and isinstance(every[0].editor, FsseamEditor)
-    assert [getattr(t, "name", None) for t in every] == ["apply_patch", "read"]
+    every = fsseam_tools(ws, owner="o", names=["read", "apply_patch"])
+    assert isinstance(every[1], ApplyPatchTool) and isinstance(every[1].editor, FsseamEditor)
+    assert [getattr(t, "name", None) for t in every] == ["read", "apply_patch"]
     # One owner: the function tool's read lets the editor's patch through.
     seed(ws)
     out = run(every, [read("r")], [patch("p", "retries = 1", "retries = 2")])

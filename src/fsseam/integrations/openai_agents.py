@@ -1,20 +1,23 @@
 """The OpenAI Agents SDK on fsseam: an ``ApplyPatchEditor`` for the SDK's ``ApplyPatchTool``,
-and fsseam's other tools as SDK function tools, each call working as its conversation.
+and fsseam's tools as strict SDK function tools, each call working as its conversation.
 
     from agents import Agent, Runner
     from fsseam import Workspace
     from fsseam.integrations.openai_agents import fsseam_tools
 
-    agent = Agent(name="editor", model=..., tools=fsseam_tools(Workspace("s3://b/p")))
+    agent = Agent(name="editor", model=model, tools=fsseam_tools(ws, model=model))
     await Runner.run(agent, text, context=conversation)  # a dict: it keeps what was read
 
-``fsseam_tools`` is ``[ApplyPatchTool(editor=FsseamEditor(ws)), *function_tools(editor)]``:
-what the agent's ``read`` (or ``grep`` in content mode) has seen is what its patches may
-change. Each ``create_file`` / ``update_file`` / ``delete_file`` operation is one change
-through fsseam's apply_patch engine (the V4A diff applied exactly, then one
-compare-and-swap per file); a refused one changes nothing and answers ``status="failed"``
-with fsseam's text, such as ``Error [FS_STALE]: ...``, which the SDK returns to the model in
-the ``apply_patch_call_output``. Function tools answer with fsseam's text, errors included
+``fsseam_tools`` gives the ``openai`` tool set by default: ``apply_patch``, ``read``,
+``ls``, ``glob``, ``grep``. ``apply_patch`` is the hosted ``ApplyPatchTool`` with a
+:class:`FsseamEditor` on a Responses model, and a function tool taking the same patches on
+every other model (Chat Completions rejects hosted tools). What the agent's ``read`` has
+seen, or what the application showed it in the prompt (:meth:`FsseamEditor.show`), is what
+its patches may change. Each ``create_file`` / ``update_file`` / ``delete_file`` operation
+is one change through fsseam's apply_patch engine (then one compare-and-swap per file); a
+refused one changes nothing and answers ``status="failed"`` with fsseam's text, such as
+``Error [FS_STALE]: ...``, which the SDK returns to the model in the
+``apply_patch_call_output``. Function tools answer with fsseam's text, errors included
 (the SDK's function outputs have no error flag).
 
 Whose reads: without ``owner=``, each call runs as its conversation, and what it read is
@@ -32,9 +35,9 @@ from collections.abc import Iterable
 from typing import Any
 
 try:
-    from agents import ApplyPatchTool, FunctionTool, Tool
+    from agents import ApplyPatchTool, Tool
     from agents.editor import ApplyPatchOperation, ApplyPatchResult
-    from agents.tool_context import ToolContext
+    from agents.models.interface import Model
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError(
         f"fsseam.integrations.openai_agents needs openai-agents: "
@@ -45,19 +48,26 @@ from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
 from ..tools.native import ApplyPatchCallTool
-from ..tools.run import offered, perform
+from ..tools.run import perform
+from ..tools.sets import TOOL_SETS
 from ..workspace import Context, Workspace
 from ._common import context_of
 from .openai_agents_state import DEFAULT_MAX_OBSERVATIONS, Conversations, session_context
+from .openai_agents_tools import (
+    DEFAULT_TOOLS,
+    Approval,
+    approvals,
+    function_tool,
+    function_tools,
+    hosts_apply_patch,
+)
 
-__all__ = ["DEFAULT_FUNCTION_TOOLS", "FsseamEditor", "fsseam_tools", "function_tools",
-           "session_context"]
+__all__ = ["DEFAULT_FUNCTION_TOOLS", "DEFAULT_TOOLS", "FsseamEditor", "fsseam_tools",
+           "function_tools", "hosts_apply_patch", "session_context"]
 
-DEFAULT_FUNCTION_TOOLS = ("read", "write", "edit", "multi_edit", "ls", "glob", "grep",
-                          "delete", "move")
-"""The tools ``function_tools`` gives by default: fsseam's file tools, without
-``apply_patch`` (the native ``ApplyPatchTool`` is its form here) and without the Anthropic
-shapes ``str_replace_editor`` and ``memory`` (ask for them by name)."""
+DEFAULT_FUNCTION_TOOLS = TOOL_SETS[DEFAULT_TOOLS]
+"""The tools an agent gets by default: the ``openai`` set (``apply_patch``, ``read`` and
+the finders)."""
 
 
 class FsseamEditor:
@@ -94,6 +104,19 @@ class FsseamEditor:
             return self.context
         return self.conversations.context(run)
 
+    def show(self, path: str, context: Any = None) -> str:
+        """The whole text of ``path`` for the application to put in a run's prompt,
+        recorded as read (:meth:`fsseam.Context.show`) by the conversation of the run whose
+        context is ``context`` (the mapping given to ``Runner.run``, or
+        :func:`session_context`), or by the fixed owner. The model may then patch the file
+        without reading it; a change made meanwhile makes the patch FS_STALE."""
+        if self.owner is not None:
+            return self.context.show(path)
+        if context is None:
+            raise TypeError("pass the run's context (a dict given to Runner.run) to show a "
+                            "file to its conversation, or give the editor an owner")
+        return self.context_for(_Run(context)).show(path)
+
     async def create_file(self, operation: ApplyPatchOperation) -> ApplyPatchResult:
         return await asyncio.to_thread(self.apply, operation)
 
@@ -113,6 +136,13 @@ class FsseamEditor:
                                 output=result.text)
 
 
+class _Run:
+    """A run that has not started yet, seen through its context (``show``)."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+
+
 _PATCH = ApplyPatchCallTool()
 """How an operation is answered: the text of OpenAI's native ``apply_patch`` tool."""
 
@@ -129,75 +159,37 @@ def _change(op: ApplyPatchOperation) -> FileChange:
     return Update(op.path, hunk_edit(hunks) if hunks else None, op.move_to)
 
 
-def _function_tool(source: Context | FsseamEditor, name: str,
-                   needs_approval: bool) -> FunctionTool:
-    fixed = source if isinstance(source, Context) else None
-    shown = fixed or source.context  # type: ignore[union-attr]
-    tool = shown.tools.get(name)
-
-    def execute(run: ToolContext[Any], arguments: str) -> str:
-        try:
-            context = fixed or source.context_for(run)  # type: ignore[union-attr]
-        except FsError as e:  # the conversation's state cannot be used: say so, run nothing
-            return perform(tool, _raise(e)).text
-        return context.tools.execute(name, arguments or "{}").text
-
-    async def invoke(run: ToolContext[Any], arguments: str) -> str:
-        return await asyncio.to_thread(execute, run, arguments)
-
-    return FunctionTool(
-        name=name,
-        description=tool.description,
-        params_json_schema=tool.parameters(),
-        on_invoke_tool=invoke,
-        strict_json_schema=False,
-        needs_approval=needs_approval,
-    )
-
-
-def _raise(error: FsError) -> Any:
-    def fail() -> Any:
-        raise error
-    return fail
-
-
-def function_tools(
-    source: Context | FsseamEditor,
-    names: Iterable[str] | None = None,
-    *,
-    needs_approval: Iterable[str] = (),
-) -> list[FunctionTool]:
-    """fsseam's tools as SDK function tools, with their own schemas and descriptions
-    (``names``: which, default :data:`DEFAULT_FUNCTION_TOOLS`; on a read-only workspace
-    only those that modify nothing). Pass the editor so reads and patches share its owners
-    (each run's conversation, or its fixed owner), or a ``Context`` for one fixed owner.
-    ``needs_approval``: the names whose calls stop the run until approved
-    (``RunState.approve``). An unknown name raises ``UnknownToolError``."""
-    context = source.context if isinstance(source, FsseamEditor) else source
-    chosen = DEFAULT_FUNCTION_TOOLS if names is None else tuple(names)
-    approve = set(needs_approval)
-    return [_function_tool(source, n, n in approve) for n in context.tools.offered(chosen)]
-
-
 def fsseam_tools(
-    source: Workspace | Context | str,
+    source: Workspace | Context | FsseamEditor | str,
     *,
     owner: str | None = None,
     storage_options: dict[str, Any] | None = None,
-    names: Iterable[str] | None = None,
-    needs_approval: Iterable[str] = (),
+    names: str | Iterable[str] | None = None,
+    needs_approval: Approval = (),
     max_observations: int = DEFAULT_MAX_OBSERVATIONS,
+    model: Model | str | None = None,
+    hosted: bool | None = None,
 ) -> list[Tool]:
-    """An agent's tools: the SDK's ``ApplyPatchTool`` with a :class:`FsseamEditor`, then
-    :func:`function_tools` (``names``) on the same editor. Without ``owner`` each run works
-    as its conversation (see the module); ``owner=`` is one fixed owner. ``needs_approval``:
-    tool names (``"apply_patch"`` included) whose calls wait for the application's
-    approval. On a read-only workspace only the function tools that modify nothing (no
-    ``ApplyPatchTool``, which can only modify)."""
-    editor = FsseamEditor(source, owner=owner, storage_options=storage_options,
-                          max_observations=max_observations)
-    approve = set(needs_approval)
-    tools = function_tools(editor, names, needs_approval=approve)
-    patch: list[Tool] = [ApplyPatchTool(editor=editor, needs_approval="apply_patch" in approve)
-                         for _ in offered(editor.context.fs, [_PATCH])]
-    return [*patch, *tools]
+    """An agent's tools, one per name (``names``: tool and set names, default
+    :data:`DEFAULT_TOOLS`, the ``openai`` set), all on one :class:`FsseamEditor` (or the
+    one given). ``apply_patch`` is the SDK's hosted ``ApplyPatchTool`` where the model runs
+    it (:func:`hosts_apply_patch` of ``model``, the agent's model; ``hosted=`` decides
+    instead), else a strict function tool taking the same patches, which every model runs.
+    Without ``owner`` each run works as its conversation (see the module); ``owner=`` is
+    one fixed owner. ``needs_approval``: True (every tool that can change a file), tool
+    names, or ``{name: bool or the SDK's callable}`` (the hosted tool's gets the
+    operation, a function tool's its arguments). On a read-only workspace only the tools
+    that modify nothing."""
+    if isinstance(source, FsseamEditor):
+        if storage_options is not None or owner is not None:
+            raise TypeError("owner and storage_options belong to the FsseamEditor given")
+        editor = source
+    else:
+        editor = FsseamEditor(source, owner=owner, storage_options=storage_options,
+                              max_observations=max_observations)
+    offered = editor.context.tools.offered(DEFAULT_TOOLS if names is None else names)
+    approve = approvals(editor.context, offered, needs_approval)
+    native = hosts_apply_patch(model) if hosted is None else hosted
+    return [ApplyPatchTool(editor=editor, needs_approval=approve[n])
+            if n == _PATCH.name and native else function_tool(editor, n, approve[n])
+            for n in offered]
