@@ -34,6 +34,7 @@ __all__ = [
     "function_tool",
     "function_tools",
     "hosts_apply_patch",
+    "tool_output",
 ]
 
 DEFAULT_TOOLS = "openai"
@@ -97,7 +98,9 @@ def approvals(context: Context, offered: Iterable[str], needs_approval: Approval
     return {n: given.get(n, False) for n in names}
 
 
-def _output(result: ToolResult) -> Any:
+def tool_output(result: ToolResult) -> Any:
+    """What a function tool answers: the text, or the text and each image of the result
+    (a data URL in a ``ToolOutputImage``; a Chat Completions model gets the text only)."""
     if not result.images:
         return result.text
     return [ToolOutputText(text=result.text),
@@ -118,7 +121,7 @@ def function_tool(source: Context | Owners, name: str,
             context = whose(run)
         except FsError as e:  # the conversation's state cannot be used: say so, run nothing
             return perform(tool, _raise(e)).text
-        return _output(context.tools.execute(name, arguments or "{}"))
+        return tool_output(context.tools.execute(name, arguments or "{}"))
 
     async def invoke(run: ToolContext[Any], arguments: str) -> Any:
         return await asyncio.to_thread(execute, run, arguments)
