@@ -6,6 +6,7 @@ run."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,10 @@ from fsseam.integrations.openai_agents import (
 )
 
 from .helpers import (
+    DOCS,
     EditsMeet,
     make_workspace,
     retries,
-    run_docs_example,
     seed,
     stale,
     stored,
@@ -77,9 +78,30 @@ def failed(call_id: str, output: str) -> dict[str, Any]:
 # -- the docs page ---------------------------------------------------------------------------
 
 
+def page_blocks() -> list[str]:
+    """The page's python blocks: scripts, and one test module (its docstring names it)."""
+    text = (DOCS / "openai-agents.md").read_text()
+    return [str(b) for b in re.findall(r"```python\n(.*?)```", text, re.S)]
+
+
 def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
+    """Run the page's test module as the user would (``python -m pytest MODULE.py``), with
+    fsseam's pytest plugin and none of our conftest."""
     pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
-    run_docs_example(pytester, "openai-agents.md", "test_openai_agents_s3", passed=3)
+    (module,) = [b for b in page_blocks() if b.startswith('"""test_openai_agents_s3.py')]
+    pytester.makepyfile(test_openai_agents_s3=module)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-W", "error",
+                                           timeout=600)
+    result.assert_outcomes(passed=3)
+
+
+def test_the_scripts_of_the_docs_page_run(capsys: pytest.CaptureFixture[str]) -> None:
+    scripts = [b for b in page_blocks() if not b.startswith('"""test_')]
+    printed = []
+    for script in scripts:
+        exec(compile(script, "openai-agents.md", "exec"), {"__name__": "__main__"})
+        printed.append(capsys.readouterr().out)
+    assert printed == ["Retries are 3 now.\nretries = 3\n", "- [x] write the docs\n"]
 
 
 # -- agents end to end -----------------------------------------------------------------------
