@@ -264,6 +264,25 @@ def test_a_callable_decides_per_call(ws: Workspace) -> None:
     assert stored(ws, "/secret.txt") == b"key = 2\n"
 
 
+def test_a_function_tools_callable_sees_the_arguments(ws: Workspace) -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def big_patches(run: Any, arguments: dict[str, Any], call_id: str) -> bool:
+        seen.append(arguments)
+        return len(arguments["patch"]) > 1000
+
+    tools = fsseam_tools(ws, hosted=False, needs_approval={"apply_patch": big_patches})
+    model = ScriptedModel([
+        [function_call("read", {"file_path": "/config.toml"}, call_id="r")],
+        [function_call("apply_patch", {"patch": PATCH}, call_id="p")],
+        [assistant_message("Done.")],
+    ])
+    agent = Agent(name="editor", model=model, tools=tools)
+    result = asyncio.run(Runner.run(agent, "Raise the retries.", run_config=NO_TRACING))
+    assert seen == [{"patch": PATCH}] and not result.interruptions
+    assert stored(ws) == b"retries = 3\n"
+
+
 # -- images ----------------------------------------------------------------------------------
 
 
