@@ -1,7 +1,8 @@
-"""The Agents SDK's own shapes: ``apply_patch`` on a Chat Completions model (the real
-``OpenAIChatCompletionsModel`` and ``openai`` client over an in-process HTTP transport) and
-on a Responses-shaped one, strict schemas, unique names in every tool set, the SDK's
-approval flow, images. Stored bytes are asserted after every run."""
+"""The Agents SDK's own shapes: ``apply_patch`` on a Chat Completions model and on a
+Responses model (the SDK's real model classes and the ``openai`` client, over an in-process
+HTTP transport that answers as the API would) and on the SDK's ``ScriptedModel``; strict
+schemas, unique names in every tool set, the SDK's approval flow, images. Stored bytes are
+asserted after every run."""
 
 from __future__ import annotations
 
@@ -129,6 +130,51 @@ def test_a_chat_completions_patch_of_a_file_never_read_changes_nothing(ws: Works
     (answer,) = tool_messages(server.requests[1])
     assert answer.startswith("Error [FS_NOT_OBSERVED]: /config.toml has not been read yet.")
     assert stored(ws) == b"retries = 1\n"
+
+
+class ResponsesServer:
+    """Answers the client's ``/responses`` requests with scripted output items."""
+
+    def __init__(self, *turns: list[dict[str, Any]]) -> None:
+        self.turns = list(turns)
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(json.loads(request.content))
+        usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+                 "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens_details": {"reasoning_tokens": 0}}
+        return httpx.Response(200, json={
+            "id": f"resp_{len(self.requests)}", "object": "response", "created_at": 0,
+            "status": "completed", "model": "gpt-test", "output": self.turns.pop(0),
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "usage": usage,
+        })
+
+
+def test_a_responses_model_gets_the_hosted_tool(ws: Workspace) -> None:
+    read = {"type": "function_call", "id": "fc_1", "call_id": "r1", "name": "read",
+            "status": "completed", "arguments": json.dumps({"file_path": "/config.toml"})}
+    patch = {"type": "apply_patch_call", "id": "apc_1", "call_id": "p1", "status": "completed",
+             "operation": {"type": "update_file", "path": "config.toml",
+                           "diff": "@@\n-retries = 1\n+retries = 3\n"}}
+    done = {"type": "message", "id": "m1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}
+    server = ResponsesServer([read], [patch], [done])
+    model = OpenAIResponsesModel(model="gpt-test", openai_client=client(server))
+    agent = Agent(name="editor", model=model, tools=fsseam_tools(ws, model=model))
+
+    result = asyncio.run(Runner.run(agent, "Raise the retries to 3.", run_config=NO_TRACING))
+
+    assert result.final_output == "Done."
+    assert stored(ws) == b"retries = 3\n"
+    sent = server.requests[0]["tools"]
+    assert sent[0] == {"type": "apply_patch"}
+    assert [(t["name"], t["strict"]) for t in sent[1:]] == [
+        ("read", True), ("ls", True), ("glob", True), ("grep", True)]
+    (answer,) = [i for i in server.requests[2]["input"]
+                 if i.get("type") == "apply_patch_call_output"]
+    assert answer == {"type": "apply_patch_call_output", "call_id": "p1", "status": "completed",
+                      "output": "Success. Updated the following files:\nM /config.toml"}
 
 
 def test_which_models_run_the_hosted_tool() -> None:
