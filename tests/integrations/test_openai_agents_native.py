@@ -35,8 +35,12 @@ from agents.tool import ToolOutputImage, ToolOutputText
 from openai import AsyncOpenAI
 
 from fsseam import TOOL_SETS, UnknownToolError, Workspace
-from fsseam.integrations.openai_agents import fsseam_tools, function_tools, hosts_apply_patch
-from fsseam.integrations.openai_agents_tools import tool_output
+from fsseam.integrations.openai_agents import (
+    fsseam_tools,
+    function_tools,
+    hosts_apply_patch,
+    tool_output,
+)
 from fsseam.tools import ImageContent, ToolResult
 
 from .helpers import seed, stored
