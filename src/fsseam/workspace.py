@@ -18,6 +18,7 @@ from .observations.opening import ObservationsSpec, reserved_prefix, shared_memo
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
+from .seam.reading import show
 from .spec import (
     ContextSpec,
     WorkspaceSpec,
@@ -234,6 +235,15 @@ class Context:
             observations=observations,
         )
         self.tools = ToolRegistry(self.fs)
+
+    def show(self, path: str) -> str:
+        """The whole text of ``path``, for the application to put in the model's prompt,
+        recorded as this owner's read of that version: the agent may then change the file
+        without reading it, and is refused (FS_STALE) if it changed meanwhile. The text is
+        what ``read`` shows, without line numbers (CRLF as LF, no BOM). Raises FsError:
+        FS_NOT_FOUND, FS_NOT_TEXT (a binary file), FS_TOO_LARGE (over
+        ``Limits.max_edit_bytes``); none of them counts as a read."""
+        return show(self.fs, path)
 
     def spec(self, *, snapshot: bool = False) -> ContextSpec:
         """What opens this context again in another process (``Context.from_spec``;

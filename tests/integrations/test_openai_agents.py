@@ -6,6 +6,7 @@ run."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,10 @@ from fsseam.integrations.openai_agents import (
 )
 
 from .helpers import (
+    DOCS,
     EditsMeet,
     make_workspace,
     retries,
-    run_docs_example,
     seed,
     stale,
     stored,
@@ -77,9 +78,30 @@ def failed(call_id: str, output: str) -> dict[str, Any]:
 # -- the docs page ---------------------------------------------------------------------------
 
 
+def page_blocks() -> list[str]:
+    """The page's python blocks: scripts, and one test module (its docstring names it)."""
+    text = (DOCS / "openai-agents.md").read_text()
+    return [str(b) for b in re.findall(r"```python\n(.*?)```", text, re.S)]
+
+
 def test_the_example_of_the_docs_page_passes(pytester: pytest.Pytester) -> None:
+    """Run the page's test module as the user would (``python -m pytest MODULE.py``), with
+    fsseam's pytest plugin and none of our conftest."""
     pytest.importorskip("moto", reason="moto is not installed: pip install -e 'backends/s3[test]'")
-    run_docs_example(pytester, "openai-agents.md", "test_openai_agents_s3", passed=3)
+    (module,) = [b for b in page_blocks() if b.startswith('"""test_openai_agents_s3.py')]
+    pytester.makepyfile(test_openai_agents_s3=module)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-W", "error",
+                                           timeout=600)
+    result.assert_outcomes(passed=3)
+
+
+def test_the_scripts_of_the_docs_page_run(capsys: pytest.CaptureFixture[str]) -> None:
+    scripts = [b for b in page_blocks() if not b.startswith('"""test_')]
+    printed = []
+    for script in scripts:
+        exec(compile(script, "openai-agents.md", "exec"), {"__name__": "__main__"})
+        printed.append(capsys.readouterr().out)
+    assert printed == ["Retries are 3 now.\nretries = 3\n", "- [x] write the docs\n"]
 
 
 # -- agents end to end -----------------------------------------------------------------------
@@ -171,7 +193,8 @@ def test_two_parallel_edit_calls_and_the_storage_decides(fsseam_s3_bucket: Any) 
         return function_call("edit", {"file_path": "/config.toml", "old_string": "retries = 1",
                                       "new_string": new}, call_id=call_id)
 
-    out = run(fsseam_tools(ws), [read("r")], [edit("e2", "retries = 2"), edit("e3", "retries = 3")])
+    tools = fsseam_tools(ws, names=["openai", "edit"])
+    out = run(tools, [read("r")], [edit("e2", "retries = 2"), edit("e3", "retries = 3")])
     texts = {o["call_id"]: o["output"] for o in out[1:]}
     landed = [c for c, t in texts.items() if t.startswith("Edited /config.toml")]
     assert len(landed) == 1
@@ -232,19 +255,20 @@ def test_the_editor_on_its_own(ws: Workspace) -> None:
 def test_function_tools_are_fsseams_tools(ws: Workspace) -> None:
     ctx = ws.context("f")
     tools = function_tools(ctx)
-    assert [t.name for t in tools] == list(DEFAULT_FUNCTION_TOOLS)
+    assert [t.name for t in tools] == list(DEFAULT_FUNCTION_TOOLS) == [
+        "apply_patch", "read", "ls", "glob", "grep"]
     for tool in tools:
         assert isinstance(tool, FunctionTool)
         assert tool.description == ctx.tools.get(tool.name).description
-        assert tool.params_json_schema == ctx.tools.get(tool.name).parameters()
-        assert tool.strict_json_schema is False
+        assert tool.params_json_schema == ctx.tools.get(tool.name).strict_parameters()
+        assert tool.strict_json_schema is True
     assert [t.name for t in function_tools(ctx, ["memory", "str_replace_editor"])] == [
         "memory", "str_replace_editor"]
     with pytest.raises(UnknownToolError):
         function_tools(ctx, ["shell"])
-    every = fsseam_tools(ws, owner="o", names=["read"])
-    assert isinstance(every[0], ApplyPatchTool) and isinstance(every[0].editor, FsseamEditor)
-    assert [getattr(t, "name", None) for t in every] == ["apply_patch", "read"]
+    every = fsseam_tools(ws, owner="o", names=["read", "apply_patch"])
+    assert isinstance(every[1], ApplyPatchTool) and isinstance(every[1].editor, FsseamEditor)
+    assert [getattr(t, "name", None) for t in every] == ["read", "apply_patch"]
     # One owner: the function tool's read lets the editor's patch through.
     seed(ws)
     out = run(every, [read("r")], [patch("p", "retries = 1", "retries = 2")])

@@ -33,6 +33,8 @@ from .helpers import NOT_OBSERVED, seed, stored
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 CONFIG = "/config.toml"
+EDITING = ["openai", "edit"]
+"""The default tools and edit, which these conversations use."""
 
 
 def read(call_id: str, path: str = CONFIG) -> Any:
@@ -71,7 +73,7 @@ def ws() -> Workspace:
 
 
 def test_two_conversations_of_one_tool_list_do_not_share_reads(ws: Workspace) -> None:
-    tools = fsseam_tools(ws)
+    tools = fsseam_tools(ws, names=EDITING)
     first: dict[str, Any] = {}
     assert turn(tools, [read("r")], context=first)[0] == "     1\tretries = 1"
     # Another conversation (another context), and a run with no context: never read it.
@@ -85,20 +87,20 @@ def test_two_conversations_of_one_tool_list_do_not_share_reads(ws: Workspace) ->
 
 
 def test_a_run_without_context_keeps_its_reads_for_that_run_only(ws: Workspace) -> None:
-    tools = fsseam_tools(ws)
+    tools = fsseam_tools(ws, names=EDITING)
     assert turn(tools, [read("r")], [patch("p")])[1].startswith("Success.")
     assert turn(tools, [edit("e", "retries = 3", "retries = 4")]) == [NOT_OBSERVED]
 
 
 def test_a_fixed_owner_is_one_owner_for_every_run(ws: Workspace) -> None:
-    tools = fsseam_tools(ws, owner="a")
+    tools = fsseam_tools(ws, names=EDITING, owner="a")
     turn(tools, [read("r")], context={})
     assert turn(tools, [edit("e")], context={}) == [EDITED]
 
 
 def test_a_foreign_state_is_refused_and_kept(ws: Workspace) -> None:
     context: dict[str, Any] = {STATE_KEY: {"format": 99, "entries": {}}}
-    out = turn(fsseam_tools(ws), [read("r")], [edit("e")], context=context)
+    out = turn(fsseam_tools(ws, names=EDITING), [read("r")], [edit("e")], context=context)
     assert out[0] == out[1] == (
         "Error [FS_BACKEND]: what this conversation has read cannot be used: "
         "context['fsseam'] is not fsseam's (format=99). Nothing was changed, and it was not "
@@ -111,7 +113,7 @@ def test_the_oldest_reads_of_a_conversation_expire(ws: Workspace) -> None:
     for name in ("a", "b", "c"):
         seed(ws, f"/{name}.txt", "x\n")
     context: dict[str, Any] = {}
-    tools = fsseam_tools(ws, max_observations=2)
+    tools = fsseam_tools(ws, names=EDITING, max_observations=2)
     turn(tools, [read("1", "/a.txt")], [read("2", "/b.txt")], [read("3", CONFIG)], context=context)
     assert set(context[STATE_KEY]["entries"]) == {"b.txt", "config.toml"}
     out = turn(tools, [function_call("edit", {"file_path": "/a.txt", "old_string": "x",
@@ -122,7 +124,7 @@ def test_the_oldest_reads_of_a_conversation_expire(ws: Workspace) -> None:
 
 
 def test_a_session_in_memory_keeps_its_reads_until_it_is_cleared(ws: Workspace) -> None:
-    tools = fsseam_tools(ws)
+    tools = fsseam_tools(ws, names=EDITING)
     session, other = SQLiteSession("chat"), SQLiteSession("chat")  # two databases
     turn(tools, [read("r")], session=session, context=session_context(session))
     assert turn(tools, [edit("e")], session=other, context=session_context(other)) == [
@@ -143,6 +145,7 @@ from fsseam import Workspace
 from fsseam.integrations.openai_agents import fsseam_tools, session_context
 
 NO_TRACING = RunConfig(tracing_disabled=True)
+EDITING = ["openai", "edit"]
 spec = json.loads(sys.argv[1])
 
 
@@ -151,7 +154,8 @@ def outputs(result):
 
 
 async def approve(root, text):
-    tools = fsseam_tools(Workspace(root), needs_approval=["edit", "apply_patch"])
+    tools = fsseam_tools(Workspace(root), names=EDITING,
+                         needs_approval=["edit", "apply_patch"])
     agent = Agent(name="editor", model=ScriptedModel([[assistant_message("Done.")]]),
                   tools=tools)
     state = await RunState.from_string(agent, text)
@@ -164,7 +168,7 @@ async def chat(root, db, session_id):
     edit = function_call("edit", {"file_path": "/config.toml", "old_string": "retries = 1",
                                   "new_string": "retries = 3"}, call_id="e")
     agent = Agent(name="editor", model=ScriptedModel([[edit], [assistant_message("Done.")]]),
-                  tools=fsseam_tools(Workspace(root)))
+                  tools=fsseam_tools(Workspace(root), names=EDITING))
     session = SQLiteSession(session_id, db)
     result = await Runner.run(agent, "Now set it to 3.", session=session,
                               context=session_context(session), run_config=NO_TRACING)
@@ -188,7 +192,8 @@ asyncio.run(main())
 def _interrupted(root: Path, waits_for: str, *steps: Any) -> str:
     """A run that read the file, then asked to change it and stopped for approval: its
     ``RunState`` string."""
-    tools = fsseam_tools(Workspace(str(root)), needs_approval=["edit", "apply_patch"])
+    tools = fsseam_tools(Workspace(str(root)), names=EDITING,
+                         needs_approval=["edit", "apply_patch"])
     agent = Agent(name="editor", model=ScriptedModel([*steps]), tools=tools)
     result = asyncio.run(Runner.run(agent, "Edit the config.", context={},
                                     run_config=NO_TRACING))
@@ -198,7 +203,7 @@ def _interrupted(root: Path, waits_for: str, *steps: Any) -> str:
 
 def _chatted(root: Path, db: Path, session_id: str) -> None:
     session = SQLiteSession(session_id, db)
-    out = turn(fsseam_tools(Workspace(str(root))), [read("r")], session=session,
+    out = turn(fsseam_tools(Workspace(str(root)), names=EDITING), [read("r")], session=session,
                context=session_context(session))
     assert out == ["     1\tretries = 1"]
     session.close()
@@ -251,7 +256,7 @@ def test_a_session_database_that_cannot_be_opened_fails_the_call(
         ws: Workspace, tmp_path: Path) -> None:
     context = session_context(SQLiteSession("chat", tmp_path / "chat.db"))
     context[STATE_KEY]["session"]["db"] = str(tmp_path / "gone" / "chat.db")
-    out = turn(fsseam_tools(ws), [read("r")], [edit("e")], context=context)
+    out = turn(fsseam_tools(ws, names=EDITING), [read("r")], [edit("e")], context=context)
     assert out[0].startswith(
         f"Error [FS_BACKEND]: what this conversation has read cannot be reached in its session "
         f"database {tmp_path / 'gone' / 'chat.db'} (")
@@ -292,7 +297,7 @@ def test_a_typed_context_keeps_them_in_its_fsseam_field(ws: Workspace) -> None:
         fsseam: dict[str, Any] = Field(default_factory=dict)
 
     context, other = AppContext(user="ada"), AppContext(user="bob")
-    tools = fsseam_tools(ws)
+    tools = fsseam_tools(ws, names=EDITING)
     turn(tools, [read("r")], context=context)
     assert turn(tools, [edit("e")], context=other) == [NOT_OBSERVED]
     assert turn(tools, [edit("e")], context=context.model_dump()) == [EDITED]

@@ -87,7 +87,7 @@ def test_a_read_only_agents_sdk_tool_list_offers_only_read_tools() -> None:
 
     read_only = _memory(read_only=True)
     assert _agents_offers(fsseam_tools(read_only)) == READ_TOOLS
-    assert _agents_offers(fsseam_tools(_memory())) == ["apply_patch", *DEFAULT_FUNCTION_TOOLS]
+    assert _agents_offers(fsseam_tools(_memory())) == list(DEFAULT_FUNCTION_TOOLS)
     ctx = read_only.context("a")
     assert [t.name for t in function_tools(ctx, ["move", "grep", "write"])] == ["grep"]
 

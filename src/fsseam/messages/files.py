@@ -117,6 +117,10 @@ SENTENCES: dict[str, str] = {
         "the new content of {path} is {size} bytes, more than the {cap} bytes allowed; "
         "nothing was written."
     ),
+    "show_too_large": (
+        "{path} is {size} bytes or more, over the {cap} bytes that can be shown whole (the "
+        "edit limit); it was not shown and does not count as read."
+    ),
     # -- reads ---------------------------------------------------------------------------
     "offset_below_one": "{offset} is 1-based: use 1 or more.",
     "below_one": "{arg} must be 1 or more.",

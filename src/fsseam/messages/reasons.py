@@ -55,6 +55,7 @@ class Reason(StrEnum):
     text_not_utf8 = auto()
     edit_too_large = auto()
     content_too_large = auto()
+    show_too_large = auto()
     offset_below_one = auto()
     below_one = auto()
     limit_below_one = auto()

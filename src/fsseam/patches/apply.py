@@ -1,7 +1,9 @@
 """Patches applied: parsed hunks located in a text and spliced into it, purely.
 
-Matching is exact: a hunk's context and removed lines must equal lines of the file's model
-view (CRLF shown as LF, the BOM hidden), whitespace included. Where a hunk applies:
+Matching: a hunk's context and removed lines must equal lines of the file's model view
+(CRLF shown as LF, the BOM hidden): exactly if they can, else but for trailing whitespace,
+else but for whitespace around each line (the Agents SDK's ``apply_diff`` accepts the
+same); a loose match keeps the file's own context lines. Where a hunk applies:
 
 - after the previous hunk of the same file, and after each of its ``@@`` lines in turn;
 - a hunk with ``@@`` text takes the first place after its last ``@@`` line (that is what the
@@ -18,7 +20,7 @@ take the file's newline style, and whether the file ends with a newline never ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..changes import Create, Delete, DocEdit, FileChange, Update
 from ..errors import ErrorCode, FsError
@@ -84,6 +86,36 @@ def _where(after: int) -> str:
     return _clause("_patch_after_line", after=after) if after else ""
 
 
+_LEVELS: tuple[Callable[[str], str] | None, ...] = (None, str.rstrip, str.strip)
+"""How closely a hunk's lines must equal the file's, tried in turn, as the Agents SDK's
+``apply_diff`` and Codex do: exactly; but for trailing whitespace; but for whitespace
+around each line. The first level where a hunk matches decides, so a hunk that matches
+twice there is refused as ambiguous, never applied at the first place."""
+
+_Candidate = tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]
+
+
+def _candidates(h: Hunk) -> list[_Candidate]:
+    """(old, new, sources) to look for: the hunk, then, when it closes with a blank line,
+    without it. A blank line closing a hunk is usually the separator before the next one,
+    not a line of the file (and its twin among the new lines goes with it)."""
+    out = [(h.old, h.new, h.sources)]
+    if h.old and h.old[-1] == "":
+        new = h.new[:-1] if h.new and h.new[-1] == "" else h.new
+        out.append((h.old[:-1], new, h.sources))
+    return out
+
+
+def _kept(lines: list[str], start: int, c: _Candidate) -> tuple[str, ...]:
+    """The new lines of a hunk matched loosely at ``start``: each context line as the file
+    has it (its whitespace is not the hunk's to change), added lines as the hunk says."""
+    old, new, sources = c
+    if not sources:
+        return new
+    return tuple(lines[start + s] if 0 <= s < len(old) else text
+                 for text, s in zip(new, sources, strict=False))
+
+
 def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
             ) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
     """(first line, old, new) of hunk ``index`` (1-based) in ``lines``, from ``cursor``."""
@@ -95,43 +127,37 @@ def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
                           details={"anchor": quoted(anchor), "hunk": index, "line": h.line,
                                    "where": _where(pos)})
         pos = at + 1
-    old, new = h.old, h.new
-    if h.end_of_file:
-        candidates = [(old, new)]
-        if old and old[-1] == "":
-            candidates.append((old[:-1], new[:-1] if new and new[-1] == "" else new))
-        for o, n in candidates:
-            start = len(lines) - len(o)
-            if start >= pos and _at(lines, o, start):
-                return start, o, n
-        raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="patch_hunk_no_match",
-                      details={"hunk": index, "line": h.line, "first": _first(h),
-                               "where": _clause("_patch_at_end")})
-    if not old:
+    if not h.end_of_file and not h.old:
         if h.anchors or index > 1:
-            return pos, old, new
-        return len(lines), old, new
+            return pos, h.old, h.new
+        return len(lines), h.old, h.new
     limit = 1 if h.anchors else MAX_LISTED_MATCHES + 1
-    found = _occurrences(lines, old, pos, limit)
-    if not found and old[-1] == "":
-        # A blank line closing a hunk is usually the separator before the next one, not a
-        # line of the file: try without it (and without its twin among the new lines).
-        old = old[:-1]
-        new = new[:-1] if new and new[-1] == "" else new
-        found = _occurrences(lines, old, pos, limit) if old else []
-    if not found:
-        raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="patch_hunk_no_match",
-                      details={"hunk": index, "line": h.line, "first": _first(h),
-                               "where": _where(pos)})
-    if len(found) > 1:
-        listed = found[:MAX_LISTED_MATCHES]
-        more = len(found) - len(listed)
-        raise FsError(ErrorCode.FS_MULTIPLE_MATCHES, path=path, reason="patch_hunk_ambiguous",
-                      details={"hunk": index, "line": h.line, "count": len(found),
-                               "lines": ", ".join(str(i + 1) for i in listed),
-                               "more": _clause("_patch_more") if more else "",
-                               "match_lines": [i + 1 for i in listed]})
-    return found[0], old, new
+    for norm in _LEVELS:
+        view = lines if norm is None else [norm(line) for line in lines]
+        for c in _candidates(h):
+            seq = c[0] if norm is None else tuple(norm(line) for line in c[0])
+            if h.end_of_file:
+                start = len(view) - len(seq)
+                found = [start] if start >= pos and _at(view, seq, start) else []
+            else:
+                found = _occurrences(view, seq, pos, limit) if seq else []
+            if len(found) > 1:
+                raise _ambiguous(found, h, index, path)
+            if found:
+                return found[0], c[0], c[1] if norm is None else _kept(lines, found[0], c)
+    where = _clause("_patch_at_end") if h.end_of_file else _where(pos)
+    raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="patch_hunk_no_match",
+                  details={"hunk": index, "line": h.line, "first": _first(h), "where": where})
+
+
+def _ambiguous(found: list[int], h: Hunk, index: int, path: str) -> FsError:
+    listed = found[:MAX_LISTED_MATCHES]
+    more = len(found) - len(listed)
+    return FsError(ErrorCode.FS_MULTIPLE_MATCHES, path=path, reason="patch_hunk_ambiguous",
+                   details={"hunk": index, "line": h.line, "count": len(found),
+                            "lines": ", ".join(str(i + 1) for i in listed),
+                            "more": _clause("_patch_more") if more else "",
+                            "match_lines": [i + 1 for i in listed]})
 
 
 def _first(h: Hunk) -> str:

@@ -16,7 +16,7 @@ hunks without the envelope (a V4A ``diff``), and a new file as ``+`` lines.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ErrorCode, FsError
 
@@ -58,6 +58,10 @@ class Hunk:
     end_of_file: bool = False
     line: int = 0
     """Where the hunk starts in the patch (1-based), for messages."""
+    sources: tuple[int, ...] = field(default=(), compare=False)
+    """For each of ``new``, the index in ``old`` of the context line it repeats, or -1 for
+    an added line: where a hunk matched a line whose whitespace differs, the file keeps
+    its own text of every context line (empty: unknown, ``new`` is used as it is)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,7 @@ class _Hunks:
             raise _invalid("patch_bad_line", line=self.i + 1, text=quoted(line))
         old: list[str] = []
         new: list[str] = []
+        sources: list[int] = []
         end_of_file = False
         while self.i < len(self.lines):
             line = self.lines[self.i]
@@ -170,18 +175,20 @@ class _Hunks:
             if kind == "" or kind == " ":
                 # A line with no prefix at all is an empty context line (models drop the
                 # space of an empty line).
+                sources.append(len(old))
                 old.append(text)
                 new.append(text)
             elif kind == "-":
                 old.append(text)
             elif kind == "+":
+                sources.append(-1)
                 new.append(text)
             else:
                 raise _invalid("patch_bad_line", line=self.i + 1, text=quoted(line))
             self.i += 1
         if not (old or new):
             raise _invalid("patch_empty_hunk", line=start)
-        return Hunk(tuple(anchors), tuple(old), tuple(new), end_of_file, start)
+        return Hunk(tuple(anchors), tuple(old), tuple(new), end_of_file, start, tuple(sources))
 
 
 def _bounds(lines: list[str]) -> tuple[int, int]:

@@ -11,12 +11,12 @@ from ..events import ReadEvent, StatEvent
 from ..messages import Reason, Role
 from ..outcomes import ImageOutcome, PdfOutcome, ReadOutcome, StatOutcome
 from ..paths import display
-from ..text import LineWindow, check_text
+from ..text import LineWindow, check_text, decode
 from ..versions import Version
 from . import media
 from .core import Core
 
-__all__ = ["read", "stat"]
+__all__ = ["read", "show", "stat"]
 
 
 class _Media(NamedTuple):
@@ -191,3 +191,21 @@ def stat(fs: Core, path: str) -> StatOutcome:
     event = StatEvent(owner=fs.owner, key=key, path=display(key), type=st.kind, size=st.size)
     fs._gate.dispatch(event)
     return StatOutcome(path=display(key), type=st.kind, size=st.size)
+
+
+def show(fs: Core, path: str) -> str:
+    """The whole text of a file as the model sees it (CRLF as LF, no BOM), recorded as this
+    owner's read of exactly that version, as a read of the whole file is: what an
+    application puts in a prompt counts as read (see :meth:`fsseam.Context.show`)."""
+    key = fs.key(path)
+    shown = display(key)
+    try:
+        data, version = fs._load_bytes(key)
+    except FsError as e:
+        if e.reason != Reason.edit_too_large:
+            raise
+        raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.show_too_large,
+                      details=e.details) from None
+    text = decode(data, shown).view  # a binary file is refused here, before it counts
+    fs._observed(key, shown, data, version)
+    return text
