@@ -44,7 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 LINES = 200
 PATH = "/conf.txt"
-SEEN = "You have now seen the current version"
+SEEN = "Retry the edit as it is"
 
 
 def log(msg: str) -> None:

@@ -87,7 +87,6 @@ PAGES: dict[str, Page] = {
 _TEST_MODULE = ("its example is a test module that the page never runs: it needs "
                 "'# file: test_NAME.py' and a bash block running pytest on it")
 PENDING: dict[str, str] = {
-    "docs/integrations/openai-agents.md": _TEST_MODULE,
     "docs/patches.md": ("'Native tool shapes' calls a model API (client.messages.create, "
                         "client.responses.create) with no client and no import of Workspace: "
                         "NameError"),

@@ -168,8 +168,9 @@ EDITOR_DESCRIPTION = (
     "Observation rules: str_replace and insert need a view of the file first, and the file "
     "must not have changed since your view (or your own last edit); otherwise they are "
     "refused (FS_NOT_OBSERVED or FS_STALE) and nothing is changed. FS_STALE shows what "
-    "changed since your view: when it shows all of it, retry without viewing again; "
-    "otherwise view it again and retry. Newline style, BOM and every byte outside your "
+    "changed since your view: when it shows all of it and your old_str still occurs once, "
+    "retry the str_replace as it is; otherwise view the file again and retry. Newline "
+    "style, BOM and every byte outside your "
     "change are kept."
 )
 

@@ -74,8 +74,9 @@ EDIT_DESCRIPTION = (
     "replace_all is true. No fuzzy matching. You must have read the file first, and it must "
     "not have changed since your read (or your own last edit); otherwise the edit is refused "
     "(FS_NOT_OBSERVED or FS_STALE) and nothing is changed. FS_STALE shows what changed since "
-    "your read and whether your old_string still occurs once: when it shows all of it, retry "
-    "without reading again; otherwise read it again and retry. If someone already made the "
+    "your read and whether your old_string still occurs once: when it shows all of it and "
+    "your old_string still occurs once, retry the edit as it is; otherwise read the file "
+    "again and retry. If someone already made the "
     "same change, the edit succeeds without writing. Bytes outside the replaced text, "
     "newline style and BOM are kept."
 )
