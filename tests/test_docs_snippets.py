@@ -82,17 +82,6 @@ PAGES: dict[str, Page] = {
     ),
 }
 
-# Pages rewritten on other branches at the time of writing; each fails here for the reason
-# given, and runs (as a strict xfail, so a pass says to take it off) until it is fixed.
-_TEST_MODULE = ("its example is a test module that the page never runs: it needs "
-                "'# file: test_NAME.py' and a bash block running pytest on it")
-PENDING: dict[str, str] = {
-    "docs/patches.md": ("'Native tool shapes' calls a model API (client.messages.create, "
-                        "client.responses.create) with no client and no import of Workspace: "
-                        "NameError"),
-}
-
-
 def page_names() -> list[str]:
     pages = sorted(p.relative_to(ROOT).as_posix() for p in DOCS.rglob("*.md"))
     return [*pages, "README.md"]
@@ -100,7 +89,6 @@ def page_names() -> list[str]:
 
 def test_the_table_names_pages_that_exist() -> None:
     assert set(PAGES) <= set(page_names()), set(PAGES) - set(page_names())
-    assert set(PENDING) <= set(page_names()), set(PENDING) - set(page_names())
 
 
 @pytest.fixture
@@ -176,8 +164,6 @@ def page_steps(name: str, values: dict[str, str]) -> list[Step]:
 @pytest.mark.parametrize("name", page_names())
 def test_page_runs_verbatim(name: str, isolated: Path, request: pytest.FixtureRequest,
                             monkeypatch: pytest.MonkeyPatch) -> None:
-    if name in PENDING:
-        request.applymarker(pytest.mark.xfail(reason=PENDING[name], strict=True))
     values = page_values(PAGES.get(name, Page()), isolated, request, monkeypatch)
     execute(page_steps(name, values), isolated, shell_env())
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from fsseam import Workspace
 from fsseam.integrations.deepagents import FsseamBackend
 
