@@ -98,12 +98,24 @@ def _reason(item: pytest.Item) -> str | None:
     return None
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The hook sees the whole session's items, not only this directory's.
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The hook sees the whole session's items, not only this directory's. Tests of
+    # deepagents' other backends test nothing of fsseam's: they are deselected (counted as
+    # such), not reported as skipped tests of fsseam; the rest that do not apply skip with
+    # their reason.
+    other: list[pytest.Item] = []
+    kept: list[pytest.Item] = []
     for item in items:
         reason = _reason(item) if "deepagents_upstream" in item.nodeid else None
+        if reason == OTHER or (reason is not None and reason.startswith(OTHER)):
+            other.append(item)
+            continue
         if reason is not None:
             item.add_marker(pytest.mark.skip(reason=f"does not apply to fsseam: {reason}"))
+        kept.append(item)
+    if other:
+        items[:] = kept
+        config.hook.pytest_deselected(items=other)
 
 
 @pytest.hookimpl(tryfirst=True)
