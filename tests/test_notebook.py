@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,19 @@ def test_markdown_of_a_read() -> None:
     assert ctx.tools.execute("write", {"file_path": "/a.md", "content": "one\ntwo\n"}).ok
     res = ctx.tools.execute("read", {"file_path": "/a.md"})
     assert res._repr_markdown_() == "**read** ok\n\n```\n     1\tone\n     2\ttwo\n```"
+
+
+def test_markdown_of_an_image_read_shows_the_picture(tmp_path: Path) -> None:
+    from .test_media import PNG
+
+    (tmp_path / "logo.png").write_bytes(PNG)
+    res = Workspace(str(tmp_path)).context("nb").tools.execute(
+        "read", {"file_path": "/logo.png"})
+    assert res.ok and res.images
+    encoded = base64.b64encode(PNG).decode("ascii")
+    assert res._repr_markdown_() == (
+        f"**read** ok\n\n```\nImage /logo.png (image/png, {len(PNG)} bytes): shown below.\n"
+        f"```\n\n![read](data:image/png;base64,{encoded})")
 
 
 def test_markdown_of_an_edit_has_its_diff() -> None:

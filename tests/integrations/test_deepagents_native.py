@@ -16,7 +16,7 @@ pytest.importorskip(
 
 from deepagents.backends.protocol import DeleteResult, LsResult, ReadResult
 
-from fsseam import Workspace
+from fsseam import Limits, Workspace
 from fsseam.integrations import deepagents as integration
 from fsseam.integrations._deepagents_ops import remove_empty_directories
 from fsseam.integrations.deepagents import FsseamBackend, create_deep_agent
@@ -83,6 +83,16 @@ def test_media_past_the_cap_and_binary_text_are_refused(
     assert b.delete("/img.png").error is not None  # a refused read observes nothing
     error = b.read("/data.txt").error
     assert error is not None and error.startswith("[FS_NOT_TEXT] /data.txt")
+
+
+def test_an_image_past_the_workspaces_image_cap_is_refused(tmp_path: Path) -> None:
+    """An image goes inline to the model: the workspace's image cap, as the read tool's."""
+    ws = Workspace(str(tmp_path), limits=Limits(max_image_bytes=len(PNG) - 1))
+    put(ws, "/img.png", PNG)
+    error = FsseamBackend(ws).read("/img.png").error
+    assert error is not None and error.startswith("[FS_TOO_LARGE] /img.png")
+    assert f"{len(PNG) - 1} bytes" in error
+    assert (tmp_path / "img.png").read_bytes() == PNG
 
 
 def test_a_deep_agent_sees_the_image_block(tmp_path: Path) -> None:

@@ -216,8 +216,13 @@ class FsseamBackend(BackendProtocol):
         return None if isinstance(st, FsError) else st.type
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        if _file_type(file_path) != "text":
-            data = self._try(lambda: download(self.context, file_path, MAX_MEDIA_BYTES),
+        kind = _file_type(file_path)
+        if kind != "text":
+            # An image goes inline to the model: the workspace's image cap, as fsseam's
+            # read tool has it; other media up to MAX_MEDIA_BYTES.
+            cap = min(self.context.fs.limits.max_image_bytes, MAX_MEDIA_BYTES) \
+                if kind == "image" else MAX_MEDIA_BYTES
+            data = self._try(lambda: download(self.context, file_path, cap),
                              file_path, "read")
             if isinstance(data, FsError):
                 return ReadResult(error=_listed(data, "read"))

@@ -53,4 +53,7 @@ class ToolResult(BaseModel):
 
     def _repr_markdown_(self) -> str:
         error = None if self.error is None else (self.error.code, self.error.message)
-        return result_markdown(self.tool, self.text, self.value, error)
+        # A notebook renders an image given as a data URL in markdown: a read of a PNG
+        # shows the picture under its line, as the model sees it.
+        shown = "".join(f"\n\n![{self.tool}]({image.data_url()})" for image in self.images)
+        return result_markdown(self.tool, self.text, self.value, error) + shown
