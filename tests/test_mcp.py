@@ -94,13 +94,17 @@ async def _flow(root: Path) -> None:
         assert stale.structured_content["error"]["code"] == "FS_STALE"
         assert (root / "notes.txt").read_bytes() == theirs
 
-        # A tool of another set is refused, naming the set served; nothing changes.
-        with pytest.raises(Exception, match=(
-                r"there is no tool named 'multi_edit' in the tool set served here \(files: "
-                r"read, write, edit, ls, glob, grep, delete, move, history, restore\)")):
-            await a.call_tool("multi_edit", {"file_path": "/notes.txt", "edits": [
-                {"old_string": "alpha", "new_string": "A"}]})
+        # A tool of another set is not listed, but a client calling it by name runs it
+        # (a script written against every tool keeps working); nothing changes.
+        assert "str_replace_editor" not in [t.name for t in (await a.list_tools()).tools]
+        other = await a.call_tool("str_replace_editor", {"command": "view",
+                                                         "path": "/notes.txt"})
+        assert not other.is_error and "BETA" in _text(other)
         assert (root / "notes.txt").read_bytes() == theirs
+        with pytest.raises(Exception, match=(
+                r"there is no tool named 'multi_edits' in the tool set served here \(files: "
+                r"read, write, edit, ls, glob, grep, delete, move, history, restore\)")):
+            await a.call_tool("multi_edits", {"file_path": "/notes.txt"})
 
         # Model mistakes are error results too.
         bad = await a.call_tool("edit", {"file_path": "/notes.txt"})
@@ -251,10 +255,14 @@ async def _openai_set_flow(root: Path) -> None:
                      "*** End Patch")
             done = await s.call_tool("apply_patch", {"patch": patch})
             assert not done.is_error, _text(done)
+            # write is not in the set; called by name it runs under the guard: the
+            # patch's own change was observed, so it replaces the file.
+            wrote = await s.call_tool("write", {"file_path": "/notes.txt", "content": "w\n"})
+            assert not wrote.is_error, _text(wrote)
             with pytest.raises(Exception, match=r"in the tool set served here \(openai: "
                                r"apply_patch, read, ls, glob, grep\)"):
-                await s.call_tool("write", {"file_path": "/notes.txt", "content": "lost\n"})
-    assert (root / "notes.txt").read_bytes() == b"alpha\r\nBETA\r\ngamma\r\n"
+                await s.call_tool("wirte", {"file_path": "/notes.txt", "content": "lost\n"})
+    assert (root / "notes.txt").read_bytes() == b"w\r\n"
 
 
 def test_a_named_tool_set_is_what_the_server_lists_and_runs(root: Path) -> None:

@@ -79,11 +79,13 @@ def test_an_unknown_name_is_refused_listing_the_sets_and_the_tools() -> None:
     )
 
 
-def test_a_tool_outside_the_set_is_refused_naming_the_set() -> None:
+def test_a_tool_outside_the_set_is_not_listed_but_runs_by_name() -> None:
     server = ToolServer(_ws(), tools="openai")
-    assert not server.has_tool("write")
-    assert server.refusal("write") == (
-        "there is no tool named 'write' in the tool set served here (openai: apply_patch, "
+    assert "write" not in [t["name"] for t in server.tool_dicts()]
+    assert server.has_tool("write")
+    assert not server.has_tool("wirte")
+    assert server.refusal("wirte") == (
+        "there is no tool named 'wirte' in the tool set served here (openai: apply_patch, "
         "read, ls, glob, grep). Call one of them."
     )
 

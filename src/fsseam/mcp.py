@@ -156,6 +156,11 @@ class ToolServer:
             ) from None
         by_name = {s["name"]: s for s in registry.schemas(dialect="json")}
         self._tools = [by_name[n] for n in served]
+        # The set is what the model is shown and chooses from (a prompt's fit, not a
+        # permission): a client that calls another tool by name (a script written against
+        # every tool) still runs it, under the same guard. What a read-only workspace
+        # filters out is never run.
+        self._callable = frozenset(registry.offered())
         self.instructions = READ_ONLY_INSTRUCTIONS if workspace.read_only else INSTRUCTIONS
 
     def open_session(self) -> _Session:
@@ -177,14 +182,16 @@ class ToolServer:
         ]
 
     def refusal(self, name: str) -> str:
-        """What a call of a tool this server does not offer answers: the set served and its
-        tools (the model may know the tool from another set)."""
+        """What a call of a tool this server does not run answers (a name no tool has, or
+        a modifying tool on a read-only workspace): the set served and its tools."""
         return render("tool_not_offered", details={
             "name": name, "set": self.tool_set,
             "tools": ", ".join(s["name"] for s in self._tools)})
 
     def has_tool(self, name: str) -> bool:
-        return any(s["name"] == name for s in self._tools)
+        """Whether a call of ``name`` runs: every tool the workspace offers (a read-only
+        one: those that modify nothing), listed in the set or not."""
+        return name in self._callable
 
     @staticmethod
     def result_dict(result: ToolResult) -> dict[str, Any]:
