@@ -21,8 +21,10 @@ JSON keys the providers' tokenizers average close to four bytes a token)."""
 # Which set each surface offers when not told otherwise (names= / --tools change it).
 SURFACE_DEFAULTS = (
     ("MCP (`fsseam mcp`, `ToolServer`)", f"`{DEFAULT_TOOLS}`"),
-    ("OpenAI Agents SDK (`fsseam_tools()`)", "`openai`"),
-    ("Pydantic AI (`FsseamToolset`)", "`files`"),
+    ("OpenAI Agents SDK (`fsseam_tools()`)", "`files`, `multi_edit`, `apply_patch` (what it "
+     "always offered; `names=\"openai\"` for the OpenAI-trained shape)"),
+    ("Pydantic AI (`FsseamToolset`)", "`files`, `multi_edit`, `apply_patch` (what it always "
+     "offered; `names=\"files\"` for one editor)"),
     ("deepagents (`FsseamBackend`)", "none: deepagents' own tools (`read_file`, `edit_file`, "
      "...) run over fsseam"),
     ("`fsseam call`", "any tool"),

@@ -16,6 +16,7 @@ FRAMEWORKS = {
     "fsseam.integrations.deepagents_state": {"langchain", "langchain_core", "langgraph"},
     "fsseam.integrations.openai_agents": {"agents"},
     "fsseam.integrations.pydantic_ai": {"pydantic_ai"},
+    "fsseam.integrations.pydantic_ai_workspace": {"pydantic_ai"},
 }
 BLOCKED = ("deepagents", "langchain", "langchain_core", "langgraph", "agents", "pydantic_ai",
            "pydantic_graph", "openai", "anthropic")

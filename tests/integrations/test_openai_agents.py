@@ -247,7 +247,8 @@ def test_function_tools_are_fsseams_tools(ws: Workspace) -> None:
     ctx = ws.context("f")
     tools = function_tools(ctx)
     assert [t.name for t in tools] == list(DEFAULT_FUNCTION_TOOLS) == [
-        "apply_patch", "read", "ls", "glob", "grep"]
+        "read", "write", "edit", "ls", "glob", "grep", "delete", "move", "history", "restore",
+        "multi_edit", "apply_patch"]
     for tool in tools:
         assert isinstance(tool, FunctionTool)
         assert tool.description == ctx.tools.get(tool.name).description

@@ -111,7 +111,7 @@ def test_a_chat_completions_model_reads_and_patches(ws: Workspace) -> None:
         "Done.",
     )
     model = OpenAIChatCompletionsModel(model="gpt-test", openai_client=client(server))
-    tools = fsseam_tools(ws, model=model)
+    tools = fsseam_tools(ws, model=model, names="openai")
     assert not any(isinstance(t, ApplyPatchTool) for t in tools)
     agent = Agent(name="editor", model=model, tools=tools)
 
@@ -165,7 +165,8 @@ def test_a_responses_model_gets_the_hosted_tool(ws: Workspace) -> None:
             "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}
     server = ResponsesServer([read], [patch], [done])
     model = OpenAIResponsesModel(model="gpt-test", openai_client=client(server))
-    agent = Agent(name="editor", model=model, tools=fsseam_tools(ws, model=model))
+    agent = Agent(name="editor", model=model,
+                  tools=fsseam_tools(ws, model=model, names="openai"))
 
     result = asyncio.run(Runner.run(agent, "Raise the retries to 3.", run_config=NO_TRACING))
 
@@ -204,7 +205,7 @@ def test_the_function_apply_patch_on_a_responses_shaped_model(ws: Workspace) -> 
         [function_call("apply_patch", {"patch": PATCH}, call_id="p")],
         [assistant_message("Done.")],
     ])
-    tools = fsseam_tools(ws, hosted=False)
+    tools = fsseam_tools(ws, hosted=False, names="openai")
     assert names(tools) == ["apply_patch", "read", "ls", "glob", "grep"]
     agent = Agent(name="editor", model=model, tools=tools)
     result = asyncio.run(Runner.run(agent, "Raise the retries.", run_config=NO_TRACING))
@@ -236,8 +237,12 @@ def test_names_are_unique_in_every_set(ws: Workspace, chosen: Any, hosted: bool)
 
 
 def test_the_default_set_and_a_read_only_workspace() -> None:
+    rw = Workspace("memory://openai-rw", storage_options={"global_store": False})
+    assert names(fsseam_tools(rw, hosted=False)) == [
+        "read", "write", "edit", "ls", "glob", "grep", "delete", "move", "history", "restore",
+        "multi_edit", "apply_patch"]
     ro = Workspace("memory://openai-ro", read_only=True, storage_options={"global_store": False})
-    assert names(fsseam_tools(ro)) == ["read", "ls", "glob", "grep"]
+    assert names(fsseam_tools(ro)) == ["read", "ls", "glob", "grep", "history"]
     assert names(fsseam_tools(ro, names="all")) == [
         "read", "ls", "glob", "grep", "history"]
     with pytest.raises(UnknownToolError):

@@ -334,7 +334,7 @@ def test_names_take_set_names_and_tool_names(ws: Workspace) -> None:
     def listed(names: Any) -> list[str]:
         return list(asyncio.run(FsseamToolset(ws, names=names).get_tools(ctx)))
 
-    assert listed(None) == list(TOOL_SETS["files"])
+    assert listed(None) == [*TOOL_SETS["files"], "multi_edit", "apply_patch"]
     assert listed("openai") == ["apply_patch", "read", "ls", "glob", "grep"]
     assert listed(["anthropic", "read"]) == ["str_replace_editor", "memory", "ls", "glob",
                                              "grep", "read"]

@@ -13,7 +13,9 @@ import pytest
 
 from fsseam import Workspace, WriteIntent, hookimpl
 
-READ_TOOLS = ["read", "ls", "glob", "grep"]
+# What the integrations offer by default on a read-only workspace: the tools of their
+# default that modify nothing (history lists versions; restore is left out).
+READ_TOOLS = ["read", "ls", "glob", "grep", "history"]
 
 
 def _memory(**kwargs: Any) -> Workspace:

@@ -53,7 +53,7 @@ from ..patches import hunk_edit, parse_create_diff, parse_update_diff
 from ..tools import ToolResult
 from ..tools.native import ApplyPatchCallTool
 from ..tools.run import perform
-from ..tools.sets import TOOL_SETS, expand_tool_names
+from ..tools.sets import expand_tool_names
 from ..workspace import Context, Workspace
 from ._common import context_of
 from .openai_agents_state import DEFAULT_MAX_OBSERVATIONS, Conversations, session_context
@@ -62,17 +62,18 @@ __all__ = ["DEFAULT_FUNCTION_TOOLS", "DEFAULT_TOOLS", "Approval", "FsseamEditor"
            "fsseam_tools", "function_tool", "function_tools", "hosts_apply_patch",
            "session_context", "tool_output"]
 
-DEFAULT_TOOLS = "openai"
-"""The tool set an agent gets by default: ``apply_patch``, ``read``, ``ls``, ``glob``,
-``grep`` (the shape OpenAI's models are trained on); any set or tool names otherwise."""
+DEFAULT_TOOLS = ("files", "multi_edit", "apply_patch")
+"""What an agent gets by default: the ``files`` set with ``multi_edit`` and
+``apply_patch``, the tools this integration has always offered (agents and scripts written
+against it call them). ``names="openai"`` gives the shape OpenAI's models are trained on
+(``apply_patch``, ``read`` and the finders); any set or tool names."""
 
 Approval = bool | str | Iterable[str] | Mapping[str, bool | Callable[..., Any]]
 """``needs_approval=``: True (every tool that can change a file), tool names, or
 ``{name: bool or the SDK's callable}``."""
 
-DEFAULT_FUNCTION_TOOLS = TOOL_SETS[DEFAULT_TOOLS]
-"""The tools an agent gets by default: the ``openai`` set (``apply_patch``, ``read`` and
-the finders)."""
+DEFAULT_FUNCTION_TOOLS = expand_tool_names(DEFAULT_TOOLS)
+"""The names of the tools an agent gets by default (:data:`DEFAULT_TOOLS`)."""
 
 
 class FsseamEditor:
@@ -297,7 +298,7 @@ def fsseam_tools(
     hosted: bool | None = None,
 ) -> list[Tool]:
     """An agent's tools, one per name (``names``: tool and set names, default
-    :data:`DEFAULT_TOOLS`, the ``openai`` set), all on one :class:`FsseamEditor` (or the
+    :data:`DEFAULT_TOOLS`), all on one :class:`FsseamEditor` (or the
     one given). ``apply_patch`` is the SDK's hosted ``ApplyPatchTool`` where the model runs
     it (:func:`hosts_apply_patch` of ``model``, the agent's model; ``hosted=`` decides
     instead), else a strict function tool taking the same patches, which every model runs.

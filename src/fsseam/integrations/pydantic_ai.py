@@ -64,7 +64,7 @@ from ..observations import ObservationStore
 from ..tools.base import Tool
 from ..tools.result import ToolResult
 from ..tools.run import answer, attempt, facts, parse_arguments
-from ..tools.sets import TOOL_SETS
+from ..tools.sets import expand_tool_names
 from ..workspace import Context, Workspace
 from ._common import context_of
 from .pydantic_ai_history import (
@@ -78,9 +78,11 @@ from .pydantic_ai_history import (
 
 __all__ = ["DEFAULT_TOOLS", "RESULT_KEY", "RETRY_CODES", "FsseamToolset", "strict_form"]
 
-DEFAULT_TOOLS = TOOL_SETS["files"]
+DEFAULT_TOOLS = expand_tool_names(("files", "multi_edit", "apply_patch"))
 """The tools a toolset holds by default: the set ``files`` (read, write, edit, the finders,
-delete, move, history, restore). ``names=`` takes set names and tool names, mixed."""
+delete, move, history, restore) with ``multi_edit`` and ``apply_patch``, the tools this
+integration has always offered (agents written against it call them). ``names=`` takes set
+names and tool names, mixed (``names="files"`` for one editor only)."""
 
 RETRY_CODES: frozenset[ErrorCode] = frozenset()
 """Codes answered as ``ModelRetry`` beyond malformed calls: none. Every refusal is a failed
