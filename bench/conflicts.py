@@ -44,7 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 LINES = 200
 PATH = "/conf.txt"
-SEEN = "Retry the edit as it is"
+SEEN = "counts as your read of the current version"
 
 
 def log(msg: str) -> None:

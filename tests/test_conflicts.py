@@ -110,8 +110,8 @@ def test_a_file_rewritten_with_the_same_text_is_no_change() -> None:
                         target_status("same\n", []))
     assert render("stale_changed", "/s.txt", {"action": "edit", "changes": part}) == (
         "/s.txt has changed since you last read it, so your edit was not applied. Its text "
-        "is the same as the version you read (it was rewritten with the same content). Read "
-        "the file again, then retry the edit."
+        "is the same as the version you read (it was rewritten with the same content). Retry "
+        "the edit as it is; this refusal counts as your read of the current version."
     )
 
 

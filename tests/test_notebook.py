@@ -167,13 +167,17 @@ def test_the_docs_notebook_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None
         "Error [FS_STALE]: /cities.csv has changed since you last read it, so your edit was "
         "not applied. What changed, from the version you read to the current one:\n"
         "@@ -1,3 +1,3 @@\n city,temp_c\n Oslo,4\n-Lima,19\n+Lima,21\n"
-        "Your old_string no longer occurs in it. Read the file again, then retry the edit.\n"
+        "Your old_string no longer occurs in it. This refusal counts as your read of the "
+        "current version: fit your edit to the change shown and retry it, without reading "
+        "the file again.\n"
     )
     assert _outputs(code[6]) == (
         "**edit** failed: `FS_STALE`\n\n"
         "/cities.csv has changed since you last read it, so your edit was not applied. What "
         "changed, from the version you read to the current one:\n\n"
         "```diff\n@@ -1,3 +1,3 @@\n city,temp_c\n Oslo,4\n-Lima,19\n+Lima,21\n```\n\n"
-        "Your old_string no longer occurs in it. Read the file again, then retry the edit."
+        "Your old_string no longer occurs in it. This refusal counts as your read of the "
+        "current version: fit your edit to the change shown and retry it, without reading "
+        "the file again."
     )
     assert _outputs(code[8]) == "'city,temp_c\\nOslo,4\\nLima,20\\n'"

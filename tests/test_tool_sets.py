@@ -159,7 +159,7 @@ def test_each_sets_schema_size_is_measured() -> None:
 
 def test_the_story_is_told_in_the_same_words_everywhere() -> None:
     story = stale_story()
-    for advice in (render("advice_retry"), render("advice_reread_edit"),
+    for advice in (render("advice_retry"), render("advice_adjust"), render("advice_reread_edit"),
                    render("advice_reread_whole", details={"action": "write"})):
         assert advice in story
     assert story in INSTRUCTIONS
@@ -193,6 +193,6 @@ def test_each_refusal_ends_with_its_part_of_the_story() -> None:
     assert unique.text.endswith("Your old_string still occurs exactly once in it. "
                                 + render("advice_retry"))
     assert gone.text.endswith("Your old_string no longer occurs in it. "
-                              + render("advice_reread_edit"))
+                              + render("advice_adjust"))
     assert whole.text.endswith(render("advice_reread_whole", details={"action": "write"}))
     assert ws.backend.read("f.txt").data == b"one\nTWO\n"

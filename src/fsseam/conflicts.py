@@ -114,12 +114,15 @@ def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = Fals
                  action: str = "edit") -> Sentence:
     """The tail of an FS_STALE message: the diff and what the agent can do next (for a
     refused undo, ``undo``: the diff starts at the version the agent's change made). The
-    advice is the one story (:func:`stale_story`): an edit shown whole whose targets each
-    still occur once is retried as it is (:data:`DIFF_IS_A_READ`), anything else is read
-    again first."""
+    advice is the one story (:func:`stale_story`): after an edit shown whole (a read, see
+    :data:`DIFF_IS_A_READ`) the edit is retried as it is when its targets each still occur
+    once, else fitted to the change; shown in part, the file is read again first."""
     since = Sentence("since_yours" if undo else "since_read")
     advice = _advice(summary.complete, status, undo=undo, action=action)
     if summary.same_text:
+        if action in DIFF_IS_A_READ and not undo:
+            # Nothing to fit the edit to: the text it was made against is the text now.
+            advice = Sentence("advice_retry")
         return Sentence("changes_none", {"since": since, "status": status, "advice": advice})
     if summary.complete:
         return Sentence("changes_complete", {"since": since, "diff": summary.diff,
@@ -131,9 +134,13 @@ def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = Fals
 
 def _advice(complete: bool, status: Sentences, *, undo: bool, action: str) -> Sentence:
     if action in DIFF_IS_A_READ and not undo:
-        # No status (a patch's hunks, an insert) says nothing of the targets: read again.
+        if not complete:
+            return Sentence("advice_reread_edit")
+        # A diff shown whole is a read (the agent now knows the current version): the edit
+        # goes again as it is when each target still occurs once, else fitted to the
+        # change (no status, a patch's hunks or an insert, says nothing of the targets).
         unique = bool(status) and all(s.reason == Reason.target_unique for s in status)
-        return Sentence("advice_retry" if complete and unique else "advice_reread_edit")
+        return Sentence("advice_retry" if unique else "advice_adjust")
     if action in ("write", "restore"):
         return Sentence("advice_reread_whole", {"action": action})
     if not complete:
@@ -147,5 +154,6 @@ def stale_story() -> str:
     """What FS_STALE means and what to do after it, in the words of the refusals themselves
     (the same catalogue sentences): the MCP instructions, the demo and the docs say it so."""
     return render("stale_story", details={
-        "retry": Sentence("advice_retry"), "reread_edit": Sentence("advice_reread_edit"),
+        "retry": Sentence("advice_retry"), "adjust": Sentence("advice_adjust"),
+        "reread_edit": Sentence("advice_reread_edit"),
         "whole": Sentence("advice_reread_whole", {"action": "write"})})

@@ -29,7 +29,8 @@ def stale(diff: str, what: str = "edit", target: str | None = "no longer occurs 
     ) if what == "write" else (
         "Retry the edit as it is; this refusal counts as your read of the current version."
     ) if target == "still occurs exactly once in it" else (
-        "Read the file again, then retry the edit."
+        "This refusal counts as your read of the current version: fit your edit to the "
+        "change shown and retry it, without reading the file again."
     )
     return (
         f"Error [FS_STALE]: {path} has changed since you last read it, so your {what} was "

@@ -30,6 +30,10 @@ SENTENCES: dict[str, str] = {
         "Retry the edit as it is; this refusal counts as your read of the current version."
     ),
     "advice_reread_edit": "{reread} the file again, then retry the edit.",
+    "advice_adjust": (
+        "This refusal counts as your read of the current version: fit your edit to the "
+        "change shown and retry it, without reading the file again."
+    ),
     "advice_reread_whole": (
         "Your {action} replaces the whole file, so sending it again would throw this change "
         "away. {reread} the file again and keep the change in what you send, or use "
@@ -47,7 +51,8 @@ SENTENCES: dict[str, str] = {
         "changed it), so your change was not applied and nothing was changed. The refusal "
         "shows what changed since your read and, for an edit, whether your {old} still "
         "occurs exactly once. After an edit, if the change is shown whole and your {old} "
-        "still occurs exactly once: {retry} If not: {reread_edit} After a write: {whole}"
+        "still occurs exactly once: {retry} If it is shown whole but your edit no longer "
+        "fits: {adjust} If only part of it is shown: {reread_edit} After a write: {whole}"
     ),
     "advice_by_hand": (
         "You have now seen the current version: to take your change back, edit it by hand "

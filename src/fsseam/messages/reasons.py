@@ -210,6 +210,7 @@ class Reason(StrEnum):
     since_yours = auto()
     advice_retry = auto()
     advice_reread_edit = auto()
+    advice_adjust = auto()
     advice_reread_whole = auto()
     advice_reread = auto()
     advice_reread_on = auto()
