@@ -20,7 +20,8 @@ JSON keys the providers' tokenizers average close to four bytes a token)."""
 
 # Which set each surface offers when not told otherwise (names= / --tools change it).
 SURFACE_DEFAULTS = (
-    ("MCP (`fsseam mcp`, `ToolServer`)", f"`{DEFAULT_TOOLS}`"),
+    ("MCP (`fsseam mcp`, `ToolServer`)", f"`{DEFAULT_TOOLS}` (what the server lists; a client "
+     "calling another tool by name still runs it)"),
     ("OpenAI Agents SDK (`fsseam_tools()`)", "`files`, `multi_edit`, `apply_patch` (what it "
      "always offered; `names=\"openai\"` for the OpenAI-trained shape)"),
     ("Pydantic AI (`FsseamToolset`)", "`files`, `multi_edit`, `apply_patch` (what it always "
