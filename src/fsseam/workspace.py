@@ -18,7 +18,6 @@ from .observations.opening import ObservationsSpec, reserved_prefix, shared_memo
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
-from .seam.reading import show
 from .spec import (
     ContextSpec,
     WorkspaceSpec,
@@ -243,7 +242,7 @@ class Context:
         what ``read`` shows, without line numbers (CRLF as LF, no BOM). Raises FsError:
         FS_NOT_FOUND, FS_NOT_TEXT (a binary file), FS_TOO_LARGE (over
         ``Limits.max_edit_bytes``); none of them counts as a read."""
-        return show(self.fs, path)
+        return self.fs.show(path)
 
     def spec(self, *, snapshot: bool = False) -> ContextSpec:
         """What opens this context again in another process (``Context.from_spec``;

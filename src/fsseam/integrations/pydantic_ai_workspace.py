@@ -58,7 +58,6 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 
 from ..changes import Delete
 from ..errors import ErrorCode, FsError
-from ..seam import raw, writing
 from ..tools.render import render_error
 from ..workspace import Context, Workspace
 from ._common import context_of
@@ -139,7 +138,7 @@ class FsseamWorkspaceBackend:
     async def read_bytes(self, path: str) -> bytes:
         def read() -> bytes:
             self._not_a_directory(path)
-            return raw.read_bytes(self.context.fs, path)[0]
+            return self.context.fs.read_bytes(path)[0]
 
         return await self._run(read)
 
@@ -149,7 +148,7 @@ class FsseamWorkspaceBackend:
             parent = posixpath.dirname(_norm(path))
             if self._kind(parent) == "file":
                 raise NotADirectoryError(errno.ENOTDIR, parent)
-            writing.write_bytes(self.context.fs, path, bytes(data))
+            self.context.fs.write_bytes(path, bytes(data))
             self._landed(path)
 
         await self._run(write)

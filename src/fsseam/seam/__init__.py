@@ -39,7 +39,7 @@ from ..outcomes import (
     WriteOutcome,
 )
 from ..versions import Version
-from . import changing, finding, listing, managing, reading, writing
+from . import changing, finding, listing, managing, raw, reading, writing
 from . import history as _history
 from .core import Core
 from .listing import smallest
@@ -88,6 +88,22 @@ class Seam(Core):
 
     def stat(self, path: str) -> StatOutcome:
         return reading.stat(self, path)
+
+    def show(self, path: str) -> str:
+        """The whole text of a file for an application to put in a prompt (CRLF as LF, no
+        BOM), recorded as this owner's read of that version (see
+        :meth:`fsseam.Context.show`)."""
+        return reading.show(self, path)
+
+    def read_bytes(self, path: str) -> tuple[bytes, Version]:
+        """The whole file (at most ``Limits.max_edit_bytes``) and its version, for a surface
+        whose API is bytes; the owner has now observed that version."""
+        return raw.read_bytes(self, path)
+
+    def write_bytes(self, path: str, data: bytes) -> Version:
+        """Replace (or create) the whole file with exactly ``data``, for a surface whose API
+        is bytes (no text rules), guarded as a whole-file write; the version it now has."""
+        return writing.write_bytes(self, path, data)
 
     def kept(self, path: str, version: Version) -> bytes | None:
         """The exact bytes of ``path`` at ``version`` while this workspace keeps them (a

@@ -1,6 +1,6 @@
-"""Whole files as bytes, for a surface whose own API is bytes (Pydantic AI's workspace):
-a read that counts as the owner's observation. The matching write is
-:func:`fsseam.seam.writing.write_bytes`."""
+"""Whole files as bytes (``ctx.fs.read_bytes``), for a surface whose own API is bytes
+(Pydantic AI's workspace): a read that counts as the owner's observation. The matching
+write is :func:`fsseam.seam.writing.write_bytes` (``ctx.fs.write_bytes``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ __all__ = ["read_bytes"]
 def read_bytes(fs: Core, path: str) -> tuple[bytes, Version]:
     """The whole file (at most the edit limit) and its version; the owner has now observed
     that version, as after a read of every line."""
-    with fs.observing():
-        key, shown = fs._file(path)
-        data, version = fs._load_bytes(key)
-        fs._observed(key, shown, data, version)
-        return data, version
+    key, shown = fs._file(path)
+    data, version = fs._load_bytes(key)
+    fs._observed(key, shown, data, version)
+    return data, version

@@ -215,27 +215,26 @@ def write_bytes(fs: Core, path: str, data: bytes) -> Version:
     is bytes (no text rules: no BOM or newlines kept, any bytes): conditional on the
     version this owner observed, create-only when it observed none (the observation
     policy's rule for a whole-file write). Returns the version the file now has."""
-    with fs.observing():
-        fs._writable()
-        key, shown = fs._file(path)
-        fs._writable_at(key)
-        fs._check_size(shown, len(data))
-        intent = ask(fs, "write", key, shown, operation="write", size=len(data))
-        plan = FilePlan(key, shown, data, intent.precondition, "write", "write",
-                        lost_of(intent), fs._meta(), check_first="write")
-        done = run(fs, Plan.one("write", plan))[0]
-        version = done.version
-        assert version is not None
-        if done.unchanged:
-            fs._observed(key, shown, data, version)
-            return version
-        pre = plan.precondition
-        _keep(fs, key, shown, data, version)
-        fs._gate.dispatch(WrittenEvent(
-            owner=fs.owner, key=key, path=shown, operation="write", version=version,
-            created=isinstance(pre, CreateOnly),
-            replaced=pre.version if isinstance(pre, IfMatch) else None))
+    fs._writable()
+    key, shown = fs._file(path)
+    fs._writable_at(key)
+    fs._check_size(shown, len(data))
+    intent = ask(fs, "write", key, shown, operation="write", size=len(data))
+    plan = FilePlan(key, shown, data, intent.precondition, "write", "write",
+                    lost_of(intent), fs._meta(), check_first="write")
+    done = run(fs, Plan.one("write", plan))[0]
+    version = done.version
+    assert version is not None
+    if done.unchanged:
+        fs._observed(key, shown, data, version)
         return version
+    pre = plan.precondition
+    _keep(fs, key, shown, data, version)
+    fs._gate.dispatch(WrittenEvent(
+        owner=fs.owner, key=key, path=shown, operation="write", version=version,
+        created=isinstance(pre, CreateOnly),
+        replaced=pre.version if isinstance(pre, IfMatch) else None))
+    return version
 
 
 def _keep(fs: Core, key: str, shown: str, data: bytes, version: Version) -> None:
