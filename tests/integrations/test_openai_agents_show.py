@@ -45,6 +45,21 @@ def test_show_returns_the_text_and_counts_as_a_read(ws: Workspace) -> None:
         "/config.toml", "/c.txt")
 
 
+def test_show_records_in_the_contexts_own_store(ws: Workspace) -> None:
+    """A context with a store of its own (a framework's state) gets the read there, as every
+    ctx.fs call records, not in the workspace's store."""
+    from fsseam import MemoryObservations
+
+    put(ws, "/c.txt", b"a = 1\n")
+    own = MemoryObservations()
+    ctx = ws.context("app", observations=own)
+    ctx.show("/c.txt")
+    entry = own.get("app", "c.txt")
+    assert entry is not None and entry.seen
+    assert edit(ws.context("app", observations=own), "a = 1", "a = 2").ok
+    assert stored(ws, "/c.txt") == b"a = 2\n"
+
+
 def test_a_change_after_show_makes_the_edit_stale(ws: Workspace) -> None:
     put(ws, "/c.txt", b"a = 1\n")
     ctx = ws.context("app")
