@@ -9,8 +9,9 @@ and a :class:`RegexBudget` bounds the time of all the files of one call together
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import regex
@@ -46,10 +47,14 @@ class RegexBudget:
     Each file still gets at most :data:`SEARCH_TIMEOUT_S`, but never more than what is
     left: a pattern that is slow on every file costs the call this budget once, not that
     timeout once per file. Only the time in the regex engine counts, not reads: a fast
-    pattern spends seconds only over gigabytes of text."""
+    pattern spends seconds only over gigabytes of text.
 
-    def __init__(self, seconds: float) -> None:
+    ``until``: the seconds the whole call has left (its ``Limits.finder_seconds``), which
+    no one search may outlast either."""
+
+    def __init__(self, seconds: float, until: Callable[[], float] | None = None) -> None:
         self.left = seconds
+        self.until = until
 
     @property
     def spent(self) -> bool:
@@ -57,9 +62,10 @@ class RegexBudget:
 
     def allowance(self) -> float:
         """The timeout of the next search (SearchTimeout when nothing is left)."""
-        if self.left <= 0:
+        call = math.inf if self.until is None else self.until()
+        if self.left <= 0 or call <= 0:
             raise SearchTimeout
-        return min(SEARCH_TIMEOUT_S, self.left)
+        return min(SEARCH_TIMEOUT_S, self.left, call)
 
     def charge(self, started: float, allowed: float, timed_out: bool) -> None:
         """Spend the wall time since ``started``; a search that timed out spends at least

@@ -30,10 +30,19 @@ class Limits(BaseModel):
     conflict_diff_chars: int = 4000
     """FS_STALE shows what changed since the agent's read in at most this many characters
     of diff (longer diffs are cut, and the agent must read again). 0: no diff."""
+    finder_seconds: float = 20.0
+    """The wall-clock time one glob or grep call may take in all: listing, reading and
+    searching. When it is up the call returns what it found so far, marked partial, with
+    the first path it did not reach and a narrower path to search next (never a timeout
+    error). 20 s is the timeout agents already know from other tools' globs, and it leaves
+    an MCP client that gives up on a call at 60 s the time for one slow request past it
+    and the answer. 0: no limit. ``ls`` is not under it: it lists one directory, whose
+    rows it can only choose once it has seen every entry."""
     grep_regex_seconds: float = 5.0
     """What one grep call may spend in the regex engine, over all its files (each file also
     at most 2 s); once spent, the files left are skipped, counted as too slow, and the
-    outcome says the search stopped early. A plain-text pattern never spends it."""
+    outcome says the search stopped early (and is partial). A plain-text pattern never
+    spends it. It is part of ``finder_seconds``, not added to it."""
     grep_pattern_chars: int = 1000
     """Longest grep pattern a tool accepts (FS_INVALID_ARGUMENT above it)."""
     glob_pattern_chars: int = 1000

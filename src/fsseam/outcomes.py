@@ -152,6 +152,14 @@ class GlobOutcome(_Outcome):
     limit: int
     hidden: int = 0
     """Matching files left out because they lie in hidden or dependency directories."""
+    partial: bool = False
+    """The call ran out of time (``Limits.finder_seconds``): ``paths`` and the counts cover
+    only the files before ``unsearched_from``."""
+    unsearched_from: str | None = None
+    """When partial: the first file the walk did not reach, in path order."""
+    next_path: str | None = None
+    """When partial: the directory below ``path`` the walk stopped in, to search next
+    (None when the files left lie directly in ``path``)."""
 
 
 class GrepHunk(_Outcome):
@@ -190,6 +198,16 @@ class GrepOutcome(_Outcome):
     stopped: bool = False
     """The pattern spent the call's regex time (``Limits.grep_regex_seconds``): the files
     after that were not searched, and are counted in ``skipped["timeout"]``."""
+    partial: bool = False
+    """Not every file was searched for lack of time: the call's time ran out
+    (``Limits.finder_seconds``; ``unsearched_from`` says where) or its regex time did
+    (``stopped``)."""
+    unsearched_from: str | None = None
+    """When the call's time ran out: the first file it did not search, in path order. The
+    files shown and every count cover only the files before it."""
+    next_path: str | None = None
+    """When the call's time ran out: the directory below ``path`` it stopped in, to search
+    next (None when the files left lie directly in ``path``)."""
 
 
 class DeleteOutcome(_Outcome):

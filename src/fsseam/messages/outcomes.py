@@ -84,6 +84,23 @@ SENTENCES: dict[str, str] = {
         "glob, or simplify the pattern: avoid repeating a group whose parts can match the "
         "same text, such as (a|aa)+ or (a+)+.)"
     ),
+    # A finder out of time (Limits.finder_seconds): what it covers, and the next step.
+    "glob_out_of_time": (
+        "(The glob stopped early: it used up the time one search may take, so it covers the "
+        "paths before {resume} in path order, and so do the counts. {narrow}, or "
+        "make the pattern narrower.)"
+    ),
+    "grep_out_of_time": (
+        "(The search stopped early: it used up the time one search may take, so it covers "
+        "the files before {resume} in path order, and so do the counts. {narrow}, "
+        "or limit the files with glob.)"
+    ),
+    "_narrow_at": "To find the rest, search a narrower path, such as {next} where it stopped",
+    "_narrow": "To find the rest, search a narrower path",
+    "grep_slow_pattern": (
+        "(The pattern was slow on these files too: simplify it, avoiding a repeated group "
+        "whose parts can match the same text, such as (a|aa)+ or (a+)+.)"
+    ),
     "grep_total": "Total: {lines_matched} matching lines in {files_matched} files.",
     "grep_limited": (
         "(Output limited: {found} in all. Set max_results (up to 10000) to see more, or "

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
-from typing import Literal
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import Any, Literal
 
 from ..backends._digest import digest_version
 from ..backends.base import Blob, Entry
@@ -16,6 +16,7 @@ from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome
 from ..paths import display
 from ..text import SNIFF_BYTES
 from .core import Core
+from .deadline import Deadline, OutOfTime
 from .listing import walk_visible
 
 __all__ = ["GrepMode", "glob", "grep"]
@@ -38,8 +39,13 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
     prefix = f"{key}/" if key else ""
     paths: list[str] = []
     total = hidden = 0
+    deadline = Deadline(fs.limits.finder_seconds)
+    cut: str | None = None
     try:
         for e in walk_visible(fs, base):
+            if deadline.passed():
+                cut = e.key
+                break
             relative = e.key[len(prefix):]
             if not pattern.match(relative):
                 continue
@@ -54,7 +60,8 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
         if not (pattern.base and e.code is ErrorCode.FS_NOT_FOUND):
             raise
     return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
-                       total=total, limit=limit, hidden=hidden)
+                       total=total, limit=limit, hidden=hidden,
+                       **_partial(key, cut, pattern.named))
 
 
 def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMode,
@@ -65,11 +72,24 @@ def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMo
     # search hashes only the files it shows, the only ones whose version it reports.
     reads = search.tree()
     if reads is None:
-        many = _read_capped_many(fs, search.candidates(), search.cap)
+        many = _read_capped_many(fs, search.candidates(), search.cap, search.deadline)
         reads = ((e.key, got, None) for e, got in many)
-    for read in reads:
-        search.scan(*read)
+    search.run(reads)
     return search.outcome()
+
+
+def _partial(key: str, cut: str | None, named: frozenset[str]) -> dict[str, Any]:
+    """The fields of an outcome cut short at ``cut`` (none when it was not): where the call
+    stopped, and the directory it stopped in as the narrower path to search next: the
+    nearest one a search does not skip, below ``key`` (its own files left: no such
+    directory)."""
+    if cut is None:
+        return {}
+    prefix = f"{key}/" if key else ""
+    parents = cut[len(prefix):].split("/")[:-1] if cut.startswith(prefix) else []
+    kept = list(itertools.takewhile(lambda s: not is_skipped(s) or s in named, parents))
+    return {"partial": True, "unsearched_from": display(cut),
+            "next_path": display(prefix + "/".join(kept)) if kept else None}
 
 
 def _needle(pattern: Pattern) -> bytes | None:
@@ -95,7 +115,10 @@ class _Search:
         self.mode, self.context, self.limit = mode, context, limit
         self.prefix = f"{key}/" if key else ""
         self.cap = fs.limits.max_edit_bytes
-        self.budget = RegexBudget(fs.limits.grep_regex_seconds)
+        self.deadline = Deadline(fs.limits.finder_seconds)
+        self.budget = RegexBudget(fs.limits.grep_regex_seconds, self.deadline.left)
+        self.cut: str | None = None
+        """The first file not searched when the call's time ran out."""
         self.needle = _needle(pattern)
         self.skipped: dict[str, int] = {}
         self.stopped = self.truncated = False
@@ -119,6 +142,7 @@ class _Search:
     def accept(self, k: str) -> bool:
         # Files come directory by directory: whether a directory is searchable is worked
         # out once for all its files, and each file's own name tested alone.
+        self.deadline.check(k)  # every file, taken or not: no stretch of a walk unchecked
         relative = k[len(self.prefix):]
         if self.files is not None:
             if not self.files.match(relative):
@@ -155,13 +179,17 @@ class _Search:
                 return
             yield Entry(key=key, name=key.rsplit("/", 1)[-1], kind="file", size=st.size)
             return
-        for e in itertools.chain(head, walked):
-            if not self.accept(e.key):
-                continue
-            if e.size is not None and e.size > self.cap:
-                self.skip("too_large")
-                continue
-            yield e
+        try:
+            for e in itertools.chain(head, walked):
+                if not self.accept(e.key):
+                    continue
+                if e.size is not None and e.size > self.cap:
+                    self.skip("too_large")
+                    continue
+                yield e
+        except OutOfTime as stop:
+            # Ends the reads' input: those in flight still come, for run to drop.
+            self.cut = stop.key
 
     def tree(self) -> Iterator[Read] | None:
         """The local backend's walk and reads in one pass, where nothing is lost by it: no
@@ -176,6 +204,9 @@ class _Search:
             key, self.accept, self.cap, holds)
         try:
             head = list(itertools.islice(reads, 1))
+        except OutOfTime as stop:
+            self.cut = stop.key
+            return iter(())
         except FsError as err:
             if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
                 raise fs._missing(key, err) from None
@@ -238,6 +269,8 @@ class _Search:
                 matches = matching_lines(text, self.pattern, self.budget)
                 count = len(matches)
         except SearchTimeout:
+            if self.deadline.passed():
+                raise OutOfTime(file_key) from None  # the call's time, not the pattern's
             self.skip("timeout")
             return
         if not count:
@@ -265,21 +298,41 @@ class _Search:
         else:
             self.truncated = True
 
+    def run(self, reads: Iterator[Read]) -> None:
+        """Scan each read in turn until the reads end or the call's time is up. A read
+        that arrives after that is dropped with every one after it (a prefix of the
+        files stays searched, whatever was fetched ahead), and closing ``reads`` leaves
+        the reads still in flight behind without waiting for them."""
+        try:
+            for read in reads:
+                if self.deadline.passed():
+                    self.cut = read[0]
+                    break
+                self.scan(*read)
+        except OutOfTime as stop:  # from the walk (accept), a stream, or a regex search
+            self.cut = stop.key
+        finally:
+            if isinstance(reads, Generator):
+                reads.close()
+
     def outcome(self) -> GrepOutcome:
+        named = self.files.named if self.files is not None else frozenset()
         return GrepOutcome(
             path=display(self.key), pattern=self.pattern.source, mode=self.mode,
             files=self.shown, files_matched=self.files_matched,
             lines_matched=self.lines_matched, searched=self.searched, limit=self.limit,
             truncated=self.truncated, skipped=self.skipped, stopped=self.stopped,
+            **(_partial(self.key, self.cut, named) or {"partial": self.stopped}),
         )
 
 
 def _read_capped_many(
-    fs: Core, entries: Iterable[Entry], cap: int
+    fs: Core, entries: Iterable[Entry], cap: int, deadline: Deadline | None = None
 ) -> Iterator[tuple[Entry, Blob | bytes | FsError]]:
     """The reads of a search: a file of known size comes from the backend's ``read_many``
     (the caller has left out those over ``cap``); one whose size the store did not say is
-    streamed, and given up on past ``cap`` bytes, not read whole."""
+    streamed, and given up on past ``cap`` bytes, not read whole, or once ``deadline``
+    has passed (OutOfTime: the requests of one stream are not all one request)."""
     read_many: Callable[[Iterable[Entry]], Iterator[tuple[Entry, Blob | bytes | FsError]]]
     read_many = fs.extras.read_many_unhashed or fs.backend.read_many
     for unknown, run in itertools.groupby(entries, key=lambda e: e.size is None):
@@ -287,10 +340,11 @@ def _read_capped_many(
             yield from read_many(run)
             continue
         for e in run:
-            yield e, _read_capped(fs, e.key, cap)
+            yield e, _read_capped(fs, e.key, cap, deadline)
 
 
-def _read_capped(fs: Core, key: str, cap: int) -> Blob | FsError:
+def _read_capped(fs: Core, key: str, cap: int, deadline: Deadline | None = None
+                 ) -> Blob | FsError:
     try:
         stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
     except FsError as err:
@@ -306,6 +360,8 @@ def _read_capped(fs: Core, key: str, cap: int) -> Blob | FsError:
             held += len(chunk)
             if held > cap:
                 return too_large
+            if deadline is not None:
+                deadline.check(key)
             parts.append(chunk)
         data = b"".join(parts)
         version = stream.version

@@ -298,6 +298,7 @@ def render_ls(o: ListOutcome) -> str:
 
 def render_glob(o: GlobOutcome) -> str:
     hidden = "\n" + say(Reason.glob_hidden, details={"hidden": o.hidden}) if o.hidden else ""
+    hidden += _out_of_time(Reason.glob_out_of_time, o)
     if not o.paths:
         return say(Reason.glob_none, o.path, {"pattern": echo(o.pattern)}) + hidden
     shown = fit(o.paths, MAX_LIST_CHARS)
@@ -307,15 +308,17 @@ def render_glob(o: GlobOutcome) -> str:
     return text + hidden
 
 
+def _out_of_time(reason: Reason, o: GlobOutcome | GrepOutcome) -> str:
+    """The note of a finder whose time ran out (a line of its own), else nothing."""
+    where = Part("_narrow" if o.next_path is None else "_narrow_at")
+    details = {"resume": o.unsearched_from, "next": o.next_path, "narrow": where}
+    return "" if o.unsearched_from is None else "\n" + say(reason, details=details)
+
+
 # Why a search skipped files, as the clause that counts them.
-_SKIPPED = {
-    "binary": "_skipped_binary",
-    "not_utf8": "_skipped_not_utf8",
-    "too_large": "_skipped_too_large",
-    "timeout": "_skipped_timeout",
-    "unreadable": "_skipped_unreadable",
-    "hidden": "_skipped_hidden",
-}
+_SKIPPED = {"binary": "_skipped_binary", "not_utf8": "_skipped_not_utf8",
+            "too_large": "_skipped_too_large", "timeout": "_skipped_timeout",
+            "unreadable": "_skipped_unreadable", "hidden": "_skipped_hidden"}
 
 
 def _skipped(kind: str, count: int) -> str:
@@ -332,8 +335,10 @@ def render_grep(o: GrepOutcome) -> str:
     if o.skipped:
         kinds = ", ".join(_skipped(k, n) for k, n in sorted(o.skipped.items()))
         notes.append(say(Reason.grep_not_searched, details={"kinds": kinds}))
+    if o.unsearched_from is not None:
+        notes.append(_out_of_time(Reason.grep_out_of_time, o).lstrip("\n"))
     if o.stopped:
-        notes.append(say(Reason.grep_stopped))
+        notes.append(say(Reason.grep_slow_pattern if o.unsearched_from else Reason.grep_stopped))
     if not o.files:
         head = say(Reason.grep_none_shown if o.files_matched else Reason.grep_none, o.path, {
             "pattern": echo(o.pattern), "searched": o.searched, "matched": o.files_matched})

@@ -38,21 +38,23 @@ def read_many(
 
     pending: deque[tuple[Entry, Future[Blob | FsError]]] = deque()
     ahead = 0
-    with ThreadPoolExecutor(concurrency, thread_name_prefix="fsseam-read") as pool:
-        try:
-            for entry in entries:
-                while pending and (len(pending) >= concurrency or ahead >= window_bytes):
-                    done, future = pending.popleft()
-                    ahead -= done.size or 0
-                    yield done, future.result()
-                pending.append((entry, pool.submit(one, entry.key)))
-                ahead += entry.size or 0
-            while pending:
+    pool = ThreadPoolExecutor(concurrency, thread_name_prefix="fsseam-read")
+    try:
+        for entry in entries:
+            while pending and (len(pending) >= concurrency or ahead >= window_bytes):
                 done, future = pending.popleft()
+                ahead -= done.size or 0
                 yield done, future.result()
-        finally:
-            for _, future in pending:
-                future.cancel()
+            pending.append((entry, pool.submit(one, entry.key)))
+            ahead += entry.size or 0
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
+    finally:
+        # Closed early (a search out of time, say): the reads not started are dropped and
+        # those in flight are not waited for; each ends on its own thread, its answer
+        # unread. A caller so waits for no request past the one it was waiting on.
+        pool.shutdown(wait=not pending, cancel_futures=True)
 
 
 def concurrently(calls: list[Callable[[], T]]) -> list[T]:
