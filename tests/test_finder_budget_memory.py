@@ -1,0 +1,174 @@
+"""glob and grep hold memory that does not grow with what they walk: they keep ``limit``
+results and counts, never a list of every entry. Each test runs one call on a small and on
+a four or five times larger tree (local files, object-store keys) and compares the peaks
+(tracemalloc): a list of all entries would add hundreds of kilobytes to the larger one.
+The suite's sizes (4,000 files, 25,000 keys) stand for the 200,000-file tree and the
+100,000-key prefix: the peak is flat in the count, so the count does not matter
+(``bench/finders.py`` runs the real sizes).
+"""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+import fsseam.seam.listing
+
+from fsseam import ToolResult, Workspace
+from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
+from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
+from fsseam.versions import Version
+
+KiB, MiB = 1 << 10, 1 << 20
+BODY = b"x = 1\nneedle = 2\n"
+GROWTH = 64 * KiB
+"""What the larger run may add to the peak: a path string alone is some 60 bytes, so a
+list of the extra entries' paths would be three to ten times this."""
+
+
+def _peak(ws: Workspace, tool: str, args: dict[str, Any]) -> tuple[ToolResult, int]:
+    ctx = ws.context("agent")
+    # The same call on one directory first: the pattern compiled, modules loaded, the
+    # workspace's first observations stored are not what is measured.
+    ctx.tools.execute(tool, {**args, "path": "/d0000"})
+    tracemalloc.start()
+    try:
+        res = ctx.tools.execute(tool, args)
+        return res, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _tree(root: Path, files: int) -> Workspace:
+    """``files`` files of 100 per directory, all links to one inode (made in a fraction of
+    the time of as many writes; a search reads each as a file of its own)."""
+    root.mkdir()
+    source = root.parent / f"{root.name}.src"
+    source.write_bytes(BODY)
+    for d in range(files // 100):
+        sub = root / f"d{d:04d}"
+        sub.mkdir()
+        for i in range(100):
+            os.link(source, sub / f"f{i:03d}.py")
+    return Workspace(str(root), load_entry_points=False)
+
+
+CALLS = [
+    ("glob", {"pattern": "**/*.py"}),
+    ("grep", {"pattern": "needle"}),
+    ("grep", {"pattern": r"need\w+", "output_mode": "content"}),
+]
+
+
+def test_a_local_tree_costs_the_same_memory_at_any_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A walk hands its entries to the gate a batch at a time: what a batch holds is the
+    # bound, so the trees here are several batches of 100 (the suite's sizes) rather than
+    # several of 1,000.
+    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 100)
+    peaks: dict[int, list[int]] = {}
+    for n in (600, 2_400):
+        ws = _tree(tmp_path / f"t{n}", n)
+        peaks[n] = []
+        for tool, args in CALLS:
+            res, peak = _peak(ws, tool, args)
+            assert res.ok, res.text
+            out = res.value
+            if tool == "glob":
+                assert out.total == n and len(out.paths) == 100
+                assert out.paths[:2] == ["/d0000/f000.py", "/d0000/f001.py"]
+            else:
+                assert out.files_matched == n and out.truncated and not out.partial
+                assert out.files[0].path == "/d0000/f000.py"
+            peaks[n].append(peak)
+    growth = [large - small for small, large in zip(*peaks.values(), strict=True)]
+    assert max(growth) < GROWTH, peaks
+
+
+def test_a_1_gib_file_in_a_tree_is_skipped_unread(tmp_path: Path) -> None:
+    """Over ``Limits.max_edit_bytes`` a file is counted as too large, not read: a sparse
+    1 GiB file among others costs the search nothing."""
+    root = tmp_path / "root"
+    (root / "logs").mkdir(parents=True)
+    with (root / "logs" / "big.log").open("wb") as f:
+        f.write(b"needle\n")
+        f.truncate(1 << 30)
+    (root / "logs" / "small.log").write_bytes(b"needle\n")
+    ws = Workspace(str(root), load_entry_points=False)
+    res, peak = _peak(ws, "grep", {"pattern": "needle", "output_mode": "content"})
+    assert res.ok, res.text
+    assert [f.path for f in res.value.files] == ["/logs/small.log"]
+    assert res.value.skipped == {"too_large": 1} and "1 too large" in res.text
+    assert peak < 4 * MiB, peak
+
+
+class Keys:
+    """An object store's client over ``count`` generated keys, 100 per "directory": a
+    listing page is made when asked for and every object holds ``BODY``, so the store
+    itself holds nothing. Counts its requests."""
+
+    version_kind: ClassVar[str] = "etag"
+    silent_delete_of_missing: ClassVar[bool] = True
+    keeps_owner: ClassVar[bool] = False
+    bucket = "bucket"
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.pages = self.gets = 0
+
+    @staticmethod
+    def name(i: int) -> str:
+        return f"d{i // 100:04d}/f{i % 100:03d}.py"
+
+    def list_objects(self, prefix: str, *, delimiter: str | None, token: str | None = None,
+                     limit: int | None = None) -> ListPage:
+        assert delimiter is None
+        self.pages += 1
+        first, last = (0, self.count) if not prefix else (int(prefix[1:5]) * 100,
+                                                          int(prefix[1:5]) * 100 + 100)
+        start = int(token or first)
+        end = min(last, start + (limit or 1000))
+        return ListPage(objects=[ListedObject(name=self.name(i), size=len(BODY))
+                                 for i in range(start, end)],
+                        next_token=str(end) if end < last else None)
+
+    def get(self, name: str, **_: Any) -> ObjectData:
+        self.gets += 1
+        return ObjectData(data=BODY, version=Version(kind="etag", value='"1"'),
+                          size=len(BODY))
+
+
+def _keys(count: int) -> tuple[Workspace, Keys]:
+    s3 = pytest.importorskip("fsseam_s3", reason="the S3 adapter gives the store's facts")
+    from fsseam_s3.errors import MAPPER
+
+    client = Keys(count)
+
+    class Generated(s3.S3Backend):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            ObjectStoreBackend.__init__(self, client, MAPPER, KeySpace("bucket"),
+                                        server_side_copy=False)
+
+    return Workspace("s3://bucket", backend=Generated(), load_entry_points=False), client
+
+
+def test_a_prefix_of_many_keys_is_walked_page_by_page() -> None:
+    peaks: dict[int, list[int]] = {}
+    for n in (2_000, 10_000):
+        ws, client = _keys(n)
+        res, glob_peak = _peak(ws, "glob", {"pattern": "**/*.py"})
+        assert res.ok and res.value.total == n, res.text
+        assert client.pages == 1 + n // 1000  # one request per 1,000 keys
+        # Every key is walked and matched against glob; only d0001's 100 objects are read.
+        client.gets = 0
+        res, grep_peak = _peak(ws, "grep", {"pattern": "needle", "glob": "d0001/*.py"})
+        assert res.ok and res.value.files_matched == res.value.searched == 100, res.text
+        assert client.gets == 100  # (the call on /d0000 before it matches nothing there)
+        peaks[n] = [glob_peak, grep_peak]
+    growth = [large - small for small, large in zip(*peaks.values(), strict=True)]
+    assert max(growth) < GROWTH, peaks
