@@ -18,7 +18,7 @@ import pytest
 
 import fsseam.seam.deadline
 import fsseam.seam.listing
-from fsseam import ListEvent, Limits, Overwrite, ReadEvent, Workspace, hookimpl
+from fsseam import Limits, ListEvent, Overwrite, ReadEvent, Workspace, hookimpl
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match
 from fsseam.outcomes import GlobOutcome, GrepOutcome
 from fsseam.seam.finding import _partial

@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 import pytest
 
 import fsseam.seam.listing
-
 from fsseam import ToolResult, Workspace
 from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData

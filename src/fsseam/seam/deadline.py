@@ -33,13 +33,13 @@ class Deadline:
         self._at = clock() + seconds if seconds > 0 else math.inf
 
     def passed(self) -> bool:
-        return self._at != math.inf and clock() >= self._at
+        return clock() >= self._at  # never, against inf
 
     def left(self) -> float:
         """Seconds left (``inf`` without a limit; 0 or less once passed)."""
-        return math.inf if self._at == math.inf else self._at - clock()
+        return self._at - clock()
 
     def check(self, key: str) -> None:
         """OutOfTime at ``key`` once the time is up."""
-        if self._at != math.inf and clock() >= self._at:
+        if clock() >= self._at:
             raise OutOfTime(key)

@@ -74,7 +74,7 @@ def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMo
     if reads is None:
         many = _read_capped_many(fs, search.candidates(), search.cap, search.deadline)
         reads = ((e.key, got, None) for e, got in many)
-    search.run(reads)
+    search.scan_all(reads)
     return search.outcome()
 
 
@@ -188,7 +188,7 @@ class _Search:
                     continue
                 yield e
         except OutOfTime as stop:
-            # Ends the reads' input: those in flight still come, for run to drop.
+            # Ends the reads' input: those in flight still come, for scan_all to drop.
             self.cut = stop.key
 
     def tree(self) -> Iterator[Read] | None:
@@ -298,7 +298,7 @@ class _Search:
         else:
             self.truncated = True
 
-    def run(self, reads: Iterator[Read]) -> None:
+    def scan_all(self, reads: Iterator[Read]) -> None:
         """Scan each read in turn until the reads end or the call's time is up. A read
         that arrives after that is dropped with every one after it (a prefix of the
         files stays searched, whatever was fetched ahead), and closing ``reads`` leaves
