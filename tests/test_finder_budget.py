@@ -135,8 +135,8 @@ def test_grep_out_of_time_returns_the_files_before_where_it_stopped(
     assert res.text.endswith(
         "(The search stopped early: it used up the time one search may take, so it covers "
         "the files before /b/c/f2.txt in path order, and so do the counts. To find the "
-        "rest, search a narrower path, such as /b/c where it stopped, or limit the files "
-        "with glob.)"), res.text
+        "rest, search a narrower path, such as path=/b/c (where it stopped), or limit the "
+        "files with glob.)"), res.text
     # The next step works: the directory named, searched alone, gives the rest of it.
     clock.now = 0.0
     hook.key = ""
@@ -163,7 +163,7 @@ def test_glob_out_of_time_returns_the_paths_before_where_it_stopped(
         "/a/f0.txt\n/a/f1.txt\n/a/f2.txt\n/b/c/f0.txt\n"
         "(The glob stopped early: it used up the time one search may take, so it covers the "
         "paths before /b/c/f1.txt in path order, and so do the counts. To find the rest, "
-        "search a narrower path, such as /b/c where it stopped, or make the pattern "
+        "search a narrower path, such as path=/b/c (where it stopped), or make the pattern "
         "narrower.)")
     assert res.value.model_dump()["partial"] is True  # what MCP's structured result carries
 

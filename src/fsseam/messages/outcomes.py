@@ -95,7 +95,9 @@ SENTENCES: dict[str, str] = {
         "the files before {resume} in path order, and so do the counts. {narrow}, "
         "or limit the files with glob.)"
     ),
-    "_narrow_at": "To find the rest, search a narrower path, such as {next} where it stopped",
+    "_narrow_at": (
+        "To find the rest, search a narrower path, such as path={next} (where it stopped)"
+    ),
     "_narrow": "To find the rest, search a narrower path",
     "grep_slow_pattern": (
         "(The pattern was slow on these files too: simplify it, avoiding a repeated group "
