@@ -2,9 +2,9 @@
 results and counts, never a list of every entry. Each test runs one call on a small and on
 a four or five times larger tree (local files, object-store keys) and compares the peaks
 (tracemalloc): a list of all entries would add hundreds of kilobytes to the larger one.
-The suite's sizes (4,000 files, 25,000 keys) stand for the 200,000-file tree and the
-100,000-key prefix: the peak is flat in the count, so the count does not matter
-(``bench/finders.py`` runs the real sizes).
+The suite's sizes (2,400 files, 10,000 keys) stand for the 200,000-file tree and the
+100,000-key prefix: the peak is flat in the count, so the count does not matter. The full
+profile (``--hypothesis-profile=full``) runs those sizes themselves.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from fsseam import ToolResult, Workspace
 from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.versions import Version
+
+from .budget import size
 
 KiB, MiB = 1 << 10, 1 << 20
 BODY = b"x = 1\nneedle = 2\n"
@@ -71,7 +73,7 @@ def test_a_local_tree_costs_the_same_memory_at_any_size(
     # several of 1,000.
     monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 100)
     peaks: dict[int, list[int]] = {}
-    for n in (600, 2_400):
+    for n in (size(40_000, 600), size(200_000, 2_400)):
         ws = _tree(tmp_path / f"t{n}", n)
         peaks[n] = []
         for tool, args in CALLS:
@@ -158,7 +160,7 @@ def _keys(count: int) -> tuple[Workspace, Keys]:
 
 def test_a_prefix_of_many_keys_is_walked_page_by_page() -> None:
     peaks: dict[int, list[int]] = {}
-    for n in (2_000, 10_000):
+    for n in (size(20_000, 2_000), size(100_000, 10_000)):
         ws, client = _keys(n)
         res, glob_peak = _peak(ws, "glob", {"pattern": "**/*.py"})
         assert res.ok and res.value.total == n, res.text
