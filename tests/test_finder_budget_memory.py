@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pytest
 
 import fsseam.seam.listing
-from fsseam import ToolResult, Workspace
+from fsseam import Limits, ToolResult, Workspace
 from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.versions import Version
@@ -29,6 +29,10 @@ BODY = b"x = 1\nneedle = 2\n"
 GROWTH = 64 * KiB
 """What the larger run may add to the peak: a path string alone is some 60 bytes, so a
 list of the extra entries' paths would be three to ten times this."""
+
+WHOLE = Limits(finder_seconds=0)
+"""No time budget: tracemalloc slows a call several times, and what is measured is the
+memory of the whole walk."""
 
 
 def _peak(ws: Workspace, tool: str, args: dict[str, Any]) -> tuple[ToolResult, int]:
@@ -55,7 +59,7 @@ def _tree(root: Path, files: int) -> Workspace:
         sub.mkdir()
         for i in range(100):
             os.link(source, sub / f"f{i:03d}.py")
-    return Workspace(str(root), load_entry_points=False)
+    return Workspace(str(root), load_entry_points=False, limits=WHOLE)
 
 
 CALLS = [
@@ -155,7 +159,8 @@ def _keys(count: int) -> tuple[Workspace, Keys]:
             ObjectStoreBackend.__init__(self, client, MAPPER, KeySpace("bucket"),
                                         server_side_copy=False)
 
-    return Workspace("s3://bucket", backend=Generated(), load_entry_points=False), client
+    return Workspace("s3://bucket", backend=Generated(), load_entry_points=False,
+                     limits=WHOLE), client
 
 
 def test_a_prefix_of_many_keys_is_walked_page_by_page() -> None:
