@@ -28,7 +28,8 @@ bytes when the read has told already (None: not told)."""
 
 
 def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
-    """Files below ``path`` matching ``pattern``, in path order (the first ``limit``)."""
+    """Files below ``path`` matching ``pattern``, in path order (the first ``limit``); once
+    ``Limits.finder_seconds`` is spent, those before where the walk stopped (partial)."""
     key = fs.key(path)
     if pattern.base and any(s in ("", ".", "..") for s in pattern.base.split("/")):
         # The walk starts at the base unchecked (it is below a checked key): only plain
@@ -194,7 +195,11 @@ class _Search:
     def tree(self) -> Iterator[Read] | None:
         """The local backend's walk and reads in one pass, where nothing is lost by it: no
         plugin filters listings (the pass builds no entries to show one) and ``path`` is a
-        directory (a file takes the plain path)."""
+        directory (a file takes the plain path).
+
+        The pass asks ``accept`` about each file just before reading it, in path order,
+        and lets its OutOfTime through: the files before that one have all been yielded,
+        so the search stops at that file with a prefix searched."""
         fs, key, needle = self.fs, self.key, self.needle
         fused = fs.extras.read_tree_unhashed
         if fused is None or fs._gate.hooked("fs/list"):
