@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import count
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
@@ -523,3 +524,38 @@ def test_sources_and_owners(ws: Workspace) -> None:
         FsseamBackend(ctx, storage_options={})
     with pytest.raises(TypeError, match="expected a fsseam Workspace, Context or URL"):
         FsseamBackend(42)  # type: ignore[arg-type]
+
+
+class _Ticking:
+    """A finders' clock that moves one second at every reading: a call's time runs out
+    after a known number of checks, with no sleep."""
+
+    def __init__(self) -> None:
+        self.now = -1.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_glob_and_grep_stop_at_the_finders_time_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import fsseam.seam.deadline
+    from fsseam import Limits
+
+    ws = Workspace("memory://da-budget-" + uuid4().hex, limits=Limits(finder_seconds=2.5))
+    names = [f"/f{i}.py" for i in range(6)]
+    for path in names:
+        seed(ws, path, "needle\n")
+    b = FsseamBackend(ws)
+    monkeypatch.setattr(fsseam.seam.deadline, "clock", _Ticking())
+    cut = b.glob("*.py")
+    assert cut.error is None and cut.truncated and cut.truncation_reason == "budget"
+    shown = [m["path"] for m in cut.matches or []]
+    assert shown == names[:len(shown)] and 0 < len(shown) < len(names)
+    found = b.grep("needle")
+    assert found.error is None and found.truncated
+    assert 0 < len(found.matches or []) < len(names)
+    monkeypatch.setattr(fsseam.seam.deadline, "clock", lambda: 0.0)
+    whole = b.glob("*.py")
+    assert not whole.truncated and [m["path"] for m in whole.matches or []] == names

@@ -13,9 +13,10 @@ deepagents`). Imports no framework: deepagents' matcher is handed in.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from ..backends.local import LocalBackend
@@ -59,19 +60,23 @@ class IncludeGlob(Glob):
         return True
 
 
-def files_below(context: Context, path: str) -> tuple[str, list[ListEntry]]:
-    """The search root as shown, and the files below it (the file itself when ``path``
-    names one)."""
+def files_below(context: Context, path: str) -> tuple[str, Iterator[ListEntry]]:
+    """The search root as shown, and the files below it as the walk gives them (the file
+    itself when ``path`` names one). The walk's first step is taken here, so a missing
+    path or one that is a file is known before the caller iterates; the rest is lazy, so a
+    caller that stops early never holds the whole tree."""
     fs = context.fs
     try:
-        return display(fs.key(path)), [e for e in fs.walk(path) if e.type == "file"]
+        walked = (e for e in fs.walk(path) if e.type == "file")
+        head = list(itertools.islice(walked, 1))
+        return display(fs.key(path)), itertools.chain(head, walked)
     except FsError as e:
         if e.code is not ErrorCode.FS_INVALID_ARGUMENT:
             raise
         st = fs.stat(path)
         if st.type != "file":
             raise
-        return st.path, [ListEntry(path=st.path, type="file", size=st.size, depth=0)]
+        return st.path, iter([ListEntry(path=st.path, type="file", size=st.size, depth=0)])
 
 
 def literal_grep(context: Context, pattern: str, base: str, files: Glob | None,

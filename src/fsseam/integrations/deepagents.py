@@ -42,6 +42,7 @@ try:
         FileInfo,
         FileUploadResponse,
         GlobResult,
+        GlobTruncationReason,
         GrepMatch,
         GrepResult,
         LsResult,
@@ -62,6 +63,7 @@ except ImportError:  # pragma: no cover - deepagents before its video reads
 
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Reason
+from ..seam.deadline import Deadline
 from ..tools.base import Tool
 from ..tools.file_tools import EditTool, WriteTool
 from ..tools.manage import DeleteTool
@@ -295,15 +297,26 @@ class FsseamBackend(BackendProtocol):
                 return GlobResult(matches=[])
             return GlobResult(error=_listed(walked, "glob"))
         root, entries = walked
+        # The walk is lazy and the call has the finders' time budget: a huge tree gives
+        # what was found so far, marked truncated, never a hang or a list of every file.
+        deadline = Deadline(self.context.fs.limits.finder_seconds)
         matches: list[FileInfo] = []
-        for entry in entries:
-            relative = (entry.path[len(root):].lstrip("/") if entry.path != root
-                        else entry.path.rsplit("/", 1)[-1])
-            if not matcher(relative):
-                continue
-            if len(matches) >= MAX_GLOB_MATCHES:
-                return GlobResult(matches=matches, truncated=True, truncation_reason=_BUDGET)
-            matches.append(cast(FileInfo, info(entry)))
+        try:
+            for entry in entries:
+                if deadline.passed():
+                    return GlobResult(matches=matches, truncated=True, truncation_reason=_BUDGET)
+                relative = (entry.path[len(root):].lstrip("/") if entry.path != root
+                            else entry.path.rsplit("/", 1)[-1])
+                if not matcher(relative):
+                    continue
+                if len(matches) >= MAX_GLOB_MATCHES:
+                    return GlobResult(matches=matches, truncated=True, truncation_reason=_BUDGET)
+                matches.append(cast(FileInfo, info(entry)))
+        except FsError as e:
+            # The walk failed after its first page: what was found stands, incomplete.
+            why: GlobTruncationReason = "transport" if e.code is ErrorCode.FS_BACKEND else (
+                "unreadable")
+            return GlobResult(matches=matches, truncated=True, truncation_reason=why)
         return GlobResult(matches=matches)
 
     def grep(
@@ -339,7 +352,7 @@ class FsseamBackend(BackendProtocol):
             for i, line in enumerate(h.lines)
             if h.first + i in h.matches
         ]
-        return GrepResult(matches=matches, truncated=out.truncated)
+        return GrepResult(matches=matches, truncated=out.truncated or out.partial)
 
     # -- the application's files -----------------------------------------------------------
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
