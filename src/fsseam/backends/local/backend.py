@@ -3,6 +3,10 @@
 The work is done by the modules beside this one (``tree``: descriptor walks and
 listings; ``digests``: versions; ``search``: the reads of a search; ``writes``: the
 compare-and-swap); this class holds one of each for its root and answers the contract.
+
+``durability`` (the storage option of the same name) says what a returned write survives:
+``"fsync"`` (the default) a power loss, ``"rename"`` (no fsync, as most editors publish)
+a crash of the process only; see docs/backends.md, "Local durability".
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ import builtins
 import os
 import stat as stat_mod
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fsspec.implementations.local import LocalFileSystem
 
 from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...oserrors import mapped
 from ...paths import display
 from ...versions import Capabilities, Precondition, Version
@@ -27,7 +32,15 @@ from .files import _kept_changing, _outside
 from .tree import Tree
 from .writes import Writes
 
-__all__ = ["LocalBackend"]
+__all__ = ["DURABILITY_OPTION", "Durability", "LocalBackend"]
+
+Durability = Literal["fsync", "rename"]
+"""What a returned local write survives: ``"fsync"`` a power loss, ``"rename"`` only a
+crash of the writing process (see the module docstring)."""
+
+DURABILITY_OPTION = "durability"
+"""The storage option that chooses it: ``Workspace(dir, storage_options={"durability":
+"rename"})``."""
 
 
 class LocalBackend:
@@ -40,27 +53,40 @@ class LocalBackend:
         copy_create_only_atomic=True,
         history=False,
         note="fsync'd temp file, then flock on the parent directory + digest re-check + "
-        "rename/link",
+        "rename/link, then fsync of the directory",
     )
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, durability: Durability = "fsync") -> None:
+        if durability not in get_args(Durability):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.local_durability,
+                details={"value": durability},
+            )
         real = os.path.realpath(root)
         if not os.path.isdir(real):
             raise FsError(
                 ErrorCode.FS_NOT_FOUND, reason="root_not_directory", details={"root": root}
             )
         self.root = real
+        self.durability: Durability = durability
+        if durability == "rename":
+            self.capabilities = LocalBackend.capabilities.model_copy(update={
+                "note": "temp file (no fsync), then flock on the parent directory + digest "
+                "re-check + rename/link (no fsync of the directory)",
+            })
         self._tree = Tree(real, os.path.abspath(root))
         self._known = KnownDigests()
         self._digests = Digests(self._tree.path, self._known)
-        self._writes = Writes(self._tree, self._digests, self._known)
+        self._writes = Writes(
+            self._tree, self._digests, self._known, sync=durability == "fsync"
+        )
 
     @classmethod
     def from_url(
         cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
     ) -> LocalBackend:
         path = LocalFileSystem._strip_protocol(url)
-        return cls(os.path.abspath(path))
+        return cls(os.path.abspath(path), storage_options.get(DURABILITY_OPTION, "fsync"))
 
     # -- paths -------------------------------------------------------------
     def path(self, key: str) -> str:
