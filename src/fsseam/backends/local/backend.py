@@ -29,6 +29,7 @@ from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 from . import search
 from .digests import Digests, _LocalStream
 from .files import _kept_changing, _outside
+from .temps import TEMP_MARK, is_temp_name
 from .tree import Tree
 from .writes import Writes
 
@@ -41,6 +42,12 @@ crash of the writing process (see the module docstring)."""
 DURABILITY_OPTION = "durability"
 """The storage option that chooses it: ``Workspace(dir, storage_options={"durability":
 "rename"})``."""
+
+
+def _is_temp(name: str) -> bool:
+    """A temp file of a write in progress, or of a writer killed before it published: not
+    a file of the workspace, so no listing, walk or search shows it."""
+    return TEMP_MARK in name and is_temp_name(name)
 
 
 class LocalBackend:
@@ -135,7 +142,10 @@ class LocalBackend:
     ) -> Iterator[tuple[str, bytes | FsError, bool]]:
         """The walk and ``read_many_unhashed`` of its files in one pass, for a search (see
         ``search.read_tree_unhashed``)."""
-        return search.read_tree_unhashed(self._tree, key, accept, max_bytes, wanted)
+        def ours(child: str) -> bool:
+            return not _is_temp(child.rsplit("/", 1)[-1]) and accept(child)
+
+        return search.read_tree_unhashed(self._tree, key, ours, max_bytes, wanted)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:
         fd, st = self._tree.open_file(key)
@@ -161,15 +171,17 @@ class LocalBackend:
 
     def list_lazy(self, key: str) -> Iterator[Entry]:
         """The children of ``key`` in the directory's own order, one entry per
-        ``readdir`` result as it comes (the directory stays open until the last)."""
-        return self._tree.list_lazy(key)
+        ``readdir`` result as it comes (the directory stays open until the last), temp
+        files of writes left out."""
+        return (e for e in self._tree.list_lazy(key) if not _is_temp(e.name))
 
     def walk(self, key: str) -> Iterator[Entry]:
         """Every file below ``key`` in ascending key order, by descriptors that never follow
         a link nor leave the root; directories deeper than paths may go are not entered, and
         one that cannot be opened (no permission, removed meanwhile) is skipped."""
         for _, child, d in self._tree.dirents(key):
-            yield self._tree.entry(child, d)
+            if not _is_temp(d.name):
+                yield self._tree.entry(child, d)
 
     # -- writes ------------------------------------------------------------
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
