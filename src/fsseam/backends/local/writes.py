@@ -192,6 +192,7 @@ class Writes:
                 if now is None or _sig(now) != _sig(current[1]):
                     continue
             os.replace(temp.name, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            temp.renamed = True
             return
         raise _kept_changing(key, "checked")
 
