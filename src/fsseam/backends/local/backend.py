@@ -77,10 +77,10 @@ class LocalBackend:
         self.root = real
         self.durability: Durability = durability
         if durability == "rename":
-            self.capabilities = LocalBackend.capabilities.model_copy(update={
-                "note": "temp file (no fsync), then flock on the parent directory + digest "
+            self.capabilities = LocalBackend.capabilities.model_copy(update=dict(
+                note="temp file (no fsync), then flock on the parent directory + digest "
                 "re-check + rename/link (no fsync of the directory)",
-            })
+            ))
         self._tree = Tree(real, os.path.abspath(root))
         self._known = KnownDigests()
         self._digests = Digests(self._tree.path, self._known)
