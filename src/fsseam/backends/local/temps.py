@@ -68,8 +68,7 @@ class _Temp:
         self.dfd = dfd
         self.name = _temp_name(name)
         self.fd = -1
-        self.renamed = False
-        """Published by rename: the name is gone, nothing to unlink."""
+        self.renamed = False  # published by rename: its name is gone, nothing to unlink
         fcntl.flock(dfd, fcntl.LOCK_SH)
         try:
             try:
