@@ -10,10 +10,15 @@ per-call count, repeatable on a loaded machine where wall-clock times are not.
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
         python bench/percall.py --op local-edit -n 100        # instructions (see --help)
 
-Ops: {memory,local,s3,gcs}-{read,write,edit}, and the floors: raw-{local,s3,gcs}-{read,
-write,edit} (the raw fsspec calls of bench/run.py; raw-s3-read is one GET) and cat-n (a
-plain Python ``cat -n`` of the file). S3 runs on moto in this process (its server's CPU is
-then in the profile too), GCS on fake-gcs-server.
+Ops: {memory,local,local-rename,s3,gcs}-{read,write,edit} (local-rename: the local
+backend with ``durability="rename"``, no fsync), and the floors: raw-{local,s3,gcs}-{read,
+write,edit} (the raw fsspec calls of bench/run.py; raw-s3-read is one GET), cat-n (a plain
+Python ``cat -n`` of the file), durable-{write,edit} (the kernel work of a crash-safe
+publish in plain Python, and the reference editor's str_replace publishing that way: the
+floors of local-write and local-edit) and editor-{write,edit} (the reference editor's
+create and str_replace, no fsync: the floors of local-rename-write and -edit). S3 runs on
+moto in this process (its server's CPU is then in the profile too), GCS on
+fake-gcs-server.
 """
 
 from __future__ import annotations
@@ -35,24 +40,26 @@ from typing import Any
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from run import LINES, cat_n, make_text
+from run import LINES, cat_n, durable_publish, editor_create, editor_str_replace, make_text
 
 OPS = (
-    *(f"{b}-{c}" for b in ("memory", "local", "s3", "gcs") for c in ("read", "write", "edit")),
+    *(f"{b}-{c}" for b in ("memory", "local", "local-rename", "s3", "gcs")
+      for c in ("read", "write", "edit")),
     *(f"raw-{b}-{c}" for b in ("local", "s3", "gcs") for c in ("read", "write", "edit")),
-    "cat-n",
+    "cat-n", "durable-write", "durable-edit", "editor-write", "editor-edit",
 )
 
 
 def _store(backend: str, tmp: str, stack: ExitStack) -> tuple[str, dict[str, Any] | None,
                                                              Any, str]:
     """(workspace url, storage options, raw filesystem, raw directory) of one backend."""
-    if backend == "local":
+    if backend in ("local", "local-rename"):
         from fsspec.implementations.local import LocalFileSystem
 
         os.makedirs(os.path.join(tmp, "ws"))
         os.makedirs(os.path.join(tmp, "raw"))
-        return os.path.join(tmp, "ws"), None, LocalFileSystem(), os.path.join(tmp, "raw")
+        options = {"durability": "rename"} if backend == "local-rename" else None
+        return os.path.join(tmp, "ws"), options, LocalFileSystem(), os.path.join(tmp, "raw")
     if backend == "s3":
         import s3fs
         from fsseam_s3.testing import moto_server
@@ -85,6 +92,8 @@ def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
         mfs = MemoryFileSystem(global_store=False, skip_instance_cache=True)
         mfs.pipe_file("/percall/raw.txt", datas[0])
         return lambda i: cat_n(mfs.cat_file("/percall/raw.txt").decode())
+    if op.startswith(("durable-", "editor-")):
+        return _local_floor(op, tmp, texts)
     if op.startswith("raw-"):
         _, backend, call = op.split("-")
         _, _, fs, raw_dir = _store(backend, tmp, stack)
@@ -103,7 +112,7 @@ def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
         return raw_edit
     from fsseam import Workspace
 
-    backend, call = op.split("-")
+    backend, call = op.rsplit("-", 1)
     if backend == "memory":
         from fsseam.backends.memory import isolated_memory_filesystem
 
@@ -135,6 +144,19 @@ def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
                                      "new_string": new}))
 
     return edit
+
+
+def _local_floor(op: str, tmp: str, texts: list[str]) -> Callable[[int], Any]:
+    """The floors of a local write and edit (see bench/run.py): with the default
+    durability, the crash-safe publish in plain Python; with "rename", the editor."""
+    path = os.path.join(tmp, "floor.txt")
+    durable_publish(path, texts[0].encode())
+    if op == "durable-write":
+        return lambda i: durable_publish(path, texts[i % 2].encode())
+    if op == "editor-write":
+        return lambda i: editor_create(path, texts[i % 2])
+    publish = durable_publish if op == "durable-edit" else None
+    return lambda i: editor_str_replace(path, *_swap(i), publish=publish)
 
 
 def _callgrind_total(op: str, n: int, warmup: int) -> int:

@@ -395,5 +395,5 @@ def keep_history(backend: Backend, history: History) -> KeptHistoryBackend:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_inside_root",
                       details={"where": path})
     from .kept_dir import DirectoryHistoryStore
-
-    return KeptHistoryBackend(backend, DirectoryHistoryStore(real), history)
+    sync = getattr(backend, "durability", "fsync") != "rename"  # the local backend's choice
+    return KeptHistoryBackend(backend, DirectoryHistoryStore(real, sync=sync), history)

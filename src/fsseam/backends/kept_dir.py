@@ -53,14 +53,15 @@ def _fsync_dir(path: str) -> None:
             os.close(fd)
 
 
-def _durable_write(directory: str, name: str, data: bytes) -> None:
+def _durable_write(directory: str, name: str, data: bytes, sync: bool = True) -> None:
     temp = os.path.join(directory, f"{_TEMP}{secrets.token_hex(8)}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -68,7 +69,8 @@ def _durable_write(directory: str, name: str, data: bytes) -> None:
         raise
     os.close(fd)
     os.replace(temp, os.path.join(directory, name))
-    _fsync_dir(directory)
+    if sync:
+        _fsync_dir(directory)
 
 
 def _damaged(key: str, index: str, error: Exception | Part, **facts: object) -> FsError:
@@ -80,9 +82,13 @@ def _damaged(key: str, index: str, error: Exception | Part, **facts: object) -> 
 
 
 class DirectoryHistoryStore:
-    def __init__(self, path: str) -> None:
+    """``sync=False``: no fsync, for a local workspace whose own writes make none (its
+    ``"rename"`` durability); a crash of the process still leaves whole files."""
+
+    def __init__(self, path: str, sync: bool = True) -> None:
         self.path = path
         self.where = path
+        self.sync = sync
         try:
             os.makedirs(path, mode=0o700, exist_ok=True)
             names = os.listdir(path)
@@ -154,7 +160,8 @@ class DirectoryHistoryStore:
         with contextlib.suppress(FileNotFoundError):
             os.replace(os.path.join(directory, INDEX),
                        os.path.join(directory, f"{INDEX}.damaged-{stamp}-{secrets.token_hex(4)}"))
-        _fsync_dir(directory)
+        if self.sync:
+            _fsync_dir(directory)
         aged: builtins.list[tuple[int, str]] = []
         with contextlib.suppress(FileNotFoundError), os.scandir(directory) as it:
             for entry in it:
@@ -166,7 +173,7 @@ class DirectoryHistoryStore:
     def save(self, key: str, entries: list[KeptEntry]) -> None:
         body = {"format": FORMAT, "key": key,
                 "entries": [e.model_dump(mode="json") for e in entries]}
-        _durable_write(self._dir(key), INDEX, json.dumps(body).encode())
+        _durable_write(self._dir(key), INDEX, json.dumps(body).encode(), self.sync)
 
     def has(self, key: str, sha: str) -> bool:
         return os.path.isfile(os.path.join(self._dir(key), sha))
@@ -174,7 +181,7 @@ class DirectoryHistoryStore:
     def put(self, key: str, sha: str, data: bytes) -> None:
         directory = self._dir(key)
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        _durable_write(directory, sha, data)
+        _durable_write(directory, sha, data, self.sync)
 
     def get(self, key: str, sha: str) -> bytes | None:
         try:

@@ -148,6 +148,7 @@ class Reason(StrEnum):
     create_only_delete = auto()
     create_only_copy = auto()
     root_not_directory = auto()
+    local_durability = auto()
     memory_options = auto()
     memory_global_store = auto()
     cached_filesystem = auto()

@@ -51,6 +51,11 @@ SENTENCES: dict[str, str] = {
     "root_not_directory": (
         "the workspace root {root} is not an existing directory; create it first."
     ),
+    "local_durability": (
+        "the local storage option durability must be \"fsync\" (a write survives a power "
+        "loss; the default) or \"rename\" (no fsync: a write survives a crash of the "
+        "process only), not {value!r}."
+    ),
     "memory_options": (
         "memory:// takes one storage option, global_store (false for a store of this "
         "workspace's own); got {options}."

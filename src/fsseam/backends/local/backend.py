@@ -3,6 +3,10 @@
 The work is done by the modules beside this one (``tree``: descriptor walks and
 listings; ``digests``: versions; ``search``: the reads of a search; ``writes``: the
 compare-and-swap); this class holds one of each for its root and answers the contract.
+
+``durability`` (the storage option of the same name) says what a returned write survives:
+``"fsync"`` (the default) a power loss, ``"rename"`` (no fsync, as most editors publish)
+a crash of the process only; see docs/backends.md, "Local durability".
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ import builtins
 import os
 import stat as stat_mod
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Literal, get_args
 
 from fsspec.implementations.local import LocalFileSystem
 
 from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...oserrors import mapped
 from ...paths import display
 from ...versions import Capabilities, Precondition, Version
@@ -24,10 +29,25 @@ from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 from . import search
 from .digests import Digests, _LocalStream
 from .files import _kept_changing, _outside
+from .temps import TEMP_MARK, is_temp_name
 from .tree import Tree
 from .writes import Writes
 
-__all__ = ["LocalBackend"]
+__all__ = ["DURABILITY_OPTION", "Durability", "LocalBackend"]
+
+Durability = Literal["fsync", "rename"]
+"""What a returned local write survives: ``"fsync"`` a power loss, ``"rename"`` only a
+crash of the writing process (see the module docstring)."""
+
+DURABILITY_OPTION = "durability"
+"""The storage option that chooses it: ``Workspace(dir, storage_options={"durability":
+"rename"})``."""
+
+
+def _is_temp(name: str) -> bool:
+    """A temp file of a write in progress, or of a writer killed before it published: not
+    a file of the workspace, so no listing, walk or search shows it."""
+    return TEMP_MARK in name and is_temp_name(name)
 
 
 class LocalBackend:
@@ -40,27 +60,40 @@ class LocalBackend:
         copy_create_only_atomic=True,
         history=False,
         note="fsync'd temp file, then flock on the parent directory + digest re-check + "
-        "rename/link",
+        "rename/link, then fsync of the directory",
     )
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, durability: Durability = "fsync") -> None:
+        if durability not in get_args(Durability):
+            raise FsError(
+                ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.local_durability,
+                details={"value": durability},
+            )
         real = os.path.realpath(root)
         if not os.path.isdir(real):
             raise FsError(
                 ErrorCode.FS_NOT_FOUND, reason="root_not_directory", details={"root": root}
             )
         self.root = real
+        self.durability: Durability = durability
+        if durability == "rename":
+            self.capabilities = LocalBackend.capabilities.model_copy(update=dict(
+                note="temp file (no fsync), then flock on the parent directory + digest "
+                "re-check + rename/link (no fsync of the directory)",
+            ))
         self._tree = Tree(real, os.path.abspath(root))
         self._known = KnownDigests()
         self._digests = Digests(self._tree.path, self._known)
-        self._writes = Writes(self._tree, self._digests, self._known)
+        self._writes = Writes(
+            self._tree, self._digests, self._known, sync=durability == "fsync"
+        )
 
     @classmethod
     def from_url(
         cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
     ) -> LocalBackend:
         path = LocalFileSystem._strip_protocol(url)
-        return cls(os.path.abspath(path))
+        return cls(os.path.abspath(path), storage_options.get(DURABILITY_OPTION, "fsync"))
 
     # -- paths -------------------------------------------------------------
     def path(self, key: str) -> str:
@@ -109,7 +142,10 @@ class LocalBackend:
     ) -> Iterator[tuple[str, bytes | FsError, bool]]:
         """The walk and ``read_many_unhashed`` of its files in one pass, for a search (see
         ``search.read_tree_unhashed``)."""
-        return search.read_tree_unhashed(self._tree, key, accept, max_bytes, wanted)
+        def ours(child: str) -> bool:
+            return not _is_temp(child.rsplit("/", 1)[-1]) and accept(child)
+
+        return search.read_tree_unhashed(self._tree, key, ours, max_bytes, wanted)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:
         fd, st = self._tree.open_file(key)
@@ -135,15 +171,17 @@ class LocalBackend:
 
     def list_lazy(self, key: str) -> Iterator[Entry]:
         """The children of ``key`` in the directory's own order, one entry per
-        ``readdir`` result as it comes (the directory stays open until the last)."""
-        return self._tree.list_lazy(key)
+        ``readdir`` result as it comes (the directory stays open until the last), temp
+        files of writes left out."""
+        return (e for e in self._tree.list_lazy(key) if not _is_temp(e.name))
 
     def walk(self, key: str) -> Iterator[Entry]:
         """Every file below ``key`` in ascending key order, by descriptors that never follow
         a link nor leave the root; directories deeper than paths may go are not entered, and
         one that cannot be opened (no permission, removed meanwhile) is skipped."""
         for _, child, d in self._tree.dirents(key):
-            yield self._tree.entry(child, d)
+            if not _is_temp(d.name):
+                yield self._tree.entry(child, d)
 
     # -- writes ------------------------------------------------------------
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:

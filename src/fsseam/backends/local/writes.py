@@ -9,6 +9,10 @@ the name exists). So the span in which a writer that does not take the lock can 
 overwritten is the few system calls between that last check and the rename, not the time
 to write and fsync the data. A writer killed at any point leaves the old or the new bytes
 at the path, never a mix.
+
+``sync=False`` (the ``"rename"`` durability) drops the fsyncs of the temp file and of the
+directory, and nothing else: the lock, the digest re-check and the conditional rename stay,
+so a process crash still leaves old or new bytes, but a power loss may lose the write.
 """
 
 from __future__ import annotations
@@ -54,11 +58,26 @@ _COPY_TO = Part("_copy_to")
 class Writes:
     """Changes to the files of one tree (see the module docstring)."""
 
-    def __init__(self, tree: Tree, digests: Digests, known: KnownDigests) -> None:
+    def __init__(
+        self, tree: Tree, digests: Digests, known: KnownDigests, *, sync: bool = True
+    ) -> None:
         self.tree = tree
         self.digests = digests
         self.known = known
+        self.sync = sync
         self._swept: set[str] = set()
+
+    def _sync_dir(self, dfd: int) -> None:
+        # A directory that cannot be fsynced (some network filesystems) still published.
+        if self.sync:
+            with contextlib.suppress(OSError):
+                os.fsync(dfd)
+
+    def _sync_created(self, created: list[tuple[int, str]]) -> None:
+        """Directories a write made: each one's entry in its parent, innermost first, so a
+        file in a new directory survives a power loss as a file in an old one does."""
+        for pfd, _ in reversed(created):
+            self._sync_dir(pfd)
 
     def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
         if not key:
@@ -72,6 +91,7 @@ class Writes:
                 with mapped(key, "write"):
                     self._write_at(dfd, key, name, data, precondition)
                 ok = True
+                self._sync_created(created)
                 version = digest_version(data)
                 self.known.remember(key, data, version)
                 return version
@@ -135,15 +155,15 @@ class Writes:
             # The slow part (data and fsync) happens before the lock is taken.
             temp.write_all(data)
             _keep_owner_and_mode(temp.fd, old)
-            os.fsync(temp.fd)
+            if self.sync:
+                os.fsync(temp.fd)
             fcntl.flock(dfd, fcntl.LOCK_EX)
             try:
                 self._publish_locked(dfd, key, name, temp, old, pre)
                 sweep_orphans(dfd, os.path.dirname(key), self._swept)
             finally:
                 fcntl.flock(dfd, fcntl.LOCK_UN)
-            with contextlib.suppress(OSError):
-                os.fsync(dfd)
+            self._sync_dir(dfd)
         finally:
             temp.discard()
 
@@ -155,7 +175,8 @@ class Writes:
             st = self._check_target(dfd, name, key, _lstat(dfd, name), pre)
             if st is not None and _meta(st) != _meta(old):
                 _keep_owner_and_mode(temp.fd, st)  # chmod/chown meanwhile: take the new
-                os.fsync(temp.fd)
+                if self.sync:
+                    os.fsync(temp.fd)
                 old = st
             if isinstance(pre, CreateOnly):
                 link_create(dfd, key, temp.name, name)
@@ -171,6 +192,7 @@ class Writes:
                 if now is None or _sig(now) != _sig(current[1]):
                     continue
             os.replace(temp.name, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            temp.renamed = True
             return
         raise _kept_changing(key, "checked")
 
@@ -210,8 +232,7 @@ class Writes:
                 else:
                     raise _kept_changing(key, "checked")
                 fcntl.flock(dfd, fcntl.LOCK_UN)
-                with contextlib.suppress(OSError):
-                    os.fsync(dfd)
+                self._sync_dir(dfd)
         finally:
             os.close(dfd)
 
@@ -244,6 +265,7 @@ class Writes:
                     with mapped(dst, _COPY_TO):
                         version = self._copy_into(sfd, sst, src, source, dfd, dst, name)
                     ok = True
+                    self._sync_created(created)
                     return version
                 except _DirGone:
                     continue
@@ -281,15 +303,15 @@ class Writes:
             if isinstance(source, IfMatch) and version != source.version:
                 raise Conflict("mismatch", path=display(src))
             os.fchmod(temp.fd, stat_mod.S_IMODE(sst.st_mode) & 0o777 & ~_process_umask())
-            os.fsync(temp.fd)
+            if self.sync:
+                os.fsync(temp.fd)
             fcntl.flock(dfd, fcntl.LOCK_EX)
             try:
                 link_create(dfd, dst, temp.name, name)
                 sweep_orphans(dfd, os.path.dirname(dst), self._swept)
             finally:
                 fcntl.flock(dfd, fcntl.LOCK_UN)
-            with contextlib.suppress(OSError):
-                os.fsync(dfd)
+            self._sync_dir(dfd)
             return version
         finally:
             temp.discard()
