@@ -12,7 +12,7 @@ from .doccache import DocCache
 from .errors import ErrorCode, FsError
 from .gate import Gate
 from .history import Authors
-from .index import PLUGIN_NAME, ContentIndex, wanted
+from .index import PLUGIN_NAME, plugin
 from .limits import Limits
 from .observations import ObservationStore, open_observations
 from .observations.opening import ObservationsSpec, reserved_prefix, shared_memory
@@ -103,8 +103,8 @@ class Workspace:
         if hidden is not None and fs is None and not isinstance(backend, Backend):
             first.append(ReservedKeys(hidden))  # registered last: asked first
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
-        if wanted(content_index, self.backend):
-            index = ContentIndex(self.backend, persist=not read_only)
+        index = plugin(content_index, self.backend, read_only=read_only)
+        if index is not None:
             self.gate.pm.register(index, name=PLUGIN_NAME)
         self._docs = DocCache(self.limits.doc_cache_bytes)
         self._authors = Authors()

@@ -12,10 +12,22 @@ from __future__ import annotations
 from ..backends.base import Backend
 from ..backends.contract import extras_of
 from ..errors import ErrorCode, FsError
-from .keeper import FOLDER, PLUGIN_NAME, ContentIndex
+from .keeper import FOLDER, PLUGIN_NAME, ContentIndex, ReservedIndex
 from .source import index_of, indexed_reads
 
-__all__ = ["FOLDER", "PLUGIN_NAME", "ContentIndex", "index_of", "indexed_reads", "wanted"]
+__all__ = ["FOLDER", "PLUGIN_NAME", "ContentIndex", "ReservedIndex", "index_of", "indexed_reads",
+           "plugin", "wanted"]
+
+
+def plugin(setting: bool | None, backend: Backend, *, read_only: bool = False
+           ) -> ReservedIndex | None:
+    """What a workspace over ``backend`` registers for ``content_index=setting``: the index,
+    or (False, where one can be kept) only the reserve of its folder, or nothing."""
+    if wanted(setting, backend):
+        return ContentIndex(backend, persist=not read_only)
+    if extras_of(backend).walk_versioned is not None:
+        return ReservedIndex(FOLDER)
+    return None
 
 
 def wanted(setting: bool | None, backend: Backend) -> bool:

@@ -35,7 +35,8 @@ from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .grams import Bitmap, bitmap, grams, normalized
 from .shards import Kind, Shard, decode, encode, object_name
 
-__all__ = ["FOLDER", "PLUGIN_NAME", "ContentIndex", "Loaded", "Record", "describe"]
+__all__ = ["FOLDER", "PLUGIN_NAME", "ContentIndex", "Loaded", "Record", "ReservedIndex",
+           "describe"]
 
 FOLDER = ".fsseam-index"
 PLUGIN_NAME = "fsseam-content-index"
@@ -89,7 +90,21 @@ class Loaded:
         return not key or p == key or p.startswith(key + "/")
 
 
-class ContentIndex(ReservedKeys):
+class ReservedIndex(ReservedKeys):
+    """The index's folder, hidden and refused. Registered wherever an index can be kept,
+    with ``content_index=False`` too: a workspace that does not use the index another one
+    wrote still shows the agent nothing of it."""
+
+    def __repr__(self) -> str:
+        return f"ReservedIndex({self.prefix!r})"
+
+    def _refuse(self, key: str, path: str) -> None:
+        if self.reserved(key):
+            raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=path,
+                          reason=Reason.reserved_index)
+
+
+class ContentIndex(ReservedIndex):
     """The index of one workspace root (see the module's text)."""
 
     def __init__(self, backend: Backend, folder: str = FOLDER, *, persist: bool = True
@@ -106,11 +121,6 @@ class ContentIndex(ReservedKeys):
 
     def __repr__(self) -> str:
         return f"ContentIndex({self.prefix!r})"
-
-    def _refuse(self, key: str, path: str) -> None:
-        if self.reserved(key):
-            raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=path,
-                          reason=Reason.reserved_index)
 
     # -- fsseam's own writes -----------------------------------------------------------
     @hookimpl
