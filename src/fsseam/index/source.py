@@ -12,6 +12,7 @@ always confirmed on the file's bytes.
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
@@ -96,30 +97,42 @@ def _visible(fs: Owner, key: str, batch: list[tuple[Entry, Version | None]]
 def _reads(fs: Owner, search: Search, index: ContentIndex,
            listed: Iterable[tuple[Entry, Version | None]]) -> Iterator[Read]:
     wanted = needle_grams(search.pattern)
+    # A literal spends no regex time, so nothing read ahead is wasted: many reads at once.
+    # A regex's time may run out, and what is in flight then is fetched for nothing.
+    concurrency = READ_CONCURRENCY if search.pattern.literal is not None else None
     shards: dict[str, Loaded] = {}
     seen: set[str] = set()
     used: list[str] = []
     it = iter(listed)
     while batch := list(itertools.islice(it, BATCH)):
         seen.update(e.key for e, _ in batch)
-        taken: list[tuple[Entry, Version | None]] = []
-        for e, v in _visible(fs, search.key, batch):
-            if not search.accept(e.key):
-                continue
-            if e.size is not None and e.size > search.cap:
-                search.skip("too_large")
-                continue
-            taken.append((e, v))
-        fresh = {prefix_of(e.key) for e, v in taken if v is not None} - shards.keys()
+        files = _visible(fs, search.key, batch)
+        fresh = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
         shards.update(index.load(fresh))
-        plan: list[tuple[Entry, Version | None, Record | None]] = []
-        for e, v in taken:
-            record = None if v is None else _record(index, shards, e.key, str(v), used)
-            plan.append((e, v, record))
-        yield from _answer(fs, plan, wanted, shards)
+        plan = _plan(search, index, shards, files, wanted, used)
+        yield from _in_order(fs.backend, plan, shards, concurrency)
     _gone(shards, search.key, seen)
     index.save(shards)
     index.settled(used)
+
+
+Step = tuple[Entry, Version | None, Record | None, bool]
+"""A file to search: its entry, listed version, index record, and whether it is read."""
+
+
+def _plan(search: Search, index: ContentIndex, shards: dict[str, Loaded],
+          files: list[tuple[Entry, Version | None]], wanted: frozenset[int] | None,
+          used: list[str]) -> Iterator[Step]:
+    """The files the search takes, one at a time as the reads ask for them: the search
+    decides each (its time may have run out) just before it would be read."""
+    for e, v in files:
+        if not search.accept(e.key):
+            continue
+        if e.size is not None and e.size > search.cap:
+            search.skip("too_large")
+            continue
+        record = None if v is None else _record(index, shards, e.key, str(v), used)
+        yield e, v, record, record is None or _candidate(record, wanted)
 
 
 def _record(index: ContentIndex, shards: dict[str, Loaded], key: str, version: str,
@@ -136,24 +149,42 @@ def _record(index: ContentIndex, shards: dict[str, Loaded], key: str, version: s
     return record
 
 
-def _answer(fs: Owner, plan: list[tuple[Entry, Version | None, Record | None]],
-            wanted: frozenset[int] | None, shards: dict[str, Loaded]) -> Iterator[Read]:
-    """The batch's files in walk order: stand-ins for what the index rules out, reads
-    (at once) of the rest, each read indexed under the version it returned."""
-    to_read = [e for e, _, r in plan if r is None or _candidate(r, wanted)]
-    reads = _read_many(fs.backend, to_read)
-    for e, v, record in plan:
-        if record is not None and not _candidate(record, wanted):
+def _in_order(backend: Backend, plan: Iterator[Step], shards: dict[str, Loaded],
+              concurrency: int | None) -> Iterator[Read]:
+    """The files of ``plan`` in walk order: stand-ins for what the index rules out, reads
+    (several at once) of the rest, each read indexed under the version it returned."""
+    order: deque[Step] = deque()
+
+    def to_read() -> Iterator[Entry]:
+        for step in plan:
+            order.append(step)
+            if step[3]:
+                yield step[0]
+
+    reads = _read_many(backend, to_read(), concurrency)
+    done: deque[Blob | FsError] = deque()
+    while True:
+        if not order:
+            got = next(reads, None)  # pulls the plan on: stand-ins, then a read
+            if got is None and not order:
+                return
+            if got is not None:
+                done.append(got[1])
+        e, v, record, read = order.popleft()
+        if not read and record is not None:  # (a step is read unless it has a record)
             yield e.key, _STAND_IN[record[1]], False
             continue
-        got = next(reads)[1]
-        if isinstance(got, Blob) and v is not None:
-            loaded = shards[prefix_of(e.key)]
-            name = loaded.name(e.key)
-            if (loaded.files.get(name) or ("",))[0] != str(got.version):
-                kind, bits = describe(got.data)
-                loaded.added[name] = (str(got.version), kind, bits)
-        yield e.key, got, None
+        blob = done.popleft() if done else next(reads)[1]
+        if isinstance(blob, Blob) and v is not None:
+            _learn(shards[prefix_of(e.key)], e.key, blob)
+        yield e.key, blob, None
+
+
+def _learn(loaded: Loaded, key: str, blob: Blob) -> None:
+    name = loaded.name(key)
+    version = str(blob.version)
+    if (loaded.files.get(name) or ("",))[0] != version:
+        loaded.added[name] = (version, *describe(blob.data))
 
 
 def _candidate(record: Record, wanted: frozenset[int] | None) -> bool:
@@ -163,12 +194,10 @@ def _candidate(record: Record, wanted: frozenset[int] | None) -> bool:
     return wanted is None or bits is None or holds(bits, wanted)
 
 
-def _read_many(backend: Backend, entries: list[Entry]
+def _read_many(backend: Backend, entries: Iterator[Entry], concurrency: int | None
                ) -> Iterator[tuple[Entry, Blob | FsError]]:
-    if not entries:
-        return iter(())
-    if isinstance(backend, ObjectStoreBackend):
-        return backend.read_many(entries, concurrency=READ_CONCURRENCY)
+    if concurrency is not None and isinstance(backend, ObjectStoreBackend):
+        return backend.read_many(entries, concurrency=concurrency)
     return backend.read_many(entries)
 
 
