@@ -413,10 +413,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     ap.add_argument("--stores", default="s3,gcs")
     ap.add_argument("--no-local", action="store_true")
+    ap.add_argument("--grep-objects", type=int, default=None,
+                    help="objects of the object-store grep rows (default 10,000)")
+    ap.add_argument("--runs", type=int, default=None, help="runs per row (default 3)")
+    ap.add_argument("--glob-keys", type=int, default=None,
+                    help="keys of the object-store glob rows (default 100,000)")
     args = ap.parse_args(argv)
     n_glob, n_grep, n_local, runs = (
         (300, 200, 300, 1) if args.quick else (100_000, 10_000, 10_000, 3)
     )
+    runs = args.runs or runs
+    n_glob = args.glob_keys or n_glob
+    n_grep = args.grep_objects or n_grep
     rows: list[Row] = []
     if not args.no_local:
         # A local search takes a tenth of a second: more runs for a steadier median.

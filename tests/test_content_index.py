@@ -19,7 +19,9 @@ import pytest
 from fsseam import Workspace
 from fsseam.backends.base import Backend
 from fsseam.backends.contract import extras_of
+from fsseam.errors import ErrorCode, FsError
 from fsseam.index import FOLDER, ContentIndex, index_of
+from fsseam.messages import Reason
 
 NEEDLE = "frobnicate_widget"
 
@@ -172,8 +174,12 @@ def test_content_index_false_makes_no_index_request_and_pickles(
     assert again.spec().content_index is False and index_of(again.gate) is None
     on = Workspace(url, storage_options=options, observations=f"s3://{bucket}/obs")
     assert isinstance(index_of(pickle.loads(pickle.dumps(on)).gate), ContentIndex)
-    # None decides per store: off where reading is the cheap part.
+    # None decides per store: off where reading is the cheap part; True there is refused.
     assert index_of(Workspace("memory://content-index-off").gate) is None
+    with pytest.raises(FsError) as refused:
+        Workspace("memory://content-index-on", content_index=True)
+    assert refused.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert refused.value.reason == Reason.content_index_unsupported
 
 
 def _listed_equals_read(backend: Backend, keys: list[str]) -> None:
