@@ -28,7 +28,7 @@ class FinderSuite:
     as ``glob_objects`` / pages). Small by default: the paging is what is measured."""
     grep_objects: int = 60
 
-    def _workspace(self, store: StoreRig, content_index: bool | None = None,
+    def _workspace(self, store: StoreRig, *, content_index: bool | None = None,
                    **options: Any) -> Any:
         from ...workspace import Workspace
 
