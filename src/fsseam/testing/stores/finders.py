@@ -37,7 +37,8 @@ class FinderSuite:
 
     def test_glob_is_one_flat_listing_per_page(self, store: StoreRig) -> None:
         store.fill(_tree(self.glob_objects))
-        options = {} if self.list_page_size is None else {"list_page_size": self.list_page_size}
+        options: dict[str, Any] = (
+            {} if self.list_page_size is None else {"list_page_size": self.list_page_size})
         ctx = self._workspace(store, **options).context("a")
         store.take()
         res = ctx.tools.execute("glob", {"pattern": "tree/**/*.txt"})
