@@ -2,10 +2,10 @@
 
 A file is kept as a bitmap of its 4-grams (each 4 consecutive bytes of its text, ASCII
 letters lowered, as a little-endian int, modulo a prime near twice their number): one hash,
-so about 40% of the bits are set and a needle of ``n`` 4-grams passes a file that lacks it
-with a probability near 0.4 ** n (a 12-byte identifier: 1 in 10,000). Every step is a C loop
-but one (``array`` casts, ``set``, ``translate``, ``int(s, 2)``), and the one Python loop
-is over distinct 4-grams, not bytes.
+so at most 39% of the bits are set and a needle of ``n`` 4-grams passes a file that lacks
+it with a probability under 0.39 ** n (a 12-byte identifier: about 1 in 5,000). Every step
+is a C loop but one (``array`` casts, ``set``, ``translate``, ``int(s, 2)``), and the one
+Python loop is over distinct 4-grams, not bytes.
 
 The text is what grep searches: without a BOM, CRLF as LF. A needle's 4-grams are taken of
 the same lowered bytes, so a case-sensitive needle is found in the lowered text wherever it
