@@ -21,7 +21,7 @@ from fsseam.grep import compile_pattern
 
 LOCAL = {"native_key", "list_lazy", "read_many_unhashed", "read_tree_unhashed"}
 FSSPEC = {"list_lazy"}
-OBJECT_STORE = {"list_lazy", "read_version_id", "get_plain", "put_plain"}
+OBJECT_STORE = {"list_lazy", "read_version_id", "get_plain", "put_plain", "walk_versioned"}
 MOUNTS = {"check_writable", "list_lazy", "capabilities_for"}
 UNHASHED = {"read_many_unhashed", "read_tree_unhashed"}
 
@@ -119,7 +119,8 @@ def test_kept_history_says_per_key_that_it_keeps_history(tmp_path: Path) -> None
 def test_extras_is_the_fixed_interface() -> None:
     assert [f for f in Extras.__dataclass_fields__] == [
         "native_key", "check_writable", "list_lazy", "read_tree_unhashed",
-        "read_many_unhashed", "capabilities_for", "read_version_id", "get_plain", "put_plain"]
+        "read_many_unhashed", "capabilities_for", "read_version_id", "get_plain", "put_plain",
+        "walk_versioned"]
 
 
 # -- the local one-pass search under mounts ----------------------------------------------

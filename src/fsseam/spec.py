@@ -61,6 +61,7 @@ class WorkspaceSpec(BaseModel):
     history: History | dict[str, History] | None = None
     observations: str | tuple[str, dict[str, Any]] | None = None
     observed: dict[str, dict[str, Entry]] | None = None
+    content_index: bool | None = None
     load_entry_points: bool = True
     plugins: tuple[Any, ...] = Field(default=(), exclude=True)
     store: Any = Field(default=None, exclude=True)
@@ -79,7 +80,7 @@ class WorkspaceSpec(BaseModel):
         if self.mounts is not None:
             return {"mounts": self.mounts, "storage_options": self.storage_options, **common}
         return {"url": self.url, "storage_options": self.storage_options, "fs": self.fs,
-                **common}
+                "content_index": self.content_index, **common}
 
     def key(self) -> str | None:
         """What names this workspace among the open ones of a process; None when it

@@ -12,6 +12,7 @@ from .doccache import DocCache
 from .errors import ErrorCode, FsError
 from .gate import Gate
 from .history import Authors
+from .index import PLUGIN_NAME, plugin
 from .limits import Limits
 from .observations import ObservationStore, open_observations
 from .observations.opening import ObservationsSpec, reserved_prefix, shared_memory
@@ -47,6 +48,10 @@ class Workspace:
     store object, a ``.json`` ledger file, any fsspec URL (shard objects there, shared by
     many machines), or ``(url, storage_options)``. Default: in this process, shared by the
     Workspaces of one URL (``ledger=``: in that ledger).
+    ``content_index``: keep a content index beside the files (``<root>/.fsseam-index/``,
+    hidden from every tool) so a grep reads only the files that may match: True, False,
+    or None (the default: on for S3, GCS and Azure, off for local disk and memory); see
+    docs/finders.md.
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
     missing, local root that does not exist).
     """
@@ -66,6 +71,7 @@ class Workspace:
         backend: str | Backend | None = None,
         history: History | None = None,
         observations: ObservationsSpec | None = None,
+        content_index: bool | None = None,
     ) -> None:
         self.url = url
         self.read_only = read_only
@@ -75,7 +81,7 @@ class Workspace:
             "ledger": ledger, "load_entry_points": load_entry_points, "history": history,
             "backend": backend if not isinstance(backend, Backend) else None,
             "backend_instance": backend if isinstance(backend, Backend) else None,
-            "observations": observations,
+            "observations": observations, "content_index": content_index,
         }
         plugins = self._made["plugins"]
         if backend is None or isinstance(backend, str):
@@ -97,6 +103,9 @@ class Workspace:
         if hidden is not None and fs is None and not isinstance(backend, Backend):
             first.append(ReservedKeys(hidden))  # registered last: asked first
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
+        index = plugin(content_index, self.backend, read_only=read_only)
+        if index is not None:
+            self.gate.pm.register(index, name=PLUGIN_NAME)
         self._docs = DocCache(self.limits.doc_cache_bytes)
         self._authors = Authors()
 

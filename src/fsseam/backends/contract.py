@@ -13,6 +13,7 @@ UnhashedReads         ``read_many_unhashed(entries)``: bytes without versions   
 UnhashedTree          ``read_tree_unhashed(key, ...)``: walk and reads at once  local
 CapabilitiesPerKey    ``capabilities_for(key)``: what the store of a key does   mounts
 VersionIds            ``read_version_id(key, id)``: a version by the store's id  objects
+VersionedWalk         ``walk_versioned(key)``: a walk that says each version    objects
 ====================  ========================================================  ==========
 
 The seam asks :func:`extras_of` once and calls what the answer holds (``None``: not
@@ -48,6 +49,7 @@ __all__ = [
     "UnhashedReads",
     "UnhashedTree",
     "VersionIds",
+    "VersionedWalk",
     "WriteChecks",
     "expose",
     "extras_of",
@@ -104,6 +106,14 @@ class VersionIds(Protocol):
 
 
 @runtime_checkable
+class VersionedWalk(Protocol):
+    def walk_versioned(self, key: str) -> Iterator[tuple[Entry, Version | None]]:
+        """``walk(key)`` with the version a read of each file would return now, from the
+        same listing requests (None where the listing does not say it)."""
+        ...
+
+
+@runtime_checkable
 class PlainObjects(Protocol):
     """Objects kept beside the files (observation shards): one request per read or
     conditional write, without the probes a file needs for a "directory" at its key."""
@@ -132,6 +142,7 @@ class Extras:
     read_version_id: Callable[[str, str], Blob] | None = None
     get_plain: Callable[[str], Blob | None] | None = None
     put_plain: Callable[[str, bytes, Precondition], Version] | None = None
+    walk_versioned: Callable[[str], Iterator[tuple[Entry, Version | None]]] | None = None
 
 
 @runtime_checkable
@@ -142,7 +153,7 @@ class Forwarding(Protocol):
 
 
 _PROTOCOLS = (NativeKeys, WriteChecks, LazyListing, UnhashedTree, UnhashedReads,
-              CapabilitiesPerKey, VersionIds, PlainObjects)
+              CapabilitiesPerKey, VersionIds, PlainObjects, VersionedWalk)
 
 
 @cache
@@ -168,6 +179,7 @@ def extras_of(backend: Backend) -> Extras:
         read_version_id=b.read_version_id if VersionIds in offers else None,
         get_plain=b.get_plain if PlainObjects in offers else None,
         put_plain=b.put_plain if PlainObjects in offers else None,
+        walk_versioned=b.walk_versioned if VersionedWalk in offers else None,
     )
 
 

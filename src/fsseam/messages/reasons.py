@@ -318,3 +318,5 @@ class Reason(StrEnum):
     observations_corrupt = auto()
     observations_contended = auto()
     observations_not_saved = auto()
+    reserved_index = auto()
+    content_index_unsupported = auto()

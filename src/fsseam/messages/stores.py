@@ -212,4 +212,13 @@ SENTENCES: dict[str, str] = {
         "{path} was changed, but the observation store at {store} could not save that "
         "({detail}). Read {path} again before your next edit of it."
     ),
+    # -- the content index (kept beside the files, never one of them) ------------------------
+    "reserved_index": (
+        "{path} is where fsseam keeps its content index for grep; no tool may read, list or "
+        "change it. Nothing was changed. Work on other files."
+    ),
+    "content_index_unsupported": (
+        "content_index=True needs a store whose listing gives each file's version (S3, GCS, "
+        "Azure, not under mounts); {backend} does not. Pass content_index=None or False."
+    ),
 }

@@ -12,6 +12,7 @@ from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
 from ..globs import Glob, echo, is_skipped
 from ..grep import Pattern, RegexBudget, SearchTimeout, has_match, hunks, matching_lines
+from ..index import indexed_reads
 from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome
 from ..paths import display
 from ..text import SNIFF_BYTES
@@ -72,6 +73,8 @@ def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMo
     # A backend whose versions are digests of the bytes (local) reads without them: a
     # search hashes only the files it shows, the only ones whose version it reports.
     reads = search.tree()
+    if reads is None:  # an object store's content index reads only the possible matches
+        reads = indexed_reads(fs, search)
     if reads is None:
         many = _read_capped_many(fs, search.candidates(), search.cap, search.deadline)
         reads = ((e.key, got, None) for e, got in many)

@@ -325,7 +325,10 @@ class AzureClient:
             if getattr(item, "blob_type", None) is None:
                 prefixes.append(str(item.name))
             else:
-                objects.append(ListedObject(str(item.name), int(item.size or 0)))
+                # Listings give the ETag unquoted: _version quotes it as a read does.
+                etag = getattr(item, "etag", None)
+                objects.append(ListedObject(str(item.name), int(item.size or 0),
+                                            _version(etag) if etag else None))
         return ListPage(objects, prefixes, pages.continuation_token or None)
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:

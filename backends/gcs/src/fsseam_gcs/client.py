@@ -316,7 +316,10 @@ class GcsClient:
         page = self.list_page(prefix, delimiter=delimiter, max_results=limit, page_token=token)
         return ListPage(
             objects=[
-                ListedObject(str(item["name"]), int(item.get("size", 0)))
+                # The generation (what a read returns), never the metageneration: a
+                # metadata update changes no byte.
+                ListedObject(str(item["name"]), int(item.get("size", 0)),
+                             _version(item["generation"]) if item.get("generation") else None)
                 for item in page.get("items", [])
             ],
             prefixes=[str(p) for p in page.get("prefixes", [])],

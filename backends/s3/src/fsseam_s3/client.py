@@ -313,7 +313,11 @@ class S3Client:
         truncated = resp.get("IsTruncated") and resp.get("NextContinuationToken")
         return ListPage(
             objects=[
-                ListedObject(str(c["Key"]), int(c.get("Size") or 0))
+                # ListObjectsV2 gives the ETag a GET returns, quoted the same way (a
+                # multipart upload's "<md5>-<parts>" too).
+                ListedObject(str(c["Key"]), int(c.get("Size") or 0),
+                             Version(kind="etag", value=str(c["ETag"])) if c.get("ETag")
+                             else None)
                 for c in resp.get("Contents") or []
             ],
             prefixes=[str(p["Prefix"]) for p in resp.get("CommonPrefixes") or []],

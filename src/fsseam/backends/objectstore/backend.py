@@ -309,6 +309,9 @@ class ObjectStoreBackend:
     def walk(self, key: str) -> Iterator[Entry]:
         return listing.walk(self, key)
 
+    def walk_versioned(self, key: str) -> Iterator[tuple[Entry, Version | None]]:
+        return listing.walk_versioned(self, key)
+
     get_plain = plain.get_plain  # objects kept beside files (observation shards)
     put_plain = plain.put_plain
 

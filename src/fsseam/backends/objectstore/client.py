@@ -75,6 +75,9 @@ class ObjectHead:
 class ListedObject:
     name: str
     size: int
+    version: Version | None = None
+    """The version a read of the object would return now, where the listing says it (S3's
+    ETag, GCS's generation, Azure's ETag): what a content index is keyed by."""
 
 
 @dataclass(frozen=True)

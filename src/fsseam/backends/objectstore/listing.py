@@ -10,12 +10,13 @@ import posixpath
 from collections.abc import Iterator
 from typing import Literal
 
+from ...versions import Version
 from ..base import Entry
 from . import messages as msg
 from .keys import normalize
 from .view import StoreView
 
-__all__ = ["children", "walk"]
+__all__ = ["children", "walk", "walk_versioned"]
 
 
 def children(b: StoreView, key: str) -> Iterator[Entry]:
@@ -57,6 +58,12 @@ def children(b: StoreView, key: str) -> Iterator[Entry]:
 
 def walk(b: StoreView, key: str) -> Iterator[Entry]:
     """Every file under ``key``, by flat listings (one per page, never one per directory)."""
+    return (e for e, _ in walk_versioned(b, key))
+
+
+def walk_versioned(b: StoreView, key: str) -> Iterator[tuple[Entry, Version | None]]:
+    """:func:`walk` with the version the listing gives each file (None where the store's
+    listing does not say it): the same requests."""
     key = normalize(key)
     prefix = b._keys.dir_prefix(key)
     found = False
@@ -72,7 +79,7 @@ def walk(b: StoreView, key: str) -> Iterator[Entry]:
             found = True
             rel = obj.name[len(prefix) :]
             if _addressable(rel):  # not a "dir/" marker, not "a//b"
-                yield _entry(key, rel, "file", obj.size)
+                yield _entry(key, rel, "file", obj.size), obj.version
         token = page.next_token
         if not token:
             break

@@ -28,14 +28,17 @@ class FinderSuite:
     as ``glob_objects`` / pages). Small by default: the paging is what is measured."""
     grep_objects: int = 60
 
-    def _workspace(self, store: StoreRig, **options: Any) -> Any:
+    def _workspace(self, store: StoreRig, *, content_index: bool | None = None,
+                   **options: Any) -> Any:
         from ...workspace import Workspace
 
-        return Workspace(url_of(store, "p"), storage_options=store.storage_options(**options))
+        return Workspace(url_of(store, "p"), storage_options=store.storage_options(**options),
+                         content_index=content_index)
 
     def test_glob_is_one_flat_listing_per_page(self, store: StoreRig) -> None:
         store.fill(_tree(self.glob_objects))
-        options = {} if self.list_page_size is None else {"list_page_size": self.list_page_size}
+        options: dict[str, Any] = (
+            {} if self.list_page_size is None else {"list_page_size": self.list_page_size})
         ctx = self._workspace(store, **options).context("a")
         store.take()
         res = ctx.tools.execute("glob", {"pattern": "tree/**/*.txt"})
@@ -50,12 +53,28 @@ class FinderSuite:
     def test_grep_is_one_listing_and_one_get_per_object(self, store: StoreRig) -> None:
         n = self.grep_objects
         store.fill(_tree(n))
-        ctx = self._workspace(store).context("a")
+        ctx = self._workspace(store, content_index=False).context("a")
         store.take()
         res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
         assert res.ok, res.text
         assert res.text.endswith(f"Total: {n // 10} matching lines in {n // 10} files.")
         assert store.take() == ["GET"] * (1 + n)
+
+    def test_an_indexed_grep_reads_the_listing_the_shards_and_the_matches(
+            self, store: StoreRig) -> None:
+        n, shards = self.grep_objects, 7  # one content-index shard per directory tree/dN
+        store.fill(_tree(n))
+        ctx = self._workspace(store).context("a")
+        total = f"Total: {n // 10} matching lines in {n // 10} files."
+        store.take()
+        res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
+        assert res.ok and res.text.endswith(total), res.text
+        # Cold: every object read, each shard looked for (missing) and written once.
+        cold = store.take()
+        assert cold.count("GET") == 1 + shards + n and len(cold) == 1 + 2 * shards + n, cold
+        res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
+        assert res.ok and res.text.endswith(total), res.text
+        assert store.take() == ["GET"] * (1 + shards + n // 10)
 
     def test_delete_of_an_observed_object_is_one_request(self, store: StoreRig) -> None:
         ctx = self._workspace(store).context("a")

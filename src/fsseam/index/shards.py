@@ -1,0 +1,115 @@
+"""The stored form of the content index: one object per directory prefix (a shard).
+
+A shard holds the files whose parent directory starts with its prefix (the first two
+segments of the parent: ``src/pkg`` for ``src/pkg/a/b.py``, ``""`` for a file at the
+root), so a grep below ``src/`` fetches only the shards of the directories it lists. Its
+bytes: a line of JSON (:class:`ShardHeader`, which carries the format version and the
+prefix, checked on every read), then the base64 of the zlib-compressed entries, each the
+file's name below the prefix, the version it describes, its kind and, for text, its 4-gram
+bitmap (:mod:`.grams`). Text, not raw binary, although base64 costs a third more bytes: a
+tool's read of a shard then reaches the reserve that refuses it (a binary file is turned
+away before, as "not text", which would tell the agent it is a file).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import struct
+import zlib
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .grams import Bitmap
+
+__all__ = ["FORMAT", "Kind", "Shard", "ShardHeader", "decode", "encode", "object_name",
+           "prefix_of"]
+
+FORMAT: Literal["fsseam-index/1"] = "fsseam-index/1"
+DEPTH = 2
+"""Directory segments that name a shard."""
+
+_ENTRY = struct.Struct(">HBBI")  # name length, version length, kind, modulus
+
+
+class Kind(IntEnum):
+    """What grep makes of a file's bytes (``finding._Search._text``)."""
+
+    TEXT = 0
+    BINARY = 1
+    NOT_UTF8 = 2
+
+
+class ShardHeader(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    format: Literal["fsseam-index/1"]
+    prefix: str
+    entries: int
+
+
+@dataclass(frozen=True)
+class Shard:
+    """What a shard says of its files: name below the prefix -> (version, kind, bitmap;
+    None for text with too many 4-grams to filter by)."""
+
+    prefix: str
+    files: dict[str, tuple[str, Kind, Bitmap | None]]
+
+
+def prefix_of(key: str) -> str:
+    """The shard prefix of a file key."""
+    parent = key.rpartition("/")[0]
+    return "/".join(parent.split("/")[:DEPTH]) if parent else ""
+
+
+def object_name(prefix: str) -> str:
+    """The shard's object name below the index folder (fixed length, any prefix)."""
+    return hashlib.sha256(prefix.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".idx"
+
+
+def encode(shard: Shard) -> bytes:
+    parts: list[bytes] = []
+    for name, (version, kind, bits) in sorted(shard.files.items()):
+        raw_name = name.encode("utf-8", "surrogatepass")
+        raw_version = version.encode("utf-8")
+        modulus, value = bits if bits is not None else (0, 0)
+        parts += [_ENTRY.pack(len(raw_name), len(raw_version), kind, modulus), raw_name,
+                  raw_version]
+        if modulus:
+            parts.append(value.to_bytes((modulus + 7) // 8, "big"))
+    header = ShardHeader(format=FORMAT, prefix=shard.prefix, entries=len(shard.files))
+    head = header.model_dump_json().encode()
+    return head + b"\n" + base64.b64encode(zlib.compress(b"".join(parts), 1))
+
+
+def decode(data: bytes, prefix: str) -> Shard | None:
+    """The shard in ``data``; None when it is not one of this format for ``prefix`` (an
+    older format, another prefix, damaged bytes): the index then starts it afresh."""
+    try:
+        head, _, rest = data.partition(b"\n")
+        header = ShardHeader.model_validate_json(head)
+        body = zlib.decompress(base64.b64decode(rest, validate=True))
+        if header.prefix != prefix:
+            return None
+        files: dict[str, tuple[str, Kind, Bitmap | None]] = {}
+        at = 0
+        for _ in range(header.entries):
+            n_name, n_version, kind, modulus = _ENTRY.unpack_from(body, at)
+            at += _ENTRY.size
+            name = body[at:at + n_name].decode("utf-8", "surrogatepass")
+            at += n_name
+            version = body[at:at + n_version].decode("utf-8")
+            at += n_version
+            bits: Bitmap | None = None
+            if modulus:
+                size = (modulus + 7) // 8
+                bits = (modulus, int.from_bytes(body[at:at + size], "big"))
+                at += size
+            files[name] = (version, Kind(kind), bits)
+    except (ValidationError, ValueError, struct.error, zlib.error, binascii.Error):
+        return None
+    return Shard(prefix, files)
