@@ -80,6 +80,8 @@ class Loaded:
         self.files: dict[str, Record] = dict(shard.files) if shard is not None else {}
         self.added: dict[str, Record] = {}
         self.gone: set[str] = set()
+        self.seen: set[str] = set()
+        """The names the walk listed in this shard's directory."""
 
     def name(self, key: str) -> str:
         return key[len(self.prefix) + 1:] if self.prefix else key

@@ -33,7 +33,6 @@ __all__ = ["READ_CONCURRENCY", "index_of", "indexed_reads"]
 
 READ_CONCURRENCY = 64
 """Candidate reads in flight: each is one round trip the search waits on."""
-BATCH = 1000
 
 Read = tuple[str, Blob | bytes | FsError, bool | None]
 _STAND_IN = {Kind.TEXT: b"", Kind.BINARY: b"\x00", Kind.NOT_UTF8: b"\xff"}
@@ -101,19 +100,41 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     # A regex's time may run out, and what is in flight then is fetched for nothing.
     concurrency = READ_CONCURRENCY if search.pattern.literal is not None else None
     shards: dict[str, Loaded] = {}
-    seen: set[str] = set()
     used: list[str] = []
     it = iter(listed)
-    while batch := list(itertools.islice(it, BATCH)):
-        seen.update(e.key for e, _ in batch)
+    while batch := list(itertools.islice(it, _batch_size())):
         files = _visible(fs, search.key, batch)
         fresh = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
         shards.update(index.load(fresh))
+        for e, _ in batch:
+            loaded = shards.get(prefix_of(e.key))
+            if loaded is not None:
+                loaded.seen.add(loaded.name(e.key))
         plan = _plan(search, index, shards, files, wanted, used)
         yield from _in_order(fs.backend, plan, shards, concurrency)
-    _gone(shards, search.key, seen)
-    index.save(shards)
+        # A listing comes in key order, so the files of a shard's directory come together:
+        # once the walk has left it, the shard is stored and let go, and memory holds only
+        # the shards of the directories being walked, whatever the size of the prefix.
+        _close(index, search.key, shards, batch[-1][0].key)
+    _close(index, search.key, shards, None)
     index.settled(used)
+
+
+def _batch_size() -> int:
+    from ..seam import listing  # (the seam imports this module: looked up at call time)
+
+    return listing.WALK_BATCH
+
+
+def _close(index: ContentIndex, key: str, shards: dict[str, Loaded], at: str | None) -> None:
+    """Store and let go of the shards the walk has left (all of them when ``at`` is None):
+    those whose directory ``at`` is not below."""
+    done = [p for p in shards if at is None or not p or not at.startswith(p + "/")]
+    if at is not None:
+        done = [p for p in done if p]  # root files come between every directory's
+    finished = {p: shards.pop(p) for p in done}
+    _gone(finished, key)
+    index.save(finished)
 
 
 Step = tuple[Entry, Version | None, Record | None, bool]
@@ -201,10 +222,9 @@ def _read_many(backend: Backend, entries: Iterator[Entry], concurrency: int | No
     return backend.read_many(entries)
 
 
-def _gone(shards: dict[str, Loaded], key: str, seen: set[str]) -> None:
+def _gone(shards: dict[str, Loaded], key: str) -> None:
     """Mark the records of files the walk no longer lists (deleted, moved away), in the
     shards whose every file it lists."""
     for loaded in shards.values():
         if loaded.covered_by(key):
-            base = f"{loaded.prefix}/" if loaded.prefix else ""
-            loaded.gone.update(n for n in loaded.files if base + n not in seen)
+            loaded.gone.update(n for n in loaded.files if n not in loaded.seen)
