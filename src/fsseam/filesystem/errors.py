@@ -82,7 +82,8 @@ def os_error(error: FsError, path: str | None = None) -> OSError:
         return GuardExists(error, path)
     if code in _REFUSALS or error.reason == Reason.reserved_observations:
         return GuardRefused(error, path)
-    if error.reason == Reason.parent_is_file:
+    kind: type[OSError]
+    if error.reason in (Reason.parent_is_file, Reason.not_directory):
         kind, number = NotADirectoryError, errno.ENOTDIR
     else:
         kind, number = _PLAIN.get(code, (OSError, errno.EIO))

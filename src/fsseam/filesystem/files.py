@@ -26,7 +26,10 @@ class ReadFile(io.BytesIO):
         self.fs = fs
         self.path = path
         self.version = version
-        self.mode = "rb"
+
+    @property
+    def mode(self) -> str:
+        return "rb"
 
     @property
     def size(self) -> int:
@@ -47,11 +50,15 @@ class WriteFile(io.BytesIO):
         super().__init__()
         self.fs = fs
         self.path = path
-        self.mode = mode
+        self._mode = mode
         self.version: Version | None = None
         self._commit: Commit | None = commit
         if start:
             self.write(start)
+
+    @property
+    def mode(self) -> str:
+        return self._mode
 
     def readable(self) -> bool:
         return False

@@ -68,7 +68,7 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
 
     def _model(self, path: str) -> str:
         """The model path (``/a/b``) of a name this filesystem was given."""
-        name = self._strip_protocol(path)
+        name: str = self._strip_protocol(path)
         if "://" in name:
             name = "/" + name.split("://", 1)[1].strip("/")
         if not self.prefix:
@@ -111,11 +111,11 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
             try:
                 listed = [self._info(e) for e in self.seam.list(model, depth=1).entries]
             except FsError as e:
-                if e.code is not ErrorCode.FS_NOT_FOUND or model == "/":
-                    if model == "/" and e.code is ErrorCode.FS_NOT_FOUND:
-                        return []
+                if e.code is ErrorCode.FS_NOT_FOUND and model == "/":
+                    return []  # a root nothing was written under yet
+                if e.code is not ErrorCode.FS_NOT_FOUND and e.reason != Reason.not_directory:
                     raise
-                listed = [self.info(path)]
+                listed = [self.info(path)]  # a file lists as itself, as fsspec's do
         return listed if detail else [i["name"] for i in listed]
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -180,10 +180,10 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
                  **kwargs: Any) -> bytes:
         model = self._model(path)
         with self._guarded(path):
-            if start is not None and start < 0 or end is not None and end < 0:
+            if (start or 0) < 0 or (end or 0) < 0:  # counted from the end: needs the size
                 size = self.seam.stat(model).size or 0
-                start = None if start is None else max(size + start, 0) if start < 0 else start
-                end = None if end is None else max(size + end, 0) if end < 0 else end
+                start = max(size + start, 0) if start is not None and start < 0 else start
+                end = max(size + end, 0) if end is not None and end < 0 else end
             with self.seam.observing():
                 data, _ = rawfile.read_range(self.seam, model, start or 0, end)
         return data

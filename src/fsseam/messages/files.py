@@ -68,8 +68,8 @@ SENTENCES: dict[str, str] = {
     # -- the guarded fsspec filesystem (Context.filesystem, the fsseam:: protocol) --------
     "filesystem_owner_missing": (
         "the fsseam filesystem needs an owner, the name whose reads guard its writes: pass "
-        "owner=NAME (chained: storage_options={{'fsseam': {{'owner': NAME}}}}, or "
-        "fsseam={{'owner': NAME}} in fsspec.open)."
+        "owner=NAME (chained: storage_options=dict(fsseam=dict(owner=NAME)), or "
+        "fsseam=dict(owner=NAME) in fsspec.open)."
     ),
     "filesystem_target_missing": (
         "the fsseam filesystem needs the storage it guards: chain it to a URL "

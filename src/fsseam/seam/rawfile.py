@@ -6,6 +6,8 @@ file has now, for a listing's details. The whole-file read and write are
 
 from __future__ import annotations
 
+import contextlib
+
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent, WrittenEvent
 from ..text import decode
@@ -78,10 +80,9 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     if done.unchanged:
         # The file was there already, holding these very bytes: still not a creation.
         raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason="add_exists")
-    try:  # the text of the version written, which a later refusal's diff starts from
+    with contextlib.suppress(FsError):  # not text: no diff will start from it
+        # The text of the version written, which a later refusal's diff starts from.
         fs._docs.put(key, version, decode(data, shown).format, data)
-    except FsError:
-        pass
     fs._gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="create",
                                    version=version, created=True))
     return version
