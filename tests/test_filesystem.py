@@ -68,9 +68,8 @@ def test_a_write_needs_a_read_of_the_current_version_and_nothing_is_written() ->
     ws = _ws()
     ws.context("agent").fs.write_bytes("/data.csv", b"agent's\n")
     fs = ws.context("person").filesystem()
-    with pytest.raises(GuardRefused) as caught:
-        with fs.open("/data.csv", "wb") as f:
-            f.write(b"person's\n")
+    with pytest.raises(GuardRefused) as caught, fs.open("/data.csv", "wb") as f:
+        f.write(b"person's\n")
     err = caught.value
     assert isinstance(err, PermissionError) and isinstance(err, OSError)
     assert err.code is ErrorCode.FS_NOT_OBSERVED and err.path == "/data.csv"
