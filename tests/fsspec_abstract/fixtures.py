@@ -1,6 +1,7 @@
 """The fixtures fsspec's abstract suites ask for, over ``ctx.filesystem()``.
 
-One workspace and one owner per test class (the store is made once); every test works in
+One workspace and one owner per store and module (the store and its client are made
+once; the fixtures are in ``conftest.py``); every test works in
 a directory of its own (``fs_path``), so what one test leaves (an empty local directory:
 the guarded filesystem makes none and removes none) never meets the next.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import itertools
 import posixpath
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,24 +75,40 @@ class _Guarded(AbstractFixtures):  # type: ignore[misc]
 class MemoryFixtures(_Guarded):
     @pytest.fixture(scope="class")
     @classmethod
-    def fs(cls) -> Iterator[GuardedFileSystem]:
-        name = f"memory://fsseam-abstract-{uuid.uuid4().hex[:8]}"
-        yield Workspace(name).context("abstract-suite").filesystem()
+    def fs(cls, memory_guarded: GuardedFileSystem) -> GuardedFileSystem:
+        return memory_guarded
 
 
 class LocalFixtures(_Guarded):
     @pytest.fixture(scope="class")
     @classmethod
-    def fs(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GuardedFileSystem]:
-        root: Path = tmp_path_factory.mktemp("guarded")
-        yield Workspace(str(root)).context("abstract-suite").filesystem()
+    def fs(cls, local_guarded: GuardedFileSystem) -> GuardedFileSystem:
+        return local_guarded
 
 
 class S3Fixtures(_Guarded):
     @pytest.fixture(scope="class")
     @classmethod
-    def fs(cls, moto_s3: Any) -> Iterator[GuardedFileSystem]:
-        bucket = f"abstract-{uuid.uuid4().hex[:8]}"
-        moto_s3.client().create_bucket(Bucket=bucket)
-        ws = Workspace(f"s3://{bucket}", moto_s3.storage_options())
-        yield ws.context("abstract-suite").filesystem()
+    def fs(cls, s3_guarded: GuardedFileSystem) -> GuardedFileSystem:
+        return s3_guarded
+
+
+# One workspace, client and owner per store and module, shared by its suites' classes.
+@pytest.fixture(scope="module")
+def memory_guarded() -> GuardedFileSystem:
+    name = f"memory://fsseam-abstract-{uuid.uuid4().hex[:8]}"
+    return Workspace(name).context("abstract-suite").filesystem()
+
+
+@pytest.fixture(scope="module")
+def local_guarded(tmp_path_factory: pytest.TempPathFactory) -> GuardedFileSystem:
+    root: Path = tmp_path_factory.mktemp("guarded")
+    return Workspace(str(root)).context("abstract-suite").filesystem()
+
+
+@pytest.fixture(scope="module")
+def s3_guarded(moto_s3: Any) -> GuardedFileSystem:
+    bucket = f"abstract-{uuid.uuid4().hex[:8]}"
+    moto_s3.client().create_bucket(Bucket=bucket)
+    ws = Workspace(f"s3://{bucket}", moto_s3.storage_options())
+    return ws.context("abstract-suite").filesystem()
