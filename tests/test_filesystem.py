@@ -97,6 +97,7 @@ def test_the_agents_change_since_the_persons_read_is_refused_with_its_diff() -> 
     assert _raw(ws, "/notes.txt") == b"one\nTWO\n"
     again = pickle.loads(pickle.dumps(err))
     assert isinstance(again, GuardRefused) and again.code is ErrorCode.FS_STALE
+    assert again.diff == err.diff and again.path == err.path
     # Read again, keep the agent's change, write: it goes through.
     person.pipe_file("/notes.txt", person.cat_file("/notes.txt") + b"three\n")
     assert _raw(ws, "/notes.txt") == b"one\nTWO\nthree\n"
