@@ -143,11 +143,18 @@ def test_an_exception_in_the_with_block_writes_nothing() -> None:
             raise KeyError(mode)
         with pytest.raises(KeyError), fs.open("/new.txt", mode) as f:
             raise KeyError(mode)
+    with fs.open("/kept.gz", "wb", compression="gzip") as f:  # the codec closes the file
+        f.write(b"zipped")
+    with pytest.raises(KeyError), fs.open("/kept.gz", "wb", compression="gzip") as f:
+        f.write(b"half")
+        raise KeyError("gzip")
+    with fs.open("/kept.gz", "rb", compression="gzip") as f:
+        assert f.read() == b"zipped"
     dropped = fs.open("/dropped.txt", "wb")
     dropped.write(b"never")
     del dropped
     assert _raw(ws, "/kept.txt") == b"kept\n"
-    assert fs.find("") == ["/kept.txt"]
+    assert fs.find("") == ["/kept.gz", "/kept.txt"]
 
 
 def test_create_only_modes_raise_file_exists() -> None:
