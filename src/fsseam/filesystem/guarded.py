@@ -128,13 +128,21 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
         """``entries`` but the directories with no file below them (local disk keeps a
         directory its files left), from one walk that stops once each is seen."""
         empty = {e.path for e in entries if e.type == "directory"}
-        if empty:
+        if empty and self._keeps_directories():
             top = model.rstrip("/") + "/"
             for found in self.seam.walk(model):
                 empty.discard(top + found.path[len(top):].split("/", 1)[0])
                 if not empty:
                     break
-        return [e for e in entries if e.path not in empty]
+            return [e for e in entries if e.path not in empty]
+        return entries
+
+    def _keeps_directories(self) -> bool:
+        """Whether the storage may hold a directory no file is below: local disk and memory
+        (content digests as versions; mounts of several kinds may include them), not an
+        object store (its own ETags or generations), where a prefix exists only while a
+        key is under it, so no walk is spent telling."""
+        return self.seam.backend.capabilities.version_kind in ("sha256", "mixed")
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         model = self._model(path)
@@ -156,7 +164,7 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
         try:
             with self._guarded(path):
                 kind = self.seam.stat(model).type
-                if kind == "directory" and model != "/":
+                if kind == "directory" and model != "/" and self._keeps_directories():
                     return kind if next(iter(self.seam.walk(model)), None) else None
                 return kind
         except FileNotFoundError:
