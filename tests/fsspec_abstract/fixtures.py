@@ -22,7 +22,8 @@ from fsseam import Workspace
 from fsseam.filesystem import GuardedFileSystem
 
 __all__ = [
-    "NOT_APPLICABLE", "S3_FOR_TIME", "LocalFixtures", "MemoryFixtures", "S3Fixtures", "deselect",
+    "LOCAL_FOR_TIME", "NOT_APPLICABLE", "S3_FOR_TIME", "LocalFixtures", "MemoryFixtures",
+    "S3Fixtures", "deselect",
 ]
 
 _count = itertools.count()
@@ -38,17 +39,24 @@ repeat fsspec's own path expansion over ``find`` (the same code on every store) 
 of requests each, at seconds a test against moto."""
 
 
+LOCAL_FOR_TIME = ("glob_edge_cases",)
+"""On local disk, the 96 cases of fsspec's glob table run on memory only: the same
+expansion over ``find``; local disk's own behaviour (the directories it keeps) is what the
+directory and glob copies there exercise."""
+
+
 def _dropped(item: pytest.Item) -> bool:
     if "fsspec_abstract" not in str(item.path):
         return False
     name = getattr(item, "originalname", item.name)
     if name in NOT_APPLICABLE:
         return True
-    return item.path.name == "test_s3.py" and any(part in name for part in S3_FOR_TIME)
+    narrowed = {"test_s3.py": S3_FOR_TIME, "test_local.py": LOCAL_FOR_TIME}
+    return any(part in name for part in narrowed.get(item.path.name, ()))
 
 
 def deselect(items: list[pytest.Item], config: pytest.Config) -> None:
-    """Drop the tests of ``NOT_APPLICABLE`` (and on S3 those of ``S3_FOR_TIME``)."""
+    """Drop the tests of ``NOT_APPLICABLE`` (and those narrowed for time per store)."""
     keep = [i for i in items if not _dropped(i)]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if _dropped(i)])
