@@ -169,7 +169,16 @@ def test_an_exception_inside_the_with_block_writes_nothing() -> None:
         frame.write_csv(f)
         _ = 1 / 0
     assert store.raw("/data.csv") == CSV
-    with fs.open("/data.csv", "wb") as f:  # the aborted write left the read's observation
+    # Text mode wraps the buffered file: the exception still reaches it.
+    with pytest.raises(ZeroDivisionError), fs.open("/data.csv", "w") as f:
+        pd.DataFrame({"city": ["Oslo"], "temp_c": [3]}).to_csv(f, index=False)
+        _ = 1 / 0
+    chained = fsspec.open(store.chained("/data.csv"), "wb", **store.storage_options("person"))
+    with pytest.raises(ZeroDivisionError), chained as f:
+        frame.write_csv(f)
+        _ = 1 / 0
+    assert store.raw("/data.csv") == CSV
+    with fs.open("/data.csv", "wb") as f:  # the aborted writes left the read's observation
         frame.write_csv(f)
     assert store.raw("/data.csv") == b"city,temp_c\nOslo,3\n"
 
