@@ -15,6 +15,7 @@ objects: ``fs.open(path)`` and ``fsspec.open(chained_url)``.
 
 from __future__ import annotations
 
+import gzip
 import io
 import uuid
 from collections.abc import Callable
@@ -131,6 +132,20 @@ def test_pandas_csv_through_the_chained_url(store: Store) -> None:
         frame.to_csv(url, index=False, storage_options=store.storage_options("stranger"))
     assert refused.value.code is ErrorCode.FS_NOT_OBSERVED
     assert store.raw("/data.csv") == b"city,temp_c\nOslo,4\nLima,19\n"
+
+
+def test_pandas_gzip_through_the_chained_url() -> None:
+    """pandas compresses on its side of the file: the guarded file stores the gzip bytes.
+    (pandas infers no compression from a chained URL's suffix, as with ``simplecache::``:
+    say ``compression=``.)"""
+    store = _memory_store()
+    url, options = store.chained("/data.csv.gz"), store.storage_options("person")
+    frame = pd.DataFrame({"city": ["Oslo", "Lima"], "temp_c": [3, 19]})
+    frame.to_csv(url, index=False, compression="gzip", storage_options=options)
+    stored = store.raw("/data.csv.gz")
+    assert stored is not None and gzip.decompress(stored) == CSV
+    back = pd.read_csv(url, compression="gzip", storage_options=options)
+    assert back.to_dict("list") == frame.to_dict("list")
 
 
 def test_polars_csv_and_parquet_through_file_objects(store: Store) -> None:
