@@ -109,10 +109,11 @@ LAYERS: tuple[Layer, ...] = (
         "surfaces",
         covers=(
             "fsseam.workspace", "fsseam.spec", "fsseam.mcp", "fsseam.cli", "fsseam.demo",
-            "fsseam.integrations", "fsseam.pytest_plugin",
+            "fsseam.integrations", "fsseam.pytest_plugin", "fsseam.filesystem",
         ),
         exactly=("fsseam",),
-        why="what users hold: the Workspace, the public API, MCP, CLI, agent frameworks",
+        why="what users hold: the Workspace, the public API, MCP, CLI, agent frameworks, "
+        "the fsspec filesystem",
     ),
     Layer(
         "testing",

@@ -32,6 +32,8 @@ DOCUMENTED = {
     # undo's event, and what a write tells a store that keeps it
     "History", "HistoryTool", "RestoreTool", "HistoryOutcome", "HistoryEntry",
     "RestoreOutcome", "UndoIntent", "WriteMeta",
+    # the guarded fsspec filesystem's one refusal (docs/filesystem.md)
+    "GuardRefused",
 }
 
 

@@ -213,7 +213,7 @@ def test_every_change_is_a_plan_run_by_the_pipeline() -> None:
     """The modules that change files hand a plan to ``pipeline.run``; none commits by
     itself."""
     running = {m.name for m in SEAM.glob("*.py") for name, _ in _calls(m) if name == "run"}
-    assert running == {"writing.py", "changing.py", "managing.py", "history.py"}
+    assert running == {"writing.py", "changing.py", "managing.py", "history.py", "rawfile.py"}
 
 
 class Changes:

@@ -22,6 +22,7 @@ from .events import (
     WriteIntent,
     WrittenEvent,
 )
+from .filesystem import GuardRefused
 from .gate import hookimpl, hookspec
 from .history import HistoryEntry, HistoryOutcome, RestoreOutcome
 from .limits import Limits
@@ -99,6 +100,7 @@ __all__ = [
     "GlobTool",
     "GrepOutcome",
     "GrepTool",
+    "GuardRefused",
     "History",
     "HistoryEntry",
     "HistoryOutcome",

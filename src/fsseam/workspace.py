@@ -10,6 +10,7 @@ from .backends.kept import History, keep_history
 from .backends.registry import open_backend
 from .doccache import DocCache
 from .errors import ErrorCode, FsError
+from .filesystem import GuardedFileSystem
 from .gate import Gate
 from .history import Authors
 from .limits import Limits
@@ -243,6 +244,12 @@ class Context:
         FS_NOT_FOUND, FS_NOT_TEXT (a binary file), FS_TOO_LARGE (over
         ``Limits.max_edit_bytes``); none of them counts as a read."""
         return self.fs.show(path)
+
+    def filesystem(self) -> GuardedFileSystem:
+        """This owner as an fsspec filesystem rooted at the workspace root (``/a/b.csv``):
+        reads record what was read, writes are guarded as the tools' are, a refusal raises
+        :class:`fsseam.GuardRefused` (docs/filesystem.md)."""
+        return GuardedFileSystem(context=self, skip_instance_cache=True)
 
     def spec(self, *, snapshot: bool = False) -> ContextSpec:
         """What opens this context again in another process (``Context.from_spec``;

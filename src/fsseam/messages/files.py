@@ -65,6 +65,25 @@ SENTENCES: dict[str, str] = {
         "and left it untouched."
     ),
     "read_only": "this workspace is read-only; files can be read but not changed.",
+    # -- the guarded fsspec filesystem (Context.filesystem, the fsseam:: protocol) --------
+    "filesystem_owner_missing": (
+        "the fsseam filesystem needs an owner, the name whose reads guard its writes: pass "
+        "owner=NAME (chained: storage_options=dict(fsseam=dict(owner=NAME)), or "
+        "fsseam=dict(owner=NAME) in fsspec.open)."
+    ),
+    "filesystem_target_missing": (
+        "the fsseam filesystem needs the storage it guards: chain it to a URL "
+        "(fsseam::memory://proj/data.csv, fsseam::s3://bucket/key), or use "
+        "ctx.filesystem() on a Context."
+    ),
+    "filesystem_outside_root": (
+        "{path} is outside this filesystem's root {root}; nothing was read or changed. Give "
+        "a path under {root}, or open the fsseam URL with root= naming a directory above it."
+    ),
+    "filesystem_mode": (
+        "the fsseam filesystem opens files for reading (rb), writing (wb), creating (xb) or "
+        "appending (ab), not with mode {mode}."
+    ),
     # -- what the storage allows ---------------------------------------------------------
     "mounted_read_only": (
         "cannot {action} {path}: the storage is mounted read-only; nothing was changed."

@@ -1,0 +1,262 @@
+"""One owner's context as an fsspec filesystem (``ctx.filesystem()``): every read records
+what the owner saw, every change goes through ``ctx.fs`` under the tools' rules.
+
+Names are root-relative and start with ``/`` (``/a/b.csv``); ``a/b.csv`` and
+``fsseam:///a/b.csv`` name the same file. A filesystem opened from a chained URL
+(:mod:`fsseam.filesystem.chain`) names files as the storage under it does
+(``/proj/a.csv`` for ``memory://proj/a.csv``, ``/bucket/key`` for ``s3://bucket/key``):
+``prefix`` is its root in those names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+from collections.abc import Iterator
+from typing import Any, ClassVar, cast
+
+from fsspec import AbstractFileSystem
+
+from ..errors import ErrorCode, FsError
+from ..messages import Reason
+from ..outcomes import ListEntry
+from ..seam import Seam, rawfile
+from .errors import os_error
+from .files import ReadFile, WriteFile
+
+__all__ = ["GuardedFileSystem"]
+
+_MODES = frozenset({"rb", "wb", "xb", "ab"})
+
+
+class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is untyped
+    """An fsspec filesystem over one owner's ``ctx.fs`` (see docs/filesystem.md).
+
+    Reads record the version read (a byte range as a partial read); a write of an existing
+    file needs this owner's observation of its current version and is conditional on it;
+    a new file is create-only; ``rm``, ``mv`` and ``cp_file`` are guarded as the tools'
+    delete and move are. A refusal raises :class:`~fsseam.GuardRefused`; nothing is written.
+    """
+
+    protocol: ClassVar[str | tuple[str, ...]] = "fsseam"
+    root_marker = ""
+
+    def __init__(self, *args: Any, context: Any = None, prefix: str = "",
+                 **storage_options: Any) -> None:
+        super().__init__(*args, **storage_options)
+        if context is not None:
+            self._bind(context, prefix)
+
+    def _bind(self, context: Any, prefix: str) -> None:
+        self.context = context
+        self.seam: Seam = context.fs
+        self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
+
+    # -- names -------------------------------------------------------------------------
+    @classmethod
+    def _strip_protocol(cls, path: Any) -> Any:
+        if isinstance(path, list):
+            return [cls._strip_protocol(p) for p in path]
+        path = str(path)
+        for marker in ("fsseam://", "fsseam::"):
+            if path.startswith(marker):
+                path = path[len(marker):]
+        if "://" in path:  # another storage's URL: the chained filesystem takes it apart
+            return path.rstrip("/")
+        path = path.strip("/")
+        return "/" + path if path else ""
+
+    def _model(self, path: str) -> str:
+        """The model path (``/a/b``) of a name this filesystem was given."""
+        name: str = self._strip_protocol(path)
+        if "://" in name:
+            name = "/" + name.split("://", 1)[1].strip("/")
+        if not self.prefix:
+            return name or "/"
+        if name == self.prefix or name == "":
+            return "/"
+        if name.startswith(self.prefix + "/"):
+            return name[len(self.prefix):]
+        raise os_error(FsError(ErrorCode.FS_OUTSIDE_ROOT, path=name or "/",
+                               reason=Reason.filesystem_outside_root,
+                               details={"root": self.prefix}))
+
+    def _name(self, model: str) -> str:
+        """The name of a model path, as this filesystem lists it."""
+        if model in ("", "/"):
+            return self.prefix or "/"
+        return self.prefix + model
+
+    @contextlib.contextmanager
+    def _guarded(self, path: str) -> Iterator[None]:
+        """A seam call about ``path``: an FsError leaves as the exception fsspec expects."""
+        try:
+            yield
+        except FsError as e:
+            raise os_error(e, self._shown(path, e)) from e
+
+    def _shown(self, path: str, err: FsError) -> str:
+        if err.path and err.path.startswith("/"):
+            return self._name(err.path)
+        return path
+
+    # -- listings ----------------------------------------------------------------------
+    def _info(self, entry: ListEntry) -> dict[str, Any]:
+        kind = {"file": "file", "directory": "directory"}.get(entry.type, "other")
+        return {"name": self._name(entry.path), "size": entry.size or 0, "type": kind}
+
+    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+        model = self._model(path)
+        with self._guarded(path):
+            try:
+                listed = [self._info(e) for e in self.seam.list(model, depth=1).entries]
+            except FsError as e:
+                if e.code is ErrorCode.FS_NOT_FOUND and model == "/":
+                    return []  # a root nothing was written under yet
+                if e.code is not ErrorCode.FS_NOT_FOUND and e.reason != Reason.not_directory:
+                    raise
+                listed = [self.info(path)]  # a file lists as itself, as fsspec's do
+        return listed if detail else [i["name"] for i in listed]
+
+    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        model = self._model(path)
+        with self._guarded(path):
+            st = self.seam.stat(model)
+            info: dict[str, Any] = {"name": self._name(st.path), "size": st.size or 0,
+                                    "type": st.type}
+            if st.type == "file":
+                with self.seam.observing():
+                    version = rawfile.version_now(self.seam, model)
+                info["version"] = None if version is None else version.value
+        return info
+
+    def find(self, path: str, maxdepth: int | None = None, withdirs: bool = False,
+             detail: bool = False, **kwargs: Any) -> Any:
+        model = self._model(path)
+        found: dict[str, dict[str, Any]] = {}
+        try:
+            top = self.info(path)
+        except FileNotFoundError:
+            return {} if detail else []
+        if top["type"] != "directory":
+            found[top["name"]] = top
+        else:
+            if withdirs and model != "/":
+                found[top["name"]] = top
+            with self._guarded(path):
+                for entry in self.seam.walk(model):
+                    self._found(found, model, entry, maxdepth, withdirs)
+        names = sorted(found)
+        return {n: found[n] for n in names} if detail else names
+
+    def _found(self, found: dict[str, dict[str, Any]], top: str, entry: ListEntry,
+               maxdepth: int | None, withdirs: bool) -> None:
+        below = entry.path[len(top.rstrip("/")) + 1:].split("/")
+        if maxdepth is not None and len(below) > maxdepth:
+            if withdirs and maxdepth > 0:
+                self._dirs(found, top, below[:maxdepth])
+            return
+        found[self._name(entry.path)] = self._info(entry)
+        if withdirs:
+            self._dirs(found, top, below[:-1])
+
+    def _dirs(self, found: dict[str, dict[str, Any]], top: str, parts: list[str]) -> None:
+        for i in range(1, len(parts) + 1):
+            name = self._name(posixpath.join(top, *parts[:i]))
+            found.setdefault(name, {"name": name, "size": 0, "type": "directory"})
+
+    # Directories are implied by the files in them, as on an object store: nothing to make.
+    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+        self._model(path)
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        self._model(path)
+
+    def rmdir(self, path: str) -> None:
+        self._model(path)
+
+    # -- reads -------------------------------------------------------------------------
+    def cat_file(self, path: str, start: int | None = None, end: int | None = None,
+                 **kwargs: Any) -> bytes:
+        model = self._model(path)
+        with self._guarded(path):
+            if (start or 0) < 0 or (end or 0) < 0:  # counted from the end: needs the size
+                size = self.seam.stat(model).size or 0
+                start = max(size + start, 0) if start is not None and start < 0 else start
+                end = max(size + end, 0) if end is not None and end < 0 else end
+            with self.seam.observing():
+                data, _ = rawfile.read_range(self.seam, model, start or 0, end)
+        return data
+
+    def _open(self, path: str, mode: str = "rb", block_size: Any = None,
+              autocommit: bool = True, cache_options: Any = None, **kwargs: Any) -> Any:
+        if mode not in _MODES:
+            raise ValueError(str(FsError(ErrorCode.FS_INVALID_ARGUMENT,
+                                         reason=Reason.filesystem_mode,
+                                         details={"mode": repr(mode)})))
+        model, name = self._model(path), self._name(self._model(path))
+        if mode == "rb":
+            with self._guarded(name), self.seam.observing():
+                data, version = rawfile.read_range(self.seam, model)
+            return ReadFile(self, name, data, version)
+        if mode == "xb":
+            if self.exists(name):
+                with self._guarded(name):
+                    raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=model, reason="add_exists")
+            return WriteFile(self, name, "xb", lambda data: self._create(name, data))
+        start = b""
+        if mode == "ab":
+            # A guarded rewrite: the current bytes, read now (an observation of their
+            # version), then the whole file written conditional on that version.
+            try:
+                start = self.cat_file(name)
+            except FileNotFoundError:
+                start = b""
+        return WriteFile(self, name, cast(Any, mode), lambda data: self._write(name, data),
+                         start)
+
+    # -- changes -----------------------------------------------------------------------
+    def _write(self, path: str, data: bytes) -> Any:
+        with self._guarded(path):
+            return self.seam.write_bytes(self._model(path), data)
+
+    def _create(self, path: str, data: bytes) -> Any:
+        with self._guarded(path), self.seam.observing():
+            return rawfile.create_bytes(self.seam, self._model(path), data)
+
+    def pipe_file(self, path: str, value: bytes, mode: str = "overwrite",
+                  **kwargs: Any) -> None:
+        if mode == "create":
+            self._create(path, value)
+        else:
+            self._write(path, value)
+
+    def rm_file(self, path: str) -> None:
+        with self._guarded(path):
+            self.seam.delete(self._model(path))
+
+    def rm(self, path: Any, recursive: bool = False, maxdepth: int | None = None) -> None:
+        for p in reversed(self.expand_path(path, recursive=recursive, maxdepth=maxdepth)):
+            # Directories go with their last file (they are implied by the files in them).
+            if not self.isdir(p):
+                self.rm_file(p)
+
+    def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
+        if self.isdir(path1):
+            return  # a directory is implied by the files copied into it
+        self._write(path2, self.cat_file(path1))
+
+    def mv(self, path1: Any, path2: Any, recursive: bool = False, maxdepth: int | None = None,
+           **kwargs: Any) -> None:
+        if isinstance(path1, str) and isinstance(path2, str) and not recursive \
+                and self.isfile(path1) and not self.isdir(path2) and not self.exists(path2):
+            with self._guarded(path1):
+                self.seam.move(self._model(path1), self._model(path2))
+            return
+        super().mv(path1, path2, recursive=recursive, maxdepth=maxdepth, **kwargs)
+
+    def created(self, path: str) -> Any:
+        raise NotImplementedError
+
+    def modified(self, path: str) -> Any:
+        raise NotImplementedError

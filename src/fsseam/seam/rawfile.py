@@ -1,0 +1,95 @@
+"""Bytes for a surface whose API is a file system (the guarded fsspec filesystem): a byte
+range of a file, recorded as a read of its version (a partial one unless the range is the
+whole file, as a window of lines is); a create-only write of exact bytes; and the version a
+file has now, for a listing's details. The whole-file read and write are
+:func:`fsseam.seam.raw.read_bytes` and :func:`fsseam.seam.writing.write_bytes`."""
+
+from __future__ import annotations
+
+import contextlib
+
+from ..errors import ErrorCode, FsError
+from ..events import ReadEvent, WrittenEvent
+from ..text import decode
+from ..versions import CreateOnly, Version
+from .core import Core
+from .pipeline import run
+from .plans import FilePlan, Plan, ask, lost_of
+
+__all__ = ["create_bytes", "read_range", "version_now"]
+
+
+def read_range(fs: Core, path: str, start: int = 0, end: int | None = None
+               ) -> tuple[bytes, Version]:
+    """The bytes ``[start, end)`` of a file (``end`` None: to its end) and the version they
+    come from, in one read; at most ``Limits.max_edit_bytes`` of them (FS_TOO_LARGE). The
+    owner has now observed that version."""
+    key, shown = fs._file(path)
+    cap = fs.limits.max_edit_bytes
+    try:
+        stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
+    except FsError as e:
+        raise fs._missing(key, e) from None
+    parts: list[bytes] = []
+    kept = pos = 0
+    whole = True
+    try:
+        for chunk in stream.chunks():
+            lo, hi = max(start - pos, 0), len(chunk) if end is None else min(end - pos, len(chunk))
+            pos += len(chunk)
+            if hi > lo:
+                parts.append(chunk[lo:hi])
+                kept += hi - lo
+                if kept > cap:
+                    raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason="edit_too_large",
+                                  details={"size": stream.size or kept, "cap": cap})
+            if end is not None and pos >= end and stream.version is not None:
+                # The rest is not needed, and the version is known without it.
+                whole = False
+                break
+    except FsError as e:
+        raise fs._missing(key, e) from None
+    finally:
+        stream.close()
+    version = stream.version
+    if version is None:  # pragma: no cover - a backend bug
+        raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="no_version")
+    data = b"".join(parts)
+    if whole and start <= 0 and (end is None or end >= pos):
+        fs._observed(key, shown, data, version)
+    else:
+        fs._gate.dispatch(ReadEvent(owner=fs.owner, key=key, path=shown, version=version,
+                                    partial=True))
+    return data, version
+
+
+def create_bytes(fs: Core, path: str, data: bytes) -> Version:
+    """Create a new file holding exactly ``data``; never replaces one (FS_ALREADY_EXISTS),
+    whatever this owner observed of the path."""
+    fs._writable()
+    key, shown = fs._file(path)
+    fs._writable_at(key)
+    fs._check_size(shown, len(data))
+    intent = ask(fs, "write", key, shown, operation="create", size=len(data))
+    plan = FilePlan(key, shown, data, CreateOnly(), "create", "write", lost_of(intent),
+                    fs._meta())
+    plan.lost = (ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
+    done = run(fs, Plan.one("write", plan))[0]
+    version = done.version
+    assert version is not None
+    if done.unchanged:
+        # The file was there already, holding these very bytes: still not a creation.
+        raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason="add_exists")
+    with contextlib.suppress(FsError):  # not text: no diff will start from it
+        # The text of the version written, which a later refusal's diff starts from.
+        fs._docs.put(key, version, decode(data, shown).format, data)
+    fs._gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="create",
+                                   version=version, created=True))
+    return version
+
+
+def version_now(fs: Core, path: str) -> Version | None:
+    """The file's version now (None: it does not exist), from the smallest read the store
+    allows; not an observation (nothing was shown)."""
+    key, _ = fs._file(path)
+    return fs._probe(key)
