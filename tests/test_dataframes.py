@@ -20,7 +20,7 @@ import importlib.metadata
 import io
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import fsspec
@@ -51,7 +51,6 @@ class Store:
     options: dict[str, Any]
     raw: Callable[[str], bytes | None]
     put: Callable[[str, bytes], None]
-    made: list[Workspace] = field(default_factory=list)
 
     @property
     def protocol(self) -> str:
@@ -200,8 +199,8 @@ def test_an_exception_inside_the_with_block_writes_nothing() -> None:
     with pytest.raises(ZeroDivisionError), fs.open("/data.csv", "w") as f:
         pd.DataFrame({"city": ["Oslo"], "temp_c": [3]}).to_csv(f, index=False)
         _ = 1 / 0
-    chained = fsspec.open(store.chained("/data.csv"), "wb", **store.storage_options("person"))
-    with pytest.raises(ZeroDivisionError), chained as f:
+    opened = fsspec.open(store.chained("/data.csv"), "wb", **store.storage_options("person"))
+    with pytest.raises(ZeroDivisionError), opened as f:
         frame.write_csv(f)
         _ = 1 / 0
     assert store.raw("/data.csv") == CSV
