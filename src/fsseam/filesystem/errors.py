@@ -39,7 +39,10 @@ class GuardRefused(PermissionError):
         return str(self.error)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.error, self.path))
+        # Crosses processes as the facts it carries (the error's details may hold
+        # catalogue parts that do not pickle): its code, message, path and diff.
+        return (_rebuild, (type(self), self.code, str(self.error.message), self.error.path,
+                           self.path, self.diff))
 
 
 class GuardExists(GuardRefused, FileExistsError):
@@ -48,6 +51,13 @@ class GuardExists(GuardRefused, FileExistsError):
     ``open(path, "xb")`` and ``pipe_file(..., mode="create")``."""
 
     _errno = errno.EEXIST
+
+
+def _rebuild(kind: type[GuardRefused], code: ErrorCode, message: str, error_path: str | None,
+             path: str | None, diff: str | None) -> GuardRefused:
+    made = kind(FsError(code, message, path=error_path), path)
+    made.diff = diff
+    return made
 
 
 def _diff_of(error: FsError) -> str | None:

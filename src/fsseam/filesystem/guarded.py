@@ -21,7 +21,7 @@ from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..outcomes import ListEntry
 from ..seam import Seam, rawfile
-from .errors import os_error
+from .errors import GuardRefused, os_error
 from .files import ReadFile, WriteFile
 
 __all__ = ["GuardedFileSystem"]
@@ -109,14 +109,32 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
         model = self._model(path)
         with self._guarded(path):
             try:
-                listed = [self._info(e) for e in self.seam.list(model, depth=1).entries]
+                entries = self.seam.list(model, depth=1).entries
             except FsError as e:
                 if e.code is ErrorCode.FS_NOT_FOUND and model == "/":
                     return []  # a root nothing was written under yet
                 if e.code is not ErrorCode.FS_NOT_FOUND and e.reason != Reason.not_directory:
                     raise
-                listed = [self.info(path)]  # a file lists as itself, as fsspec's do
+                entries = []
+            listed = [self._info(e) for e in self._with_files(model, entries)]
+        if not listed and model != "/":
+            listed = [self.info(path)]  # a file lists as itself, as fsspec's do
+            if listed[0]["type"] == "directory":  # empty: implied by no file, so none
+                raise os_error(FsError(ErrorCode.FS_NOT_FOUND, path=model, reason="missing"),
+                               path)
         return listed if detail else [i["name"] for i in listed]
+
+    def _with_files(self, model: str, entries: list[ListEntry]) -> list[ListEntry]:
+        """``entries`` but the directories with no file below them (local disk keeps a
+        directory its files left), from one walk that stops once each is seen."""
+        empty = {e.path for e in entries if e.type == "directory"}
+        if empty:
+            top = model.rstrip("/") + "/"
+            for found in self.seam.walk(model):
+                empty.discard(top + found.path[len(top):].split("/", 1)[0])
+                if not empty:
+                    break
+        return [e for e in entries if e.path not in empty]
 
     def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         model = self._model(path)
@@ -130,22 +148,47 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
                 info["version"] = None if version is None else version.value
         return info
 
+    # What a path is, from one stat (``info`` also looks up the version). A directory
+    # exists while a file is below it, as on an object store: one that a recursive ``rm``
+    # emptied on local disk (which keeps directories) is gone here too.
+    def _kind(self, path: str) -> str | None:
+        model = self._model(path)
+        try:
+            with self._guarded(path):
+                kind = self.seam.stat(model).type
+                if kind == "directory" and model != "/":
+                    return kind if next(iter(self.seam.walk(model)), None) else None
+                return kind
+        except FileNotFoundError:
+            return None
+
+    def exists(self, path: str, **kwargs: Any) -> bool:
+        return self._kind(path) is not None
+
+    def isdir(self, path: str) -> bool:
+        return self._kind(path) == "directory"
+
+    def isfile(self, path: str) -> bool:
+        return self._kind(path) == "file"
+
     def find(self, path: str, maxdepth: int | None = None, withdirs: bool = False,
              detail: bool = False, **kwargs: Any) -> Any:
         model = self._model(path)
         found: dict[str, dict[str, Any]] = {}
         try:
-            top = self.info(path)
+            with self._guarded(path):
+                st = self.seam.stat(model)
         except FileNotFoundError:
             return {} if detail else []
-        if top["type"] != "directory":
-            found[top["name"]] = top
+        name = self._name(st.path)
+        if st.type != "directory":
+            found[name] = {"name": name, "size": st.size or 0, "type": st.type}
         else:
-            if withdirs and model != "/":
-                found[top["name"]] = top
             with self._guarded(path):
                 for entry in self.seam.walk(model):
                     self._found(found, model, entry, maxdepth, withdirs)
+            if withdirs and model != "/" and found:
+                found[name] = {"name": name, "size": 0, "type": "directory"}
         names = sorted(found)
         return {n: found[n] for n in names} if detail else names
 
@@ -236,15 +279,27 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
             self.seam.delete(self._model(path))
 
     def rm(self, path: Any, recursive: bool = False, maxdepth: int | None = None) -> None:
-        for p in reversed(self.expand_path(path, recursive=recursive, maxdepth=maxdepth)):
-            # Directories go with their last file (they are implied by the files in them).
-            if not self.isdir(p):
+        paths = self.expand_path(path, recursive=recursive, maxdepth=maxdepth)
+        # Directories are implied by their files: a path with another below it is one.
+        # Told apart before anything goes, since a directory vanishes with its last file.
+        parents = {posixpath.dirname(p.rstrip("/")) for p in paths}
+        for p in reversed(paths):
+            if p.rstrip("/") in parents:
+                continue
+            try:
                 self.rm_file(p)
+            except GuardRefused:
+                if not self.isdir(p):  # a directory with nothing left below it is fine
+                    raise
 
     def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
-        if self.isdir(path1):
-            return  # a directory is implied by the files copied into it
-        self._write(path2, self.cat_file(path1))
+        try:
+            data = self.cat_file(path1)
+        except (IsADirectoryError, FileNotFoundError):
+            if self.isdir(path1):
+                return  # a directory is implied by the files copied into it
+            raise
+        self._write(path2, data)
 
     def mv(self, path1: Any, path2: Any, recursive: bool = False, maxdepth: int | None = None,
            **kwargs: Any) -> None:
