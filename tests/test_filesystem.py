@@ -68,9 +68,8 @@ def test_a_write_needs_a_read_of_the_current_version_and_nothing_is_written() ->
     ws = _ws()
     ws.context("agent").fs.write_bytes("/data.csv", b"agent's\n")
     fs = ws.context("person").filesystem()
-    with pytest.raises(GuardRefused) as caught:
-        with fs.open("/data.csv", "wb") as f:
-            f.write(b"person's\n")
+    with pytest.raises(GuardRefused) as caught, fs.open("/data.csv", "wb") as f:
+        f.write(b"person's\n")
     err = caught.value
     assert isinstance(err, PermissionError) and isinstance(err, OSError)
     assert err.code is ErrorCode.FS_NOT_OBSERVED and err.path == "/data.csv"
@@ -98,6 +97,7 @@ def test_the_agents_change_since_the_persons_read_is_refused_with_its_diff() -> 
     assert _raw(ws, "/notes.txt") == b"one\nTWO\n"
     again = pickle.loads(pickle.dumps(err))
     assert isinstance(again, GuardRefused) and again.code is ErrorCode.FS_STALE
+    assert again.diff == err.diff and again.path == err.path
     # Read again, keep the agent's change, write: it goes through.
     person.pipe_file("/notes.txt", person.cat_file("/notes.txt") + b"three\n")
     assert _raw(ws, "/notes.txt") == b"one\nTWO\nthree\n"
@@ -143,11 +143,18 @@ def test_an_exception_in_the_with_block_writes_nothing() -> None:
             raise KeyError(mode)
         with pytest.raises(KeyError), fs.open("/new.txt", mode) as f:
             raise KeyError(mode)
+    with fs.open("/kept.gz", "wb", compression="gzip") as f:  # the codec closes the file
+        f.write(b"zipped")
+    with pytest.raises(KeyError), fs.open("/kept.gz", "wb", compression="gzip") as f:
+        f.write(b"half")
+        raise KeyError("gzip")
+    with fs.open("/kept.gz", "rb", compression="gzip") as f:
+        assert f.read() == b"zipped"
     dropped = fs.open("/dropped.txt", "wb")
     dropped.write(b"never")
     del dropped
     assert _raw(ws, "/kept.txt") == b"kept\n"
-    assert fs.find("") == ["/kept.txt"]
+    assert fs.find("") == ["/kept.gz", "/kept.txt"]
 
 
 def test_create_only_modes_raise_file_exists() -> None:

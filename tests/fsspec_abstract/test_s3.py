@@ -1,4 +1,4 @@
-"""fsspec's abstract suites on S3 (one moto server, one bucket per class) (see the package docstring)."""
+"""fsspec's abstract suites on S3: one moto server, one bucket per class (see the package)."""
 
 from __future__ import annotations
 

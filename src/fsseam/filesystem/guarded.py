@@ -258,6 +258,29 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
         return WriteFile(self, name, cast(Any, mode), lambda data: self._write(name, data),
                          start)
 
+    def open(self, path: str, mode: str = "rb", block_size: Any = None,
+             cache_options: Any = None, compression: str | None = None,
+             **kwargs: Any) -> Any:
+        if compression is None or "b" not in mode:
+            return super().open(path, mode, block_size, cache_options, compression, **kwargs)
+        from fsspec.compression import compr
+        from fsspec.core import get_compression
+
+        raw = super().open(path, mode, block_size, cache_options, None, **kwargs)
+        wrapped = compr[get_compression(path, compression)](raw, mode=mode[0])
+        # A codec's close leaves the file it wraps open (fsspec's OpenFile closes both);
+        # here closing the codec closes (commits) the file too, as its ``with`` expects.
+        closing = wrapped.close
+
+        def close() -> None:
+            try:
+                closing()
+            finally:
+                raw.close()
+
+        wrapped.close = close
+        return wrapped
+
     # -- changes -----------------------------------------------------------------------
     def _write(self, path: str, data: bytes) -> Any:
         with self._guarded(path):
