@@ -139,11 +139,15 @@ def _outputs(cell: Any) -> str:
 def test_the_docs_notebook_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/notebook.ipynb, executed by a real kernel: fsspec writes, the agent edits, the
     diff displays, an outside write makes the next edit stale and shows what changed, and
-    the retry needs no second read."""
+    the retry needs no second read. Then pandas next to the agent, through the person's
+    guarded filesystem: the write of a frame read before the agent's edit is refused and
+    keeps the agent's change, a re-read and a write land, and the agent's next edit is
+    stale."""
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")  # jupyter_core's migration warning
     nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed")
     nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed")
     pytest.importorskip("ipykernel", reason="ipykernel is not installed")
+    pytest.importorskip("pandas", reason="pandas is not installed (pip install -e '.[test]')")
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nbformat.validate(nb)
@@ -181,3 +185,18 @@ def test_the_docs_notebook_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None
         "the file again."
     )
     assert _outputs(code[8]) == "'city,temp_c\\nOslo,4\\nLima,20\\n'"
+
+    assert _outputs(code[10]) == "   city  temp_c\n0  Oslo       3\n1  Lima      19"
+    assert _outputs(code[11]).endswith("```diff\n--- a/temps.csv\n+++ b/temps.csv\n"
+                                       "@@ -1,3 +1,3 @@\n city,temp_c\n Oslo,3\n-Lima,19\n"
+                                       "+Lima,20\n```")
+    assert _outputs(code[12]) == (
+        "FS_STALE /temps.csv\n@@ -1,3 +1,3 @@\n city,temp_c\n Oslo,3\n-Lima,19\n+Lima,20\n"
+        "'city,temp_c\\nOslo,3\\nLima,20\\n'"
+    )
+    assert _outputs(code[13]) == "'city,temp_c\\nOslo,4\\nLima,20\\n'"
+    assert _outputs(code[14]).startswith(
+        "**edit** failed: `FS_STALE`\n\n/temps.csv has changed since you last read it"
+    )
+    assert "```diff\n@@ -1,3 +1,3 @@\n city,temp_c\n-Oslo,3\n+Oslo,4\n Lima,20\n```" in (
+        _outputs(code[14]))
