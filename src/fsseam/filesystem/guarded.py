@@ -20,7 +20,7 @@ from fsspec import AbstractFileSystem
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..outcomes import ListEntry
-from ..seam import Seam, rawfile
+from ..seam import Seam
 from .errors import GuardRefused, os_error
 from .files import ReadFile, WriteFile
 
@@ -151,8 +151,7 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
             info: dict[str, Any] = {"name": self._name(st.path), "size": st.size or 0,
                                     "type": st.type}
             if st.type == "file":
-                with self.seam.observing():
-                    version = rawfile.version_now(self.seam, model)
+                version = self.seam.version_now(model)
                 info["version"] = None if version is None else version.value
         return info
 
@@ -235,8 +234,7 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
                 size = self.seam.stat(model).size or 0
                 start = max(size + start, 0) if start is not None and start < 0 else start
                 end = max(size + end, 0) if end is not None and end < 0 else end
-            with self.seam.observing():
-                data, _ = rawfile.read_range(self.seam, model, start or 0, end)
+            data, _ = self.seam.read_range(model, start or 0, end)
         return data
 
     def _open(self, path: str, mode: str = "rb", block_size: Any = None,
@@ -247,8 +245,8 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
                                          details={"mode": repr(mode)})))
         model, name = self._model(path), self._name(self._model(path))
         if mode == "rb":
-            with self._guarded(name), self.seam.observing():
-                data, version = rawfile.read_range(self.seam, model)
+            with self._guarded(name):
+                data, version = self.seam.read_range(model)
             return ReadFile(self, name, data, version)
         if mode == "xb":
             if self.exists(name):
@@ -295,8 +293,8 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
             return self.seam.write_bytes(self._model(path), data)
 
     def _create(self, path: str, data: bytes) -> Any:
-        with self._guarded(path), self.seam.observing():
-            return rawfile.create_bytes(self.seam, self._model(path), data)
+        with self._guarded(path):
+            return self.seam.create_bytes(self._model(path), data)
 
     def pipe_file(self, path: str, value: bytes, mode: str = "overwrite",
                   **kwargs: Any) -> None:

@@ -39,7 +39,7 @@ from ..outcomes import (
     WriteOutcome,
 )
 from ..versions import Version
-from . import changing, finding, listing, managing, raw, reading, writing
+from . import changing, finding, listing, managing, raw, rawfile, reading, writing
 from . import history as _history
 from .core import Core
 from .listing import smallest
@@ -104,6 +104,23 @@ class Seam(Core):
         """Replace (or create) the whole file with exactly ``data``, for a surface whose API
         is bytes (no text rules), guarded as a whole-file write; the version it now has."""
         return writing.write_bytes(self, path, data)
+
+    def read_range(self, path: str, start: int = 0, end: int | None = None
+                   ) -> tuple[bytes, Version]:
+        """The bytes ``[start, end)`` of a file and their version, recorded as a read (a
+        partial one unless the range is the whole file), for a surface whose API is a file
+        system."""
+        return rawfile.read_range(self, path, start, end)
+
+    def create_bytes(self, path: str, data: bytes) -> Version:
+        """Create a file holding exactly ``data``, create-only (FS_ALREADY_EXISTS if it
+        exists); the version it now has."""
+        return rawfile.create_bytes(self, path, data)
+
+    def version_now(self, path: str) -> Version | None:
+        """The version a file has now (None: it does not exist), for a listing's details;
+        observes nothing."""
+        return rawfile.version_now(self, path)
 
     def kept(self, path: str, version: Version) -> bytes | None:
         """The exact bytes of ``path`` at ``version`` while this workspace keeps them (a
