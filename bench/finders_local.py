@@ -68,7 +68,7 @@ class TreeSpec:
 
 
 FULL = TreeSpec(files=200_000, large=4, large_mib=32)
-QUICK = TreeSpec(files=1_500, large=1, large_mib=1)
+QUICK = TreeSpec(files=1_000, large=1, large_mib=1)
 
 
 def _line(rng: random.Random) -> str:
@@ -152,7 +152,7 @@ def make_tree(root: Path, spec: TreeSpec) -> dict[str, int]:
 
     for i in range(n_source):
         size = min(256 << 10, max(40, int(rng.lognormvariate(8.0, 1.0))))
-        rare = rng.random() < 0.001
+        rare = rng.random() < 0.001 or i == n_source // 2  # one at least, even quick
         counts["rare_files"] += rare
         put(f"{rng.choice(dirs)}/m{i}{rng.choice(EXTS)}",
             _text_file(rng, corpus, size, rare), "source")
@@ -290,10 +290,11 @@ def _lines(out: bytes) -> int:
 
 # -- the rows ----------------------------------------------------------------------------
 
-def find_rg() -> str | None:
-    """ripgrep on PATH, else installed by apt-get (as root) or pip into a temp dir."""
+def find_rg(install: bool) -> str | None:
+    """ripgrep on PATH, else (with ``install``) installed by apt-get (as root) or pip into a
+    temp dir."""
     found = shutil.which("rg")
-    if found:
+    if found or not install:
         return found
     if os.geteuid() == 0 and shutil.which("apt-get"):
         log("local: installing ripgrep with apt-get")
@@ -319,7 +320,7 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
 
     root, stamp, temp = ensure_tree(spec, where)
     try:
-        rg = find_rg()
+        rg = find_rg(install=spec is not QUICK)
         ctx = Workspace(str(root)).context("bench")
         top = str(root)
         out: list[LocalRow] = []
