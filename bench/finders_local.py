@@ -64,7 +64,7 @@ class TreeSpec:
 
     def stamp(self) -> dict[str, Any]:
         return {"files": self.files, "large": self.large, "large_mib": self.large_mib,
-                "seed": self.seed, "rare": RARE, "version": 1}
+                "seed": self.seed, "rare": RARE, "version": 2}
 
 
 FULL = TreeSpec(files=200_000, large=4, large_mib=32)
