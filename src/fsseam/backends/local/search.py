@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from ...errors import ErrorCode, FsError
 from ...oserrors import map_os_error
@@ -114,6 +112,7 @@ def read_in(
             return data, keep
     raise _kept_changing(key, "read")
 
+
 def read_tree_unhashed(
     tree: Tree, key: str, accept: Callable[[str], bool], max_bytes: int,
     wanted: Callable[[bytes], bool] | None = None,
@@ -132,140 +131,37 @@ def read_tree_unhashed(
     or after the change either way. Of the five system calls a small file costs here,
     that check is one, as each ``lstat`` saved would be.
 
-    Past the first :data:`BATCH_FILES` files, small regular files are read ahead on a
-    few threads (``accept`` is still asked in the walk's order, on the caller's thread;
-    ``wanted`` may be asked on another): a read releases the GIL, so the system calls of
-    one batch overlap the caller's work on the one before."""
-    batch = _Batch()
-    pending: deque[tuple[_Batch, Future[list[_Got]]]] = deque()
-    pool: ThreadPoolExecutor | None = None
-    try:
-        for fd, run in tree.runs(key):
-            taken = _taken(run, accept)
-            if not taken:
+    One thread: reader threads were measured and lost (see docs/decisions.md, "Find at
+    scale"): each of the four system calls of a small file hands the GIL over twice."""
+    for fd, run in tree.runs(key):
+        for child, d in run:
+            try:
+                regular = d.is_file(follow_symlinks=False)
+                if not regular and d.is_symlink():
+                    continue
+            except OSError:
+                regular = False  # the lstat in read_in says what became of it
+            if not accept(child):
                 continue
-            batch.add(fd, taken)
-            if batch.count < BATCH_FILES:
+            if regular:
+                got = _read_plain(fd, d.name, max_bytes, wanted)
+                if got is not None:
+                    yield child, got[0], got[1]
+                    continue
+            try:
+                data, keep = read_in(fd, child, d.name, regular, max_bytes, wanted)
+            except FsError as err:
+                yield child, err, False
                 continue
-            if READERS > 1 and pool is None:
-                pool = ThreadPoolExecutor(READERS, thread_name_prefix="fsseam-search")
-            if pool is None:
-                yield from batch.read_here(max_bytes, wanted,
-                                           batch.read_ahead(max_bytes, wanted))
-            else:
-                pending.append((batch, pool.submit(batch.read_ahead, max_bytes, wanted)))
-                while len(pending) > IN_FLIGHT:
-                    yield from _finish(*pending.popleft(), max_bytes, wanted)
-            batch = _Batch()
-        while pending:
-            yield from _finish(*pending.popleft(), max_bytes, wanted)
-        yield from batch.read_here(max_bytes, wanted, batch.read_ahead(max_bytes, wanted))
-    finally:
-        batch.close()
-        for _, fut in pending:
-            fut.cancel()
-        if pool is not None:
-            pool.shutdown(wait=True)
-        for b, _ in pending:
-            b.close()
+            yield child, data, keep
 
 
-BATCH_FILES = 64
-"""Files handed to a reader thread at once (fewer hand-overs, each costs a few
-microseconds of the caller's time)."""
-READERS = max(1, min(4, os.cpu_count() or 1))
-IN_FLIGHT = 2 * READERS
-"""Batches read ahead of the caller: with :data:`AHEAD_MAX_BYTES`, what read-ahead holds
-(at most ``IN_FLIGHT * BATCH_FILES * AHEAD_MAX_BYTES`` bytes, 32 MiB on 2 cores)."""
-AHEAD_MAX_BYTES = 1 << 17
-"""A file larger than this is not read ahead: the caller reads it when it comes to it, so
-read-ahead never holds more than one large file (as the plain walk does)."""
-
-_Taken = tuple[str, str, bool]
-_Got = tuple[str, bytes | FsError, bool] | None
-
-
-def _taken(run: list[tuple[str, os.DirEntry[str]]], accept: Callable[[str], bool]
-           ) -> list[_Taken]:
-    """The files of one run that ``accept`` takes: key, name, and whether the entry says
-    regular file (symlinks left out)."""
-    out: list[_Taken] = []
-    for child, d in run:
-        try:
-            regular = d.is_file(follow_symlinks=False)
-            if not regular and d.is_symlink():
-                continue
-        except OSError:
-            regular = False  # the lstat in read_in says what became of it
-        if accept(child):
-            out.append((child, d.name, regular))
-    return out
-
-
-class _Batch:
-    """Files of a few consecutive runs, each run with its own descriptor of its
-    directory (a duplicate: the walk closes its own when it leaves the directory)."""
-
-    def __init__(self) -> None:
-        self.groups: list[tuple[int, list[_Taken]]] = []
-        self.count = 0
-        self.got: list[_Got] = []
-
-    def add(self, fd: int, taken: list[_Taken]) -> None:
-        self.groups.append((os.dup(fd), taken))
-        self.count += len(taken)
-
-    def read_ahead(self, max_bytes: int, wanted: Callable[[bytes], bool] | None
-                   ) -> list[_Got]:
-        """On a reader thread: the small regular files, each unchanged while read; None
-        for every other file (large, another kind, an error, a change while read), which
-        the caller reads itself with every check of ``read_in``."""
-        limit = min(max_bytes, AHEAD_MAX_BYTES)
-        got: list[_Got] = []
-        for dfd, taken in self.groups:
-            for child, name, regular in taken:
-                read = _read_small(dfd, name, limit, wanted) if regular else None
-                got.append(None if read is None else (child, *read))
-        return got
-
-    def read_here(self, max_bytes: int, wanted: Callable[[bytes], bool] | None,
-                  got: list[_Got] | None = None) -> Iterator[tuple[str, bytes | FsError, bool]]:
-        """Every file of the batch in order: what the reader thread got, the rest read on
-        this thread."""
-        ahead = iter(got) if got is not None else None
-        try:
-            for dfd, taken in self.groups:
-                for child, name, regular in taken:
-                    done = next(ahead) if ahead is not None else None
-                    if done is not None:
-                        yield done
-                        continue
-                    try:
-                        data, keep = read_in(dfd, child, name, regular, max_bytes, wanted)
-                    except FsError as err:
-                        yield child, err, False
-                        continue
-                    yield child, data, keep
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        for dfd, _ in self.groups:
-            os.close(dfd)
-        self.groups = []
-
-
-def _finish(batch: _Batch, fut: Future[list[_Got]], max_bytes: int,
-            wanted: Callable[[bytes], bool] | None
-            ) -> Iterator[tuple[str, bytes | FsError, bool]]:
-    return batch.read_here(max_bytes, wanted, fut.result())
-
-
-def _read_small(dfd: int, name: str, limit: int, wanted: Callable[[bytes], bool] | None
+def _read_plain(dfd: int, name: str, limit: int, wanted: Callable[[bytes], bool] | None
                 ) -> tuple[bytes, bool] | None:
-    """``read_in`` of a regular file of at most ``limit`` bytes, or None for anything
-    else (another kind, larger, an error, a change while read): the caller's ``read_in``
-    redoes those and says what they are."""
+    """``read_in`` of the common case, a regular file of at most ``limit`` bytes read at
+    once and unchanged while read, without its loop and error mapping; None for anything
+    else (another kind, larger, an error, a change while read), which ``read_in`` redoes
+    and says what it is."""
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
     except OSError:
