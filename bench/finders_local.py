@@ -317,11 +317,15 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
     from fsseam import Workspace
     from fsseam.globs import compile_glob
     from fsseam.grep import compile_pattern
+    from fsseam.limits import Limits
 
     root, stamp, temp = ensure_tree(spec, where)
     try:
         rg = find_rg(install=spec is not QUICK)
-        ctx = Workspace(str(root)).context("bench")
+        # The regex row reads 1 GiB of text through the regex engine: more than the
+        # default regex time of a call (Limits.grep_regex_seconds, 5 s), after which a
+        # search stops early and counts the files left. The row times a whole search.
+        ctx = Workspace(str(root), limits=Limits(grep_regex_seconds=600)).context("bench")
         top = str(root)
         out: list[LocalRow] = []
 
@@ -365,8 +369,10 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
         for what, pattern, mode, gnu, rg_args in plan:
             log(f"local: {what}")
             out.append(measure(grep_row(what, pattern, mode, gnu, rg_args), runs))
+            log(render(out[-1:]))
         log(f"local: glob {GLOB}")
         out.append(measure(glob_row(ctx, compile_glob(GLOB), top, rg), runs))
+        log(render(out[-1:]))
         if rg is None:
             for r in out:
                 r.note = "ripgrep missing: `apt-get install ripgrep` or `pip install ripgrep`"
