@@ -1,13 +1,20 @@
-"""Finder benchmark: glob and grep on object storage and local disk, next to raw fsspec and
-GNU grep, with requests counted at the server.
+"""Finder benchmark: glob and grep on local disk and object storage, side by side in one
+run, next to GNU grep, ripgrep and raw fsspec, with requests counted at the server.
 
-    python bench/finders.py            # 100,000 keys for glob, 10,000 objects for grep,
-                                       # 10,000 local files: most of an hour on 2 cores
+    python bench/finders.py --tree /var/tmp/fsseam-tree   # everything (most of an hour on
+                                       # 2 cores); the local tree of 200,000 files is
+                                       # made there once and reused
+    python bench/finders.py --only local          # only the local rows
+    python bench/finders.py --only s3,gcs         # only the object stores
     python bench/finders.py --quick    # small sizes, for the smoke test
 
 Rows (medians of a few runs; requests counted at the moto server or a proxy in front of
 fake-gcs-server):
 
+- local (``finders_local.py``): grep of a rare literal (files_with_matches and content),
+  of a regex, and glob ``**/*.py`` over a generated tree of 200,000 files (about 1 GiB),
+  through ``ctx.fs`` and through ``ctx.tools.execute``, next to GNU grep (or find) and
+  ripgrep given the same exclusions; warm page cache; peak memory of each.
 - glob over N keys (100,000): fsseam ``glob **/*.txt`` vs raw ``fs.find`` of the same
   filesystem class (a fresh instance, no listings cache, so each run lists again); keys
   per request (goal: 1,000).
@@ -16,9 +23,8 @@ fake-gcs-server):
   writer) and with ``content_index=False``, vs a raw sequential loop of ``fs.find`` +
   ``fs.cat_file`` + ``re.search``; peak memory (tracemalloc); once as the emulator answers
   and once with a 20 ms round trip added by the proxy.
-- grep of a local tree of F files: fsseam vs ``grep -rn`` on the same tree (warm cache).
 
-Prints a markdown table on stdout; progress goes to stderr.
+Prints markdown tables on stdout; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -26,18 +32,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 NEEDLE = "needle_here"
@@ -193,6 +195,7 @@ def gcs_store(stack: ExitStack) -> Iterator[Store]:
 
 
 STORES = {"s3": s3_store, "gcs": gcs_store}
+PARTS = ("local", *STORES)
 
 
 RARE = "rare_ident_7c1f"
@@ -358,41 +361,6 @@ def bench_store(kind: str, n_glob: int, n_grep: int, runs: int) -> list[Row]:
     return rows
 
 
-def bench_local(n_files: int, runs: int) -> Row | None:
-    from fsseam import Workspace
-
-    if shutil.which("grep") is None:
-        log("local: no grep on PATH, skipped")
-        return None
-    base = Path(tempfile.mkdtemp(prefix="fsseam-grep-", dir=os.environ.get("FSSEAM_BENCH_DIR")))
-    try:
-        log(f"local: writing {n_files} files")
-        for i in range(n_files):
-            path = base / key_of(i)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(body(i))
-        os.sync()  # the new files' writeback would fall on whichever side runs first
-        ctx = Workspace(str(base)).context("bench")
-
-        def ours() -> Any:
-            res = ctx.tools.execute("grep", {"pattern": NEEDLE, "output_mode": "content",
-                                             "max_results": 10_000})
-            assert res.ok, res.text
-            return res.value.lines_matched
-
-        def gnu() -> Any:
-            out = subprocess.run(["grep", "-rn", NEEDLE, str(base)], capture_output=True,
-                                 check=True)
-            return out.stdout.count(b"\n")
-
-        gnu()  # warm the page cache for both
-        (t_ours, n_ours), (t_gnu, n_gnu) = interleaved(ours, gnu, runs)
-        assert n_ours == n_gnu, (n_ours, n_gnu)
-        return Row(f"local: grep {n_files} files (content mode)", t_ours, "grep -rn", t_gnu)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-
-
 def render(rows: list[Row]) -> str:
     out = [
         "| what | fsseam | peer | peer time | ratio | requests (fsseam / peer) | peak MiB "
@@ -411,29 +379,38 @@ def render(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    ap.add_argument("--stores", default="s3,gcs")
-    ap.add_argument("--no-local", action="store_true")
+    ap.add_argument("--only", default=",".join(PARTS),
+                    help=f"the parts to run, comma-separated, of {','.join(PARTS)}")
+    ap.add_argument("--tree", default=None,
+                    help="where the local tree is kept between runs (made there once)")
     ap.add_argument("--grep-objects", type=int, default=None,
                     help="objects of the object-store grep rows (default 10,000)")
     ap.add_argument("--runs", type=int, default=None, help="runs per row (default 3)")
     ap.add_argument("--glob-keys", type=int, default=None,
                     help="keys of the object-store glob rows (default 100,000)")
     args = ap.parse_args(argv)
-    n_glob, n_grep, n_local, runs = (
-        (300, 200, 300, 1) if args.quick else (100_000, 10_000, 10_000, 3)
-    )
+    parts = [p for p in args.only.split(",") if p]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        ap.error(f"unknown part(s) {','.join(unknown)}; known: {','.join(PARTS)}")
+    n_glob, n_grep, runs = (300, 60, 1) if args.quick else (100_000, 10_000, 3)
     runs = args.runs or runs
     n_glob = args.glob_keys or n_glob
     n_grep = args.grep_objects or n_grep
+    print(f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores,"
+          f" load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    if "local" in parts:
+        import finders_local
+
+        spec = finders_local.QUICK if args.quick else finders_local.FULL
+        local, about = finders_local.rows(spec, args.tree, runs)
+        print(f"Local tree: {about}\n")
+        print(finders_local.render(local) + "\n")
     rows: list[Row] = []
-    if not args.no_local:
-        # A local search takes a tenth of a second: more runs for a steadier median.
-        row = bench_local(n_local, runs if args.quick else 11)
-        if row is not None:
-            rows.append(row)
-    for kind in filter(None, args.stores.split(",")):
+    for kind in (p for p in parts if p in STORES):
         rows.extend(bench_store(kind, n_glob, n_grep, runs))
-    print(render(rows))
+    if rows:
+        print(render(rows))
     return 0
 
 

@@ -143,3 +143,27 @@ def test_conflict_recovery_bench() -> None:
     if before:
         col = header.index("tool calls before")
         assert {r[1]: r[col] for r in rows} == {k: v[0] for k, v in got.items()}
+
+
+def test_finders_bench_local_rows() -> None:
+    """bench/finders.py's local rows on a small generated tree: every side (fsseam through
+    ``ctx.fs`` and the tool, GNU grep, ripgrep when installed) found the same matches, or
+    the script fails."""
+    import shutil
+
+    if shutil.which("grep") is None or shutil.which("find") is None:
+        pytest.skip("GNU grep and find are needed")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "finders.py"), "--quick", "--only", "local"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header, rows = _table_with(_tables(proc.stdout), "fsseam tool")
+    assert [r[0] for r in rows] == [
+        "grep rare literal, files_with_matches", "grep rare literal, content",
+        "grep regex, content", "glob **/*.py"]
+    found = header.index("found")
+    assert all(int(r[found]) > 0 for r in rows), rows
+    rg = header.index("ripgrep")
+    assert all((r[rg] == "missing") == (shutil.which("rg") is None) for r in rows), rows

@@ -112,6 +112,7 @@ def read_in(
             return data, keep
     raise _kept_changing(key, "read")
 
+
 def read_tree_unhashed(
     tree: Tree, key: str, accept: Callable[[str], bool], max_bytes: int,
     wanted: Callable[[bytes], bool] | None = None,
@@ -128,19 +129,58 @@ def read_tree_unhashed(
     while read: a search needs that of the files it may show, whose version it
     records, and a file that a writer changes during the search may be searched before
     or after the change either way. Of the five system calls a small file costs here,
-    that check is one, as each ``lstat`` saved would be."""
-    for dfd, child, d in tree.dirents(key):
-        try:
-            regular = d.is_file(follow_symlinks=False)
-            if not regular and d.is_symlink():
+    that check is one, as each ``lstat`` saved would be.
+
+    One thread: reader threads were measured and lost (see docs/decisions.md, "Find at
+    scale"): each of the four system calls of a small file hands the GIL over twice."""
+    for fd, run in tree.runs(key):
+        for child, d in run:
+            try:
+                regular = d.is_file(follow_symlinks=False)
+                if not regular and d.is_symlink():
+                    continue
+            except OSError:
+                regular = False  # the lstat in read_in says what became of it
+            if not accept(child):
                 continue
-        except OSError:
-            regular = False  # the lstat in read_in says what became of it
-        if not accept(child):
-            continue
-        try:
-            data, keep = read_in(dfd, child, d.name, regular, max_bytes, wanted)
-        except FsError as err:
-            yield child, err, False
-            continue
-        yield child, data, keep
+            if regular:
+                got = _read_plain(fd, d.name, max_bytes, wanted)
+                if got is not None:
+                    yield child, got[0], got[1]
+                    continue
+            try:
+                data, keep = read_in(fd, child, d.name, regular, max_bytes, wanted)
+            except FsError as err:
+                yield child, err, False
+                continue
+            yield child, data, keep
+
+
+def _read_plain(dfd: int, name: str, limit: int, wanted: Callable[[bytes], bool] | None
+                ) -> tuple[bytes, bool] | None:
+    """``read_in`` of the common case, a regular file of at most ``limit`` bytes read at
+    once and unchanged while read, without its loop and error mapping; None for anything
+    else (another kind, larger, an error, a change while read), which ``read_in`` redoes
+    and says what it is."""
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not _S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        data = os.read(fd, st.st_size + 1)
+        if len(data) != st.st_size:
+            return None
+        keep = wanted is None or wanted(data)
+        if keep:
+            after = os.fstat(fd)
+            if (after.st_ctime_ns != st.st_ctime_ns or after.st_mtime_ns != st.st_mtime_ns
+                    or after.st_size != st.st_size):
+                return None
+        return data, keep
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -207,20 +207,19 @@ class Tree:
         """The walk's order and rules, as directory entries: each entry that is not a
         directory, with its key and a descriptor of its directory (open while the entry
         is yielded)."""
-        def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
-            with mapped(prefix, "walk"), os.scandir(fd) as it:
-                found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d))
-                         for d in it]
-            # Keys sort as strings: everything below "a" starts with "a/", which sorts
-            # after "a.txt" and "a-b" but before "a0"; so a directory sorts as name + "/".
-            found.sort(key=lambda f: f[0] + "/" if f[2] else f[0])
-            return iter(found)
+        for fd, run in self.runs(key):
+            for child, d in run:
+                yield fd, child, d
 
+    def runs(self, key: str) -> Iterator[tuple[int, list[tuple[str, os.DirEntry[str]]]]]:
+        """The walk of ``dirents`` a run at a time: the consecutive entries of one directory
+        that are not directories (the keys between two of its subdirectories), with a
+        descriptor of it, open while the run is yielded."""
         # A generator: the top directory is opened at the first next(), so a walk that is
         # never iterated holds no descriptor.
         top = self.open_dir(key, "walk")
         try:
-            first = sorted_dirents(top, key)
+            first = _sorted_dirents(top, key)
         except BaseException:
             os.close(top)
             raise
@@ -228,9 +227,10 @@ class Tree:
         try:
             while stack:
                 fd, it = stack[-1]
+                run: list[tuple[str, os.DirEntry[str]]] = []
                 for child, d, is_dir in it:
                     if not is_dir:
-                        yield fd, child, d
+                        run.append((child, d))
                         continue
                     if child.count("/") + 1 >= MAX_PATH_DEPTH:
                         continue
@@ -239,18 +239,31 @@ class Tree:
                     except OSError:
                         continue
                     try:
-                        children = sorted_dirents(sub, child)
+                        children = _sorted_dirents(sub, child)
                     except FsError:
                         os.close(sub)
                         continue
+                    if run:
+                        yield fd, run
                     stack.append((sub, children))
                     break  # into it; this directory's iterator resumes after it
                 else:
+                    if run:
+                        yield fd, run
                     os.close(fd)
                     stack.pop()
         finally:
             for fd, _ in stack:
                 os.close(fd)
+
+
+def _sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+    with mapped(prefix, "walk"), os.scandir(fd) as it:
+        found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d)) for d in it]
+    # Keys sort as strings: everything below "a" starts with "a/", which sorts after
+    # "a.txt" and "a-b" but before "a0"; so a directory sorts as name + "/".
+    found.sort(key=lambda f: f[0] + "/" if f[2] else f[0])
+    return iter(found)
 
 
 def undo_dirs(created: list[tuple[int, str]], keep: bool) -> None:
