@@ -66,9 +66,11 @@ def index_of(gate: Gate) -> ContentIndex | None:
     return plugin if isinstance(plugin, ContentIndex) else None
 
 
-def indexed_reads(fs: Owner, search: Search) -> Iterator[Read] | None:
-    """The reads of ``search`` through the workspace's content index; None when it has
-    none, or when ``search.key`` is not a directory (the plain path says what it is)."""
+def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[Read] | None:
+    """The reads of ``search`` through the workspace's content index, the walk taken
+    ``batch_size`` files at a time (the seam's walk batch, which the list hook sees); None
+    when it has none, or when ``search.key`` is not a directory (the plain path says what
+    it is)."""
     index = index_of(fs._gate)
     walk = fs.extras.walk_versioned
     if index is None or walk is None:
@@ -78,7 +80,7 @@ def indexed_reads(fs: Owner, search: Search) -> Iterator[Read] | None:
         head = list(itertools.islice(listed, 1))
     except FsError:
         return None
-    return _reads(fs, search, index, itertools.chain(head, listed))
+    return _reads(fs, search, index, itertools.chain(head, listed), batch_size)
 
 
 def _visible(fs: Owner, key: str, batch: list[tuple[Entry, Version | None]]
@@ -94,7 +96,8 @@ def _visible(fs: Owner, key: str, batch: list[tuple[Entry, Version | None]]
 
 
 def _reads(fs: Owner, search: Search, index: ContentIndex,
-           listed: Iterable[tuple[Entry, Version | None]]) -> Iterator[Read]:
+           listed: Iterable[tuple[Entry, Version | None]], batch_size: int
+           ) -> Iterator[Read]:
     wanted = needle_grams(search.pattern)
     # A literal spends no regex time, so nothing read ahead is wasted: many reads at once.
     # A regex's time may run out, and what is in flight then is fetched for nothing.
@@ -102,7 +105,7 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     shards: dict[str, Loaded] = {}
     used: list[str] = []
     it = iter(listed)
-    while batch := list(itertools.islice(it, _batch_size())):
+    while batch := list(itertools.islice(it, batch_size)):
         files = _visible(fs, search.key, batch)
         fresh = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
         shards.update(index.load(fresh))
@@ -118,12 +121,6 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
         _close(index, search.key, shards, batch[-1][0].key)
     _close(index, search.key, shards, None)
     index.settled(used)
-
-
-def _batch_size() -> int:
-    from ..seam import listing  # (the seam imports this module: looked up at call time)
-
-    return listing.WALK_BATCH
 
 
 def _close(index: ContentIndex, key: str, shards: dict[str, Loaded], at: str | None) -> None:

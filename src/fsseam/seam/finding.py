@@ -16,6 +16,7 @@ from ..index import indexed_reads
 from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome
 from ..paths import display
 from ..text import SNIFF_BYTES
+from . import listing
 from .core import Core
 from .deadline import Deadline, OutOfTime
 from .listing import walk_visible
@@ -74,7 +75,7 @@ def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMo
     # search hashes only the files it shows, the only ones whose version it reports.
     reads = search.tree()
     if reads is None:  # an object store's content index reads only the possible matches
-        reads = indexed_reads(fs, search)
+        reads = indexed_reads(fs, search, listing.WALK_BATCH)
     if reads is None:
         many = _read_capped_many(fs, search.candidates(), search.cap, search.deadline)
         reads = ((e.key, got, None) for e, got in many)
