@@ -290,3 +290,21 @@ def test_a_new_process_unpickles_and_edits(root: Path, tmp_path: Path) -> None:
     res = mine.tools.execute("edit", {"file_path": "/copy.txt", "old_string": "new",
                                       "new_string": "x"})
     assert res.error is not None and res.error.code == ErrorCode.FS_STALE
+
+
+def test_an_error_whose_details_hold_catalogue_sentences_pickles() -> None:
+    """A refusal's details may nest catalogue sentences, whose own details are read-only
+    mappings (which do not pickle): the error crosses processes with the same text."""
+    from types import MappingProxyType
+
+    from fsseam import ErrorCode, FsError
+    from fsseam.messages import Sentence, Sentences
+
+    inner = Sentence("target_gone", MappingProxyType({"which": "old_string"}))
+    err = FsError(ErrorCode.FS_NOT_FOUND, path="/a.txt", reason="missing",
+                  details={"story": Sentences([inner]), "nested": MappingProxyType({"s": inner})})
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is FsError and again.code is ErrorCode.FS_NOT_FOUND
+    assert again.details["story"] == Sentences([Sentence("target_gone", {"which": "old_string"})])
+    assert isinstance(again.details["story"], Sentences)
+    assert str(again) == str(err)

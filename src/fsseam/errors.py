@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum, auto
+from types import MappingProxyType
 from typing import Any, Literal
 
 from .messages import Vocabulary, render
@@ -93,7 +94,22 @@ class FsError(Exception):
     def __reduce__(self) -> Any:
         # Crosses process boundaries (multiprocessing) as the facts it carries.
         return (_rebuild, (type(self), self.code, self._message, self.path, self.reason,
-                           self._template, self.details))
+                           self._template, _picklable(self.details)))
+
+
+def _picklable(value: Any) -> Any:
+    """``value`` with every read-only mapping in it (a catalogue sentence's details are
+    one, and do not pickle) made a dict, tuples of every kind kept as they are."""
+    if isinstance(value, dict | MappingProxyType):
+        return {k: _picklable(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        items = [_picklable(v) for v in value]
+        if hasattr(value, "_fields"):  # a named tuple
+            return type(value)(*items)
+        return type(value)(items)
+    if isinstance(value, list):
+        return [_picklable(v) for v in value]
+    return value
 
 
 def _rebuild(

@@ -7,11 +7,10 @@ observation store's reserved keys)."""
 from __future__ import annotations
 
 import errno
-from types import MappingProxyType
 from typing import Any
 
 from ..errors import ErrorCode, FsError
-from ..messages import Reason, Sentence, Sentences
+from ..messages import Reason, Sentence
 
 __all__ = ["GuardExists", "GuardRefused", "os_error"]
 
@@ -40,13 +39,8 @@ class GuardRefused(PermissionError):
         return str(self.error)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Crosses processes as the facts it carries; the catalogue parts in the error's
-        # details travel as plain tuples and dicts.
-        error = self.error
-        if error.reason is not None and error._message is None:
-            error = FsError(error.code, path=error.path, reason=error.reason,
-                            details=_plain(error.details))
-        return (type(self), (error, self.path))
+        # Crosses processes as the facts it carries (FsError pickles its own).
+        return (type(self), (self.error, self.path))
 
 
 class GuardExists(GuardRefused, FileExistsError):
@@ -55,18 +49,6 @@ class GuardExists(GuardRefused, FileExistsError):
     ``open(path, "xb")`` and ``pipe_file(..., mode="create")``."""
 
     _errno = errno.EEXIST
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with every catalogue part in it made of dicts and tuples (a sentence's
-    details may be a read-only mapping, which does not pickle)."""
-    if isinstance(value, Sentence):
-        return Sentence(value.reason, {k: _plain(v) for k, v in value.details.items()})
-    if isinstance(value, Sentences):
-        return Sentences(_plain(v) for v in value)
-    if isinstance(value, dict | MappingProxyType):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
 
 
 def _diff_of(error: FsError) -> str | None:
