@@ -91,6 +91,11 @@ class LazyDiff(BaseModel):
         self._diff_args = (path, old, new)
         return self
 
+    def new_text(self) -> str | None:
+        """The text the change left, when the seam attached it (None: not attached, e.g. a
+        write of bytes that are no text): for a plugin that indexes what was written."""
+        return None if self._diff_args is None else self._diff_args[2]
+
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def diff(self) -> str | None:

@@ -127,8 +127,7 @@ class ContentIndex(ReservedIndex):
     # -- fsseam's own writes -----------------------------------------------------------
     @hookimpl
     def fs_written(self, event: WrittenEvent) -> None:
-        args = event._diff_args  # the new text the seam attached to the event
-        text = args[2] if args is not None else None
+        text = event.new_text()
         with self._lock:
             self._forget(event.key)
             if text is None or "\x00" in text or len(text) > PENDING_MAX_CHARS // 16:
