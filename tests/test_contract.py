@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fsseam import History, ListEvent, Workspace, hookimpl
+from fsseam import History, Limits, ListEvent, Workspace, hookimpl
 from fsseam.backends.contract import Extras, extras_of, offered
 from fsseam.backends.generic import GenericBackend
 from fsseam.backends.kept import keep_history
@@ -24,6 +24,9 @@ FSSPEC = {"list_lazy"}
 OBJECT_STORE = {"list_lazy", "read_version_id", "get_plain", "put_plain", "walk_versioned"}
 MOUNTS = {"check_writable", "list_lazy", "capabilities_for"}
 UNHASHED = {"read_many_unhashed", "read_tree_unhashed"}
+SPLIT = {"split_tree"}
+"""A local store's walk in parts for helper processes: keys are the store's own, so a
+mount (whose keys are not) does not offer it."""
 
 
 def _memory() -> MemoryBackend:
@@ -52,10 +55,10 @@ def _table(tmp_path: Path) -> list[tuple[str, Any, set[str]]]:
     memory = _memory()
     history = History(path=str(tmp_path.parent / f"kept-{uuid.uuid4().hex}"))
     return [
-        ("local", local, LOCAL),
+        ("local", local, LOCAL | SPLIT),
         ("memory", memory, FSSPEC),
         ("generic", GenericBackend(isolated_memory_filesystem(), "/g"), FSSPEC),
-        ("kept local", keep_history(local, history), LOCAL),
+        ("kept local", keep_history(local, history), LOCAL | SPLIT),
         ("kept memory", keep_history(memory, History()), FSSPEC),
         ("mount of memory", MountBackend([Mount("", memory)]), MOUNTS),
         ("mount of local", MountBackend([Mount("", local)]), MOUNTS | LOCAL),
@@ -120,7 +123,7 @@ def test_extras_is_the_fixed_interface() -> None:
     assert [f for f in Extras.__dataclass_fields__] == [
         "native_key", "check_writable", "list_lazy", "read_tree_unhashed",
         "read_many_unhashed", "capabilities_for", "read_version_id", "get_plain", "put_plain",
-        "walk_versioned"]
+        "walk_versioned", "split_tree"]
 
 
 # -- the local one-pass search under mounts ----------------------------------------------
@@ -192,7 +195,10 @@ def test_the_one_pass_search_under_a_mount_is_the_local_one(
     _fill(tmp_path / "root", _FILES)
     calls = _count_fast(monkeypatch)
     pattern = compile_pattern("needle")
-    alone = Workspace(str(tmp_path / "root"), load_entry_points=False)
+    # One process: a search of the local store alone would otherwise go by parts
+    # (split_tree), which a mount does not offer.
+    alone = Workspace(str(tmp_path / "root"), load_entry_points=False,
+                      limits=Limits(finder_processes=1))
     mounted = Workspace.mount({"/": str(tmp_path / "root")}, load_entry_points=False)
     for mode in ("content", "files_with_matches", "count"):
         assert (mounted.context("a").fs.grep(pattern, mode=mode)

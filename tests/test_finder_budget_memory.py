@@ -18,8 +18,10 @@ import pytest
 
 import fsseam.seam.listing
 from fsseam import Limits, ToolResult, Workspace
+from fsseam.backends.local import parts as local_parts
 from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
+from fsseam.seam import fanout
 from fsseam.versions import Version
 
 from .budget import size
@@ -48,7 +50,7 @@ def _peak(ws: Workspace, tool: str, args: dict[str, Any]) -> tuple[ToolResult, i
         tracemalloc.stop()
 
 
-def _tree(root: Path, files: int) -> Workspace:
+def _tree(root: Path, files: int, processes: int | None = None) -> Workspace:
     """``files`` files of 100 per directory, all links to one inode (made in a fraction of
     the time of as many writes; a search reads each as a file of its own)."""
     root.mkdir()
@@ -59,7 +61,9 @@ def _tree(root: Path, files: int) -> Workspace:
         sub.mkdir()
         for i in range(100):
             os.link(source, sub / f"f{i:03d}.py")
-    return Workspace(str(root), load_entry_points=False, limits=WHOLE)
+    limits = WHOLE if processes is None else WHOLE.model_copy(
+        update={"finder_processes": processes})
+    return Workspace(str(root), load_entry_points=False, limits=limits)
 
 
 CALLS = [
@@ -69,16 +73,23 @@ CALLS = [
 ]
 
 
+@pytest.mark.parametrize("processes", [1, 2])
 def test_a_local_tree_costs_the_same_memory_at_any_size(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: int
 ) -> None:
     # A walk hands its entries to the gate a batch at a time: what a batch holds is the
     # bound, so the trees here are several batches of 100 (the suite's sizes) rather than
     # several of 1,000.
     monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 100)
+    if processes > 1:
+        # Helper processes from the first part, parts of 10 files: each part's findings
+        # (up to the limit) wait their turn, a few per helper, so the bound is that many
+        # parts' findings; both trees have more parts than that.
+        monkeypatch.setattr(fanout, "SWITCH_SECONDS", 0.0)
+        monkeypatch.setattr(local_parts, "RUN_FILES", 10)
     peaks: dict[int, list[int]] = {}
     for n in (size(40_000, 600), size(200_000, 2_400)):
-        ws = _tree(tmp_path / f"t{n}", n)
+        ws = _tree(tmp_path / f"t{n}", n, processes)
         peaks[n] = []
         for tool, args in CALLS:
             res, peak = _peak(ws, tool, args)

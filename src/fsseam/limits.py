@@ -43,6 +43,11 @@ class Limits(BaseModel):
     at most 2 s); once spent, the files left are skipped, counted as too slow, and the
     outcome says the search stopped early (and is partial). A plain-text pattern never
     spends it. It is part of ``finder_seconds``, not added to it."""
+    finder_processes: int | None = None
+    """How many processes one grep of a large local tree may search it with: None, as many
+    as this process may run on at once (at most 8); 0 or 1, this process alone. Helper
+    processes start only once a search has run a quarter of a second in this process, and
+    stay for the next searches (see docs/finders.md, "Several processes")."""
     grep_pattern_chars: int = 1000
     """Longest grep pattern a tool accepts (FS_INVALID_ARGUMENT above it)."""
     glob_pattern_chars: int = 1000

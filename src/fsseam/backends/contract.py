@@ -11,6 +11,7 @@ WriteChecks           ``check_writable(key)``: refuse a change before reading   
 LazyListing           ``list_lazy(key)``: children in any order, one at a time  most
 UnhashedReads         ``read_many_unhashed(entries)``: bytes without versions   local
 UnhashedTree          ``read_tree_unhashed(key, ...)``: walk and reads at once  local
+SplitTree             ``split_tree(key, n)``: the walk as parts, for processes  local
 CapabilitiesPerKey    ``capabilities_for(key)``: what the store of a key does   mounts
 VersionIds            ``read_version_id(key, id)``: a version by the store's id  objects
 VersionedWalk         ``walk_versioned(key)``: a walk that says each version    objects
@@ -46,6 +47,8 @@ __all__ = [
     "LazyListing",
     "NativeKeys",
     "OwnedDeletes",
+    "SplitTree",
+    "TreePart",
     "UnhashedReads",
     "UnhashedTree",
     "VersionIds",
@@ -98,6 +101,31 @@ class UnhashedTree(Protocol):
         ...
 
 
+class TreePart(Protocol):
+    """A stretch of a walk's order that any process can read (picklable)."""
+
+    @property
+    def start(self) -> str:
+        """Where the part begins in the walk's order (a key no file of it sorts before)."""
+        ...
+
+    def reads(
+        self, accept: Callable[[str], bool], max_bytes: int,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[str, bytes | FsError, bool]]:
+        """``read_tree_unhashed`` of this part alone."""
+        ...
+
+
+@runtime_checkable
+class SplitTree(Protocol):
+    def split_tree(self, key: str, want: int) -> list[TreePart]:
+        """The walk of the directory ``key`` as parts in order, at least ``want`` where the
+        tree allows (see ``LocalBackend.split_tree``); FsError when ``key`` is no
+        directory."""
+        ...
+
+
 @runtime_checkable
 class VersionIds(Protocol):
     def read_version_id(self, key: str, version_id: str) -> Blob:
@@ -143,6 +171,7 @@ class Extras:
     get_plain: Callable[[str], Blob | None] | None = None
     put_plain: Callable[[str, bytes, Precondition], Version] | None = None
     walk_versioned: Callable[[str], Iterator[tuple[Entry, Version | None]]] | None = None
+    split_tree: Callable[[str, int], list[TreePart]] | None = None
 
 
 @runtime_checkable
@@ -153,7 +182,7 @@ class Forwarding(Protocol):
 
 
 _PROTOCOLS = (NativeKeys, WriteChecks, LazyListing, UnhashedTree, UnhashedReads,
-              CapabilitiesPerKey, VersionIds, PlainObjects, VersionedWalk)
+              CapabilitiesPerKey, VersionIds, PlainObjects, VersionedWalk, SplitTree)
 
 
 @cache
@@ -180,6 +209,7 @@ def extras_of(backend: Backend) -> Extras:
         get_plain=b.get_plain if PlainObjects in offers else None,
         put_plain=b.put_plain if PlainObjects in offers else None,
         walk_versioned=b.walk_versioned if VersionedWalk in offers else None,
+        split_tree=b.split_tree if SplitTree in offers else None,
     )
 
 

@@ -3,30 +3,30 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from ..backends._digest import digest_version
 from ..backends.base import Blob, Entry
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
-from ..globs import Glob, echo, is_skipped
-from ..grep import Pattern, RegexBudget, SearchTimeout, has_match, hunks, matching_lines
+from ..globs import Glob, echo
+from ..grep import Pattern, RegexBudget
 from ..index import indexed_reads
-from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome
+from ..outcomes import GlobOutcome, GrepOutcome
 from ..paths import display
-from ..text import SNIFF_BYTES
-from . import listing
+from ..versions import Version
+from . import fanout, listing
 from .core import Core
 from .deadline import Deadline, OutOfTime
 from .listing import walk_visible
+from .scanning import GrepMode, Read, Scan, partial_fields
 
 __all__ = ["GrepMode", "glob", "grep"]
 
-GrepMode = Literal["files_with_matches", "content", "count"]
-Read = tuple[str, Blob | bytes | FsError, bool | None]
-"""One file of a search: its key, what reading it gave, and whether the literal is in the
-bytes when the read has told already (None: not told)."""
+PARTS_PER_HELPER = 32
+"""A large local tree is cut into about this many parts per helper process, so that one
+part's being larger than the rest keeps one helper busy, not the search waiting."""
 
 
 def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
@@ -71,6 +71,8 @@ def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMo
          context: int, limit: int) -> GrepOutcome:
     """Search the text files below ``path`` (see :meth:`fsseam.seam.Seam.grep`)."""
     search = _Search(fs, fs.key(path), pattern, files, mode, context, limit)
+    if search.fan_out():
+        return search.outcome()
     # A backend whose versions are digests of the bytes (local) reads without them: a
     # search hashes only the files it shows, the only ones whose version it reports.
     reads = search.tree()
@@ -84,84 +86,25 @@ def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMo
 
 
 def _partial(key: str, cut: str | None, named: frozenset[str]) -> dict[str, Any]:
-    """The fields of an outcome cut short at ``cut`` (none when it was not): where the call
-    stopped, and the directory it stopped in as the narrower path to search next: the
-    nearest one a search does not skip, below ``key`` (its own files left: no such
-    directory)."""
-    if cut is None:
-        return {}
-    prefix = f"{key}/" if key else ""
-    parents = cut[len(prefix):].split("/")[:-1] if cut.startswith(prefix) else []
-    kept = list(itertools.takewhile(lambda s: not is_skipped(s) or s in named, parents))
-    return {"partial": True, "unsearched_from": display(cut),
-            "next_path": display(prefix + "/".join(kept)) if kept else None}
+    return partial_fields(key, cut, named)
 
 
-def _needle(pattern: Pattern) -> bytes | None:
-    """The UTF-8 bytes of a literal pattern, to rule files out before decoding them."""
-    if pattern.literal is None:
-        return None
-    try:
-        return pattern.literal.encode("utf-8")
-    except UnicodeEncodeError:
-        return None  # a lone surrogate: no decoded text holds one, the plain path says so
-
-
-def _searchable(relative: str) -> bool:
-    return not any(is_skipped(seg) for seg in relative.split("/"))
-
-
-class _Search:
-    """One grep call: which files it takes, what it found, what it skipped and why."""
+class _Search(Scan):
+    """One grep call on a store: where its files come from, and what it records of the
+    files it shows."""
 
     def __init__(self, fs: Core, key: str, pattern: Pattern, files: Glob | None,
                  mode: GrepMode, context: int, limit: int) -> None:
-        self.fs, self.key, self.pattern, self.files = fs, key, pattern, files
-        self.mode, self.context, self.limit = mode, context, limit
-        self.prefix = f"{key}/" if key else ""
-        self.cap = fs.limits.max_edit_bytes
-        self.deadline = Deadline(fs.limits.finder_seconds)
-        self.budget = RegexBudget(fs.limits.grep_regex_seconds, self.deadline.left)
-        self.cut: str | None = None
-        """The first file not searched when the call's time ran out."""
-        self.needle = _needle(pattern)
-        self.skipped: dict[str, int] = {}
-        self.stopped = self.truncated = False
-        self.shown: list[GrepFile] = []
-        self.files_matched = self.lines_matched = self.searched = self.shown_lines = 0
-        self._last_dir: str | None = None
-        self._dir_ok = True
+        deadline = Deadline(fs.limits.finder_seconds)
+        super().__init__(key, pattern, files, mode, context, limit,
+                         cap=fs.limits.max_edit_bytes, deadline=deadline,
+                         budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left))
+        self.fs = fs
 
-    def skip(self, why: str) -> None:
-        self.skipped[why] = self.skipped.get(why, 0) + 1
-
-    def out_of_time(self) -> bool:
-        # Once the pattern has spent the call's regex time, the files left are counted
-        # and not read: reading them would only lead to skipping them.
-        if not self.budget.spent:
-            return False
-        self.stopped = True
-        self.skip("timeout")
-        return True
-
-    def accept(self, k: str) -> bool:
-        # Files come directory by directory: whether a directory is searchable is worked
-        # out once for all its files, and each file's own name tested alone.
-        self.deadline.check(k)  # every file, taken or not: no stretch of a walk unchecked
-        relative = k[len(self.prefix):]
-        if self.files is not None:
-            if not self.files.match(relative):
-                return False
-            ok = self.files.allows(relative)
-        else:
-            parent, _, name = relative.rpartition("/")
-            if parent != self._last_dir:
-                self._last_dir, self._dir_ok = parent, not parent or _searchable(parent)
-            ok = self._dir_ok and not is_skipped(name)
-        if not ok:
-            self.skip("hidden")
-            return False
-        return not self.out_of_time()
+    def seen(self, key: str, path: str, version: Version) -> None:
+        fs = self.fs
+        fs._gate.dispatch(ReadEvent(owner=fs.owner, key=key, path=path, version=version,
+                                    partial=True))
 
     def candidates(self) -> Iterator[Entry]:
         # The walk first: it is the common case, and it says when path is a file (a stat
@@ -196,6 +139,28 @@ class _Search:
             # Ends the reads' input: those in flight still come, for scan_all to drop.
             self.cut = stop.key
 
+    def fan_out(self) -> bool:
+        """Search a local tree by parts, with helper processes once it proves large (see
+        ``fanout``); False where that does not apply (the other paths then search): a
+        store that cannot split its walk, a plugin filtering listings, a machine or
+        ``Limits.finder_processes`` that allows one process, ``path`` a file, a tree of
+        one part."""
+        fs, key = self.fs, self.key
+        split = fs.extras.split_tree
+        n = fanout.processes(fs.limits.finder_processes)
+        if split is None or not n or fs._gate.hooked("fs/list"):
+            return False
+        try:
+            parts = split(key, n * PARTS_PER_HELPER)
+        except FsError as err:
+            if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
+                raise fs._missing(key, err) from None
+            return False
+        if len(parts) < 2:
+            return False
+        fanout.run_parts(self, parts, n)
+        return True
+
     def tree(self) -> Iterator[Read] | None:
         """The local backend's walk and reads in one pass, where nothing is lost by it: no
         plugin filters listings (the pass builds no entries to show one) and ``path`` is a
@@ -222,117 +187,6 @@ class _Search:
             return None
         return itertools.chain(head, reads)
 
-    def _text(self, data: bytes, has_needle: bool | None) -> str | None:
-        """The text to search in ``data``; None when the file is skipped or cannot match
-        (counted as such)."""
-        if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:
-            self.skip("binary")
-            return None
-        needle = self.needle
-        if needle is not None and not (needle in data if has_needle is None else has_needle):
-            # Most files of a search hold no match, and a literal absent from the bytes is
-            # absent from their text (UTF-8 encodes each character alone; dropping a BOM or
-            # the CR of CRLF joins no two characters that were not adjacent, as a literal
-            # holds no newline): only whether the file is text is left to tell, for the
-            # counts.
-            if not data.isascii():
-                try:
-                    data.decode("utf-8")
-                except UnicodeDecodeError:
-                    self.skip("not_utf8")
-                    return None
-            self.searched += 1
-            return None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            self.skip("not_utf8")
-            return None
-        if text.startswith("\ufeff"):
-            text = text[1:]
-        if b"\r" in data:  # a byte scan, several times cheaper than a str search
-            text = text.replace("\r\n", "\n")
-        if self.pattern.literal is None and self.out_of_time():
-            return None  # read ahead (object stores fetch several at once), not searched
-        self.searched += 1
-        return text
-
-    def scan(self, file_key: str, got: Blob | bytes | FsError, has_needle: bool | None
-             ) -> None:
-        """Search one file that was read, and note what it holds."""
-        if isinstance(got, bytes):
-            data, version = got, None
-        elif isinstance(got, FsError):
-            self.skip("too_large" if got.code is ErrorCode.FS_TOO_LARGE else "unreadable")
-            return
-        else:
-            data, version = got.data, got.version
-        text = self._text(data, has_needle)
-        if text is None:
-            return
-        try:
-            if self.mode == "files_with_matches":
-                count = 1 if has_match(text, self.pattern, self.budget) else 0
-                matches: list[int] = []
-            else:
-                matches = matching_lines(text, self.pattern, self.budget)
-                count = len(matches)
-        except SearchTimeout:
-            if self.deadline.passed():
-                raise OutOfTime(file_key) from None  # the call's time, not the pattern's
-            self.skip("timeout")
-            return
-        if not count:
-            return
-        self.files_matched += 1
-        self.lines_matched += count
-        shown_path = display(file_key)
-        if self.mode == "content":
-            room = self.limit - self.shown_lines
-            if room <= 0:
-                self.truncated = True
-                return
-            if len(matches) > room:
-                matches, self.truncated = matches[:room], True
-            self.shown_lines += len(matches)
-            found = [GrepHunk(first=h.first, lines=h.lines, matches=h.matches)
-                     for h in hunks(text, matches, self.context)]
-            self.shown.append(GrepFile(path=shown_path, count=count, hunks=found))
-            fs = self.fs
-            seen = version if version is not None else digest_version(data)
-            fs._gate.dispatch(ReadEvent(owner=fs.owner, key=file_key, path=shown_path,
-                                        version=seen, partial=True))
-        elif len(self.shown) < self.limit:
-            self.shown.append(GrepFile(path=shown_path, count=count))
-        else:
-            self.truncated = True
-
-    def scan_all(self, reads: Iterator[Read]) -> None:
-        """Scan each read in turn until the reads end or the call's time is up. A read
-        that arrives after that is dropped with every one after it (a prefix of the
-        files stays searched, whatever was fetched ahead), and closing ``reads`` leaves
-        the reads still in flight behind without waiting for them."""
-        try:
-            for read in reads:
-                if self.deadline.passed():
-                    self.cut = read[0]
-                    break
-                self.scan(*read)
-        except OutOfTime as stop:  # from the walk (accept), a stream, or a regex search
-            self.cut = stop.key
-        finally:
-            if isinstance(reads, Generator):
-                reads.close()
-
-    def outcome(self) -> GrepOutcome:
-        named = self.files.named if self.files is not None else frozenset()
-        return GrepOutcome(
-            path=display(self.key), pattern=self.pattern.source, mode=self.mode,
-            files=self.shown, files_matched=self.files_matched,
-            lines_matched=self.lines_matched, searched=self.searched, limit=self.limit,
-            truncated=self.truncated, skipped=self.skipped, stopped=self.stopped,
-            **(_partial(self.key, self.cut, named) or {"partial": self.stopped}),
-        )
 
 
 def _read_capped_many(

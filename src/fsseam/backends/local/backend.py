@@ -29,7 +29,8 @@ from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 from . import search
 from .digests import Digests, _LocalStream
 from .files import _kept_changing, _outside
-from .temps import TEMP_MARK, is_temp_name
+from .parts import TreePart, split_tree
+from .temps import is_temp as _is_temp
 from .tree import Tree
 from .writes import Writes
 
@@ -42,12 +43,6 @@ crash of the writing process (see the module docstring)."""
 DURABILITY_OPTION = "durability"
 """The storage option that chooses it: ``Workspace(dir, storage_options={"durability":
 "rename"})``."""
-
-
-def _is_temp(name: str) -> bool:
-    """A temp file of a write in progress, or of a writer killed before it published: not
-    a file of the workspace, so no listing, walk or search shows it."""
-    return TEMP_MARK in name and is_temp_name(name)
 
 
 class LocalBackend:
@@ -146,6 +141,11 @@ class LocalBackend:
             return not _is_temp(child.rsplit("/", 1)[-1]) and accept(child)
 
         return search.read_tree_unhashed(self._tree, key, ours, max_bytes, wanted)
+
+    def split_tree(self, key: str, want: int) -> builtins.list[TreePart]:
+        """The walk of the directory ``key`` as parts that other processes can search (see
+        ``parts.split_tree``)."""
+        return split_tree(self._tree, key, want)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:
         fd, st = self._tree.open_file(key)

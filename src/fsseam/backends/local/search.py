@@ -16,9 +16,11 @@ from ...oserrors import map_os_error
 from ...paths import display
 from ..base import Entry
 from .files import _READ_FLAGS, _S_ISREG, _check_kind, _kept_changing, _outside
-from .tree import Tree
+from .tree import Tree, _sorted_dirents
 
-__all__ = ["read_in", "read_many_unhashed", "read_tree_unhashed"]
+__all__ = [
+    "read_in", "read_many_unhashed", "read_one", "read_span_unhashed", "read_tree_unhashed",
+]
 
 
 def read_many_unhashed(
@@ -141,19 +143,57 @@ def read_tree_unhashed(
                     continue
             except OSError:
                 regular = False  # the lstat in read_in says what became of it
-            if not accept(child):
+            if accept(child):
+                yield read_one(fd, child, d.name, regular, max_bytes, wanted)
+
+
+def read_span_unhashed(
+    tree: Tree, key: str, first: str, last: str, accept: Callable[[str], bool],
+    max_bytes: int, wanted: Callable[[bytes], bool] | None = None,
+) -> Iterator[tuple[str, bytes | FsError, bool]]:
+    """``read_tree_unhashed`` of the files directly in the directory ``key`` whose names
+    lie from ``first`` to ``last`` in the walk's order (its subdirectories left out). A
+    directory gone or replaced since has none of them."""
+    try:
+        fd = tree.open_dir(key, "walk")
+    except FsError:
+        return
+    try:
+        try:
+            found = _sorted_dirents(fd, key)
+        except FsError:
+            return
+        for child, d, is_dir in found:
+            name = d.name
+            if name < first or is_dir:
                 continue
-            if regular:
-                got = _read_plain(fd, d.name, max_bytes, wanted)
-                if got is not None:
-                    yield child, got[0], got[1]
-                    continue
+            if name > last:
+                break
             try:
-                data, keep = read_in(fd, child, d.name, regular, max_bytes, wanted)
-            except FsError as err:
-                yield child, err, False
-                continue
-            yield child, data, keep
+                regular = d.is_file(follow_symlinks=False)
+                if not regular and d.is_symlink():
+                    continue
+            except OSError:
+                regular = False
+            if accept(child):
+                yield read_one(fd, child, name, regular, max_bytes, wanted)
+    finally:
+        os.close(fd)
+
+
+def read_one(dfd: int, child: str, name: str, regular: bool, max_bytes: int,
+             wanted: Callable[[bytes], bool] | None) -> tuple[str, bytes | FsError, bool]:
+    """One file of a search, by name in its open directory: its key, bytes (or FsError)
+    and whether ``wanted`` took them."""
+    if regular:
+        got = _read_plain(dfd, name, max_bytes, wanted)
+        if got is not None:
+            return child, got[0], got[1]
+    try:
+        data, keep = read_in(dfd, child, name, regular, max_bytes, wanted)
+    except FsError as err:
+        return child, err, False
+    return child, data, keep
 
 
 def _read_plain(dfd: int, name: str, limit: int, wanted: Callable[[bytes], bool] | None

@@ -55,6 +55,11 @@ def is_temp_name(name: str) -> bool:
     return m is not None and hmac.compare_digest(m.group(3), _temp_tag(m.group(2), m.group(1)))
 
 
+def is_temp(name: str) -> bool:
+    """A temp file of a write in progress, or of a writer killed before it published: not
+    a file of the workspace, so no listing, walk or search shows it."""
+    return TEMP_MARK in name and is_temp_name(name)
+
 
 class _DirGone(Exception):
     """The parent directory was removed after we opened it (a failed writer's cleanup)."""

@@ -32,6 +32,11 @@ class Tree:
         self._root_slash = root.rstrip(os.sep) + os.sep
         self._given = given
 
+    @property
+    def given(self) -> str:
+        """The root as the workspace named it (before its links were resolved)."""
+        return self._given
+
     # -- paths -------------------------------------------------------------
     def path(self, key: str) -> str:
         # Keys are canonical and relative: joining is concatenation.

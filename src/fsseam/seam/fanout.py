@@ -1,0 +1,381 @@
+"""A grep of a large local tree by several processes.
+
+One Python process searches a local tree at about a third of the speed of GNU grep: the
+system calls cost the same, the rest is the interpreter's time per file, and threads do
+not share it out (each system call hands the GIL over). So a grep that has run for
+:data:`SWITCH_SECONDS` in this process and still has parts of the tree ahead starts
+helper processes (``Limits.finder_processes``; they stay for the next searches) and hands
+them the parts (``split_tree``: subtrees, runs of files), while this process keeps
+searching parts itself until a helper is ready.
+
+Each part is scanned from an empty start with the call's pattern, limit, time left and
+regex time left, and the scans' findings are put back in the walk's order
+(:meth:`Scan.absorb`): the answer is the one a single process gives, prefix and all when
+the time runs out. A helper that fails or dies costs nothing but time: its part is
+searched here again. Helpers talk over pipes (length-prefixed pickles of values this
+module defines); they are plain ``python -c`` processes, so nothing of the caller's
+``__main__`` runs in them, whatever start method ``multiprocessing`` would choose.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..backends.contract import TreePart
+from ..globs import Glob
+from ..grep import Pattern, RegexBudget
+from ..versions import Version
+from . import deadline as _clock
+from .deadline import Deadline
+from .scanning import Found, GrepMode, Scan
+
+__all__ = ["MAX_HELPERS", "SWITCH_SECONDS", "PartJob", "helpers", "processes", "run_parts",
+           "scan_part"]
+
+SWITCH_SECONDS = 0.25
+"""How long a grep runs in this process before it hands parts of the tree to helpers: a
+search of a few thousand files ends before, and never starts one."""
+
+MAX_HELPERS = 8
+_WINDOW = 8
+"""Parts handed out ahead of the first one not yet put back, per helper: enough to keep
+every helper busy past a part larger than the rest, few enough that the findings held
+back (each at most the call's limit of files or lines) stay small."""
+_EARLY = 2
+"""The same, while the answer still has room for more files or lines."""
+_GRACE = 2.0
+"""How long past the call's deadline to wait for a helper's answer (a helper stops at
+its own deadline; one stuck in a read is given up on)."""
+_HEADER = struct.Struct(">Q")
+
+
+def processes(setting: int | None) -> int:
+    """How many helpers a search may use (``Limits.finder_processes``); fewer than 2 means
+    none: one helper would only move the work to another process."""
+    if setting is None:
+        try:
+            setting = len(os.sched_getaffinity(0))
+        except AttributeError:  # pragma: no cover - macOS has no affinity
+            setting = os.cpu_count() or 1
+        setting = min(setting, MAX_HELPERS)
+    return setting if setting >= 2 else 0
+
+
+@dataclass(frozen=True)
+class PartJob:
+    """One part of a grep, as a helper gets it."""
+
+    part: TreePart
+    key: str
+    pattern: Pattern
+    files: Glob | None
+    mode: GrepMode
+    context: int
+    limit: int
+    cap: int
+    seconds: float
+    """The call's time left when the part was handed out (inf: no limit)."""
+    regex_seconds: float
+
+
+class _PartScan(Scan):
+    def __init__(self, job: PartJob, deadline: Deadline, budget: RegexBudget) -> None:
+        super().__init__(job.key, job.pattern, job.files, job.mode, job.context, job.limit,
+                         cap=job.cap, deadline=deadline, budget=budget)
+        self.versions: dict[str, tuple[str, Version]] = {}
+
+    def seen(self, key: str, path: str, version: Version) -> None:
+        self.versions[path] = (key, version)
+
+
+Answer = tuple[Found, dict[str, tuple[str, Version]], float]
+"""A part's findings, the key and version of each file it shows by path, and the regex
+time it spent."""
+
+
+def scan_part(job: PartJob) -> Answer:
+    """Scan one part in a helper, on a deadline and a regex budget of its own, made from
+    the time the call had left when it handed the part out."""
+    # Deadline(0) means no limit: a job handed out with no time left must stop at once.
+    s = job.seconds
+    deadline = Deadline(0) if math.isinf(s) else Deadline(max(s, 1e-9))
+    budget = RegexBudget(job.regex_seconds, deadline.left)
+    before = budget.left
+    scan = _PartScan(job, deadline, budget)
+    needle = scan.needle
+    holds = None if needle is None else (lambda data: needle in data)
+    scan.scan_all(job.part.reads(scan.accept, job.cap, holds))
+    return scan.found(), scan.versions, before - budget.left
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+def _write(fd: int, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read(fd: int) -> Any:
+    """The next message on ``fd``; EOFError once the other side is gone."""
+    head = _read_exact(fd, _HEADER.size)
+    return pickle.loads(_read_exact(fd, _HEADER.unpack(head)[0]))
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    parts: list[bytes] = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise EOFError
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def main() -> None:
+    """A helper: answer jobs from stdin on stdout until stdin closes."""
+    out = os.dup(1)
+    os.dup2(2, 1)  # whatever prints, the answers' pipe stays clean
+    _write(out, ("ready", os.getpid()))
+    while True:
+        try:
+            call, index, job = _read(0)
+        except EOFError:
+            return
+        try:
+            answer: Any = ("done", call, index, scan_part(job))
+        except BaseException as e:  # the caller searches the part again
+            answer = ("failed", call, index, repr(e))
+        _write(out, answer)
+
+
+class _Helper:
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        # The same fsseam as this process's, wherever it was imported from.
+        src = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from fsseam.seam.fanout import main; main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=env, bufsize=0, close_fds=True,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.to, self.fro = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        self.ready = False
+        self.job: tuple[int, int] | None = None
+        """The call and part it is searching (None: idle)."""
+
+    def close(self) -> None:
+        for f in (self.proc.stdin, self.proc.stdout):
+            if f is not None:
+                f.close()
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Helpers:
+    """This process's helper processes: one search uses them at a time."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid = os.getpid()
+        self.all: list[_Helper] = []
+        self.calls = 0
+        self.parts_here = self.parts_there = 0
+        """Parts searched in this process and by helpers (for tests and benchmarks)."""
+        self.failed = False
+        """Starting a helper failed once: this process does not try again."""
+
+    def start(self, n: int) -> None:
+        """Start helpers up to ``n`` (not waiting for them to be ready)."""
+        while len(self.all) < n and not self.failed:
+            try:
+                self.all.append(_Helper())
+            except (OSError, ValueError, subprocess.SubprocessError):
+                self.failed = True
+
+    def wait_ready(self, n: int) -> None:
+        """Start ``n`` helpers and wait until each is ready (tests, benchmarks)."""
+        with self.lock:
+            self.start(n)
+            for h in self.all:
+                if not h.ready:
+                    self._receive(h, -1, {})
+
+    def drop(self, h: _Helper) -> None:
+        self.all.remove(h)
+        h.close()
+
+    def close(self) -> None:
+        for h in list(self.all):
+            self.drop(h)
+
+    def _receive(self, h: _Helper, call: int, answers: dict[int, Answer | None]) -> None:
+        """Take one message of ``h``: ready, or an answer (kept when it is this call's;
+        a failed part is noted as None, to be searched here)."""
+        try:
+            msg = _read(h.fro)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            job = h.job
+            self.drop(h)
+            if job is not None and job[0] == call:
+                answers[job[1]] = None
+            return
+        if msg[0] == "ready":
+            h.ready = True
+            return
+        _, their_call, index, got = msg
+        h.job = None
+        if their_call == call:
+            answers[index] = got if msg[0] == "done" else None
+
+
+_helpers: Helpers | None = None
+_helpers_lock = threading.Lock()
+_inherited: list[Helpers] = []
+"""A forked child's copy of its parent's helpers: kept, never closed nor collected (their
+processes are the parent's, which a collected ``Popen`` would warn of as left running)."""
+
+
+def helpers() -> Helpers:
+    """This process's helpers (a process made by ``fork`` gets its own)."""
+    global _helpers
+    with _helpers_lock:
+        if _helpers is None or _helpers.pid != os.getpid():
+            if _helpers is not None:
+                _inherited.append(_helpers)
+            _helpers = Helpers()
+        return _helpers
+
+
+@atexit.register
+def _stop() -> None:
+    if _helpers is not None and _helpers.pid == os.getpid():
+        _helpers.close()
+
+
+def run_parts(scan: Scan, parts: list[TreePart], n: int) -> None:
+    """Search ``parts`` in order into ``scan``, with up to ``n`` helpers once the search
+    has run :data:`SWITCH_SECONDS` here (see the module docstring)."""
+    pool: Helpers | None = helpers()
+    assert pool is not None
+    if not pool.lock.acquire(blocking=False):
+        pool = None  # another search has them: this one runs here
+    try:
+        _run(scan, parts, n, pool)
+    finally:
+        if pool is not None:
+            pool.lock.release()
+
+
+def _job(scan: Scan, part: TreePart) -> PartJob:
+    # The part may show no more than the answer has room for now: less than that room is
+    # left once the parts before it are put back, so it cuts nothing the answer shows.
+    shown = scan.shown_lines if scan.mode == "content" else len(scan.shown)
+    return PartJob(part=part, key=scan.key, pattern=scan.pattern, files=scan.files,
+                   mode=scan.mode, context=scan.context, limit=max(scan.limit - shown, 0),
+                   cap=scan.cap, seconds=scan.deadline.left(),
+                   regex_seconds=scan.budget.left)
+
+
+def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> None:
+    started = _clock.clock()
+    call = -1
+    if pool is not None:
+        pool.calls += 1
+        call = pool.calls
+    answers: dict[int, Answer | None] = {}
+    needle = scan.needle
+    holds = None if needle is None else (lambda data: needle in data)
+
+    def here(i: int) -> None:
+        # Every part before it is put back: this one is scanned straight into the
+        # call's own scan, exactly as one process scans it.
+        scan.scan_all(parts[i].reads(scan.accept, scan.cap, holds))
+
+    merged = handed = 0
+    helped = False
+    while merged < len(parts) and scan.cut is None:
+        if merged in answers:  # put back in the walk's order
+            got = answers.pop(merged)
+            if got is None:  # a helper failed on it: search it here
+                here(merged)
+            else:
+                scan.budget.left -= got[2]  # spent in a helper, on a budget of its own
+                scan.absorb(got[0], got[1])
+            merged += 1
+            continue
+        mine: list[_Helper] = []
+        if pool is not None and (helped or _clock.clock() - started >= SWITCH_SECONDS):
+            # Past the first moments of a search (which end most searches), helpers.
+            helped = True
+            if not pool.all and not pool.failed and len(parts) - handed >= 2:
+                pool.start(n)
+            mine = pool.all[:n]
+            _take(pool, mine, call, answers, 0.0)
+            room = scan.limit - (scan.shown_lines if scan.mode == "content"
+                                 else len(scan.shown))
+            # While the answer has room, each part's findings may fill it: few parts
+            # ahead. Once it is full, parts come back as counts: many.
+            ahead = (_WINDOW if room <= 0 else _EARLY) * n
+            for h in [h for h in mine if h.ready and h.job is None]:
+                if handed == len(parts) or handed - merged >= ahead:
+                    break
+                try:
+                    _write(h.to, (call, handed, _job(scan, parts[handed])))
+                except OSError:
+                    pool.drop(h)
+                    continue
+                h.job = (call, handed)
+                handed += 1
+            mine = pool.all[:n]
+        if not any(h.job is not None and h.job[0] == call for h in mine):
+            # No helper is on this search (none ready yet, or none at all), so every
+            # part handed out is answered: put those back, or take the next one here.
+            if merged in answers:
+                continue
+            assert merged == handed
+            here(handed)
+            handed = merged = handed + 1
+            if pool is not None:
+                pool.parts_here += 1
+            continue
+        assert pool is not None
+        left = scan.deadline.left()
+        if not _take(pool, mine, call, answers,
+                     None if math.isinf(left) else max(left, 0.0) + _GRACE):
+            scan.cut = parts[merged].start  # the helpers did not answer in time
+            return
+
+
+def _take(pool: Helpers, mine: list[_Helper], call: int, answers: dict[int, Answer | None],
+          timeout: float | None) -> bool:
+    """Take the messages of helpers that have one, waiting up to ``timeout`` (None: no
+    limit) for the first; False when none came in time."""
+    if not mine:
+        return True
+    readable, _, _ = select.select([h.fro for h in mine], [], [], timeout)
+    for h in mine:
+        if h.fro in readable:
+            job = h.job
+            pool._receive(h, call, answers)
+            if job is not None and job[0] == call and answers.get(job[1]) is not None:
+                pool.parts_there += 1
+    return bool(readable) or timeout == 0.0
