@@ -1,6 +1,8 @@
 """The local rows of bench/finders.py: grep and glob of a generated tree of 200,000 files
-(about 1 GiB) through fsseam (``ctx.fs`` and ``ctx.tools.execute``) next to GNU grep and
-ripgrep, warm page cache, medians of a few runs, peak memory of each.
+(about 1 GiB) through fsseam (``ctx.fs`` and ``ctx.tools.execute``, with helper
+processes as by default, and the tool in one process) next to GNU grep and ripgrep, warm
+page cache, medians of a few runs after one to warm up (the helpers start in it; the first
+search of a process is timed apart), peak memory of each.
 
 The tree is made once (seconds per 10,000 files) into a temp dir, or into ``--tree DIR``
 and reused while its stamp says it was made with the same parameters.
@@ -326,8 +328,13 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
         # default regex time of a call (Limits.grep_regex_seconds, 5 s), after which a
         # search stops early and counts the files left. The row times a whole search.
         ctx = Workspace(str(root), limits=Limits(grep_regex_seconds=600)).context("bench")
+        # The same search in this process alone (Limits.finder_processes=1), next to the
+        # default, which hands parts of a large tree to helper processes.
+        alone = Workspace(str(root), limits=Limits(grep_regex_seconds=600,
+                                                   finder_processes=1)).context("bench")
         top = str(root)
         out: list[LocalRow] = []
+        first = first_search(ctx)
 
         def fs_grep(pattern: str, mode: str) -> Callable[[], int]:
             compiled = compile_pattern(pattern)
@@ -338,10 +345,10 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
                 return res.lines_matched if mode == "content" else res.files_matched
             return run
 
-        def tool_grep(pattern: str, mode: str) -> Callable[[], int]:
+        def tool_grep(pattern: str, mode: str, on: Any = ctx) -> Callable[[], int]:
             def run() -> int:
-                res = ctx.tools.execute("grep", {"pattern": pattern, "output_mode": mode,
-                                                 "max_results": SHOWN})
+                res = on.tools.execute("grep", {"pattern": pattern, "output_mode": mode,
+                                                "max_results": SHOWN})
                 assert res.ok, res.text
                 v = res.value
                 return v.lines_matched if mode == "content" else v.files_matched
@@ -353,6 +360,8 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
                           traced(fs_grep(pattern, mode))),
                      Side("fsseam tool", tool_grep(pattern, mode),
                           traced(tool_grep(pattern, mode))),
+                     Side(ALONE, tool_grep(pattern, mode, alone),
+                          traced(tool_grep(pattern, mode, alone))),
                      peer_side("GNU grep", ["grep", *gnu, *GREP_EXCLUDES, pattern, top],
                                _lines)]
             if rg:
@@ -373,9 +382,13 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
         log(f"local: glob {GLOB}")
         out.append(measure(glob_row(ctx, compile_glob(GLOB), top, rg), runs))
         log(render(out[-1:]))
+        helpers = helpers_peak_mib()
+        for r in out[:len(plan)]:
+            r.note = f"helpers' peak RSS {helpers}"
+        out[0].note += f"; the first search of the process (helpers start): {first}"
         if rg is None:
             for r in out:
-                r.note = "ripgrep missing: `apt-get install ripgrep` or `pip install ripgrep`"
+                r.note += "; ripgrep missing: `apt-get install ripgrep` or `pip install ripgrep`"
         counts = stamp["counts"]
         about = (f"{sum(counts[k] for k in ('source', 'binary', 'git', 'node_modules', 'large'))}"
                  f" files, {counts['bytes'] / (1 << 30):.2f} GiB ({counts['source']} text, "
@@ -386,6 +399,37 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
     finally:
         if temp:
             shutil.rmtree(root.parent, ignore_errors=True)
+
+
+ALONE = "fsseam tool, 1 process"
+
+
+def first_search(ctx: Any) -> str:
+    """The time of the rare-literal grep in a process whose helpers have not started: the
+    search runs here while they start, and hands them parts once they are ready."""
+    from fsseam.seam import fanout
+
+    fanout.helpers().close()
+    t = time.perf_counter()
+    res = ctx.tools.execute("grep", {"pattern": RARE, "max_results": SHOWN})
+    assert res.ok, res.text
+    took = time.perf_counter() - t
+    log(f"local: first search of the process {took * 1000:.0f} ms")
+    return f"{took * 1000:.0f} ms"
+
+
+def helpers_peak_mib() -> str:
+    """The peak resident memory of each helper process (from its start, imports
+    included: ``VmHWM``), which tracemalloc in this process does not see."""
+    from fsseam.seam import fanout
+
+    peaks = []
+    for h in fanout.helpers().all:
+        status = Path(f"/proc/{h.proc.pid}/status").read_text()
+        kib = next(int(line.split()[1]) for line in status.splitlines()
+                   if line.startswith("VmHWM:"))
+        peaks.append(f"{kib / 1024:.0f}")
+    return " / ".join(peaks) + " MiB" if peaks else "(none started)"
 
 
 def glob_row(ctx: Any, pattern: Any, top: str, rg: str | None) -> LocalRow:
@@ -409,9 +453,10 @@ def glob_row(ctx: Any, pattern: Any, top: str, rg: str | None) -> LocalRow:
 
 
 def render(local: list[LocalRow]) -> str:
-    head = ("| local | fsseam ctx.fs | fsseam tool | GNU grep / find | ripgrep | "
-            "tool / GNU | tool / rg | found | peak MiB (ctx.fs / tool / GNU / rg) | note |")
-    out = [head, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    head = ("| local | fsseam ctx.fs | fsseam tool | tool, 1 process | GNU grep / find | "
+            "ripgrep | tool / GNU | tool / rg | found | peak MiB (ctx.fs / tool / GNU / rg) "
+            "| note |")
+    out = [head, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 
     def ms(s: Side | None) -> str:
         return "missing" if s is None else f"{s.median * 1000:.0f} ms"
@@ -424,7 +469,9 @@ def render(local: list[LocalRow]) -> str:
         ratio_gnu = f"{tool.median / gnu.median:.2f}x"
         ratio_rg = "" if rg is None else f"{tool.median / rg.median:.2f}x"
         peaks = " / ".join("" if s is None else f"{s.peak_mib:.1f}" for s in (fs, tool, gnu, rg))
-        out.append(f"| {r.what} | {ms(fs)} | {ms(tool)} | {ms(gnu)} | {ms(rg)} | {ratio_gnu} "
+        one = r.side(ALONE)
+        out.append(f"| {r.what} | {ms(fs)} | {ms(tool)} | {'' if one is None else ms(one)} "
+                   f"| {ms(gnu)} | {ms(rg)} | {ratio_gnu} "
                    f"| {ratio_rg} | {fs.found} | {peaks} | {r.note} |")
     return "\n".join(out)
 

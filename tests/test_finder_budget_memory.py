@@ -82,11 +82,12 @@ def test_a_local_tree_costs_the_same_memory_at_any_size(
     # several of 1,000.
     monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 100)
     if processes > 1:
-        # Helper processes from the first part, parts of 10 files: each part's findings
-        # (up to the limit) wait their turn, a few per helper, so the bound is that many
-        # parts' findings; both trees have more parts than that.
+        # Helper processes from the first part, parts of 10 files: the findings of the
+        # parts handed out ahead (16 per helper, each at most the limit) wait their turn,
+        # so the bound is that many parts' findings; both trees have more parts.
         monkeypatch.setattr(fanout, "SWITCH_SECONDS", 0.0)
         monkeypatch.setattr(local_parts, "RUN_FILES", 10)
+        fanout.helpers().wait_ready(processes)  # both trees searched by helpers throughout
     peaks: dict[int, list[int]] = {}
     for n in (size(40_000, 600), size(200_000, 2_400)):
         ws = _tree(tmp_path / f"t{n}", n, processes)

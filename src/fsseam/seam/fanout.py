@@ -48,12 +48,10 @@ SWITCH_SECONDS = 0.25
 search of a few thousand files ends before, and never starts one."""
 
 MAX_HELPERS = 8
-_WINDOW = 8
-"""Parts handed out ahead of the first one not yet put back, per helper: enough to keep
-every helper busy past a part larger than the rest, few enough that the findings held
-back (each at most the call's limit of files or lines) stay small."""
-_EARLY = 2
-"""The same, while the answer still has room for more files or lines."""
+_AHEAD = 128
+"""Parts handed out ahead of the first one not yet put back, per helper: the other helpers
+keep going while one searches a part larger than the rest (a tree's parts are of any
+size). What the answers waiting their turn hold is bounded apart (``_held``)."""
 _GRACE = 2.0
 """How long past the call's deadline to wait for a helper's answer (a helper stops at
 its own deadline; one stuck in a read is given up on)."""
@@ -330,13 +328,9 @@ def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> Non
                 pool.start(n)
             mine = pool.all[:n]
             _take(pool, mine, call, answers, 0.0)
-            room = scan.limit - (scan.shown_lines if scan.mode == "content"
-                                 else len(scan.shown))
-            # While the answer has room, each part's findings may fill it: few parts
-            # ahead. Once it is full, parts come back as counts: many.
-            ahead = (_WINDOW if room <= 0 else _EARLY) * n
             for h in [h for h in mine if h.ready and h.job is None]:
-                if handed == len(parts) or handed - merged >= ahead:
+                if (handed == len(parts) or handed - merged >= _AHEAD * n
+                        or _held(answers) >= 2 * max(scan.limit, 1)):
                     break
                 try:
                     _write(h.to, (call, handed, _job(scan, parts[handed])))
@@ -365,13 +359,26 @@ def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> Non
             return
 
 
+def _held(answers: dict[int, Answer | None]) -> int:
+    """What the answers waiting their turn show: files and matching lines. No part is
+    handed out while they show twice the call's limit, so they hold at most that plus one
+    part's worth (at most the limit) per helper; once the answer is full, a part shows
+    nothing and comes back as counts."""
+    return sum(len(a[0].shown) + sum(len(h.matches) for f in a[0].shown for h in f.hunks or ())
+               for a in answers.values() if a is not None)
+
+
 def _take(pool: Helpers, mine: list[_Helper], call: int, answers: dict[int, Answer | None],
           timeout: float | None) -> bool:
     """Take the messages of helpers that have one, waiting up to ``timeout`` (None: no
     limit) for the first; False when none came in time."""
     if not mine:
         return True
-    readable, _, _ = select.select([h.fro for h in mine], [], [], timeout)
+    poll = select.poll()  # not select(): a long-lived process's pipes may be past fd 1023
+    for h in mine:
+        poll.register(h.fro, select.POLLIN)
+    wait = None if timeout is None else math.ceil(timeout * 1000)
+    readable = {fd for fd, _ in poll.poll(wait)}
     for h in mine:
         if h.fro in readable:
             job = h.job

@@ -137,10 +137,7 @@ class LocalBackend:
     ) -> Iterator[tuple[str, bytes | FsError, bool]]:
         """The walk and ``read_many_unhashed`` of its files in one pass, for a search (see
         ``search.read_tree_unhashed``)."""
-        def ours(child: str) -> bool:
-            return not _is_temp(child.rsplit("/", 1)[-1]) and accept(child)
-
-        return search.read_tree_unhashed(self._tree, key, ours, max_bytes, wanted)
+        return search.read_tree_unhashed(self._tree, key, accept, max_bytes, wanted)
 
     def split_tree(self, key: str, want: int) -> builtins.list[TreePart]:
         """The walk of the directory ``key`` as parts that other processes can search (see

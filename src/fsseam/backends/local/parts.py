@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from ...errors import FsError
 from ...paths import MAX_PATH_DEPTH
 from . import search
-from .temps import is_temp
 from .tree import Tree, _sorted_dirents
 
 __all__ = ["RUN_FILES", "TreePart", "split_tree"]
@@ -60,14 +59,10 @@ class TreePart:
     ) -> Iterator[tuple[str, bytes | FsError, bool]]:
         """``read_tree_unhashed`` of this part alone, in any process."""
         tree = Tree(self.root, self.given)
-
-        def ours(child: str) -> bool:
-            return not is_temp(child.rsplit("/", 1)[-1]) and accept(child)
-
         if self.span is not None:
-            return search.read_span_unhashed(tree, self.key, *self.span, ours, max_bytes,
+            return search.read_span_unhashed(tree, self.key, *self.span, accept, max_bytes,
                                              wanted)
-        return _subtree(tree, self.key, ours, max_bytes, wanted)
+        return _subtree(tree, self.key, accept, max_bytes, wanted)
 
 
 def _subtree(tree: Tree, key: str, accept: Callable[[str], bool], max_bytes: int,

@@ -16,6 +16,7 @@ from ...oserrors import map_os_error
 from ...paths import display
 from ..base import Entry
 from .files import _READ_FLAGS, _S_ISREG, _check_kind, _kept_changing, _outside
+from .temps import TEMP_MARK, is_temp_name
 from .tree import Tree, _sorted_dirents
 
 __all__ = [
@@ -122,10 +123,10 @@ def read_tree_unhashed(
     """The walk and ``read_many_unhashed`` of its files in one pass, for a search: the
     key and bytes (or the FsError) of each file below ``key`` that ``accept`` takes, in
     the walk's order, and whether ``wanted`` took those bytes; symlinks are left out,
-    as a search leaves them. Each file is opened in the directory the walk holds open,
-    and a directory entry that says "regular file" stands for the ``lstat`` that
-    ``walk`` and ``read`` would each take. A file over ``max_bytes`` is not read
-    (FS_TOO_LARGE).
+    as a search leaves them, and so are the temp files of writes. Each file is opened
+    in the directory the walk holds open, and a directory entry that says "regular
+    file" stands for the ``lstat`` that ``walk`` and ``read`` would each take. A file
+    over ``max_bytes`` is not read (FS_TOO_LARGE).
 
     Only the bytes ``wanted`` takes (all, without it) are checked not to have changed
     while read: a search needs that of the files it may show, whose version it
@@ -134,9 +135,13 @@ def read_tree_unhashed(
     that check is one, as each ``lstat`` saved would be.
 
     One thread: reader threads were measured and lost (see docs/decisions.md, "Find at
-    scale"): each of the four system calls of a small file hands the GIL over twice."""
+    scale"): each of the four system calls of a small file hands the GIL over twice. A
+    large tree is shared out between processes instead, by parts (``parts.py``)."""
     for fd, run in tree.runs(key):
         for child, d in run:
+            name = d.name
+            if TEMP_MARK in name and is_temp_name(name):
+                continue  # a write's temp file: no file of the workspace
             try:
                 regular = d.is_file(follow_symlinks=False)
                 if not regular and d.is_symlink():
@@ -144,7 +149,7 @@ def read_tree_unhashed(
             except OSError:
                 regular = False  # the lstat in read_in says what became of it
             if accept(child):
-                yield read_one(fd, child, d.name, regular, max_bytes, wanted)
+                yield read_one(fd, child, name, regular, max_bytes, wanted)
 
 
 def read_span_unhashed(
@@ -169,6 +174,8 @@ def read_span_unhashed(
                 continue
             if name > last:
                 break
+            if TEMP_MARK in name and is_temp_name(name):
+                continue
             try:
                 regular = d.is_file(follow_symlinks=False)
                 if not regular and d.is_symlink():
