@@ -79,9 +79,21 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
                          replaced=None if created else replaced)
     fs._gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
     outcome = WriteOutcome(path=shown, operation=operation, created=created, version=version,
-                           size=len(plan.data), lines=new_doc.line_count)
+                           size=len(plan.data), lines=_line_count(new_doc, plan.data))
     outcome.with_diff(shown, old_text, new_doc.view)
     return outcome
+
+
+def _line_count(doc: TextDoc, data: bytes) -> int:
+    """``doc.line_count`` from its bytes: a newline is one ``\\n`` byte in UTF-8 (and a BOM or
+    a CRLF's CR none), so the bytes about to be kept are counted without encoding the
+    view again (a large one is counted in pieces, never copied whole)."""
+    if not doc.view or len(data) > _WHOLE_COUNT:
+        return doc.line_count
+    return len(data) - len(data.replace(b"\n", b"")) + (0 if doc.view.endswith("\n") else 1)
+
+
+_WHOLE_COUNT = 1 << 20
 
 
 OldText = str | Callable[[], str | None] | None
