@@ -51,7 +51,7 @@ def map_os_error(exc: BaseException, key: str, action: str) -> FsError:
     return fact(ErrorCode.FS_BACKEND, "storage_failed", detail=f"{type(exc).__name__}: {exc}")
 
 
-class mapped:  # lower case: used as a function was, ``with mapped(key, action):``
+class mapped:  # lower case: it was a function and is used as one, ``with mapped(...):``
     """Run a block of storage calls; any OSError leaves it as the FsError it maps to.
 
     A class rather than a generator context manager: a local write enters it four times
