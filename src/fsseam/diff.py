@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from functools import cached_property
 from typing import Self
 
@@ -84,10 +85,14 @@ class LazyDiff(BaseModel):
     (a plugin, a notebook, an MCP client's structured content) asks for it.
     """
 
-    _diff_args: tuple[str, str | None, str] | None = PrivateAttr(default=None)
+    _diff_args: tuple[str, str | Callable[[], str | None] | None, str] | None = PrivateAttr(
+        default=None)
 
-    def with_diff(self, path: str, old: str | None, new: str) -> Self:
-        """Attach the texts; ``old`` None means the old text is unknown (no diff)."""
+    def with_diff(self, path: str, old: str | Callable[[], str | None] | None, new: str
+                  ) -> Self:
+        """Attach the texts; ``old`` None means the old text is unknown (no diff), a
+        callable gives it when the diff is asked for (decoding it costs a write time that
+        most writes never need)."""
         self._diff_args = (path, old, new)
         return self
 
@@ -104,4 +109,6 @@ class LazyDiff(BaseModel):
         if self._diff_args is None:
             return None
         path, old, new = self._diff_args
+        if callable(old):
+            old = old()
         return None if old is None else unified_diff(path, old, new)

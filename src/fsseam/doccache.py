@@ -15,7 +15,7 @@ from .paths import display
 from .text import TextFormat, decode
 from .versions import Version
 
-__all__ = ["DocCache"]
+__all__ = ["DocCache", "view_of"]
 
 MAX_ENTRIES = 4096
 
@@ -65,18 +65,28 @@ class DocCache:
             hit = self._items.get((key, version))
         return hit[1] if hit is not None and isinstance(hit[1], bytes) else None
 
-    def get(self, key: str, version: Version) -> tuple[TextFormat, str | None] | None:
-        """The format and, when kept, the view of the file at ``version``."""
+    def kept(self, key: str, version: Version) -> tuple[TextFormat, str | bytes | None] | None:
+        """The format and what is kept of the file at ``version`` (its bytes, a view, or
+        None), not decoded: a write needs the format now and the text only for a diff."""
         with self._lock:
             hit = self._items.get((key, version))
             if hit is not None:
                 self._items.move_to_end((key, version))
+        return hit
+
+    def get(self, key: str, version: Version) -> tuple[TextFormat, str | None] | None:
+        """The format and, when kept, the view of the file at ``version``."""
+        hit = self.kept(key, version)
         if hit is None:
             return None
         fmt, text = hit
-        if isinstance(text, bytes):
-            try:
-                text = decode(text, display(key)).view
-            except FsError:
-                text = None  # valid in the window that was read, not as a whole
-        return fmt, text
+        return fmt, view_of(text, display(key)) if isinstance(text, bytes) else text
+
+
+def view_of(data: bytes, shown: str) -> str | None:
+    """The view of bytes kept, None when they are no text as a whole (they were valid in
+    the window that was read)."""
+    try:
+        return decode(data, shown).view
+    except FsError:
+        return None

@@ -27,9 +27,9 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import TracebackType
 
 from ..errors import ErrorCode, FsError
 from ..events import (
@@ -66,6 +66,29 @@ class _Call:
     changed: str | None = None
     """A file the call changed (its shown path): a failure to store what the call recorded
     must then say the file changed."""
+
+
+class _CallScope:
+    """The context of :meth:`ObservationPolicy.call`: a class, as every operation of the
+    seam enters one (a generator-based context manager costs several times more)."""
+
+    __slots__ = ("_owner", "_policy", "_running", "_store")
+
+    def __init__(self, policy: ObservationPolicy, owner: str,
+                 store: ObservationStore | None) -> None:
+        self._policy = policy
+        self._owner = owner
+        self._store = store
+        self._running: _Call | None = None
+
+    def __enter__(self) -> None:
+        self._running = self._policy._enter(self._owner, self._store)
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        running = self._running
+        assert running is not None
+        self._policy._exit(self._owner, running, kind is not None)
 
 
 class ObservationPolicy:
@@ -115,28 +138,28 @@ class ObservationPolicy:
         bound = self._bound.get(owner)
         return self.store if bound is None else bound
 
-    @contextmanager
-    def call(self, owner: str, store: ObservationStore | None = None) -> Iterator[None]:
+    def call(self, owner: str, store: ObservationStore | None = None) -> _CallScope:
         """One call of ``owner`` (``store``: where its observations live, else
         :meth:`store_for`): what it records is written when the outermost call of the owner
         ends (a concurrent call of one owner in this process shares it, and its store)."""
+        return _CallScope(self, owner, store)
+
+    def _enter(self, owner: str, store: ObservationStore | None) -> _Call:
         with self._lock:
             running = self._calls.get(owner)
             if running is None:
                 running = self._calls[owner] = _Call(store or self.store_for(owner))
             running.depth += 1
-        failed = True
-        try:
-            yield
-            failed = False
-        finally:
-            with self._lock:
-                running.depth -= 1
-                pending = running.pending if running.depth == 0 else {}
-                if running.depth == 0:
-                    del self._calls[owner]
-            if pending:
-                self._store(owner, running.store, pending, running.changed, failed)
+        return running
+
+    def _exit(self, owner: str, running: _Call, failed: bool) -> None:
+        with self._lock:
+            running.depth -= 1
+            pending = running.pending if running.depth == 0 else {}
+            if running.depth == 0:
+                del self._calls[owner]
+        if pending:
+            self._store(owner, running.store, pending, running.changed, failed)
 
     def _store(self, owner: str, store: ObservationStore, pending: dict[str, Entry],
                changed: str | None, failed: bool) -> None:

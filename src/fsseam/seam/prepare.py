@@ -65,7 +65,8 @@ def prepare_edit(
     pre = intent.precondition
     if lone and isinstance(pre, IfMatch) and pre.version != current:
         raise fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
-    stale_before(fs, pre, (doc.encode(), current), key, shown, intent, "edit")
+    if isinstance(pre, IfMatch) and pre.version != current:  # the bytes only then
+        stale_before(fs, pre, (doc.encode(), current), key, shown, intent, "edit")
     return PreparedEdit(doc, current, make(doc), intent)
 
 

@@ -5,15 +5,18 @@ reports what the commit did."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Literal
 
+from ..doccache import view_of
 from ..edits import EditOp, EditPlan, Insert, Replace, Span, apply, check_new_text, check_replace
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import EditIntent, WrittenEvent
 from ..outcomes import EditOutcome, WriteOutcome
 from ..paths import display
-from ..text import TextDoc, TextFormat, decode, encode_new
+from ..text import TextDoc, TextFormat, decode
+from ..text.rules import new_doc as new_text_doc
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
 from . import media
 from .core import Core, encode_checked
@@ -56,7 +59,9 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
         plan.lost = (ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
     fmt, old_view = _read_for_write(fs, plan)
     check_new_text(content, "content")
-    plan.data = encode_checked(lambda: encode_new(content, fmt), "content")
+    # The new text as decoding its bytes would give it (no NUL: checked; UTF-8: encoded).
+    new_doc = new_text_doc(content, fmt)
+    plan.data = encode_checked(new_doc.encode, "content")
     fs._check_size(shown, len(plan.data))
     done = run(fs, Plan.one("write", plan))[0]
     version, unchanged = done.version, done.unchanged
@@ -65,7 +70,6 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
         return _unchanged_write(fs, plan, version, operation)
     pre, current = plan.precondition, plan.current
     created = isinstance(pre, CreateOnly) or (isinstance(pre, Overwrite) and current is None)
-    new_doc = decode(plan.data, shown)
     fs._docs.put(key, version, new_doc.format, plan.data)
     old_text = "" if created else old_view
     replaced = (pre.version if isinstance(pre, IfMatch)
@@ -75,19 +79,37 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
                          replaced=None if created else replaced)
     fs._gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
     outcome = WriteOutcome(path=shown, operation=operation, created=created, version=version,
-                           size=len(plan.data), lines=new_doc.line_count)
+                           size=len(plan.data), lines=_line_count(new_doc, plan.data))
     outcome.with_diff(shown, old_text, new_doc.view)
     return outcome
 
 
-def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, str | None]:
+def _line_count(doc: TextDoc, data: bytes) -> int:
+    """``doc.line_count`` from its bytes: a newline is one ``\\n`` byte in UTF-8 (and a BOM or
+    a CRLF's CR none), so the bytes about to be kept are counted without encoding the
+    view again (a large one is counted in pieces, never copied whole)."""
+    if not doc.view or len(data) > _WHOLE_COUNT:
+        return doc.line_count
+    return len(data) - len(data.replace(b"\n", b"")) + (0 if doc.view.endswith("\n") else 1)
+
+
+_WHOLE_COUNT = 1 << 20
+
+
+OldText = str | Callable[[], str | None] | None
+"""The text a write replaces, for its diff: known, decoded when asked for, or unknown."""
+
+
+def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, OldText]:
     """The existing file's format and text, which the new content keeps (from the cache
-    where the guard names a version it holds); ``plan.current`` set when read."""
+    where the guard names a version it holds; its bytes are decoded only if a diff is
+    asked for); ``plan.current`` set when read."""
     pre, key, shown = plan.precondition, plan.key, plan.shown
     if isinstance(pre, IfMatch):
-        cached = fs._docs.get(key, pre.version)
+        cached = fs._docs.kept(key, pre.version)
         if cached is not None:
-            return cached
+            fmt, kept = cached
+            return fmt, partial(view_of, kept, shown) if isinstance(kept, bytes) else kept
         try:
             plan.current = fs._load_bytes(key, record_missing=False)
         except FsError as e:

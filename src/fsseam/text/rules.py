@@ -22,9 +22,11 @@ __all__ = [
     "TextFormat",
     "check_sniff",
     "check_text",
+    "count_newlines",
     "decode",
     "dominant_newline",
     "encode_new",
+    "new_doc",
     "not_text",
     "split_lines",
 ]
@@ -66,6 +68,22 @@ def decode(data: bytes, path: str) -> TextDoc:
         raise not_text(path, e.start) from e
     bom = text.startswith(BOM)
     return TextDoc(text[1:] if bom else text, bom)
+
+
+def count_newlines(text: str, end: int | None = None) -> int:
+    """``text.count("\\n", 0, end)``, in about half the time on a large text: a str's (and
+    bytes') ``count`` of one character tests every character in a loop, while deleting it
+    from the UTF-8 bytes finds each one with ``memchr`` (one ``\\n`` byte per newline).
+    In pieces, so a large text is never copied whole."""
+    stop = len(text) if end is None else min(end, len(text))
+    n = 0
+    for i in range(0, stop, _COUNT_PIECE):
+        data = text[i : min(i + _COUNT_PIECE, stop)].encode("utf-8", "surrogatepass")
+        n += len(data) - len(data.replace(b"\n", b""))
+    return n
+
+
+_COUNT_PIECE = 1 << 20
 
 
 def split_lines(view: str) -> list[str]:
@@ -167,7 +185,7 @@ class TextDoc:
         v = self.view
         if not v:
             return 0
-        return v.count("\n") + (0 if v.endswith("\n") else 1)
+        return count_newlines(v) + (0 if v.endswith("\n") else 1)
 
     def lines_near(self, at: int, line: int, first: int, last: int) -> list[str]:
         """Lines ``first`` to ``last`` (1-based, clipped to the text) given that view offset
@@ -200,7 +218,19 @@ class TextDoc:
 
     def line_of(self, offset: int) -> int:
         """1-based line number of a view offset."""
-        return self.view.count("\n", 0, offset) + 1
+        return count_newlines(self.view, offset) + 1
+
+
+def new_doc(content: str, like: TextFormat | None) -> TextDoc:
+    """The document a whole-file write makes: what :func:`decode` gives of the bytes of
+    :func:`encode_new` (``new_doc(c, f).encode() == encode_new(c, f)``), built from the
+    text instead of decoding its bytes again."""
+    bom = content.startswith(BOM)
+    if bom:
+        content = content[1:]
+    if like is None:
+        return TextDoc(content, bom)
+    return TextDoc(like.styled(content), like.bom or bom)
 
 
 def encode_new(content: str, like: TextFormat | None) -> bytes:

@@ -47,6 +47,32 @@ class _StatCache:
 
 
 
+def _at_end(st: os.stat_result, seen: int, chunk: bytes, want: int) -> bool:
+    """Whether a read that brought the total to ``seen`` ended the file: a regular file
+    answers short only at its end, and the file had ``st.st_size`` bytes. The read that
+    would return nothing is one system call a read of a file no longer makes; a file that
+    grew returns more than its size (read on), and any change meanwhile shows in the
+    ``fstat`` signature checked after the bytes, as before."""
+    return seen == st.st_size and len(chunk) < want
+
+
+def _read_all(fd: int, st: os.stat_result) -> list[bytes]:
+    """All bytes of an open regular file of ``st``, each read asking for all of it and more
+    (``os.read`` allocates what it is asked for)."""
+    parts: list[bytes] = []
+    seen = 0
+    while True:
+        want = max(st.st_size, 1 << 16) + 1
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        parts.append(chunk)
+        seen += len(chunk)
+        if _at_end(st, seen, chunk, want):
+            break
+    return parts
+
+
 class _LocalStream:
     def __init__(self, fd: int, st: os.stat_result, cached: Version | None, chunk_size: int,
                  key: str, on_done: Callable[[os.stat_result, Version, int], None],
@@ -98,6 +124,8 @@ class _LocalStream:
             elif kept is not None:
                 kept.append(chunk)
             yield chunk
+            if _at_end(self._st, seen, chunk, want):
+                break
         if h is not None or kept is not None:
             if kept is not None:
                 data = kept[0] if len(kept) == 1 else b"".join(kept)
@@ -127,12 +155,7 @@ class Digests:
     def read_fd(self, fd: int, st: os.stat_result, key: str) -> Blob | None:
         """All bytes of an open file and their version; None if it changed while read."""
         started = time.time_ns()
-        parts = []
-        while True:
-            chunk = os.read(fd, max(st.st_size, 1 << 16) + 1)
-            if not chunk:
-                break
-            parts.append(chunk)
+        parts = _read_all(fd, st)
         if _sig(os.fstat(fd)) != _sig(st):
             return None  # written in place while we read
         data = b"".join(parts)
@@ -153,12 +176,7 @@ class Digests:
             return cached
         started = time.time_ns()
         if self.known.keeps(st.st_size):
-            parts = []
-            while True:
-                chunk = os.read(fd, max(st.st_size, 1 << 16) + 1)
-                if not chunk:
-                    break
-                parts.append(chunk)
+            parts = _read_all(fd, st)
             if _sig(os.fstat(fd)) != _sig(st):
                 return None
             version = self.known.version(key, b"".join(parts))

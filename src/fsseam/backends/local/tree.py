@@ -31,6 +31,13 @@ class Tree:
         self.root = root
         self._root_slash = root.rstrip(os.sep) + os.sep
         self._given = given
+        # The root directory as opened (its real path, resolved once): while the root path
+        # still reaches it, the real path of a key with no link below the root is the key.
+        try:
+            st = os.stat(root)
+            self._root_id: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except OSError:
+            self._root_id = None
 
     @property
     def given(self) -> str:
@@ -71,10 +78,41 @@ class Tree:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def resolve(self, key: str) -> str:
+        if self._plain(key):
+            return key
         below = self._below(self.realpath(key), self.root)
         if below is None:
             raise _outside(key)
         return below
+
+    def _plain(self, key: str) -> bool:
+        """Whether ``realpath`` would give the key's own path: the root path still leads to
+        the root directory and no entry below it on the key's way is a link. One ``lstat``
+        per component below the root (``realpath`` takes one per component of the whole
+        path, in Python). Anything else (a link, a root moved, an error it cannot rule out)
+        is False: ``realpath`` decides, as before."""
+        if self._root_id is None:
+            return False
+        try:
+            st = os.lstat(self.root)
+            if (st.st_dev, st.st_ino) != self._root_id:
+                return False
+            if not key:
+                return True
+            parts = key.split("/")
+            path = self._root_slash + parts[0]
+            for i in range(len(parts)):
+                if i:
+                    path = f"{path}/{parts[i]}"
+                if stat_mod.S_ISLNK(os.lstat(path).st_mode):
+                    return False
+        except (FileNotFoundError, NotADirectoryError):
+            # realpath (not strict) joins a missing entry and the names after it as they
+            # are: nothing after it can be a link either.
+            return True
+        except OSError:
+            return False
+        return True
 
     def link_target(self, key: str) -> str | None:
         """The canonical key a symlink at ``key`` points to, if that exists inside the root."""
