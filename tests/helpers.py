@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fsseam import ErrorCode, ToolResult, Workspace
+from fsseam.backends import MemoryBackend
+from fsseam.backends.base import Stat
 
 
 def raw(ws: Workspace, path: str) -> bytes | None:
@@ -34,3 +37,39 @@ def fails(res: ToolResult, code: ErrorCode) -> ToolResult:
     assert res.error.code is code, res.text
     assert res.text.startswith(f"Error [{code.value}]: ")
     return res
+
+
+class Unsized(MemoryBackend):
+    """A memory store that does not say sizes (in a stat or a walk), so a search streams
+    its files chunk by chunk; counts the bytes its streams hand out (``streamed``) and
+    calls ``on_chunk`` with each chunk's length."""
+
+    streamed = 0
+    on_chunk: Callable[[int], None] | None = None
+
+    def stat(self, key: str) -> Stat:
+        return super().stat(key).model_copy(update={"size": None})
+
+    def walk(self, key: str) -> Iterator[Any]:
+        for e in super().walk(key):
+            yield e.model_copy(update={"size": None})
+
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> Any:
+        stream = super().open_read(key, chunk_size)
+        owner = self
+
+        class Counting:
+            size = None
+            version = property(lambda _: stream.version)
+
+            def chunks(self) -> Iterator[bytes]:
+                for chunk in stream.chunks():
+                    owner.streamed += len(chunk)
+                    if owner.on_chunk is not None:
+                        owner.on_chunk(len(chunk))
+                    yield chunk
+
+            def close(self) -> None:
+                stream.close()
+
+        return Counting()

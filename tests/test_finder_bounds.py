@@ -9,7 +9,6 @@ import dataclasses
 import re
 import tracemalloc
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsseam import ErrorCode, FsError, Limits, Overwrite, Workspace
-from fsseam.backends import MemoryBackend
-from fsseam.backends.base import Stat
 from fsseam.backends.objectstore.backend import READ_MANY_CONCURRENCY
 from fsseam.globs import compile_glob
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match, matching_lines
 from fsseam.outcomes import GrepOutcome
 
 from .budget import examples
+from .helpers import Unsized
 
 MiB = 1 << 20
 
@@ -357,43 +355,11 @@ def test_grep_of_one_sparse_file_over_the_cap_does_not_read_it(tmp_path: Path) -
     assert res.ok and res.value.files_matched == 1
 
 
-class _Unsized(MemoryBackend):
-    """A store that does not say sizes (in a stat or a walk), and counts what its streams
-    hand out."""
-
-    streamed = 0
-
-    def stat(self, key: str) -> Stat:
-        return super().stat(key).model_copy(update={"size": None})
-
-    def walk(self, key: str) -> Iterator[Any]:
-        for e in super().walk(key):
-            yield e.model_copy(update={"size": None})
-
-    def open_read(self, key: str, chunk_size: int = 1 << 20) -> Any:
-        stream = super().open_read(key, chunk_size)
-        owner = self
-
-        class Counting:
-            size = None
-            version = property(lambda _: stream.version)
-
-            def chunks(self) -> Iterator[bytes]:
-                for chunk in stream.chunks():
-                    owner.streamed += len(chunk)
-                    yield chunk
-
-            def close(self) -> None:
-                stream.close()
-
-        return Counting()
-
-
 @pytest.mark.parametrize("path", ["/big.txt", "/"])
 def test_a_file_of_unknown_size_is_read_only_up_to_the_cap(path: str) -> None:
-    backend = _Unsized.from_url(f"memory://unsized-{uuid.uuid4().hex}",
+    backend = Unsized.from_url(f"memory://unsized-{uuid.uuid4().hex}",
                                 {"global_store": False})
-    assert isinstance(backend, _Unsized)
+    assert isinstance(backend, Unsized)
     limits = Limits(max_edit_bytes=1 * MiB, read_chunk_bytes=64 * 1024)
     ws = Workspace("memory://unsized", backend=backend, limits=limits, load_entry_points=False)
     put(ws, "big.txt", b"needle\n" + b"x" * (8 * MiB))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ from fsseam import Limits, ListEvent, Overwrite, ReadEvent, Workspace, hookimpl
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match
 from fsseam.outcomes import GlobOutcome, GrepOutcome
 from fsseam.seam.finding import _partial
+
+from .helpers import Unsized
 
 DIRS = ("a", "b/c", "b/d", "e")
 FILES = [f"{d}/f{i}.txt" for d in DIRS for i in range(3)]
@@ -326,39 +327,16 @@ def test_a_stream_of_unknown_size_stops_at_the_deadline(
 ) -> None:
     """A store that does not say sizes is streamed chunk by chunk (a request each): the
     stream is given up between two chunks once time is up, not read to the end."""
-    from fsseam.backends import MemoryBackend
-    from fsseam.backends.base import Stat
-
     chunks: list[int] = []
 
-    class Unsized(MemoryBackend):
-        def stat(self, key: str) -> Stat:
-            return super().stat(key).model_copy(update={"size": None})
-
-        def walk(self, key: str) -> Iterator[Any]:
-            for e in super().walk(key):
-                yield e.model_copy(update={"size": None})
-
-        def open_read(self, key: str, chunk_size: int = 1 << 20) -> Any:
-            stream = super().open_read(key, chunk_size)
-
-            class Counting:
-                size = None
-                version = property(lambda _: stream.version)
-
-                def chunks(self) -> Iterator[bytes]:
-                    for chunk in stream.chunks():
-                        chunks.append(len(chunk))
-                        if len(chunks) == 3:
-                            clock.run_out()
-                        yield chunk
-
-                def close(self) -> None:
-                    stream.close()
-
-            return Counting()
+    def on_chunk(n: int) -> None:
+        chunks.append(n)
+        if len(chunks) == 3:
+            clock.run_out()
 
     backend = Unsized.from_url(f"memory://unsized-{uuid.uuid4().hex}", {"global_store": False})
+    assert isinstance(backend, Unsized)
+    backend.on_chunk = on_chunk
     ws = Workspace("memory://unsized", backend=backend, load_entry_points=False,
                    limits=Limits(read_chunk_bytes=1024))
     ws.backend.write("a.txt", b"needle\n", Overwrite())
