@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 from ..backends.base import Backend, Blob, Entry
@@ -33,8 +34,13 @@ __all__ = ["READ_CONCURRENCY", "index_of", "indexed_reads"]
 
 READ_CONCURRENCY = 64
 """Candidate reads in flight: each is one round trip the search waits on."""
+SAVE_CONCURRENCY = 4
+"""Calls storing the shards of directories the walk has left, under way together (each
+writes its shards at once)."""
 
 Read = tuple[str, Blob | bytes | FsError, bool | None]
+_Batch = tuple[list[tuple[Entry, Version | None]], dict[str, Loaded]]
+"""A batch of the walk: what was listed, and the shards fetched for it."""
 _STAND_IN = {Kind.TEXT: b"", Kind.BINARY: b"\x00", Kind.NOT_UTF8: b"\xff"}
 
 
@@ -104,34 +110,96 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     concurrency = READ_CONCURRENCY if search.pattern.literal is not None else None
     shards: dict[str, Loaded] = {}
     used: list[str] = []
-    it = iter(listed)
-    while batch := list(itertools.islice(it, batch_size)):
-        files = _visible(fs, search.key, batch)
-        fresh = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
-        shards.update(index.load(fresh))
-        for e, _ in batch:
-            loaded = shards.get(prefix_of(e.key))
-            if loaded is not None:
-                loaded.seen.add(loaded.name(e.key))
-        plan = _plan(search, index, shards, files, wanted, used)
-        yield from _in_order(fs.backend, plan, shards, concurrency)
-        # A listing comes in key order, so the files of a shard's directory come together:
-        # once the walk has left it, the shard is stored and let go, and memory holds only
-        # the shards of the directories being walked, whatever the size of the prefix.
-        _close(index, search.key, shards, batch[-1][0].key)
-    _close(index, search.key, shards, None)
-    index.settled(used)
+    ahead = _Ahead(index, listed, batch_size)
+    # Shards are stored while the walk goes on: a grep waits for its writes once, at the
+    # end, not once per directory it leaves.
+    saving = ThreadPoolExecutor(SAVE_CONCURRENCY, thread_name_prefix="fsseam-index-save")
+    saves: list[Future[None]] = []
+    finished = False
+    try:
+        while (got := ahead.next()) is not None:
+            batch, loaded = got
+            files = _visible(fs, search.key, batch)  # the hook sees a batch when it is searched
+            for prefix, fetched in loaded.items():
+                shards.setdefault(prefix, fetched)  # never over one this grep added to
+            missing = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
+            shards.update(index.load(missing))  # (only a listing out of key order)
+            for e, _ in batch:
+                shard = shards.get(prefix_of(e.key))
+                if shard is not None:
+                    shard.seen.add(shard.name(e.key))
+            plan = _plan(search, index, shards, files, wanted, used)
+            yield from _in_order(fs.backend, plan, shards, concurrency)
+            # A listing comes in key order, so the files of a shard's directory come
+            # together: once the walk has left it, the shard is stored and let go, and
+            # memory holds only the shards of the directories being walked, whatever the
+            # size of the prefix.
+            saves.append(saving.submit(index.save, _close(search.key, shards, batch[-1][0].key)))
+        saves.append(saving.submit(index.save, _close(search.key, shards, None)))
+        for save in saves:
+            save.result()  # (save never raises: a shard not stored is read next time)
+        index.settled(used)
+        finished = True
+    finally:
+        ahead.close()
+        # Closed early (out of time): the shard writes under way land on their own.
+        saving.shutdown(wait=finished, cancel_futures=False)
 
 
-def _close(index: ContentIndex, key: str, shards: dict[str, Loaded], at: str | None) -> None:
-    """Store and let go of the shards the walk has left (all of them when ``at`` is None):
-    those whose directory ``at`` is not below."""
+class _Ahead:
+    """The walk one batch ahead of the search: the next batch is listed and its shards
+    fetched on a thread of its own while the search reads the current one, so the
+    listing's pages and the shards' fetches are not waited for on top of the reads. One
+    batch ahead, never more: memory holds two batches and their shards.
+
+    The shards are those of every listed file with a version but the index's own: which
+    files the listing hook hides is asked when the search takes the batch (the hook sees
+    the batches in the search's time, as without the index), so a directory a plugin hides
+    whole costs the fetch of its shard."""
+
+    def __init__(self, index: ContentIndex, listed: Iterable[tuple[Entry, Version | None]],
+                 batch_size: int) -> None:
+        self._index = index
+        self._it = iter(listed)
+        self._size = batch_size
+        self._asked: set[str] = set()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="fsseam-index-walk")
+        self._next: Future[_Batch | None] = self._pool.submit(self._take)
+
+    def _take(self) -> _Batch | None:
+        batch = list(itertools.islice(self._it, self._size))
+        if not batch:
+            return None
+        needed = {prefix_of(e.key) for e, v in batch
+                  if v is not None and e.kind == "file" and not self._index.reserved(e.key)}
+        # The files of a shard's directory come together (key order): a shard the last
+        # batch asked for is the search's already. Root files ("") come between
+        # directories: the search keeps that shard to the end, it is asked for once.
+        fresh = needed - self._asked
+        self._asked = needed | (self._asked & {""})
+        return batch, self._index.load(fresh)
+
+    def next(self) -> _Batch | None:
+        got = self._next.result()
+        if got is not None:
+            self._next = self._pool.submit(self._take)
+        return got
+
+    def close(self) -> None:
+        # Not waited for: a grep out of time returns while the next batch's listing or
+        # shard fetch is still under way; it ends on its own thread, its answer unread.
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _close(key: str, shards: dict[str, Loaded], at: str | None) -> dict[str, Loaded]:
+    """Let go of the shards the walk has left (all of them when ``at`` is None): those
+    whose directory ``at`` is not below; returns them, to be stored."""
     done = [p for p in shards if at is None or not p or not at.startswith(p + "/")]
     if at is not None:
         done = [p for p in done if p]  # root files come between every directory's
     finished = {p: shards.pop(p) for p in done}
     _gone(finished, key)
-    index.save(finished)
+    return finished
 
 
 Step = tuple[Entry, Version | None, Record | None, bool]
