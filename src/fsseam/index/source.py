@@ -34,6 +34,10 @@ __all__ = ["READ_CONCURRENCY", "index_of", "indexed_reads"]
 
 READ_CONCURRENCY = 64
 """Candidate reads in flight: each is one round trip the search waits on."""
+AHEAD = 2
+"""Batches of the walk listed (and their shards fetched) ahead of the one searched: the
+listing's pages come one after the other (each names the next), so they are the longest
+path of a warm grep, and are kept going back to back."""
 SAVE_CONCURRENCY = 4
 """Calls storing the shards of directories the walk has left, under way together (each
 writes its shards at once)."""
@@ -61,6 +65,7 @@ class Search(Protocol):
     key: str
     pattern: Pattern
     cap: int
+    walk_failed: FsError | None
 
     def accept(self, k: str) -> bool: ...
 
@@ -84,7 +89,8 @@ def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[Read] 
     listed = walk(search.key)
     try:
         head = list(itertools.islice(listed, 1))
-    except FsError:
+    except FsError as err:
+        search.walk_failed = err  # the plain path takes it from here, not listing again
         return None
     return _reads(fs, search, index, itertools.chain(head, listed), batch_size)
 
@@ -147,10 +153,10 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
 
 
 class _Ahead:
-    """The walk one batch ahead of the search: the next batch is listed and its shards
-    fetched on a thread of its own while the search reads the current one, so the
-    listing's pages and the shards' fetches are not waited for on top of the reads. One
-    batch ahead, never more: memory holds two batches and their shards.
+    """The walk ``AHEAD`` batches ahead of the search: the next batches are listed and
+    their shards fetched on a thread of its own while the search reads the current one, so
+    the listing's pages and the shards' fetches are not waited for on top of the reads.
+    Never further: memory holds ``AHEAD + 1`` batches and their shards.
 
     The shards are those of every listed file with a version but the index's own: which
     files the listing hook hides is asked when the search takes the batch (the hook sees
@@ -164,10 +170,11 @@ class _Ahead:
         self._size = batch_size
         self._asked: set[str] = set()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="fsseam-index-walk")
-        self._next: Future[_Batch | None] = self._pool.submit(self._take)
+        self._next: deque[Future[_Batch | None]] = deque(
+            self._pool.submit(self._take) for _ in range(AHEAD))
 
     def _take(self) -> _Batch | None:
-        batch = list(itertools.islice(self._it, self._size))
+        batch = list(itertools.islice(self._it, self._size))  # (after the end: [] again)
         if not batch:
             return None
         needed = {prefix_of(e.key) for e, v in batch
@@ -180,9 +187,9 @@ class _Ahead:
         return batch, self._index.load(fresh)
 
     def next(self) -> _Batch | None:
-        got = self._next.result()
+        got = self._next.popleft().result()
         if got is not None:
-            self._next = self._pool.submit(self._take)
+            self._next.append(self._pool.submit(self._take))
         return got
 
     def close(self) -> None:

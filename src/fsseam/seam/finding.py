@@ -131,6 +131,8 @@ class _Search:
         self.files_matched = self.lines_matched = self.searched = self.shown_lines = 0
         self._last_dir: str | None = None
         self._dir_ok = True
+        self.walk_failed: FsError | None = None
+        """Why a walk of ``key`` already failed (the content index's): not walked again."""
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
@@ -169,6 +171,8 @@ class _Search:
         fs, key = self.fs, self.key
         walked = walk_visible(fs, key)
         try:
+            if self.walk_failed is not None:
+                raise self.walk_failed  # path is a file: its one listing said so already
             head = list(itertools.islice(walked, 1))
         except FsError as err:
             if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
