@@ -34,10 +34,12 @@ __all__ = ["READ_CONCURRENCY", "index_of", "indexed_reads"]
 
 READ_CONCURRENCY = 64
 """Candidate reads in flight: each is one round trip the search waits on."""
-AHEAD = 2
-"""Batches of the walk listed (and their shards fetched) ahead of the one searched: the
-listing's pages come one after the other (each names the next), so they are the longest
-path of a warm grep, and are kept going back to back."""
+AHEAD = 1
+"""Batches of the walk listed (and their shards fetched) ahead of the one searched. The
+listing's pages come one after the other (each names the next) and are the longest path
+of a warm grep: one batch ahead keeps them going back to back whenever a batch is searched
+faster than its page is listed, and each batch more ahead would hold another 1,000 entries
+in memory."""
 SAVE_CONCURRENCY = 4
 """Calls storing the shards of directories the walk has left, under way together (each
 writes its shards at once)."""
@@ -117,15 +119,13 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     shards: dict[str, Loaded] = {}
     used: list[str] = []
     ahead = _Ahead(index, listed, batch_size)
-    # Shards are stored while the walk goes on: a grep waits for its writes once, at the
-    # end, not once per directory it leaves.
-    saving = ThreadPoolExecutor(SAVE_CONCURRENCY, thread_name_prefix="fsseam-index-save")
-    saves: list[Future[None]] = []
+    saver = _Saver(index)
     finished = False
     try:
         while (got := ahead.next()) is not None:
             batch, loaded = got
             files = _visible(fs, search.key, batch)  # the hook sees a batch when it is searched
+            ahead.advance()  # the next batch is listed while this one is read
             for prefix, fetched in loaded.items():
                 shards.setdefault(prefix, fetched)  # never over one this grep added to
             missing = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
@@ -140,16 +140,42 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
             # together: once the walk has left it, the shard is stored and let go, and
             # memory holds only the shards of the directories being walked, whatever the
             # size of the prefix.
-            saves.append(saving.submit(index.save, _close(search.key, shards, batch[-1][0].key)))
-        saves.append(saving.submit(index.save, _close(search.key, shards, None)))
-        for save in saves:
-            save.result()  # (save never raises: a shard not stored is read next time)
+            saver.submit(_close(search.key, shards, batch[-1][0].key))
+        saver.submit(_close(search.key, shards, None))
+        saver.wait()
         index.settled(used)
         finished = True
     finally:
         ahead.close()
+        saver.close(wait=finished)
+
+
+class _Saver:
+    """Shards stored while the walk goes on: a grep waits for its shard writes once, at
+    the end, not once per directory it leaves. Only the writes under way are held."""
+
+    def __init__(self, index: ContentIndex) -> None:
+        self._index = index
+        self._pool: ThreadPoolExecutor | None = None
+        self._running: list[Future[None]] = []
+
+    def submit(self, shards: dict[str, Loaded]) -> None:
+        if not any(s.added or s.gone for s in shards.values()):
+            return  # nothing to store: no thread, no request
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(SAVE_CONCURRENCY,
+                                            thread_name_prefix="fsseam-index-save")
+        self._running = [f for f in self._running if not f.done()]
+        self._running.append(self._pool.submit(self._index.save, shards))
+
+    def wait(self) -> None:
+        for save in self._running:
+            save.result()  # (save never raises: a shard not stored is read next time)
+
+    def close(self, *, wait: bool) -> None:
         # Closed early (out of time): the shard writes under way land on their own.
-        saving.shutdown(wait=finished, cancel_futures=False)
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=False)
 
 
 class _Ahead:
@@ -170,8 +196,8 @@ class _Ahead:
         self._size = batch_size
         self._asked: set[str] = set()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="fsseam-index-walk")
-        self._next: deque[Future[_Batch | None]] = deque(
-            self._pool.submit(self._take) for _ in range(AHEAD))
+        self._next: deque[Future[_Batch | None]] = deque([self._pool.submit(self._take)])
+        self._ended = False
 
     def _take(self) -> _Batch | None:
         batch = list(itertools.islice(self._it, self._size))  # (after the end: [] again)
@@ -188,9 +214,14 @@ class _Ahead:
 
     def next(self) -> _Batch | None:
         got = self._next.popleft().result()
-        if got is not None:
-            self._next.append(self._pool.submit(self._take))
+        self._ended = got is None
         return got
+
+    def advance(self) -> None:
+        """Start listing the batches after the one taken: called once the search has made
+        what it keeps of that one (so the two batches' transient lists do not pile up)."""
+        while not self._ended and len(self._next) < AHEAD:
+            self._next.append(self._pool.submit(self._take))
 
     def close(self) -> None:
         # Not waited for: a grep out of time returns while the next batch's listing or
