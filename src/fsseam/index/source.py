@@ -40,9 +40,10 @@ listing's pages come one after the other (each names the next) and are the longe
 of a warm grep: one batch ahead keeps them going back to back whenever a batch is searched
 faster than its page is listed, and each batch more ahead would hold another 1,000 entries
 in memory."""
-SAVE_CONCURRENCY = 4
-"""Calls storing the shards of directories the walk has left, under way together (each
-writes its shards at once)."""
+SAVE_CONCURRENCY = 1
+"""Calls storing the shards of directories the walk has left, under way while the walk
+goes on (each writes its shards at once). One: a batch's writes overlap the next batch's
+reads, and memory holds one batch's shards being stored beside the walk's."""
 
 Read = tuple[str, Blob | bytes | FsError, bool | None]
 _Batch = tuple[list[tuple[Entry, Version | None]], dict[str, Loaded]]
@@ -151,8 +152,9 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
 
 
 class _Saver:
-    """Shards stored while the walk goes on: a grep waits for its shard writes once, at
-    the end, not once per directory it leaves. Only the writes under way are held."""
+    """Shards stored while the walk goes on: a grep waits for its shard writes at the end,
+    not once per directory it leaves (unless ``SAVE_CONCURRENCY`` calls are under way
+    already). Only the writes under way are held."""
 
     def __init__(self, index: ContentIndex) -> None:
         self._index = index
@@ -166,6 +168,10 @@ class _Saver:
             self._pool = ThreadPoolExecutor(SAVE_CONCURRENCY,
                                             thread_name_prefix="fsseam-index-save")
         self._running = [f for f in self._running if not f.done()]
+        if len(self._running) >= SAVE_CONCURRENCY:
+            # The walk waits for the oldest write rather than queue more: memory holds at
+            # most this many batches' worth of shards being stored.
+            self._running.pop(0).result()
         self._running.append(self._pool.submit(self._index.save, shards))
 
     def wait(self) -> None:
