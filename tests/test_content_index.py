@@ -108,6 +108,28 @@ def test_a_warm_grep_reads_the_listing_the_shards_and_the_candidates_only(
     assert s3_counts(moto, bucket) == {"LIST": 1, "INDEX": 4, "GET": 5, "INDEX_PUT": 1}
 
 
+def test_a_grep_of_one_file_costs_what_it_costs_without_the_index(
+        s3_tree: tuple[Any, str, Any]) -> None:
+    """A file as ``path``: the index's walk learns it is not a directory, and the plain path
+    reads the file without listing it again."""
+    moto, bucket, _ = s3_tree
+    url, options = f"s3://{bucket}/r", moto.storage_options()
+    texts, requests = [], []
+    for setting in (True, False):
+        ctx = Workspace(url, storage_options=options, content_index=setting).context("a")
+        moto.log.clear()
+        res = ctx.tools.execute("grep", {"pattern": NEEDLE, "path": "/d0/f00.txt",
+                                         "output_mode": "content"})
+        assert res.ok, res.text
+        texts.append(res.text)
+        requests.append(moto.log.to_bucket(bucket))
+    assert texts[0] == texts[1] and f"{NEEDLE} = 0" in texts[0]
+    # The walk (a listing, then a HEAD that finds a file), the stat, the read: no more.
+    assert requests[0] == requests[1]
+    assert [m for m, _ in requests[0]] == ["GET", "HEAD", "HEAD", "GET"]
+    assert requests[0][-1] == ("GET", f"/{bucket}/r/d0/f00.txt")
+
+
 def test_the_index_is_hidden_from_every_tool_and_refused_to_them(
         s3_tree: tuple[Any, str, Any]) -> None:
     moto, bucket, client = s3_tree

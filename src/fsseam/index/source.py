@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 from ..backends.base import Backend, Blob, Entry
@@ -33,8 +34,20 @@ __all__ = ["READ_CONCURRENCY", "index_of", "indexed_reads"]
 
 READ_CONCURRENCY = 64
 """Candidate reads in flight: each is one round trip the search waits on."""
+AHEAD = 1
+"""Batches of the walk listed (and their shards fetched) ahead of the one searched. The
+listing's pages come one after the other (each names the next) and are the longest path
+of a warm grep: one batch ahead keeps them going back to back whenever a batch is searched
+faster than its page is listed, and each batch more ahead would hold another 1,000 entries
+in memory."""
+SAVE_CONCURRENCY = 1
+"""Calls storing the shards of directories the walk has left, under way while the walk
+goes on (each writes its shards at once). One: a batch's writes overlap the next batch's
+reads, and memory holds one batch's shards being stored beside the walk's."""
 
 Read = tuple[str, Blob | bytes | FsError, bool | None]
+_Batch = tuple[list[tuple[Entry, Version | None]], dict[str, Loaded]]
+"""A batch of the walk: what was listed, and the shards fetched for it."""
 _STAND_IN = {Kind.TEXT: b"", Kind.BINARY: b"\x00", Kind.NOT_UTF8: b"\xff"}
 
 
@@ -55,6 +68,7 @@ class Search(Protocol):
     key: str
     pattern: Pattern
     cap: int
+    walk_failed: FsError | None
 
     def accept(self, k: str) -> bool: ...
 
@@ -78,7 +92,8 @@ def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[Read] 
     listed = walk(search.key)
     try:
         head = list(itertools.islice(listed, 1))
-    except FsError:
+    except FsError as err:
+        search.walk_failed = err  # the plain path takes it from here, not listing again
         return None
     return _reads(fs, search, index, itertools.chain(head, listed), batch_size)
 
@@ -104,34 +119,131 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     concurrency = READ_CONCURRENCY if search.pattern.literal is not None else None
     shards: dict[str, Loaded] = {}
     used: list[str] = []
-    it = iter(listed)
-    while batch := list(itertools.islice(it, batch_size)):
-        files = _visible(fs, search.key, batch)
-        fresh = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
-        shards.update(index.load(fresh))
-        for e, _ in batch:
-            loaded = shards.get(prefix_of(e.key))
-            if loaded is not None:
-                loaded.seen.add(loaded.name(e.key))
-        plan = _plan(search, index, shards, files, wanted, used)
-        yield from _in_order(fs.backend, plan, shards, concurrency)
-        # A listing comes in key order, so the files of a shard's directory come together:
-        # once the walk has left it, the shard is stored and let go, and memory holds only
-        # the shards of the directories being walked, whatever the size of the prefix.
-        _close(index, search.key, shards, batch[-1][0].key)
-    _close(index, search.key, shards, None)
-    index.settled(used)
+    ahead = _Ahead(index, listed, batch_size)
+    saver = _Saver(index)
+    finished = False
+    try:
+        while (got := ahead.next()) is not None:
+            batch, loaded = got
+            files = _visible(fs, search.key, batch)  # the hook sees a batch when it is searched
+            ahead.advance()  # the next batch is listed while this one is read
+            for prefix, fetched in loaded.items():
+                shards.setdefault(prefix, fetched)  # never over one this grep added to
+            missing = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
+            shards.update(index.load(missing))  # (only a listing out of key order)
+            for e, _ in batch:
+                shard = shards.get(prefix_of(e.key))
+                if shard is not None:
+                    shard.seen.add(shard.name(e.key))
+            plan = _plan(search, index, shards, files, wanted, used)
+            yield from _in_order(fs.backend, plan, shards, concurrency)
+            # A listing comes in key order, so the files of a shard's directory come
+            # together: once the walk has left it, the shard is stored and let go, and
+            # memory holds only the shards of the directories being walked, whatever the
+            # size of the prefix.
+            saver.submit(_close(search.key, shards, batch[-1][0].key))
+        saver.submit(_close(search.key, shards, None))
+        saver.wait()
+        index.settled(used)
+        finished = True
+    finally:
+        ahead.close()
+        saver.close(wait=finished)
 
 
-def _close(index: ContentIndex, key: str, shards: dict[str, Loaded], at: str | None) -> None:
-    """Store and let go of the shards the walk has left (all of them when ``at`` is None):
-    those whose directory ``at`` is not below."""
+class _Saver:
+    """Shards stored while the walk goes on: a grep waits for its shard writes at the end,
+    not once per directory it leaves (unless ``SAVE_CONCURRENCY`` calls are under way
+    already). Only the writes under way are held."""
+
+    def __init__(self, index: ContentIndex) -> None:
+        self._index = index
+        self._pool: ThreadPoolExecutor | None = None
+        self._running: list[Future[None]] = []
+
+    def submit(self, shards: dict[str, Loaded]) -> None:
+        if not any(s.added or s.gone for s in shards.values()):
+            return  # nothing to store: no thread, no request
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(SAVE_CONCURRENCY,
+                                            thread_name_prefix="fsseam-index-save")
+        self._running = [f for f in self._running if not f.done()]
+        if len(self._running) >= SAVE_CONCURRENCY:
+            # The walk waits for the oldest write rather than queue more: memory holds at
+            # most this many batches' worth of shards being stored.
+            self._running.pop(0).result()
+        self._running.append(self._pool.submit(self._index.save, shards))
+
+    def wait(self) -> None:
+        for save in self._running:
+            save.result()  # (save never raises: a shard not stored is read next time)
+
+    def close(self, *, wait: bool) -> None:
+        # Closed early (out of time): the shard writes under way land on their own.
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=False)
+
+
+class _Ahead:
+    """The walk ``AHEAD`` batches ahead of the search: the next batches are listed and
+    their shards fetched on a thread of its own while the search reads the current one, so
+    the listing's pages and the shards' fetches are not waited for on top of the reads.
+    Never further: memory holds ``AHEAD + 1`` batches and their shards.
+
+    The shards are those of every listed file with a version but the index's own: which
+    files the listing hook hides is asked when the search takes the batch (the hook sees
+    the batches in the search's time, as without the index), so a directory a plugin hides
+    whole costs the fetch of its shard."""
+
+    def __init__(self, index: ContentIndex, listed: Iterable[tuple[Entry, Version | None]],
+                 batch_size: int) -> None:
+        self._index = index
+        self._it = iter(listed)
+        self._size = batch_size
+        self._asked: set[str] = set()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="fsseam-index-walk")
+        self._next: deque[Future[_Batch | None]] = deque([self._pool.submit(self._take)])
+        self._ended = False
+
+    def _take(self) -> _Batch | None:
+        batch = list(itertools.islice(self._it, self._size))  # (after the end: [] again)
+        if not batch:
+            return None
+        needed = {prefix_of(e.key) for e, v in batch
+                  if v is not None and e.kind == "file" and not self._index.reserved(e.key)}
+        # The files of a shard's directory come together (key order): a shard the last
+        # batch asked for is the search's already. Root files ("") come between
+        # directories: the search keeps that shard to the end, it is asked for once.
+        fresh = needed - self._asked
+        self._asked = needed | (self._asked & {""})
+        return batch, self._index.load(fresh)
+
+    def next(self) -> _Batch | None:
+        got = self._next.popleft().result()
+        self._ended = got is None
+        return got
+
+    def advance(self) -> None:
+        """Start listing the batches after the one taken: called once the search has made
+        what it keeps of that one (so the two batches' transient lists do not pile up)."""
+        while not self._ended and len(self._next) < AHEAD:
+            self._next.append(self._pool.submit(self._take))
+
+    def close(self) -> None:
+        # Not waited for: a grep out of time returns while the next batch's listing or
+        # shard fetch is still under way; it ends on its own thread, its answer unread.
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _close(key: str, shards: dict[str, Loaded], at: str | None) -> dict[str, Loaded]:
+    """Let go of the shards the walk has left (all of them when ``at`` is None): those
+    whose directory ``at`` is not below; returns them, to be stored."""
     done = [p for p in shards if at is None or not p or not at.startswith(p + "/")]
     if at is not None:
         done = [p for p in done if p]  # root files come between every directory's
     finished = {p: shards.pop(p) for p in done}
     _gone(finished, key)
-    index.save(finished)
+    return finished
 
 
 Step = tuple[Entry, Version | None, Record | None, bool]

@@ -100,6 +100,8 @@ class _Search(Scan):
                          cap=fs.limits.max_edit_bytes, deadline=deadline,
                          budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left))
         self.fs = fs
+        self.walk_failed: FsError | None = None
+        """Why a walk of ``key`` already failed (the content index's): not walked again."""
 
     def seen(self, key: str, path: str, version: Version) -> None:
         fs = self.fs
@@ -112,6 +114,8 @@ class _Search(Scan):
         fs, key = self.fs, self.key
         walked = walk_visible(fs, key)
         try:
+            if self.walk_failed is not None:
+                raise self.walk_failed  # path is a file: its one listing said so already
             head = list(itertools.islice(walked, 1))
         except FsError as err:
             if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:

@@ -12,11 +12,21 @@ connection, records method, path, status and body sizes, and speaks HTTP/1.1 to 
 client (chunked request bodies are forwarded with a Content-Length). For emulators with no
 request log of their own (Azurite, fake-gcs-server); binds 127.0.0.1 on a free port and
 stops with the ``with`` block.
+
+``python -m fsseam.testing.proxy UPSTREAM`` runs one in a process of its own (a benchmark's
+proxy then takes no interpreter lock from the client it measures): it prints a line of JSON
+with its ``url`` and a ``control`` URL, and serves until its standard input closes. On
+the control URL, ``GET /take`` answers the requests forwarded since the last take (a JSON
+object of ``count`` and ``methods``) and resets them, and ``PUT /latency?seconds=S`` sets
+the latency.
 """
 
 from __future__ import annotations
 
+import argparse
 import http.client
+import json
+import sys
 import threading
 import time
 from collections import Counter
@@ -25,9 +35,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["CountingProxy", "ProxiedRequest", "counting_proxy", "forwarding_handler", "serve_http"]
+__all__ = ["CountingProxy", "ProxiedRequest", "counting_proxy", "forwarding_handler", "main",
+           "serve_http"]
 
 # Hop-by-hop headers (RFC 9110 7.6.1) are the proxy's own business on each side.
 _HOP_BY_HOP = frozenset(
@@ -214,3 +225,64 @@ def counting_proxy(upstream: str, *, latency: float = 0.0) -> Iterator[CountingP
     with serve_http(forwarding_handler(proxy)) as url:
         proxy.url = url
         yield proxy
+
+
+class _Control(BaseHTTPRequestHandler):
+    """The control URL of a proxy run by :func:`main`."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    proxy: CountingProxy
+
+    def _reply(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path != "/take":
+            self._reply(404, {"error": "GET /take"})
+            return
+        records = self.proxy.take_records()
+        self._reply(200, {"count": len(records),
+                          "methods": dict(Counter(r.method for r in records))})
+
+    def do_PUT(self) -> None:
+        parts = urlsplit(self.path)
+        seconds = parse_qs(parts.query).get("seconds", [""])[0]
+        try:
+            latency = float(seconds)
+        except ValueError:
+            latency = -1.0
+        if parts.path != "/latency" or not 0 <= latency < 60:
+            self._reply(400, {"error": "PUT /latency?seconds=S, 0 <= S < 60"})
+            return
+        self.proxy.latency = latency
+        self._reply(200, {"latency": latency})
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve a counting proxy to ``UPSTREAM`` until standard input closes (see the
+    module's text)."""
+    ap = argparse.ArgumentParser(prog="python -m fsseam.testing.proxy",
+                                 description="A counting HTTP proxy in its own process.")
+    ap.add_argument("upstream", help="the server to forward to, e.g. http://127.0.0.1:9000")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
+    args = ap.parse_args(argv)
+    with counting_proxy(args.upstream, latency=args.latency) as proxy:
+        control = type("Control", (_Control,), {"proxy": proxy})
+        with serve_http(control) as control_url:
+            print(json.dumps({"url": proxy.url, "control": control_url}), flush=True)
+            # The parent holds the pipe: its exit (even a crash) ends this process too.
+            sys.stdin.read()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
