@@ -12,6 +12,7 @@ import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +21,9 @@ from hypothesis import strategies as st
 from fsseam import Limits, ListEvent, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import LocalBackend
 from fsseam.grep import Hunk, Pattern, compile_pattern, hunks, matching_lines
+from fsseam.seam import scanning
+
+from .budget import examples
 
 Mode = Literal["files_with_matches", "content", "count"]
 
@@ -46,7 +50,8 @@ class Listings:
 
 
 def _plain(p: Pattern) -> Pattern:
-    # The same search without the literal shortcut: the regex engine on decoded text.
+    # The same search without the literal shortcut (nor a regex's literal runs, patched
+    # out where it runs): the regex engine on decoded text.
     return dataclasses.replace(p, literal=None)
 
 
@@ -78,7 +83,9 @@ _PIECES = [b"ab", b"a", b"b", b"\r\n", b"\n", b"\r", b"\x00", b"\xef\xbb\xbf", b
 _contents = st.lists(st.sampled_from(_PIECES), max_size=12).map(b"".join)
 _names = st.sampled_from(["a.txt", "d/b.txt", "d/e/c.md", ".hid/h.txt", "z.txt"])
 _patterns = st.sampled_from(["ab", "a", "b", "x", "é", "abé", "\r", "b\r", "\ufeffab",
-                             "\ud800", "a.", "^ab", "b$", "[ab]", "(?:ab)"])
+                             "\ud800", "a.", "^ab", "b$", "[ab]", "(?:ab)",
+                             # regexes whose literal runs rule files out on their bytes
+                             "ab+", "(ab)+x", "abé+", "a\\nb", "[xa]ab", "ab|x", "xa?b"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -96,8 +103,9 @@ def test_fast_paths_give_what_the_plain_path_gives(
         fast_ws, fast_reads = _local(Path(tmp), files, *([fast_listings] if listed else []))
         plain_ws, plain_reads = _memory(files, *([plain_listings] if listed else []))
         fast = fast_ws.context("a").fs.grep(pattern, mode=mode, context=context, limit=limit)
-        plain = plain_ws.context("a").fs.grep(_plain(pattern), mode=mode, context=context,
-                                              limit=limit)
+        with mock.patch.object(scanning, "_regex_run", lambda p: None):
+            plain = plain_ws.context("a").fs.grep(_plain(pattern), mode=mode,
+                                                  context=context, limit=limit)
         assert fast == plain
         assert fast_reads.seen == plain_reads.seen
         assert fast_listings.walked == plain_listings.walked == (len(files) if listed else 0)
@@ -131,6 +139,7 @@ def test_one_pass_search_stats_nothing_and_rechecks_only_what_may_match(
     files = {f"d{i % 3}/f{i:03d}.txt": (b"needle\n" if i % 4 == 0 else b"hay\n") * 3
              for i in range(40)}
     fs = _local(tmp_path, files)[0].context("a").fs
+    fs.grep(compile_pattern("needle"))  # the root's one-time lookups are not per file
     calls = {"stat": 0, "fstat": 0}
     real_stat, real_fstat = os.stat, os.fstat
 
@@ -236,3 +245,35 @@ def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> li
 def test_hunks_are_the_lines_around_the_matches(text: str, source: str, context: int) -> None:
     matches = matching_lines(text, compile_pattern(source))
     assert hunks(text, matches, context) == _hunks_by_newline_offsets(text, matches, context)
+
+
+_atoms = st.sampled_from(["a", "b", "ab", "é", "_", "\\(", "[ab]", "[^a]", ".", "\\w", "\\d",
+                          "\\n", "\\s", "\\b", "^", "$", "\\x61"])
+
+
+@st.composite
+def _regexes(draw: st.DrawFn, depth: int = 2) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 4))):
+        if depth and draw(st.booleans()):
+            inner = draw(_regexes(depth - 1))
+            alt = draw(st.sampled_from(["", "|" + draw(_regexes(depth - 1))]))
+            parts.append(f"({inner}{alt})")
+        else:
+            parts.append(draw(_atoms))
+        parts[-1] += draw(st.sampled_from(["", "", "+", "*", "?", "{2}", "{0,2}"]))
+    return "".join(parts)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(source=_regexes(), text=st.text(alphabet="ab_é(1 \n\r", max_size=30))
+def test_a_regex_s_literal_run_is_in_every_text_it_matches(source: str, text: str) -> None:
+    """The bytes a regex grep rules files out by are in the bytes of every file the regex
+    matches (after the BOM and CRLF a search drops)."""
+    pattern = compile_pattern(source)
+    needle = scanning._needle(pattern)
+    if needle is None:
+        return
+    searched = text.replace("\r\n", "\n")
+    if pattern.compiled.search(searched):
+        assert needle in text.encode("utf-8")

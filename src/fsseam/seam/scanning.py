@@ -13,11 +13,14 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import regex
+
 from ..backends._digest import digest_version
 from ..backends.base import Blob
 from ..errors import ErrorCode, FsError
 from ..globs import Glob, is_skipped
 from ..grep import Pattern, RegexBudget, SearchTimeout, has_match, hunks, matching_lines
+from ..index.grams import required
 from ..outcomes import GrepFile, GrepHunk, GrepOutcome
 from ..paths import display
 from ..text import SNIFF_BYTES
@@ -82,13 +85,28 @@ def partial_fields(key: str, cut: str | None, named: frozenset[str]) -> dict[str
 
 
 def _needle(pattern: Pattern) -> bytes | None:
-    """The UTF-8 bytes of a literal pattern, to rule files out before decoding them."""
-    if pattern.literal is None:
+    """UTF-8 bytes every file holding a match holds, to rule files out before decoding
+    them: a literal pattern itself, or the longest literal run every match of a regex
+    contains (``handle_`` of ``handle_[a-z]+_v[0-9]+``). Only for a case-sensitive regex
+    with no inline flags, and a run with no line break (the text searched has CRLF made
+    LF, so a run holding one may match where the bytes hold something else)."""
+    text = pattern.literal
+    if text is None:
+        text = _regex_run(pattern)
+    if text is None:
         return None
     try:
-        return pattern.literal.encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
         return None  # a lone surrogate: no decoded text holds one, the plain path says so
+
+
+def _regex_run(pattern: Pattern) -> str | None:
+    if pattern.compiled.flags & regex.IGNORECASE or "(?" in pattern.source:
+        return None
+    runs = [r for r in required(pattern) or () if "\n" not in r and "\r" not in r]
+    best = max(runs, key=len, default="")
+    return best if len(best) >= 2 else None
 
 
 def _searchable(relative: str) -> bool:

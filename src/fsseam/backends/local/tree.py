@@ -31,13 +31,11 @@ class Tree:
         self.root = root
         self._root_slash = root.rstrip(os.sep) + os.sep
         self._given = given
-        # The root directory as opened (its real path, resolved once): while the root path
-        # still reaches it, the real path of a key with no link below the root is the key.
-        try:
-            st = os.stat(root)
-            self._root_id: tuple[int, int] | None = (st.st_dev, st.st_ino)
-        except OSError:
-            self._root_id = None
+        self._root_id: tuple[int, int] | None | bool = False
+        """The root directory as first resolved below (its real path, resolved once):
+        while the root path still reaches it, the real path of a key with no link below
+        the root is the key. False: not looked up yet (a tree made to read a part of a
+        search never resolves, and costs no stat); None: it could not be."""
 
     @property
     def given(self) -> str:
@@ -91,6 +89,12 @@ class Tree:
         per component below the root (``realpath`` takes one per component of the whole
         path, in Python). Anything else (a link, a root moved, an error it cannot rule out)
         is False: ``realpath`` decides, as before."""
+        if self._root_id is False:
+            try:
+                st = os.stat(self.root)
+                self._root_id = (st.st_dev, st.st_ino)
+            except OSError:
+                self._root_id = None
         if self._root_id is None:
             return False
         try:
