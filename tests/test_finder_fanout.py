@@ -179,11 +179,15 @@ def test_a_helper_killed_while_searching_costs_its_part_here(
     helpers.wait_ready(HELPERS)
 
 
+@pytest.mark.parametrize("python", ["no-such-python", "/bin/false"])
 def test_helpers_that_cannot_start_leave_the_search_to_this_process(
-        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tree: Path, monkeypatch: pytest.MonkeyPatch, python: str) -> None:
+    # No such program (the start fails), or one that exits at once (the helper is gone
+    # before it is ready): either way the search is this process's, and no helper is
+    # started again.
     monkeypatch.setattr(fanout, "SWITCH_SECONDS", 0.0)
     monkeypatch.setattr(fanout, "_helpers", None)  # a process that has none yet
-    monkeypatch.setattr(fanout.sys, "executable", str(tree / "no-such-python"))
+    monkeypatch.setattr(fanout.sys, "executable", str(tree / python))
     out = _same(tree, {"pattern": "needle", "output_mode": "count"})
     pool = fanout.helpers()
     assert pool.failed and not pool.all and pool.parts_there == 0 and pool.parts_here > 0

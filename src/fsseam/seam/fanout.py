@@ -170,6 +170,9 @@ class _Helper:
             [sys.executable, "-c", "from fsseam.seam.fanout import main; main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, bufsize=0, close_fds=True,
+            # Not in the caller's process group: a Ctrl-C at the terminal is the caller's
+            # to handle; a helper ends when its pipe closes.
+            start_new_session=True,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.to, self.fro = self.proc.stdin.fileno(), self.proc.stdout.fileno()
@@ -213,7 +216,7 @@ class Helpers:
         """Start ``n`` helpers and wait until each is ready (tests, benchmarks)."""
         with self.lock:
             self.start(n)
-            for h in self.all:
+            for h in list(self.all):
                 if not h.ready:
                     self._receive(h, -1, {})
 
@@ -232,6 +235,8 @@ class Helpers:
             msg = _read(h.fro)
         except (EOFError, OSError, pickle.UnpicklingError):
             job = h.job
+            if not h.ready:
+                self.failed = True  # one that cannot start will not start next time either
             self.drop(h)
             if job is not None and job[0] == call:
                 answers[job[1]] = None
