@@ -73,3 +73,23 @@ class Unsized(MemoryBackend):
                 stream.close()
 
         return Counting()
+
+
+def generated_s3(client: Any, **workspace: Any) -> Workspace:
+    """A workspace over the S3 adapter with ``client`` as its store's client (generated
+    keys, counted requests): the S3 backend's own facts (errors, versions) over a store
+    made up by the test. Skips where the S3 adapter is not installed."""
+    import pytest
+
+    s3 = pytest.importorskip("fsseam_s3", reason="the S3 adapter gives the store's facts")
+    from fsseam_s3.errors import MAPPER
+
+    from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
+
+    class Generated(s3.S3Backend):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            ObjectStoreBackend.__init__(self, client, MAPPER, KeySpace("bucket"),
+                                        server_side_copy=False)
+
+    return Workspace("s3://bucket", backend=Generated(), load_entry_points=False,
+                     **workspace)

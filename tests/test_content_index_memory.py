@@ -17,13 +17,12 @@ from __future__ import annotations
 import tracemalloc
 from typing import Any, ClassVar
 
-import pytest
-
 from fsseam import Limits, Workspace
-from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.index import FOLDER
 from fsseam.versions import Version
+
+from .helpers import generated_s3
 
 KiB = 1 << 10
 GROWTH = 1024 * KiB
@@ -119,19 +118,8 @@ class Indexed:
 
 
 def _workspace(count: int) -> tuple[Workspace, Indexed]:
-    s3 = pytest.importorskip("fsseam_s3", reason="the S3 adapter gives the store's facts")
-    from fsseam_s3.errors import MAPPER
-
     client = Indexed(count)
-
-    class Generated(s3.S3Backend):  # type: ignore[misc, name-defined]
-        def __init__(self) -> None:
-            ObjectStoreBackend.__init__(self, client, MAPPER, KeySpace("bucket"),
-                                        server_side_copy=False)
-
-    ws = Workspace("s3://bucket", backend=Generated(), load_entry_points=False,
-                   limits=WHOLE, content_index=True)
-    return ws, client
+    return generated_s3(client, limits=WHOLE, content_index=True), client
 
 
 def test_an_indexed_grep_holds_the_same_memory_at_4k_and_16k_keys() -> None:

@@ -19,12 +19,12 @@ import pytest
 import fsseam.seam.listing
 from fsseam import Limits, ToolResult, Workspace
 from fsseam.backends.local import parts as local_parts
-from fsseam.backends.objectstore import KeySpace, ObjectStoreBackend
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.seam import fanout
 from fsseam.versions import Version
 
 from .budget import size
+from .helpers import generated_s3
 
 KiB, MiB = 1 << 10, 1 << 20
 BODY = b"x = 1\nneedle = 2\n"
@@ -161,18 +161,8 @@ class Keys:
 
 
 def _keys(count: int) -> tuple[Workspace, Keys]:
-    s3 = pytest.importorskip("fsseam_s3", reason="the S3 adapter gives the store's facts")
-    from fsseam_s3.errors import MAPPER
-
     client = Keys(count)
-
-    class Generated(s3.S3Backend):  # type: ignore[misc, name-defined]
-        def __init__(self) -> None:
-            ObjectStoreBackend.__init__(self, client, MAPPER, KeySpace("bucket"),
-                                        server_side_copy=False)
-
-    return Workspace("s3://bucket", backend=Generated(), load_entry_points=False,
-                     limits=WHOLE), client
+    return generated_s3(client, limits=WHOLE), client
 
 
 def test_a_prefix_of_many_keys_is_walked_page_by_page() -> None:
