@@ -24,9 +24,11 @@ import math
 import os
 import pickle
 import select
+import site
 import struct
 import subprocess
 import sys
+import sysconfig
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,12 +162,22 @@ def main() -> None:
         _write(out, answer)
 
 
+def _site_dirs() -> set[str]:
+    dirs = [*site.getsitepackages(), site.getusersitepackages(),
+            *sysconfig.get_paths().values()]
+    return {str(Path(d).resolve()) for d in dirs if d}
+
+
 class _Helper:
     def __init__(self) -> None:
         env = dict(os.environ)
-        # The same fsseam as this process's, wherever it was imported from.
+        # The same fsseam as this process's, wherever it was imported from; a
+        # site-packages directory is on the helper's path already, and put first it
+        # would come before the standard library.
         src = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+        if src not in _site_dirs():
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH"))
+                                                if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from fsseam.seam.fanout import main; main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
