@@ -283,9 +283,10 @@ class Scan:
         """Add what a scan of the next part of the walk found, as if this scan had read
         that part's files itself: its counts, and its files shown while this scan's limit
         has room (``versions``: the key and version of each file shown in content mode, by
-        path, for ``seen``). The part was scanned with the same limit from an empty
-        start, so it cut nothing that this scan would show: what is left over is cut
-        here, as ``scan`` would have cut it."""
+        path, for ``seen``). The part was scanned from an empty start with a limit no
+        smaller than the room this scan has now (the room when the part was handed out),
+        so it cut nothing that this scan would show: what is left over is cut here, as
+        ``scan`` would have cut it."""
         self.files_matched += part.files_matched
         self.lines_matched += part.lines_matched
         self.searched += part.searched
