@@ -86,7 +86,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("pip install 'fsseam[mcp]'", "the install hint of the person starting the server"),
         ("the MCP server needs the official MCP SDK", "raised to that person, at start-up"),
     ],
-    "src/fsseam/seam/fanout.py": [
+    "src/fsseam/seam/workers.py": [
         ("from fsseam.seam.fanout import main", "the command line of a helper process "
          "(python -c), which no one reads"),
     ],

@@ -24,7 +24,7 @@ from fsseam import Limits, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import parts as local_parts
 from fsseam.backends.local.temps import _temp_name
 from fsseam.outcomes import GrepOutcome
-from fsseam.seam import fanout
+from fsseam.seam import fanout, workers
 
 from .budget import examples
 
@@ -186,8 +186,8 @@ def test_helpers_that_cannot_start_leave_the_search_to_this_process(
     # before it is ready): either way the search is this process's, and no helper is
     # started again.
     monkeypatch.setattr(fanout, "SWITCH_SECONDS", 0.0)
-    monkeypatch.setattr(fanout, "_helpers", None)  # a process that has none yet
-    monkeypatch.setattr(fanout.sys, "executable", str(tree / python))
+    monkeypatch.setattr(workers, "_helpers", None)  # a process that has none yet
+    monkeypatch.setattr(workers.sys, "executable", str(tree / python))
     out = _same(tree, {"pattern": "needle", "output_mode": "count"})
     pool = fanout.helpers()
     assert pool.failed and not pool.all and pool.parts_there == 0 and pool.parts_here > 0

@@ -19,19 +19,10 @@ module defines); they are plain ``python -c`` processes, so nothing of the calle
 
 from __future__ import annotations
 
-import atexit
 import math
 import os
-import pickle
 import select
-import site
-import struct
-import subprocess
-import sys
-import sysconfig
-import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..backends.contract import TreePart
@@ -40,10 +31,11 @@ from ..grep import Pattern, RegexBudget
 from ..versions import Version
 from . import deadline as _clock
 from .deadline import Deadline
-from .scanning import Found, GrepMode, Scan
+from .scanning import GrepMode, Scan
+from .workers import Answer, Helper, Helpers, helpers, read_message, write_message
 
-__all__ = ["MAX_HELPERS", "SWITCH_SECONDS", "PartJob", "helpers", "processes", "run_parts",
-           "scan_part"]
+__all__ = ["MAX_HELPERS", "SWITCH_SECONDS", "Helpers", "PartJob", "helpers", "main",
+           "processes", "run_parts", "scan_part"]
 
 SWITCH_SECONDS = 0.25
 """How long a grep runs in this process before it hands parts of the tree to helpers: a
@@ -57,7 +49,6 @@ size). What the answers waiting their turn hold is bounded apart (``_held``)."""
 _GRACE = 2.0
 """How long past the call's deadline to wait for a helper's answer (a helper stops at
 its own deadline; one stuck in a read is given up on)."""
-_HEADER = struct.Struct(">Q")
 
 
 def processes(setting: int | None) -> int:
@@ -99,11 +90,6 @@ class _PartScan(Scan):
         self.versions[path] = (key, version)
 
 
-Answer = tuple[Found, dict[str, tuple[str, Version]], float]
-"""A part's findings, the key and version of each file it shows by path, and the regex
-time it spent."""
-
-
 def scan_part(job: PartJob) -> Answer:
     """Scan one part in a helper, on a deadline and a regex budget of its own, made from
     the time the call had left when it handed the part out."""
@@ -119,171 +105,22 @@ def scan_part(job: PartJob) -> Answer:
     return scan.found(), scan.versions, before - budget.left
 
 
-# -- helpers ------------------------------------------------------------------------------
-
-def _write(fd: int, obj: Any) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _read(fd: int) -> Any:
-    """The next message on ``fd``; EOFError once the other side is gone."""
-    head = _read_exact(fd, _HEADER.size)
-    return pickle.loads(_read_exact(fd, _HEADER.unpack(head)[0]))
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    parts: list[bytes] = []
-    while n:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        parts.append(chunk)
-        n -= len(chunk)
-    return b"".join(parts)
-
-
 def main() -> None:
     """A helper: answer jobs from stdin on stdout until stdin closes."""
     out = os.dup(1)
     os.dup2(2, 1)  # whatever prints, the answers' pipe stays clean
-    _write(out, ("ready", os.getpid()))
+    write_message(out, ("ready", os.getpid()))
     while True:
         try:
-            call, index, job = _read(0)
+            call, index, job = read_message(0)
         except EOFError:
             return
         try:
             answer: Any = ("done", call, index, scan_part(job))
         except BaseException as e:  # the caller searches the part again
             answer = ("failed", call, index, repr(e))
-        _write(out, answer)
+        write_message(out, answer)
 
-
-def _site_dirs() -> set[str]:
-    dirs = [*site.getsitepackages(), site.getusersitepackages(),
-            *sysconfig.get_paths().values()]
-    return {str(Path(d).resolve()) for d in dirs if d}
-
-
-class _Helper:
-    def __init__(self) -> None:
-        env = dict(os.environ)
-        # The same fsseam as this process's, wherever it was imported from; a
-        # site-packages directory is on the helper's path already, and put first it
-        # would come before the standard library.
-        src = str(Path(__file__).resolve().parents[2])
-        if src not in _site_dirs():
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH"))
-                                                if p)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from fsseam.seam.fanout import main; main()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, bufsize=0, close_fds=True,
-            # Not in the caller's process group: a Ctrl-C at the terminal is the caller's
-            # to handle; a helper ends when its pipe closes.
-            start_new_session=True,
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.to, self.fro = self.proc.stdin.fileno(), self.proc.stdout.fileno()
-        self.ready = False
-        self.job: tuple[int, int] | None = None
-        """The call and part it is searching (None: idle)."""
-
-    def close(self) -> None:
-        for f in (self.proc.stdin, self.proc.stdout):
-            if f is not None:
-                f.close()
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Helpers:
-    """This process's helper processes: one search uses them at a time."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.pid = os.getpid()
-        self.all: list[_Helper] = []
-        self.calls = 0
-        self.parts_here = self.parts_there = 0
-        """Parts searched in this process and by helpers (for tests and benchmarks)."""
-        self.failed = False
-        """Starting a helper failed once: this process does not try again."""
-
-    def start(self, n: int) -> None:
-        """Start helpers up to ``n`` (not waiting for them to be ready)."""
-        while len(self.all) < n and not self.failed:
-            try:
-                self.all.append(_Helper())
-            except (OSError, ValueError, subprocess.SubprocessError):
-                self.failed = True
-
-    def wait_ready(self, n: int) -> None:
-        """Start ``n`` helpers and wait until each is ready (tests, benchmarks)."""
-        with self.lock:
-            self.start(n)
-            for h in list(self.all):
-                if not h.ready:
-                    self._receive(h, -1, {})
-
-    def drop(self, h: _Helper) -> None:
-        self.all.remove(h)
-        h.close()
-
-    def close(self) -> None:
-        for h in list(self.all):
-            self.drop(h)
-
-    def _receive(self, h: _Helper, call: int, answers: dict[int, Answer | None]) -> None:
-        """Take one message of ``h``: ready, or an answer (kept when it is this call's;
-        a failed part is noted as None, to be searched here)."""
-        try:
-            msg = _read(h.fro)
-        except (EOFError, OSError, pickle.UnpicklingError):
-            job = h.job
-            if not h.ready:
-                self.failed = True  # one that cannot start will not start next time either
-            self.drop(h)
-            if job is not None and job[0] == call:
-                answers[job[1]] = None
-            return
-        if msg[0] == "ready":
-            h.ready = True
-            return
-        _, their_call, index, got = msg
-        h.job = None
-        if their_call == call:
-            answers[index] = got if msg[0] == "done" else None
-
-
-_helpers: Helpers | None = None
-_helpers_lock = threading.Lock()
-_inherited: list[Helpers] = []
-"""A forked child's copy of its parent's helpers: kept, never closed nor collected (their
-processes are the parent's, which a collected ``Popen`` would warn of as left running)."""
-
-
-def helpers() -> Helpers:
-    """This process's helpers (a process made by ``fork`` gets its own)."""
-    global _helpers
-    with _helpers_lock:
-        if _helpers is None or _helpers.pid != os.getpid():
-            if _helpers is not None:
-                _inherited.append(_helpers)
-            _helpers = Helpers()
-        return _helpers
-
-
-@atexit.register
-def _stop() -> None:
-    if _helpers is not None and _helpers.pid == os.getpid():
-        _helpers.close()
 
 
 def run_parts(scan: Scan, parts: list[TreePart], n: int) -> None:
@@ -337,7 +174,7 @@ def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> Non
                 scan.absorb(got[0], got[1])
             merged += 1
             continue
-        mine: list[_Helper] = []
+        mine: list[Helper] = []
         if pool is not None and (helped or _clock.clock() - started >= SWITCH_SECONDS):
             # Past the first moments of a search (which end most searches), helpers.
             helped = True
@@ -345,17 +182,8 @@ def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> Non
                 pool.start(n)
             mine = pool.all[:n]
             _take(pool, mine, call, answers, 0.0)
-            for h in [h for h in mine if h.ready and h.job is None]:
-                if (handed == len(parts) or handed - merged >= _AHEAD * n
-                        or _held(answers) >= 2 * max(scan.limit, 1)):
-                    break
-                try:
-                    _write(h.to, (call, handed, _job(scan, parts[handed])))
-                except OSError:
-                    pool.drop(h)
-                    continue
-                h.job = (call, handed)
-                handed += 1
+            handed = _hand_out(scan, parts, pool, mine, call, answers, handed,
+                               merged + _AHEAD * n)
             mine = pool.all[:n]
         if not any(h.job is not None and h.job[0] == call for h in mine):
             # No helper is on this search (none ready yet, or none at all), so every
@@ -376,6 +204,24 @@ def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> Non
             return
 
 
+def _hand_out(scan: Scan, parts: list[TreePart], pool: Helpers, mine: list[Helper],
+              call: int, answers: dict[int, Answer | None], handed: int, upto: int) -> int:
+    """Give the next parts (before ``upto``) to the idle helpers, while what the answers
+    waiting their turn show is under twice the limit; the next part not handed out."""
+    for h in [h for h in mine if h.ready and h.job is None]:
+        if (handed == len(parts) or handed >= upto
+                or _held(answers) >= 2 * max(scan.limit, 1)):
+            break
+        try:
+            write_message(h.to, (call, handed, _job(scan, parts[handed])))
+        except OSError:
+            pool.drop(h)
+            continue
+        h.job = (call, handed)
+        handed += 1
+    return handed
+
+
 def _held(answers: dict[int, Answer | None]) -> int:
     """What the answers waiting their turn show: files and matching lines. No part is
     handed out while they show twice the call's limit, so they hold at most that plus one
@@ -385,7 +231,7 @@ def _held(answers: dict[int, Answer | None]) -> int:
                for a in answers.values() if a is not None)
 
 
-def _take(pool: Helpers, mine: list[_Helper], call: int, answers: dict[int, Answer | None],
+def _take(pool: Helpers, mine: list[Helper], call: int, answers: dict[int, Answer | None],
           timeout: float | None) -> bool:
     """Take the messages of helpers that have one, waiting up to ``timeout`` (None: no
     limit) for the first; False when none came in time."""

@@ -31,7 +31,7 @@ class Tree:
         self.root = root
         self._root_slash = root.rstrip(os.sep) + os.sep
         self._given = given
-        self._root_id: tuple[int, int] | None | bool = False
+        self._root_id: tuple[int, int] | bool | None = False
         """The root directory as first resolved below (its real path, resolved once):
         while the root path still reaches it, the real path of a key with no link below
         the root is the key. False: not looked up yet (a tree made to read a part of a
