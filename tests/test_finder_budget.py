@@ -176,8 +176,8 @@ def test_reads_fetched_ahead_are_dropped_once_time_is_up(
 ) -> None:
     """The walk runs out at its fifth file. A store read one file at a time has searched
     the four before it; S3 had fetched them ahead, unsearched, and drops them all: the
-    answer is still a prefix, and says where it ends. (S3 without its content index: the
-    index's reads go one listing batch at a time, as the next test shows.)"""
+    answer is still a prefix, and says where it ends. (S3 without its content index; with
+    it, the next test.)"""
     ws = _workspace(store, tmp_path, request,
                     **({"content_index": False} if store == "s3" else {}))
     monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
@@ -194,21 +194,23 @@ def test_reads_fetched_ahead_are_dropped_once_time_is_up(
         assert (out.unsearched_from, out.next_path) == ("/b/c/f1.txt", "/b/c")
 
 
-def test_an_indexed_grep_searches_each_listing_batch_before_the_next(
+def test_an_indexed_grep_reads_on_over_listing_batches_and_drops_them_at_the_deadline(
     clock: Clock, tmp_path: Path, request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With S3's content index, a grep reads the files of one listing batch and searches
-    them before it lists the next: out of time at the fifth file, the four before it are
-    shown, as on a store read one file at a time."""
+    """With S3's content index, a grep plans the next listing batch while the reads of the
+    one before are in flight (a batch's slowest read no longer holds up the next batch's):
+    out of time when the second batch is handed to the gate, the reads of the first were
+    fetched ahead, unsearched, and are dropped, as without the index. The answer is a
+    prefix, and says where it ends."""
     ws = _workspace("s3", tmp_path, request, content_index=True)
     monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle"})
     assert res.ok and res.value.partial, res.text
     out = res.value
-    assert [f.path for f in out.files] == [f"/{k}" for k in FILES[:4]]
-    assert (out.unsearched_from, out.next_path) == ("/b/c/f1.txt", "/b/c")
+    assert [f.path for f in out.files] == [] and out.searched == 0
+    assert (out.unsearched_from, out.next_path) == ("/a/f0.txt", "/a")
 
 
 def test_reads_in_flight_are_not_waited_for(

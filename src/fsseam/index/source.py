@@ -5,8 +5,8 @@ files the index holds); the shards of their directories are fetched at once; a f
 index holds at its listed version is read only when its 4-grams may hold the pattern's,
 and stands for itself otherwise (bytes that make the search count it as it would have,
 without a match: text, binary or not UTF-8); every other file is read, and indexed.
-Candidates are read concurrently and searched as any read file is, so what is shown was
-always confirmed on the file's bytes.
+Candidates are read concurrently (:mod:`.reading`) and searched as any read file is, so
+what is shown was always confirmed on the file's bytes.
 """
 
 from __future__ import annotations
@@ -17,38 +17,38 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
-from ..backends.base import Backend, Blob, Entry
+from ..backends.base import Backend, Entry
 from ..backends.contract import Extras
-from ..backends.objectstore import ObjectStoreBackend
 from ..errors import FsError
 from ..events import ListEvent
 from ..gate import Gate
 from ..grep import Pattern
 from ..paths import display
 from ..versions import Version
-from .grams import holds, needle_grams
-from .keeper import PLUGIN_NAME, ContentIndex, Loaded, Record, describe
-from .shards import Kind, prefix_of
+from .grams import needle_grams
+from .keeper import PLUGIN_NAME, ContentIndex, Loaded
+from .reading import Left, Read, Step, in_order, plan
+from .shards import prefix_of
 
 __all__ = ["READ_CONCURRENCY", "index_of", "indexed_reads"]
 
 READ_CONCURRENCY = 64
 """Candidate reads in flight: each is one round trip the search waits on."""
-AHEAD = 1
-"""Batches of the walk listed (and their shards fetched) ahead of the one searched. The
-listing's pages come one after the other (each names the next) and are the longest path
-of a warm grep: one batch ahead keeps them going back to back whenever a batch is searched
-faster than its page is listed, and each batch more ahead would hold another 1,000 entries
-in memory."""
+AHEAD = 4
+"""Batches of the walk listed ahead of the one planned, their shards fetched at once (a
+batch's fetch no longer waits for the one before). The listing itself lists several
+ranges at once where the store allows it; the shards then are the chain a warm grep waits
+on, a round trip per batch unless several batches' are in flight. Memory holds ``AHEAD
++ 1`` batches of 1,000 entries and their shards."""
 SAVE_CONCURRENCY = 1
 """Calls storing the shards of directories the walk has left, under way while the walk
 goes on (each writes its shards at once). One: a batch's writes overlap the next batch's
 reads, and memory holds one batch's shards being stored beside the walk's."""
 
-Read = tuple[str, Blob | bytes | FsError, bool | None]
 _Batch = tuple[list[tuple[Entry, Version | None]], dict[str, Loaded]]
 """A batch of the walk: what was listed, and the shards fetched for it."""
-_STAND_IN = {Kind.TEXT: b"", Kind.BINARY: b"\x00", Kind.NOT_UTF8: b"\xff"}
+_Listed = tuple[list[tuple[Entry, Version | None]], "Future[dict[str, Loaded]]"]
+"""A batch listed, its shards on their way."""
 
 
 class Owner(Protocol):
@@ -122,26 +122,17 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     ahead = _Ahead(index, listed, batch_size)
     saver = _Saver(index)
     finished = False
+
+    def left(at: Left) -> None:
+        # A listing comes in key order, so the files of a shard's directory come
+        # together: once the search has taken every file before ``at``, the shards the
+        # walk has left are stored and let go, and memory holds only the shards of the
+        # directories being walked, whatever the size of the prefix.
+        saver.submit(_close(search.key, shards, at))
+
     try:
-        while (got := ahead.next()) is not None:
-            batch, loaded = got
-            files = _visible(fs, search.key, batch)  # the hook sees a batch when it is searched
-            ahead.advance()  # the next batch is listed while this one is read
-            for prefix, fetched in loaded.items():
-                shards.setdefault(prefix, fetched)  # never over one this grep added to
-            missing = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
-            shards.update(index.load(missing))  # (only a listing out of key order)
-            for e, _ in batch:
-                shard = shards.get(prefix_of(e.key))
-                if shard is not None:
-                    shard.seen.add(shard.name(e.key))
-            plan = _plan(search, index, shards, files, wanted, used)
-            yield from _in_order(fs.backend, plan, shards, concurrency)
-            # A listing comes in key order, so the files of a shard's directory come
-            # together: once the walk has left it, the shard is stored and let go, and
-            # memory holds only the shards of the directories being walked, whatever the
-            # size of the prefix.
-            saver.submit(_close(search.key, shards, batch[-1][0].key))
+        steps = _steps(fs, search, index, ahead, shards, wanted, used)
+        yield from in_order(fs.backend, steps, shards, concurrency, left)
         saver.submit(_close(search.key, shards, None))
         saver.wait()
         index.settled(used)
@@ -149,6 +140,26 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     finally:
         ahead.close()
         saver.close(wait=finished)
+
+
+def _steps(fs: Owner, search: Search, index: ContentIndex, ahead: _Ahead,
+           shards: dict[str, Loaded], wanted: frozenset[int] | None, used: list[str]
+           ) -> Iterator[Step | Left]:
+    """The walk's batches as one stream of steps, a mark after each batch."""
+    while (got := ahead.next()) is not None:
+        batch, loaded = got
+        files = _visible(fs, search.key, batch)  # the hook sees a batch when it is planned
+        ahead.advance()  # the next batch is listed while this one is read
+        for prefix, fetched in loaded.items():
+            shards.setdefault(prefix, fetched)  # never over one this grep added to
+        missing = {prefix_of(e.key) for e, v in files if v is not None} - shards.keys()
+        shards.update(index.load(missing))  # (only a listing out of key order)
+        for e, _ in batch:
+            shard = shards.get(prefix_of(e.key))
+            if shard is not None:
+                shard.seen.add(shard.name(e.key))
+        yield from plan(search, index, shards, files, wanted, used)
+        yield Left(batch[-1][0].key)
 
 
 class _Saver:
@@ -185,10 +196,9 @@ class _Saver:
 
 
 class _Ahead:
-    """The walk ``AHEAD`` batches ahead of the search: the next batches are listed and
-    their shards fetched on a thread of its own while the search reads the current one, so
-    the listing's pages and the shards' fetches are not waited for on top of the reads.
-    Never further: memory holds ``AHEAD + 1`` batches and their shards.
+    """The walk ``AHEAD`` batches ahead of the search: the next batches are listed on a
+    thread of their own (the walk is one iterator) and each one's shards fetched as soon as
+    it is listed, while the search plans and reads the current one. Never further.
 
     The shards are those of every listed file with a version but the index's own: which
     files the listing hook hides is asked when the search takes the batch (the hook sees
@@ -201,11 +211,12 @@ class _Ahead:
         self._it = iter(listed)
         self._size = batch_size
         self._asked: set[str] = set()
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="fsseam-index-walk")
-        self._next: deque[Future[_Batch | None]] = deque([self._pool.submit(self._take)])
+        self._lister = ThreadPoolExecutor(1, thread_name_prefix="fsseam-index-walk")
+        self._loader = ThreadPoolExecutor(AHEAD, thread_name_prefix="fsseam-index-load")
+        self._next: deque[Future[_Listed | None]] = deque([self._lister.submit(self._take)])
         self._ended = False
 
-    def _take(self) -> _Batch | None:
+    def _take(self) -> _Listed | None:
         batch = list(itertools.islice(self._it, self._size))  # (after the end: [] again)
         if not batch:
             return None
@@ -216,119 +227,35 @@ class _Ahead:
         # directories: the search keeps that shard to the end, it is asked for once.
         fresh = needed - self._asked
         self._asked = needed | (self._asked & {""})
-        return batch, self._index.load(fresh)
+        return batch, self._loader.submit(self._index.load, fresh)
 
     def next(self) -> _Batch | None:
         got = self._next.popleft().result()
         self._ended = got is None
-        return got
+        return None if got is None else (got[0], got[1].result())
 
     def advance(self) -> None:
         """Start listing the batches after the one taken: called once the search has made
         what it keeps of that one (so the two batches' transient lists do not pile up)."""
         while not self._ended and len(self._next) < AHEAD:
-            self._next.append(self._pool.submit(self._take))
+            self._next.append(self._lister.submit(self._take))
 
     def close(self) -> None:
-        # Not waited for: a grep out of time returns while the next batch's listing or
-        # shard fetch is still under way; it ends on its own thread, its answer unread.
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        # Not waited for: a grep out of time returns while the next batches' listing or
+        # shard fetches are still under way; they end on their own threads, unread.
+        self._lister.shutdown(wait=False, cancel_futures=True)
+        self._loader.shutdown(wait=False, cancel_futures=True)
 
 
 def _close(key: str, shards: dict[str, Loaded], at: str | None) -> dict[str, Loaded]:
     """Let go of the shards the walk has left (all of them when ``at`` is None): those
-    whose directory ``at`` is not below; returns them, to be stored."""
-    done = [p for p in shards if at is None or not p or not at.startswith(p + "/")]
-    if at is not None:
-        done = [p for p in done if p]  # root files come between every directory's
+    whose every file sorts before ``at``; returns them, to be stored. Shards of later
+    directories, fetched for the batches planned ahead, stay."""
+    done = [p for p in shards
+            if at is None or (p and not at.startswith(p + "/") and p + "/" < at)]
     finished = {p: shards.pop(p) for p in done}
     _gone(finished, key)
     return finished
-
-
-Step = tuple[Entry, Version | None, Record | None, bool]
-"""A file to search: its entry, listed version, index record, and whether it is read."""
-
-
-def _plan(search: Search, index: ContentIndex, shards: dict[str, Loaded],
-          files: list[tuple[Entry, Version | None]], wanted: frozenset[int] | None,
-          used: list[str]) -> Iterator[Step]:
-    """The files the search takes, one at a time as the reads ask for them: the search
-    decides each (its time may have run out) just before it would be read."""
-    for e, v in files:
-        if not search.accept(e.key):
-            continue
-        if e.size is not None and e.size > search.cap:
-            search.skip("too_large")
-            continue
-        record = None if v is None else _record(index, shards, e.key, str(v), used)
-        yield e, v, record, record is None or _candidate(record, wanted)
-
-
-def _record(index: ContentIndex, shards: dict[str, Loaded], key: str, version: str,
-            used: list[str]) -> Record | None:
-    loaded = shards[prefix_of(key)]
-    name = loaded.name(key)
-    record: Record | None = loaded.added.get(name) or loaded.files.get(name)
-    if record is not None and record[0] == version:
-        return record
-    record = index.written(key, version)
-    if record is not None:
-        loaded.added[name] = record
-        used.append(key)
-    return record
-
-
-def _in_order(backend: Backend, plan: Iterator[Step], shards: dict[str, Loaded],
-              concurrency: int | None) -> Iterator[Read]:
-    """The files of ``plan`` in walk order: stand-ins for what the index rules out, reads
-    (several at once) of the rest, each read indexed under the version it returned."""
-    order: deque[Step] = deque()
-
-    def to_read() -> Iterator[Entry]:
-        for step in plan:
-            order.append(step)
-            if step[3]:
-                yield step[0]
-
-    reads = _read_many(backend, to_read(), concurrency)
-    done: deque[Blob | FsError] = deque()
-    while True:
-        if not order:
-            got = next(reads, None)  # pulls the plan on: stand-ins, then a read
-            if got is None and not order:
-                return
-            if got is not None:
-                done.append(got[1])
-        e, v, record, read = order.popleft()
-        if not read and record is not None:  # (a step is read unless it has a record)
-            yield e.key, _STAND_IN[record[1]], False
-            continue
-        blob = done.popleft() if done else next(reads)[1]
-        if isinstance(blob, Blob) and v is not None:
-            _learn(shards[prefix_of(e.key)], e.key, blob)
-        yield e.key, blob, None
-
-
-def _learn(loaded: Loaded, key: str, blob: Blob) -> None:
-    name = loaded.name(key)
-    version = str(blob.version)
-    if (loaded.files.get(name) or ("",))[0] != version:
-        loaded.added[name] = (version, *describe(blob.data))
-
-
-def _candidate(record: Record, wanted: frozenset[int] | None) -> bool:
-    _, kind, bits = record
-    if kind is not Kind.TEXT:
-        return False
-    return wanted is None or bits is None or holds(bits, wanted)
-
-
-def _read_many(backend: Backend, entries: Iterator[Entry], concurrency: int | None
-               ) -> Iterator[tuple[Entry, Blob | FsError]]:
-    if concurrency is not None and isinstance(backend, ObjectStoreBackend):
-        return backend.read_many(entries, concurrency=concurrency)
-    return backend.read_many(entries)
 
 
 def _gone(shards: dict[str, Loaded], key: str) -> None:

@@ -201,11 +201,18 @@ def forwarding_handler(proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
     return type("Forward", (_Forward,), bound)
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's backlog is 5: a client opening many connections at once (64 reads
+    # in flight) overflows it, the kernel drops the extra SYNs, and each of those
+    # connections waits a second for its retry, which the benchmark would time.
+    request_queue_size = 128
+
+
 @contextmanager
 def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve ``handler`` on 127.0.0.1 (a free port) in a thread; yields the base URL and
     stops the server on exit."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

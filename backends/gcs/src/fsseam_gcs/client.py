@@ -119,7 +119,7 @@ class GcsClient:
 
     def list_page(
         self, prefix: str, *, delimiter: str | None = "/", max_results: int | None = None,
-        page_token: str | None = None,
+        page_token: str | None = None, start: str | None = None, end: str | None = None,
     ) -> dict[str, Any]:
         page: dict[str, Any] = self._call(
             "GET",
@@ -129,6 +129,8 @@ class GcsClient:
             delimiter=delimiter,
             maxResults=max_results,
             pageToken=page_token,
+            startOffset=start,
+            endOffset=end,
             json_out=True,
         )
         return page
@@ -314,17 +316,22 @@ class GcsClient:
         limit: int | None = None,
     ) -> ListPage:
         page = self.list_page(prefix, delimiter=delimiter, max_results=limit, page_token=token)
-        return ListPage(
-            objects=[
-                # The generation (what a read returns), never the metageneration: a
-                # metadata update changes no byte.
-                ListedObject(str(item["name"]), int(item.get("size", 0)),
-                             _version(item["generation"]) if item.get("generation") else None)
-                for item in page.get("items", [])
-            ],
-            prefixes=[str(p) for p in page.get("prefixes", [])],
-            next_token=page.get("nextPageToken") or None,
-        )
+        return _list_page(page)
+
+    def list_objects_after(
+        self,
+        prefix: str,
+        *,
+        after: str,
+        end: str | None,
+        token: str | None = None,
+        limit: int | None = None,
+    ) -> ListPage:
+        # startOffset is inclusive (``after`` itself may come back) and endOffset
+        # exclusive; a page token is used with the same offsets it was given with.
+        page = self.list_page(prefix, delimiter=None, max_results=limit, page_token=token,
+                              start=after, end=end)
+        return _list_page(page)
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
         # The order of one name's generations within a listing is not documented, so the
@@ -375,3 +382,17 @@ class GcsClient:
     def keeps_versions(self) -> bool:
         meta: dict[str, Any] = self._call("GET", "b/{}", self.bucket, json_out=True)
         return bool((meta.get("versioning") or {}).get("enabled"))
+
+
+def _list_page(page: dict[str, Any]) -> ListPage:
+    return ListPage(
+        objects=[
+            # The generation (what a read returns), never the metageneration: a metadata
+            # update changes no byte.
+            ListedObject(str(item["name"]), int(item.get("size", 0)),
+                         _version(item["generation"]) if item.get("generation") else None)
+            for item in page.get("items", [])
+        ],
+        prefixes=[str(p) for p in page.get("prefixes", [])],
+        next_token=page.get("nextPageToken") or None,
+    )

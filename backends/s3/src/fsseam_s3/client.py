@@ -305,6 +305,23 @@ class S3Client:
         kwargs: dict[str, Any] = {"Prefix": prefix}
         if delimiter is not None:
             kwargs["Delimiter"] = delimiter
+        return self._list(kwargs, token, limit)
+
+    def list_objects_after(
+        self,
+        prefix: str,
+        *,
+        after: str,
+        end: str | None,
+        token: str | None = None,
+        limit: int | None = None,
+    ) -> ListPage:
+        # StartAfter is exclusive, and S3 has no upper bound: the caller stops at ``end``
+        # (a page past it costs at most its own transfer). With a token it is ignored.
+        return self._list({"Prefix": prefix, "StartAfter": after}, token, limit)
+
+    def _list(self, kwargs: dict[str, Any], token: str | None, limit: int | None
+              ) -> ListPage:
         if token is not None:
             kwargs["ContinuationToken"] = token
         if limit is not None:

@@ -23,7 +23,9 @@ Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fs
       (newest first), ``keeps_versions`` and ``keeps_owner`` (``True``: an ``owner``
       keyword on ``put``, stored under :data:`OWNER_KEY`, and a ``version`` keyword on
       ``head``, so history names writers); optionally ``version_of_id``
-      (:class:`VersionsById`), so a restore by the store's own version id is one GET.
+      (:class:`VersionsById`), so a restore by the store's own version id is one GET;
+      optionally ``list_objects_after`` (:class:`ListsAfter`), so a long walk is listed
+      as several ranges at once.
     Coroutines of the store's async fsspec filesystem run through a :class:`SyncBridge`
     (``self._run = SyncBridge(fs)``). Each method raises the SDK's exceptions unchanged;
     versions are :class:`~fsseam.versions.Version` values of ``version_kind`` (raise
@@ -63,6 +65,7 @@ from .client import (
     WRITE_ID_KEY,
     ListedObject,
     ListPage,
+    ListsAfter,
     NoVersion,
     ObjectClient,
     ObjectData,
@@ -96,6 +99,7 @@ __all__ = [
     "KeySpace",
     "ListPage",
     "ListedObject",
+    "ListsAfter",
     "NoVersion",
     "ObjectClient",
     "ObjectData",

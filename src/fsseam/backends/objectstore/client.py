@@ -22,6 +22,7 @@ __all__ = [
     "WRITE_ID_KEY",
     "ListPage",
     "ListedObject",
+    "ListsAfter",
     "NoVersion",
     "ObjectClient",
     "ObjectData",
@@ -193,4 +194,26 @@ class VersionsById(Protocol):
         """The version that the store's own id ``version_id`` (as history shows it) names,
         readable with ``get(name, version=...)`` without a listing; None when the string
         cannot be such an id."""
+        ...
+
+
+@runtime_checkable
+class ListsAfter(Protocol):
+    """Optional for a client: it lists from a place in the name order, so that a long walk
+    is listed as several ranges at once (:mod:`.ranges`). Looked up when a walk asks."""
+
+    def list_objects_after(
+        self,
+        prefix: str,
+        *,
+        after: str,
+        end: str | None,
+        token: str | None = None,
+        limit: int | None = None,
+    ) -> ListPage:
+        """One page of the names starting with ``prefix`` that sort after ``after``, with
+        no delimiter; ``token`` (from the last page, asked with the same ``after`` and
+        ``end``) goes on. The store may also return ``after`` itself (GCS's bound is
+        inclusive, S3's exclusive) and names from ``end`` on (where the caller stops; a
+        store that can bound its pages by it does): the caller drops them."""
         ...

@@ -13,6 +13,8 @@ from typing import Literal
 from ...versions import Version
 from ..base import Entry
 from . import messages as msg
+from . import ranges
+from .client import ListedObject, ListsAfter
 from .keys import normalize
 from .view import StoreView
 
@@ -57,13 +59,17 @@ def children(b: StoreView, key: str) -> Iterator[Entry]:
         raise msg.not_found(key)
 
 def walk(b: StoreView, key: str) -> Iterator[Entry]:
-    """Every file under ``key``, by flat listings (one per page, never one per directory)."""
-    return (e for e, _ in walk_versioned(b, key))
+    """Every file under ``key``, by flat listings (one per page, never one per directory),
+    the pages one after the other: a request per 1,000 names."""
+    return (e for e, _ in walk_versioned(b, key, split=False))
 
 
-def walk_versioned(b: StoreView, key: str) -> Iterator[tuple[Entry, Version | None]]:
+def walk_versioned(b: StoreView, key: str, *, split: bool = True
+                   ) -> Iterator[tuple[Entry, Version | None]]:
     """:func:`walk` with the version the listing gives each file (None where the store's
-    listing does not say it): the same requests."""
+    listing does not say it). With ``split`` and a client that lists from a place in the
+    name order, a walk longer than a page lists the rest as several ranges at once
+    (:mod:`.ranges`): the same names in the same order, a few more requests."""
     key = normalize(key)
     prefix = b._keys.dir_prefix(key)
     found = False
@@ -77,16 +83,36 @@ def walk_versioned(b: StoreView, key: str) -> Iterator[tuple[Entry, Version | No
             raise b._error(e, "list", key, "walk") from e
         for obj in page.objects:
             found = True
-            rel = obj.name[len(prefix) :]
-            if _addressable(rel):  # not a "dir/" marker, not "a//b"
-                yield _entry(key, rel, "file", obj.size), obj.version
+            yield from _listed(key, prefix, obj)
         token = page.next_token
+        if token and page.objects and split and isinstance(b._client, ListsAfter):
+            yield from _split(b, key, prefix, page.objects[-1].name)
+            return
         if not token:
             break
     if key and not found:
         if b._head(key, "walk") is not None:
             raise msg.not_a_directory(key)
         raise msg.not_found(key)
+
+
+def _split(b: StoreView, key: str, prefix: str, after: str
+           ) -> Iterator[tuple[Entry, Version | None]]:
+    client = b._client
+    assert isinstance(client, ListsAfter)
+    try:
+        cuts = ranges.boundaries(client, prefix, after)
+        for obj in ranges.listed_after(client, prefix, after, cuts, b.list_page_size):
+            yield from _listed(key, prefix, obj)
+    except Exception as e:
+        raise b._error(e, "list", key, "walk") from e
+
+
+def _listed(key: str, prefix: str, obj: ListedObject
+            ) -> Iterator[tuple[Entry, Version | None]]:
+    rel = obj.name[len(prefix) :]
+    if _addressable(rel):  # not a "dir/" marker, not "a//b"
+        yield _entry(key, rel, "file", obj.size), obj.version
 
 
 def _entry(
