@@ -6,7 +6,7 @@ A generated store (its listing gives each object's version, so the index is used
 are made when read) holds the shards the index writes. A cold grep stores one shard per
 directory; an outside writer then changes one file of every directory, so the measured
 warm grep fetches every shard, reads the changed files and the matches, and stores every
-shard again. Its peak (tracemalloc) on 4,000 and on 16,000 keys is the same, within what
+shard again. Its peak (tracemalloc) on 8,000 and on 32,000 keys is the same, within what
 the threads' timing moves it: a dictionary of every shard read would add megabytes to the
 larger one. (Both sizes are several listing batches: the first batches of a walk, before
 one is listed ahead while another is read and a third's shards stored, hold less.)
@@ -20,17 +20,20 @@ from typing import Any, ClassVar
 from fsseam import Limits, Workspace
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.index import FOLDER
+from fsseam.index.reading import STEPS_AHEAD
+from fsseam.index.source import AHEAD
 from fsseam.versions import Version
 
 from .helpers import generated_s3
 
 KiB = 1 << 10
-GROWTH = 1024 * KiB
-"""What the larger run may add to the least of its peaks. Its 120 extra shards, held at
-once, would be 3.6 MiB (a shard of a hundred entries is 30 KiB as Python objects). A
-peak moves by several hundred kilobytes from run to run (the walk's three threads, the
-one listing ahead, the one reading, the one storing shards, meet at different points of
-their batches), so each size takes the least of two runs."""
+GROWTH = 2048 * KiB
+"""What the larger run may add to the least of its peaks. Its 240 extra shards, held at
+once, would be 7.2 MiB (a shard of a hundred entries is 30 KiB as Python objects). A
+peak moves by up to 1.5 MiB from run to run (the walk's threads, the one listing ahead,
+the four fetching shards, the readers and the one storing shards, meet at different
+points of their batches: 10.8 to 11.8 MiB at 8,000 keys, 12.2 to 12.4 at 32,000, 12.4 to
+12.7 at 64,000), so each size takes the least of two runs."""
 WHOLE = Limits(finder_seconds=0)
 """No time budget: tracemalloc slows a call several times."""
 
@@ -122,9 +125,13 @@ def _workspace(count: int) -> tuple[Workspace, Indexed]:
     return generated_s3(client, limits=WHOLE, content_index=True), client
 
 
-def test_an_indexed_grep_holds_the_same_memory_at_4k_and_16k_keys() -> None:
+def test_an_indexed_grep_holds_the_same_memory_at_8k_and_32k_keys() -> None:
+    """The smaller size is past what the walk holds ahead of the search (``AHEAD + 1``
+    batches listed and their shards, ``STEPS_AHEAD`` files planned), which every larger
+    one holds too."""
+    assert (AHEAD + 1) * 1000 + STEPS_AHEAD <= 8_000
     peaks: dict[int, int] = {}
-    for n in (4_000, 4_000, 16_000, 16_000):
+    for n in (8_000, 8_000, 32_000, 32_000):
         ws, client = _workspace(n)
         ctx = ws.context("agent")
         args = {"pattern": "needle", "output_mode": "files_with_matches"}
@@ -145,4 +152,4 @@ def test_an_indexed_grep_holds_the_same_memory_at_4k_and_16k_keys() -> None:
         # Every shard fetched, the matches and the changed files read, every shard stored.
         assert (client.gets, client.puts) == (n // 100 + len(MATCHES) + n // 100, n // 100)
         peaks[n] = min(peak, peaks.get(n, peak))
-    assert peaks[16_000] - peaks[4_000] < GROWTH, peaks
+    assert peaks[32_000] - peaks[8_000] < GROWTH, peaks

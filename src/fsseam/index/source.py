@@ -201,9 +201,9 @@ class _Ahead:
     it is listed, while the search plans and reads the current one. Never further.
 
     The shards are those of every listed file with a version but the index's own: which
-    files the listing hook hides is asked when the search takes the batch (the hook sees
-    the batches in the search's time, as without the index), so a directory a plugin hides
-    whole costs the fetch of its shard."""
+    files the listing hook hides is asked when the plan takes the batch (the hook sees the
+    batches in the walk's order, a little ahead of the search, as without the index), so a
+    directory a plugin hides whole costs the fetch of its shard."""
 
     def __init__(self, index: ContentIndex, listed: Iterable[tuple[Entry, Version | None]],
                  batch_size: int) -> None:

@@ -1,0 +1,67 @@
+"""An indexed grep reads as one stream over its whole walk: the reads of the next listing
+batch start while the last read of a batch is still in flight (a batch no longer waits for
+its slowest read), and the answer is the same, in the same order, as without the index.
+
+A generated store (its listing gives no versions, so every file is read) whose read of the
+first batch's last file waits until a read of the second batch has started: a grep that
+read batch by batch would wait there for ever (the wait has a timeout and the test then
+fails on the answer).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, ClassVar
+
+import pytest
+
+import fsseam.seam.listing
+from fsseam import Workspace
+from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
+from fsseam.versions import Version
+
+from .helpers import generated_s3
+
+BATCH = 4
+NAMES = [f"d{d}/f{i}.txt" for d in range(3) for i in range(4)]
+"""Three batches of four files, in listing order."""
+
+
+class Stalling:
+    """A store of ``NAMES``, each holding one match; the read of ``NAMES[BATCH - 1]`` waits
+    until a read of the next batch has started."""
+
+    version_kind: ClassVar[str] = "etag"
+    silent_delete_of_missing: ClassVar[bool] = True
+    keeps_owner: ClassVar[bool] = False
+    bucket = "bucket"
+
+    def __init__(self) -> None:
+        self.next_batch_started = threading.Event()
+        self.overlapped = False
+
+    def list_objects(self, prefix: str, *, delimiter: str | None, token: str | None = None,
+                     limit: int | None = None) -> ListPage:
+        assert delimiter is None and not prefix
+        return ListPage(objects=[ListedObject(name=n, size=20) for n in NAMES])
+
+    def get(self, name: str, **_: Any) -> ObjectData:
+        if name in NAMES[BATCH:2 * BATCH]:
+            self.next_batch_started.set()
+        if name == NAMES[BATCH - 1]:
+            self.overlapped = self.next_batch_started.wait(timeout=30)
+        return ObjectData(data=f"needle in {name}\n".encode(),
+                          version=Version(kind="etag", value=f'"{name}"'), size=20)
+
+
+def test_the_next_batch_is_read_while_a_batch_s_last_read_is_in_flight(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", BATCH)
+    client = Stalling()
+    ws: Workspace = generated_s3(client, content_index=True)
+    res = ws.context("agent").tools.execute("grep", {"pattern": "needle",
+                                                      "output_mode": "content"})
+    assert res.ok and not res.value.partial, res.text
+    assert client.overlapped
+    assert [f.path for f in res.value.files] == [f"/{n}" for n in NAMES]
+    assert [f.hunks[0].lines[0] for f in res.value.files] == [f"needle in {n}" for n in NAMES]
