@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from fsseam import ErrorCode, ToolResult, Workspace
 from fsseam.backends import MemoryBackend
@@ -73,6 +73,16 @@ class Unsized(MemoryBackend):
                 stream.close()
 
         return Counting()
+
+
+class GeneratedClient:
+    """The class facts of a store client a test makes up (keys generated, requests
+    counted): S3's, which ``generated_s3`` puts it behind. A subclass supplies the calls."""
+
+    version_kind: ClassVar[str] = "etag"
+    silent_delete_of_missing: ClassVar[bool] = True
+    keeps_owner: ClassVar[bool] = False
+    bucket = "bucket"
 
 
 def generated_s3(client: Any, **workspace: Any) -> Workspace:

@@ -11,7 +11,7 @@ fails on the answer).
 from __future__ import annotations
 
 import threading
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -20,21 +20,16 @@ from fsseam import Workspace
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.versions import Version
 
-from .helpers import generated_s3
+from .helpers import GeneratedClient, generated_s3
 
 BATCH = 4
 NAMES = [f"d{d}/f{i}.txt" for d in range(3) for i in range(4)]
 """Three batches of four files, in listing order."""
 
 
-class Stalling:
+class Stalling(GeneratedClient):
     """A store of ``NAMES``, each holding one match; the read of ``NAMES[BATCH - 1]`` waits
     until a read of the next batch has started."""
-
-    version_kind: ClassVar[str] = "etag"
-    silent_delete_of_missing: ClassVar[bool] = True
-    keeps_owner: ClassVar[bool] = False
-    bucket = "bucket"
 
     def __init__(self) -> None:
         self.next_batch_started = threading.Event()
