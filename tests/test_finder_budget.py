@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -213,11 +214,13 @@ def test_an_indexed_grep_reads_on_over_listing_batches_and_drops_them_at_the_dea
     assert (out.unsearched_from, out.next_path) == ("/a/f0.txt", "/a")
 
 
+@pytest.mark.parametrize("started", [True, False], ids=["started", "threads"])
 def test_reads_in_flight_are_not_waited_for(
-    clock: Clock, tmp_path: Path, request: pytest.FixtureRequest
+    clock: Clock, tmp_path: Path, request: pytest.FixtureRequest, started: bool
 ) -> None:
     """Out of time, the call returns while a read it started is still blocked: the
-    read-ahead is abandoned, not drained."""
+    read-ahead is abandoned, not drained. Reads started on the store's loop
+    (``start_read``) and reads on the pool's threads alike."""
     from fsseam_s3 import S3Backend
 
     entered, release, finished = threading.Event(), threading.Event(), threading.Event()
@@ -229,6 +232,15 @@ def test_reads_in_flight_are_not_waited_for(
                 release.wait(60)
                 finished.set()
             return super().read(key)
+
+        def start_read(self, key: str) -> Any:
+            if not started:
+                return None  # every read on a thread of the pool
+            if key != "e/f2.txt":
+                return super().start_read(key)
+            answer: Future[Any] = Future()  # in flight until released
+            threading.Thread(target=lambda: answer.set_result(self.read(key))).start()
+            return answer.result
 
     ws = _workspace("s3", tmp_path, request, backend=Blocking)
     moto_s3 = request.getfixturevalue("moto_s3")

@@ -11,12 +11,14 @@ fails on the answer).
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
 
 import fsseam.seam.listing
 from fsseam import Workspace
+from fsseam.backends.contract import extras_of
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.versions import Version
 
@@ -34,6 +36,7 @@ class Stalling(GeneratedClient):
     def __init__(self) -> None:
         self.next_batch_started = threading.Event()
         self.overlapped = False
+        self.threads: set[str] = set()
 
     def list_objects(self, prefix: str, *, delimiter: str | None, token: str | None = None,
                      limit: int | None = None) -> ListPage:
@@ -41,6 +44,7 @@ class Stalling(GeneratedClient):
         return ListPage(objects=[ListedObject(name=n, size=20) for n in NAMES])
 
     def get(self, name: str, **_: Any) -> ObjectData:
+        self.threads.add(threading.current_thread().name.rsplit("_", 1)[0])
         if name in NAMES[BATCH:2 * BATCH]:
             self.next_batch_started.set()
         if name == NAMES[BATCH - 1]:
@@ -49,10 +53,28 @@ class Stalling(GeneratedClient):
                           version=Version(kind="etag", value=f'"{name}"'), size=20)
 
 
+class Started(Stalling):
+    """``Stalling`` whose client starts its reads (``start_get``), each answered on a thread
+    of the store's own, as a store library's event loop answers: the grep's side waits
+    on the futures and starts no thread of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[str] = []
+
+    def start_get(self, name: str) -> Future[ObjectData]:
+        self.started.append(name)
+        answer: Future[ObjectData] = Future()
+        threading.Thread(target=lambda: answer.set_result(self.get(name)),
+                         name="store-loop").start()
+        return answer
+
+
+@pytest.mark.parametrize("client_type", [Stalling, Started])
 def test_the_next_batch_is_read_while_a_batch_s_last_read_is_in_flight(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, client_type: type[Stalling]) -> None:
     monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", BATCH)
-    client = Stalling()
+    client = client_type()
     ws: Workspace = generated_s3(client, content_index=True)
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle",
                                                       "output_mode": "content"})
@@ -60,3 +82,10 @@ def test_the_next_batch_is_read_while_a_batch_s_last_read_is_in_flight(
     assert client.overlapped
     assert [f.path for f in res.value.files] == [f"/{n}" for n in NAMES]
     assert [f.hunks[0].lines[0] for f in res.value.files] == [f"needle in {n}" for n in NAMES]
+    # Started: every read through start_get, none on a pool thread; else the pool's.
+    if isinstance(client, Started):
+        assert sorted(client.started) == sorted(NAMES) and client.threads == {"store-loop"}
+    else:
+        assert client.threads == {"fsseam-read"}
+        assert extras_of(ws.backend).start_read is not None
+        assert extras_of(ws.backend).start_read("d0/f0.txt") is None  # no start_get

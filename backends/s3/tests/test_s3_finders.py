@@ -10,7 +10,6 @@ from typing import Any
 from fsseam_s3.testing import moto_server
 
 from fsseam import Workspace
-from fsseam.backends import Backend
 from fsseam.backends.objectstore.parallel import READ_MANY_CONCURRENCY
 from fsseam.testing.stores import FinderSuite
 
@@ -37,23 +36,26 @@ def test_grep_fetches_concurrently_with_a_bound() -> None:
         fill(server.client(), bucket, 200)
         ws = Workspace(f"s3://{bucket}/p", storage_options=server.storage_options(),
                        content_index=False)
-        backend: Backend = ws.backend
+        client = ws.backend._client  # type: ignore[attr-defined]
         in_flight = peak = 0
         lock = threading.Lock()
-        real_read = backend.read
+        real_start = client.start_get
 
-        def counted(key: str) -> Any:
+        def done(_: Any) -> None:
+            nonlocal in_flight
+            with lock:
+                in_flight -= 1
+
+        def counted(name: str) -> Any:
             nonlocal in_flight, peak
             with lock:
                 in_flight += 1
                 peak = max(peak, in_flight)
-            try:
-                return real_read(key)
-            finally:
-                with lock:
-                    in_flight -= 1
+            answer = real_start(name)
+            answer.add_done_callback(done)
+            return answer
 
-        backend.read = counted  # type: ignore[method-assign]
+        client.start_get = counted
         res = ws.context("a").tools.execute("grep", {"pattern": "needle"})
         assert res.ok, res.text
         assert len(res.text.splitlines()) == 20

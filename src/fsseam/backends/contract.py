@@ -15,6 +15,7 @@ SplitTree             ``split_tree(key, n)``: the walk as parts, for processes  
 CapabilitiesPerKey    ``capabilities_for(key)``: what the store of a key does   mounts
 VersionIds            ``read_version_id(key, id)``: a version by the store's id  objects
 VersionedWalk         ``walk_versioned(key)``: a walk that says each version    objects
+StartedReads          ``start_read(key)``: a read started, waited on later      objects
 ====================  ========================================================  ==========
 
 The seam asks :func:`extras_of` once and calls what the answer holds (``None``: not
@@ -48,6 +49,7 @@ __all__ = [
     "NativeKeys",
     "OwnedDeletes",
     "SplitTree",
+    "StartedReads",
     "TreePart",
     "UnhashedReads",
     "UnhashedTree",
@@ -142,6 +144,14 @@ class VersionedWalk(Protocol):
 
 
 @runtime_checkable
+class StartedReads(Protocol):
+    def start_read(self, key: str) -> Callable[[], Blob] | None:
+        """``read(key)`` started now, its answer waited on by calling what is returned;
+        None where this store starts a read only by waiting on it (a thread per read)."""
+        ...
+
+
+@runtime_checkable
 class PlainObjects(Protocol):
     """Objects kept beside the files (observation shards): one request per read or
     conditional write, without the probes a file needs for a "directory" at its key."""
@@ -172,6 +182,7 @@ class Extras:
     put_plain: Callable[[str, bytes, Precondition], Version] | None = None
     walk_versioned: Callable[[str], Iterator[tuple[Entry, Version | None]]] | None = None
     split_tree: Callable[[str, int], list[TreePart]] | None = None
+    start_read: Callable[[str], Callable[[], Blob] | None] | None = None
 
 
 @runtime_checkable
@@ -182,7 +193,8 @@ class Forwarding(Protocol):
 
 
 _PROTOCOLS = (NativeKeys, WriteChecks, LazyListing, UnhashedTree, UnhashedReads,
-              CapabilitiesPerKey, VersionIds, PlainObjects, VersionedWalk, SplitTree)
+              CapabilitiesPerKey, VersionIds, PlainObjects, VersionedWalk, SplitTree,
+              StartedReads)
 
 
 @cache
@@ -210,6 +222,7 @@ def extras_of(backend: Backend) -> Extras:
         put_plain=b.put_plain if PlainObjects in offers else None,
         walk_versioned=b.walk_versioned if VersionedWalk in offers else None,
         split_tree=b.split_tree if SplitTree in offers else None,
+        start_read=b.start_read if StartedReads in offers else None,
     )
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 from ..backends.base import Backend, Blob, Entry
-from ..backends.objectstore.parallel import READ_MANY_CONCURRENCY, READ_MANY_WINDOW_BYTES
+from ..backends.objectstore.parallel import READ_MANY_CONCURRENCY, InFlight, Waiting
 from ..errors import FsError
 from ..versions import Version
 from .grams import holds
@@ -87,18 +86,21 @@ def _candidate(record: Record, wanted: frozenset[int] | None) -> bool:
 
 
 def in_order(backend: Backend, steps: Iterator[Step | Left], shards: dict[str, Loaded],
-             concurrency: int | None, left: Callable[[Left], None]) -> Iterator[Read]:
+             concurrency: int | None, left: Callable[[Left], None],
+             start: Callable[[str], Callable[[], Blob] | None] | None = None
+             ) -> Iterator[Read]:
     """The files of ``steps`` in walk order: stand-ins for what the index rules out, reads
-    (``concurrency`` at once; None: the store's default) of the rest, each read indexed
-    under the version it returned; ``left`` is called at each mark once every step before
-    it is taken.
+    (``concurrency`` at once; None: the store's default; started by ``start``, the
+    backend's ``start_read``, where it can) of the rest, each read indexed under the
+    version it returned; ``left`` is called at each mark once every step before it is
+    taken.
 
     ``steps`` raising (the walk's listing failed, the search's time ran out) ends the plan
     there: the steps planned before it are still taken, then it is raised, as a walk that
     fails after some pages has given them. Closed early (the search stopped), the reads not
     started are dropped and those in flight are left to end on their own."""
-    reads = _Reads(backend.read, concurrency or READ_MANY_CONCURRENCY)
-    order: deque[tuple[Step | Left, Future[Blob | FsError] | None]] = deque()
+    reads = InFlight(backend.read, concurrency or READ_MANY_CONCURRENCY, start=start)
+    order: deque[tuple[Step | Left, Waiting | None]] = deque()
     ended = False
     failed: Exception | None = None
     try:
@@ -116,16 +118,16 @@ def in_order(backend: Backend, steps: Iterator[Step | Left], shards: dict[str, L
                 if failed is not None:
                     raise failed
                 return
-            step, future = order.popleft()
+            step, waiting = order.popleft()
             if isinstance(step, Left):
                 left(step)
                 continue
             e, v, record, _ = step
-            if future is None:
+            if waiting is None:
                 assert record is not None  # (a step is read unless it has a record)
                 yield e.key, _STAND_IN[record[1]], False
                 continue
-            blob = reads.take(e, future)
+            blob = reads.take(e, waiting)
             if isinstance(blob, Blob) and v is not None:
                 _learn(shards[prefix_of(e.key)], e.key, blob)
             yield e.key, blob, None
@@ -133,48 +135,10 @@ def in_order(backend: Backend, steps: Iterator[Step | Left], shards: dict[str, L
         reads.close()
 
 
-def _start(reads: _Reads, step: Step | Left) -> Future[Blob | FsError] | None:
+def _start(reads: InFlight, step: Step | Left) -> Waiting | None:
     if isinstance(step, Left) or not step[3]:
         return None
     return reads.start(step[0])
-
-
-class _Reads:
-    """Reads in flight: at most ``concurrency`` started and not taken, and at most
-    ``READ_MANY_WINDOW_BYTES`` of their known sizes."""
-
-    def __init__(self, read: Callable[[str], Blob], concurrency: int) -> None:
-        self._read = read
-        self._concurrency = concurrency
-        self._pool: ThreadPoolExecutor | None = None
-        self._pending = 0
-        self._bytes = 0
-
-    def room(self) -> bool:
-        return self._pending < self._concurrency and self._bytes < READ_MANY_WINDOW_BYTES
-
-    def _one(self, key: str) -> Blob | FsError:
-        try:
-            return self._read(key)
-        except FsError as e:
-            return e
-
-    def start(self, entry: Entry) -> Future[Blob | FsError]:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._concurrency, thread_name_prefix="fsseam-read")
-        self._pending += 1
-        self._bytes += entry.size or 0
-        return self._pool.submit(self._one, entry.key)
-
-    def take(self, entry: Entry, future: Future[Blob | FsError]) -> Blob | FsError:
-        got = future.result()
-        self._pending -= 1
-        self._bytes -= entry.size or 0
-        return got
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=not self._pending, cancel_futures=True)
 
 
 def _learn(loaded: Loaded, key: str, blob: Blob) -> None:

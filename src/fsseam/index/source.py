@@ -132,7 +132,8 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
 
     try:
         steps = _steps(fs, search, index, ahead, shards, wanted, used)
-        yield from in_order(fs.backend, steps, shards, concurrency, left)
+        yield from in_order(fs.backend, steps, shards, concurrency, left,
+                            fs.extras.start_read)
         saver.submit(_close(search.key, shards, None))
         saver.wait()
         index.settled(used)

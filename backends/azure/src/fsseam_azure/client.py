@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
+from concurrent.futures import Future
 from typing import Any, ClassVar, TypeVar
 
 from azure.core import MatchConditions
@@ -143,10 +144,12 @@ class AzureClient:
     def _blob(self, name: str) -> Any:
         return self._container.get_blob_client(name)
 
-    async def _download(self, name: str, **kwargs: Any) -> tuple[bytes, Any]:
+    async def _download(self, name: str, **kwargs: Any) -> ObjectData:
         downloader = await self._blob(name).download_blob(max_concurrency=1, **kwargs)
         data: bytes = await downloader.readall()
-        return data, downloader.properties
+        props = downloader.properties
+        return ObjectData(data=data, version=_version(props.etag, props.version_id),
+                          size=_total_size(props, len(data)))
 
     # -- reads -------------------------------------------------------------------
     def get(
@@ -167,12 +170,10 @@ class AzureClient:
             kwargs.update(_condition(pin, False))
         if version is not None:
             kwargs["version_id"] = version.detail or self._version_id(name, version)
-        data, props = self._run(self._download, name, **kwargs)
-        return ObjectData(
-            data=data,
-            version=_version(props.etag, props.version_id),
-            size=_total_size(props, len(data)),
-        )
+        return self._run(self._download, name, **kwargs)
+
+    def start_get(self, name: str) -> Future[ObjectData]:
+        return self._run.start(self._download, name)
 
     def _version_id(self, name: str, version: Version) -> str:
         """The version id of a version known only by its ETag: the newest one with it."""

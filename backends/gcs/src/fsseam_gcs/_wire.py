@@ -1,5 +1,6 @@
 """What the GCS JSON API sends and answers, as the client needs it: versions from
-generations, object resources with fsseam's metadata, a body boundary, the media type."""
+generations, object resources with fsseam's metadata, a body boundary, the media type, and
+a media GET's and a listing's answers as the client contract's values."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ from typing import Any
 # an emulator). Only the plain JSON API is used here, so the base class is all we need.
 from gcsfs.core import GCSFileSystem
 
-from fsseam.backends.objectstore import OWNER_KEY, WRITE_ID_KEY, NoVersion
+from fsseam.backends.objectstore import (
+    OWNER_KEY,
+    WRITE_ID_KEY,
+    ListedObject,
+    ListPage,
+    NoVersion,
+    ObjectData,
+)
 from fsseam.versions import Version
 
 __all__ = [
@@ -26,7 +34,10 @@ __all__ = [
     "Media",
     "boundary_for",
     "header",
+    "list_page_of",
     "make_filesystem",
+    "media_of",
+    "object_data_of",
     "object_resource",
     "owner_of",
     "time_of",
@@ -114,6 +125,18 @@ class Media:
     """The object's full size (from Content-Range, or the body when not ranged)."""
 
 
+def media_of(resp_headers: Any, body: bytes) -> Media:
+    """What a media GET answered: its bytes, the generation, the object's full size."""
+    data = bytes(body)
+    total: int | None = len(data)
+    content_range = header(resp_headers, "Content-Range")
+    if content_range is not None:
+        # "bytes 0-2/5"; "*" when the server does not know the size.
+        tail = content_range.rsplit("/", 1)[-1]
+        total = int(tail) if tail.isdigit() else None
+    return Media(data, header(resp_headers, "X-Goog-Generation"), total)
+
+
 def header(headers: Any, name: str) -> str | None:
     value = headers.get(name)
     return None if value is None else str(value)
@@ -127,3 +150,25 @@ def boundary_for(data: bytes) -> str:
         boundary = "fsseam-" + uuid.UUID(bytes=os.urandom(16)).hex
         if boundary.encode() not in data:
             return boundary
+
+
+def object_data_of(media: Media) -> ObjectData:
+    return ObjectData(
+        data=media.data,
+        version=version_of(media.generation),
+        size=media.total_size if media.total_size is not None else len(media.data),
+    )
+
+
+def list_page_of(page: dict[str, Any]) -> ListPage:
+    return ListPage(
+        objects=[
+            # The generation (what a read returns), never the metageneration: a metadata
+            # update changes no byte.
+            ListedObject(str(item["name"]), int(item.get("size", 0)),
+                         version_of(item["generation"]) if item.get("generation") else None)
+            for item in page.get("items", [])
+        ],
+        prefixes=[str(p) for p in page.get("prefixes", [])],
+        next_token=page.get("nextPageToken") or None,
+    )

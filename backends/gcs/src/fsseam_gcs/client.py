@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from concurrent.futures import Future
 from typing import Any, ClassVar
 
 from fsseam.backends.base import VersionInfo
 from fsseam.backends.objectstore import (
     MAX_VERSIONS_LISTED,
     WRITE_ID_KEY,
-    ListedObject,
     ListPage,
     ObjectData,
     ObjectHead,
@@ -36,7 +36,10 @@ from ._wire import (
     RESUMABLE_THRESHOLD,
     VERSION_KIND,
     Media,
+    list_page_of,
     make_filesystem,
+    media_of,
+    object_data_of,
 )
 from ._wire import boundary_for as _boundary
 from ._wire import header as _header
@@ -92,8 +95,13 @@ class GcsClient:
     ) -> Media:
         """One media GET. ``end`` is exclusive. ``generation`` pins the object state: GCS
         answers 404 if that generation is no longer live."""
+        media: Media = self._run(self._media, name, start, end, generation)
+        return media
+
+    async def _media(self, name: str, start: int | None, end: int | None,
+                     generation: str | None) -> Media:
         headers = {} if start is None else {"Range": f"bytes={start}-{(end or 0) - 1}"}
-        resp_headers, body = self._call(
+        resp_headers, body = await self.fs._call(
             "GET",
             f"{self._location}/download/storage/v1/b/{{}}/o/{{}}",
             self.bucket,
@@ -102,14 +110,7 @@ class GcsClient:
             generation=generation,
             headers=headers,
         )
-        data = bytes(body)
-        total: int | None = len(data)
-        content_range = _header(resp_headers, "Content-Range")
-        if content_range is not None:
-            # "bytes 0-2/5"; "*" when the server does not know the size.
-            tail = content_range.rsplit("/", 1)[-1]
-            total = int(tail) if tail.isdigit() else None
-        return Media(data, _header(resp_headers, "X-Goog-Generation"), total)
+        return media_of(resp_headers, body)
 
     def get_metadata(self, name: str, generation: str | None = None) -> dict[str, Any]:
         meta: dict[str, Any] = self._call(
@@ -248,11 +249,13 @@ class GcsClient:
         media = self.get_media(
             name, start=start, end=end, generation=None if wanted is None else wanted.value
         )
-        return ObjectData(
-            data=media.data,
-            version=_version(media.generation),
-            size=media.total_size if media.total_size is not None else len(media.data),
-        )
+        return object_data_of(media)
+
+    def start_get(self, name: str) -> Future[ObjectData]:
+        return self._run.start(self._whole, name)
+
+    async def _whole(self, name: str) -> ObjectData:
+        return object_data_of(await self._media(name, None, None, None))
 
     def head(self, name: str, *, version: Version | None = None) -> ObjectHead:
         meta = self.get_metadata(name, None if version is None else version.value)
@@ -316,7 +319,7 @@ class GcsClient:
         limit: int | None = None,
     ) -> ListPage:
         page = self.list_page(prefix, delimiter=delimiter, max_results=limit, page_token=token)
-        return _list_page(page)
+        return list_page_of(page)
 
     def list_objects_after(
         self,
@@ -331,7 +334,7 @@ class GcsClient:
         # exclusive; a page token is used with the same offsets it was given with.
         page = self.list_page(prefix, delimiter=None, max_results=limit, page_token=token,
                               start=after, end=end)
-        return _list_page(page)
+        return list_page_of(page)
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
         # The order of one name's generations within a listing is not documented, so the
@@ -383,16 +386,3 @@ class GcsClient:
         meta: dict[str, Any] = self._call("GET", "b/{}", self.bucket, json_out=True)
         return bool((meta.get("versioning") or {}).get("enabled"))
 
-
-def _list_page(page: dict[str, Any]) -> ListPage:
-    return ListPage(
-        objects=[
-            # The generation (what a read returns), never the metageneration: a metadata
-            # update changes no byte.
-            ListedObject(str(item["name"]), int(item.get("size", 0)),
-                         _version(item["generation"]) if item.get("generation") else None)
-            for item in page.get("items", [])
-        ],
-        prefixes=[str(p) for p in page.get("prefixes", [])],
-        next_token=page.get("nextPageToken") or None,
-    )

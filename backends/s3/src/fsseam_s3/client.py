@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import random
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote, unquote
 
@@ -143,12 +145,12 @@ class S3Client:
             await asyncio.sleep(min(0.05 * 2**attempt, 1.0) * (0.5 + random.random()))
             attempt += 1
 
-    async def _get(self, **kwargs: Any) -> tuple[dict[str, Any], bytes]:
+    async def _get(self, **kwargs: Any) -> ObjectData:
         resp = await self._call("get_object", **kwargs)
         body = resp.pop("Body")
         async with body:
             data: bytes = await body.read()
-        return resp, data
+        return ObjectData(data=data, version=_version(resp), size=total_size(resp))
 
     # -- the client contract ---------------------------------------------------
     def get(
@@ -167,8 +169,10 @@ class S3Client:
             kwargs["IfMatch"] = pin.value
         if version is not None:
             kwargs["VersionId"] = version.detail or self._version_id(name, version)
-        resp, data = self._run(self._get, **kwargs)
-        return ObjectData(data=data, version=_version(resp), size=total_size(resp))
+        return self._run(self._get, **kwargs)
+
+    def start_get(self, name: str) -> Future[ObjectData]:
+        return self._run.start(partial(self._get, Key=name))
 
     def _version_id(self, name: str, version: Version) -> str:
         """The VersionId of a version known only by its ETag: the newest one with it."""

@@ -25,7 +25,8 @@ Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fs
       ``head``, so history names writers); optionally ``version_of_id``
       (:class:`VersionsById`), so a restore by the store's own version id is one GET;
       optionally ``list_objects_after`` (:class:`ListsAfter`), so a long walk is listed
-      as several ranges at once.
+      as several ranges at once; optionally ``start_get`` (:class:`StartsGets`), so a
+      grep's many reads wait on the store's event loop instead of a thread each.
     Coroutines of the store's async fsspec filesystem run through a :class:`SyncBridge`
     (``self._run = SyncBridge(fs)``). Each method raises the SDK's exceptions unchanged;
     versions are :class:`~fsseam.versions.Version` values of ``version_kind`` (raise
@@ -70,6 +71,7 @@ from .client import (
     ObjectClient,
     ObjectData,
     ObjectHead,
+    StartsGets,
     VersionsById,
 )
 from .errors import (
@@ -109,6 +111,7 @@ __all__ = [
     "Op",
     "PinnedRangeStream",
     "Rung",
+    "StartsGets",
     "StatusLadder",
     "StoreError",
     "StoreFacts",

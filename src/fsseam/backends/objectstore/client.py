@@ -10,6 +10,7 @@ exceptions unchanged, for the :class:`~.errors.ObjectErrorMapper` to classify.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -27,6 +28,7 @@ __all__ = [
     "ObjectClient",
     "ObjectData",
     "ObjectHead",
+    "StartsGets",
     "VersionsById",
 ]
 
@@ -216,4 +218,16 @@ class ListsAfter(Protocol):
         ``end``) goes on. The store may also return ``after`` itself (GCS's bound is
         inclusive, S3's exclusive) and names from ``end`` on (where the caller stops; a
         store that can bound its pages by it does): the caller drops them."""
+        ...
+
+
+@runtime_checkable
+class StartsGets(Protocol):
+    """Optional for a client whose store library runs its requests on an event loop of its
+    own (s3fs, gcsfs): a whole-object read is started there and waited on later, so a grep
+    keeps its reads in flight without a thread for each (:mod:`.started`)."""
+
+    def start_get(self, name: str) -> Future[ObjectData]:
+        """``get(name)`` started now, not waited on: the future holds what it would return
+        or raise. It may be waited on from any thread but the loop's own."""
         ...

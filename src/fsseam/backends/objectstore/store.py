@@ -9,7 +9,9 @@ event loop (:class:`SyncBridge`). None of it is written again per store.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -80,6 +82,13 @@ class SyncBridge:
     def __call__(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         result: T = sync(self.fs.loop, fn, *args, **kwargs)
         return result
+
+    def start(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> Future[T]:
+        """``fn(*args)`` started on the loop, not waited on (``StartsGets``)."""
+        loop = self.fs.loop
+        if loop is None or loop.is_closed():  # as ``sync`` refuses it: nothing would answer
+            raise RuntimeError("Loop is not running")
+        return asyncio.run_coroutine_threadsafe(fn(*args), loop)
 
 
 def unusable_credentials(store: str, exc: BaseException, configure: str) -> FsError:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
+
+from ...backends.contract import extras_of
+from ...backends.objectstore import parallel
+from ...errors import ErrorCode, FsError
 from .rigs import StoreRig, url_of
 
 __all__ = ["FinderSuite"]
@@ -27,6 +33,9 @@ class FinderSuite:
     """The page the glob test lists by (None: the store's own, whose size a subclass gives
     as ``glob_objects`` / pages). Small by default: the paging is what is measured."""
     grep_objects: int = 60
+    starts_reads: bool = True
+    """Whether the store's client starts a read on its library's event loop (``start_get``):
+    a grep's reads then wait there, not on a thread each."""
 
     def _workspace(self, store: StoreRig, *, content_index: bool | None = None,
                    **options: Any) -> Any:
@@ -75,6 +84,49 @@ class FinderSuite:
         res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
         assert res.ok and res.text.endswith(total), res.text
         assert store.take() == ["GET"] * (1 + shards + n // 10)
+
+    def test_a_greps_reads_wait_on_the_stores_loop_not_a_thread_each(
+            self, store: StoreRig, monkeypatch: pytest.MonkeyPatch) -> None:
+        threaded: list[Any] = []
+
+        class Counting(ThreadPoolExecutor):
+            def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+                if fn is parallel._caught:  # a read on a thread of the pool
+                    threaded.append(args)
+                return super().submit(fn, *args, **kwargs)
+
+        monkeypatch.setattr(parallel, "ThreadPoolExecutor", Counting)
+        n = self.grep_objects
+        store.fill(_tree(n))
+        for content_index in (False, True):  # read_many, then the index's cold reads
+            ctx = self._workspace(store, content_index=content_index).context("a")
+            res = ctx.tools.execute("grep", {"pattern": "needle", "output_mode": "count"})
+            assert res.ok and res.text.endswith(
+                f"Total: {n // 10} matching lines in {n // 10} files."), res.text
+        assert len(threaded) == (0 if self.starts_reads else 2 * n)
+
+    def test_a_started_read_answers_what_read_does(self, store: StoreRig) -> None:
+        store.fill({"p/a/b.txt": b"one\n", "p/dir/x.txt": b"two\n"})
+        backend = self._workspace(store).backend
+        start = extras_of(backend).start_read
+        assert start is not None
+        started = start("a/b.txt")
+        if not self.starts_reads:
+            assert started is None
+            return
+        assert started is not None
+        blob = started()
+        assert blob.data == b"one\n" and blob.version == backend.read("a/b.txt").version
+        for key, code in (("nope.txt", ErrorCode.FS_NOT_FOUND),
+                          ("dir", ErrorCode.FS_IS_DIRECTORY)):
+            waiting = start(key)
+            assert waiting is not None
+            with pytest.raises(FsError) as err:
+                waiting()  # the store's answer, mapped where it is waited on
+            assert err.value.code is code, key
+        with pytest.raises(FsError) as err:
+            start("")  # no file key at all: refused before any request
+        assert err.value.code is ErrorCode.FS_IS_DIRECTORY
 
     def test_delete_of_an_observed_object_is_one_request(self, store: StoreRig) -> None:
         ctx = self._workspace(store).context("a")
