@@ -89,3 +89,28 @@ def test_the_next_batch_is_read_while_a_batch_s_last_read_is_in_flight(
         assert client.threads == {"fsseam-read"}
         assert extras_of(ws.backend).start_read is not None
         assert extras_of(ws.backend).start_read("d0/f0.txt") is None  # no start_get
+
+
+def test_a_backend_class_that_reads_its_own_way_keeps_every_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subclass that overrides ``read`` (to count, to fault) is never bypassed by reads
+    started on the client, even where the client could start them."""
+    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", BATCH)
+    client = Started()
+    generated = type(generated_s3(client).backend)
+    seen: list[str] = []
+
+    class OwnReads(generated):  # type: ignore[misc, valid-type]
+        def read(self, key: str) -> Any:
+            seen.append(key)
+            return super().read(key)
+
+    backend = OwnReads()
+    ws = Workspace("s3://bucket", backend=backend, load_entry_points=False,
+                   content_index=True)
+    assert extras_of(ws.backend).start_read is not None
+    assert extras_of(ws.backend).start_read("d0/f0.txt") is None
+    res = ws.context("agent").tools.execute("grep", {"pattern": "needle"})
+    assert res.ok and [f.path for f in res.value.files] == [f"/{n}" for n in NAMES], res.text
+    assert sorted(seen) == sorted(NAMES) and client.started == []
+    assert client.overlapped

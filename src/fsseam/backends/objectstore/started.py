@@ -20,10 +20,11 @@ __all__ = ["start_read"]
 
 def start_read(self: Any, key: str) -> Callable[[], Blob] | None:
     """``read(key)`` started now: calling the answer waits for it and returns or raises what
-    ``read`` would. None where the client cannot start a read without a thread (the
-    caller reads as it would otherwise). A bad key raises here, as ``read`` would."""
+    ``read`` would. None where the client cannot start a read without a thread, or where
+    the backend's class reads its own way (the caller then reads as it would otherwise).
+    A bad key raises here, as ``read`` would."""
     client: object = self._client
-    if not _starts(type(client)):
+    if not _starts(type(self), type(client)):
         return None
     key = self._file_key(key, "read")
     future = cast(StartsGets, client).start_get(self._keys.name(key))
@@ -40,12 +41,18 @@ def start_read(self: Any, key: str) -> Callable[[], Blob] | None:
     return result
 
 
-_STARTS: dict[type, bool] = {}
+_STARTS: dict[tuple[type, type], bool] = {}
 
 
-def _starts(cls: type) -> bool:
-    # Asked once per class: a protocol check reads the class's attributes (about 10 us).
-    known = _STARTS.get(cls)
+def _starts(backend: type, client: type) -> bool:
+    """Whether reads are started: the client can, and the backend reads as the template
+    does (a subclass that overrides ``read`` keeps every read on it). Asked once per pair
+    of classes: a protocol check reads the class's attributes (about 10 us)."""
+    known = _STARTS.get((backend, client))
     if known is None:
-        known = _STARTS[cls] = issubclass(cls, StartsGets)
+        from .backend import ObjectStoreBackend  # (which binds this module's function)
+
+        template = ObjectStoreBackend.read
+        known = issubclass(client, StartsGets) and getattr(backend, "read", None) is template
+        _STARTS[(backend, client)] = known
     return known
