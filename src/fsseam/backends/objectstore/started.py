@@ -45,14 +45,17 @@ _STARTS: dict[tuple[type, type], bool] = {}
 
 
 def _starts(backend: type, client: type) -> bool:
-    """Whether reads are started: the client can, and the backend reads as the template
-    does (a subclass that overrides ``read`` keeps every read on it). Asked once per pair
-    of classes: a protocol check reads the class's attributes (about 10 us)."""
+    """Whether reads are started: the client can, and ``read`` comes from the class that
+    binds this function (a subclass that overrides ``read`` keeps every read on it). Asked
+    once per pair of classes: a protocol check reads the class's attributes (about 10 us)."""
     known = _STARTS.get((backend, client))
     if known is None:
-        from .backend import ObjectStoreBackend  # (which binds this module's function)
-
-        template = ObjectStoreBackend.read
-        known = issubclass(client, StartsGets) and getattr(backend, "read", None) is template
+        known = issubclass(client, StartsGets) and (
+            _owner(backend, "read") is _owner(backend, "start_read"))
         _STARTS[(backend, client)] = known
     return known
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class in ``cls``'s method order whose own body defines ``name``."""
+    return next((c for c in cls.__mro__ if name in vars(c)), None)
