@@ -1,5 +1,12 @@
 """The ``fsseam`` pytest plugin, used as a user would: test files written outside the
-package, run by pytester with only the plugin's fixtures (no conftest of ours)."""
+package, run by pytester with only the plugin's fixtures (no conftest of ours).
+
+Each run is a process of its own, as a user's is. Run in this process, a test saw what
+earlier runs left here: a module that a first run imported (fsspec's memory filesystem)
+was dropped from ``sys.modules`` after it while fsspec's registry kept its class, so
+``fsspec.open("memory://...")`` and the workspace used two stores; and moto objects of an
+earlier run's server, collected during a later run, warned (an error under
+``filterwarnings``)."""
 
 from __future__ import annotations
 
@@ -113,19 +120,19 @@ def test_the_plugin_is_registered_through_pytest11() -> None:
 
 def test_memory_fixture(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=MEMORY_TEST)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
 @pytest.mark.skipif(not HAS_S3, reason="fsseam-s3 and moto are not installed")
 def test_s3_fixtures_and_in_process_mock_aws(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user_s3=S3_TEST, test_user_mock=MOCK_AWS_TEST)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=3)
 
 
 @pytest.mark.skipif(not HAS_GCS, reason="fsseam-gcs and fake-gcs-server are not installed")
 def test_gcs_fixtures(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user_gcs=GCS_TEST)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
 def test_cloud_fixtures_skip_with_the_install_command_when_packages_are_missing(
@@ -162,4 +169,4 @@ def test_the_examples_of_the_testing_page_pass(pytester: pytest.Pytester) -> Non
     page = (Path(__file__).resolve().parent.parent / "docs" / "testing.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", page, re.S)
     pytester.makepyfile(test_my_agent=blocks[0], test_with_mock_aws=blocks[1])
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=5)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=5)
