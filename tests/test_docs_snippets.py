@@ -67,6 +67,7 @@ PAGES: dict[str, Page] = {
                "n_workers=2, processes=False, dashboard_address=None")),
         needs=S3,
     ),
+    "docs/filesystem.md": Page(subs=(("/home/me/project", "{tmp}"),)),
     "docs/mcp.md": Page(
         subs=(("/path/to/project", "{tmp}"),
               ("s3://bucket/prefix -o endpoint_url=http://127.0.0.1:5000 -o key=K -o secret=S",

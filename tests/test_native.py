@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
+import pytest
 from anthropic.types import (
     MemoryTool20250818Param,
     ToolParam,
@@ -40,7 +41,7 @@ from openai.types.responses.response_input_item_param import (
 )
 from pydantic import TypeAdapter
 
-from fsseam import Workspace
+from fsseam import UnknownToolError, Workspace
 from fsseam.versions import Overwrite
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -170,6 +171,27 @@ def test_openai_native_definitions() -> None:
         if d["type"] == "function":
             valid(FunctionToolParam, d)
     assert "apply_patch" not in {d.get("name") for d in defs}
+
+
+def test_native_definitions_of_a_tool_set() -> None:
+    """A surface hands the provider one tool set, native where it can be: the editor and
+    memory tool natively for ``anthropic``, the patch tool natively for ``openai``."""
+    tools = Workspace("memory://native-set").context("a").tools
+    anthropic = tools.native_tools("anthropic", "anthropic", max_characters=500)
+    assert [d["name"] for d in anthropic] == [
+        "str_replace_based_edit_tool", "memory", "ls", "glob", "grep"]
+    assert anthropic[0]["max_characters"] == 500
+    openai = tools.native_tools("openai", "openai")
+    assert [d.get("name", d["type"]) for d in openai] == [
+        "apply_patch", "read", "ls", "glob", "grep"]
+    assert openai[0] == {"type": "apply_patch"}
+    assert [d["name"] for d in tools.native_tools("openai", ["read", "grep"])] == [
+        "read", "grep"]
+    with pytest.raises(UnknownToolError):
+        tools.native_tools("openai", "nonsense")
+    read_only = Workspace("memory://native-set", read_only=True).context("a").tools
+    assert [d.get("name", d["type"]) for d in read_only.native_tools("openai", "openai")] == [
+        "read", "ls", "glob", "grep"]
 
 
 def _call(op: Any, n: int = 1) -> ResponseApplyPatchToolCall:

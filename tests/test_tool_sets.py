@@ -136,6 +136,32 @@ def test_call_help_names_every_tool_and_no_count_is_left_stale() -> None:
         assert not stale.search(text)
 
 
+def test_the_docs_name_each_surfaces_default_set() -> None:
+    """What the README and the integration pages say each surface offers by default, and
+    the Pydantic AI release they support, is what the code and the extra's pin say."""
+    pytest.importorskip("agents")
+    pytest.importorskip("pydantic_ai")
+    from fsseam.integrations import openai_agents, pydantic_ai
+    from fsseam.mcp import DEFAULT_TOOLS as MCP_DEFAULT
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert MCP_DEFAULT == "files" and "restore; the MCP server's default)" in readme
+    both = ("the Agents SDK and Pydantic AI integrations offer `files` with `multi_edit` "
+            "and `apply_patch` by default")
+    assert both in readme
+    default = [*FILES, "multi_edit", "apply_patch"]
+    assert openai_agents.DEFAULT_TOOLS == ("files", "multi_edit", "apply_patch")
+    assert list(openai_agents.DEFAULT_FUNCTION_TOOLS) == default
+    assert list(pydantic_ai.DEFAULT_TOOLS) == default
+    assert "gives the ``files`` tool set with ``multi_edit`` and ``apply_patch``" in " ".join(
+        (openai_agents.__doc__ or "").split())
+    pin = re.search(r'"pydantic-ai-slim>=([\d.]+),<3"',
+                    (ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pin is not None
+    page = (ROOT / "docs" / "integrations" / "pydantic-ai.md").read_text(encoding="utf-8")
+    assert f"Supported: pydantic-ai-slim {pin.group(1)} up to" in page
+
+
 # -- docs generated from the tools ---------------------------------------------------------
 
 

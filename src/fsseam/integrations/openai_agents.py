@@ -8,8 +8,10 @@ and fsseam's tools as strict SDK function tools, each call working as its conver
     agent = Agent(name="editor", model=model, tools=fsseam_tools(ws, model=model))
     await Runner.run(agent, text, context=conversation)  # a dict: it keeps what was read
 
-``fsseam_tools`` gives the ``openai`` tool set by default: ``apply_patch``, ``read``,
-``ls``, ``glob``, ``grep``. ``apply_patch`` is the hosted ``ApplyPatchTool`` with a
+``fsseam_tools`` gives the ``files`` tool set with ``multi_edit`` and ``apply_patch`` by
+default (:data:`DEFAULT_TOOLS`); ``names="openai"`` gives the shape OpenAI's models are
+trained on: ``apply_patch``, ``read``, ``ls``, ``glob``, ``grep``. ``apply_patch`` is the
+hosted ``ApplyPatchTool`` with a
 :class:`FsseamEditor` on a Responses model, and a function tool taking the same patches on
 every other model (Chat Completions rejects hosted tools). What the agent's ``read`` has
 seen, or what the application showed it in the prompt (:meth:`FsseamEditor.show`), is what

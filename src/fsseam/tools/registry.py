@@ -122,7 +122,11 @@ class ToolRegistry:
 
     # -- native tool shapes ------------------------------------------------------------
     def native_tools(
-        self, provider: Provider, *, max_characters: int | None = None
+        self,
+        provider: Provider,
+        names: str | Iterable[str] | None = None,
+        *,
+        max_characters: int | None = None,
     ) -> list[dict[str, Any]]:
         """The tool definitions to hand a provider's API, native where it has a native
         form of a registered tool: for ``"anthropic"``, ``memory`` as ``memory_20250818``
@@ -130,13 +134,17 @@ class ToolRegistry:
         ``str_replace_based_edit_tool``, with ``max_characters`` when given: its views are
         then clipped there); for ``"openai"`` (the Responses API), ``apply_patch`` as the
         native ``apply_patch`` tool. Every other tool is in its JSON-schema function form.
+        ``names``: a tool set or tool names, as :meth:`offered` takes them (``"anthropic"``
+        for the editor, the memory tool and the finders); default every registered tool.
         :meth:`handle` routes the calls of any of them."""
         editor = self._tools.get("str_replace_editor")
         if editor is not None and max_characters is not None:
             editor = copy.copy(editor)
             editor.max_output_chars = max_characters  # type: ignore[attr-defined]
         self._native_editor = editor
-        return definitions(provider, self._tools, self._schema, max_characters)
+        tools = self._tools if names is None else {
+            n: self._tools[n] for n in self.offered(names)}
+        return definitions(provider, tools, self._schema, max_characters)
 
     def _schema(self, tool: Tool[Any, Any], dialect: Dialect) -> dict[str, Any]:
         return tool_schema(tool.name, tool.description, tool.parameters(), dialect)
