@@ -156,6 +156,31 @@ def test_a_pdf_slower_than_the_time_bound_is_refused_and_its_extraction_stops(
     assert len(extractions) <= 1
 
 
+def test_a_parse_that_never_reaches_a_check_is_answered_at_the_time_bound(
+        tmp_path: Path, extractions: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # pypdf stuck in one long parse (here: opening the file) until the test lets it go,
+    # after the read has answered: the answer does not wait for it.
+    entered, release = threading.Event(), threading.Event()
+    opened = pypdf.PdfReader
+
+    def stuck(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        release.wait()
+        return opened(*args, **kwargs)
+
+    monkeypatch.setattr(pypdf, "PdfReader", stuck)
+    data = make_pdf(3, 3)
+    ws = workspace(tmp_path, data, Limits(pdf_seconds=0.01))
+    refused(ws, data, "/doc.pdf is a PDF whose text took longer than 0.01 seconds to "
+                      "extract, the most a read may spend on it (the workspace's pdf_seconds "
+                      f"limit); {NEXT}")
+    assert entered.is_set()
+    release.set()
+    for worker in [t for t in threading.enumerate() if t.name == "fsseam-pdf"]:
+        worker.join()
+    assert extractions == []  # once free, the extraction stopped at its first check
+
+
 def test_a_pdf_within_every_bound_reads_whole(tmp_path: Path) -> None:
     data = make_pdf(3, 3)
     exact = Limits(max_pdf_pages=3, max_pdf_text_chars=3 * PAGE_CHARS)

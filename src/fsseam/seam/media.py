@@ -202,12 +202,12 @@ def _extract(data: bytes, shown: str, limits: Limits) -> list[str]:
     # pypdf parses a page's content stream whole before it reports an operator, and a
     # stream can take minutes: the extraction runs in a thread of its own, waited on for
     # the time allowed. One left behind stops at its next check (the next operator).
-    done: list[list[str] | FsError] = []
+    done: list[list[str] | BaseException] = []
 
     def run() -> None:
         try:
             done.append(_pages(pypdf, data, bounds))
-        except FsError as e:
+        except BaseException as e:  # handed to the caller's thread, raised there
             done.append(e)
 
     worker = threading.Thread(target=run, name="fsseam-pdf", daemon=True)
@@ -216,7 +216,7 @@ def _extract(data: bytes, shown: str, limits: Limits) -> list[str]:
     if not done:
         bounds.cancelled = True
         raise _too_slow(shown, limits)
-    if isinstance(done[0], FsError):
+    if isinstance(done[0], BaseException):
         raise done[0]
     return done[0]
 
@@ -257,9 +257,8 @@ def _at_most(root: Any, cap: int, bounds: _Bounds) -> bool:
     as pypdf tells pages from page-tree nodes; False as soon as it holds more, or makes
     the walk look at more than ``PAGE_NODES_PER_PAGE`` nodes per page allowed (cycles,
     empty nodes). A malformed tree is left to pypdf, which says what is wrong."""
-    node = root.get_object().get("/Pages")
     budget = PAGE_NODES_PER_PAGE * cap + 16
-    stack: list[Iterator[Any]] = [iter((node,))]
+    stack: list[Iterator[Any]] = [iter((_resolved(root).get("/Pages"),))]
     pages = 0
     while stack:
         kid: Any = next(stack[-1], _END)
@@ -270,13 +269,12 @@ def _at_most(root: Any, cap: int, bounds: _Bounds) -> bool:
         if budget < 0:
             return False
         bounds.tick()
-        obj = kid.get_object() if kid is not None else None
+        obj = _resolved(kid)
         if not isinstance(obj, dict) or not obj:
             continue
-        kind = obj.get("/Type")
+        kind = _resolved(obj.get("/Type"))
         if kind == "/Pages" or (kind is None and "/Kids" in obj):
-            kids = obj.get("/Kids")
-            kids = kids.get_object() if kids is not None else None
+            kids = _resolved(obj.get("/Kids"))
             if isinstance(kids, list):
                 stack.append(iter(kids))
         elif kind == "/Page" or kind is None:
@@ -284,3 +282,9 @@ def _at_most(root: Any, cap: int, bounds: _Bounds) -> bool:
             if pages > cap:
                 return False
     return True
+
+
+def _resolved(value: Any) -> Any:
+    """What a PDF value stands for: the object an indirect reference names (pypdf's dict
+    ``get`` hands references on as they are)."""
+    return value.get_object() if hasattr(value, "get_object") else value
