@@ -9,6 +9,7 @@ so that a bomb of 64 MiB shows the difference in memory without costing a gigaby
 
 from __future__ import annotations
 
+import logging
 import tracemalloc
 import zlib
 from typing import Any
@@ -154,15 +155,19 @@ class Bucket(GeneratedClient):
 
 
 def test_a_bomb_shard_in_memory_is_rebuilt_and_grep_answers_as_without_the_index(
-        bounded: None) -> None:
+        bounded: None, caplog: pytest.LogCaptureFixture) -> None:
     shard_key = f"{FOLDER}/{object_name('d0')}"
     bucket = Bucket({**FILES, shard_key: bomb("d0")})
     plain = grep(generated_s3(Bucket(FILES), content_index=False, policy=False))
     assert plain.count(NEEDLE) == 4
     indexed = generated_s3(bucket, content_index=True, limits=WHOLE)
-    text, peak = peak_of_grep(indexed)
+    with caplog.at_level(logging.WARNING, logger="fsseam.index.keeper"):
+        text, peak = peak_of_grep(indexed)
     assert text == plain
     assert peak < PEAK, peak
+    assert [r.getMessage() for r in caplog.records] == [
+        f"content index shard {shard_key} is damaged, of another format or too large "
+        f"inflated ({len(bomb('d0'))} bytes); rebuilt"]
     assert rebuilt(bucket.objects[shard_key][0], "d0") == EXPECTED_D0
     assert grep(indexed) == plain  # and the rebuilt shard serves the next grep
 
