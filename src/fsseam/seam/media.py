@@ -229,7 +229,8 @@ def _pages(pypdf: ModuleType, data: bytes, bounds: _Bounds) -> list[str]:
             raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="pdf_encrypted")
         # pypdf lists every page before it hands out the first (100,000 pages: a minute);
         # the tree is counted first, no further than the bound.
-        if not _at_most(reader.trailer["/Root"], cap, bounds) or len(reader.pages) > cap:
+        walk = _PageTree(pypdf.generic.IndirectObject, cap, bounds)
+        if not walk.at_most(reader.trailer["/Root"]) or len(reader.pages) > cap:
             raise _bound_error(Reason.pdf_too_many_pages, shown, "max_pdf_pages", cap)
         pages: list[str] = []
         for page in reader.pages:
@@ -252,39 +253,45 @@ def _pages(pypdf: ModuleType, data: bytes, bounds: _Bounds) -> list[str]:
     return pages
 
 
-def _at_most(root: Any, cap: int, bounds: _Bounds) -> bool:
-    """Whether the page tree under the catalog ``root`` holds at most ``cap`` pages, told
-    as pypdf tells pages from page-tree nodes; False as soon as it holds more, or makes
-    the walk look at more than ``PAGE_NODES_PER_PAGE`` nodes per page allowed (cycles,
-    empty nodes). A malformed tree is left to pypdf, which says what is wrong."""
-    budget = PAGE_NODES_PER_PAGE * cap + 16
-    stack: list[Iterator[Any]] = [iter((_resolved(root).get("/Pages"),))]
-    pages = 0
-    while stack:
-        kid: Any = next(stack[-1], _END)
-        if kid is _END:
-            stack.pop()
-            continue
-        budget -= 1
-        if budget < 0:
-            return False
-        bounds.tick()
-        obj = _resolved(kid)
-        if not isinstance(obj, dict) or not obj:
-            continue
-        kind = _resolved(obj.get("/Type"))
-        if kind == "/Pages" or (kind is None and "/Kids" in obj):
-            kids = _resolved(obj.get("/Kids"))
-            if isinstance(kids, list):
-                stack.append(iter(kids))
-        elif kind == "/Page" or kind is None:
-            pages += 1
-            if pages > cap:
+class _PageTree:
+    """The count of a PDF's pages, walked no further than the bound."""
+
+    def __init__(self, reference: type[Any], cap: int, bounds: _Bounds) -> None:
+        self.reference, self.cap, self.bounds = reference, cap, bounds
+
+    def at_most(self, root: Any) -> bool:
+        """Whether the page tree under the catalog ``root`` holds at most ``cap`` pages,
+        told as pypdf tells pages from page-tree nodes; False as soon as it holds more, or
+        makes the walk look at more than ``PAGE_NODES_PER_PAGE`` nodes per page allowed
+        (cycles, empty nodes). A malformed tree is left to pypdf, which says what is
+        wrong."""
+        budget = PAGE_NODES_PER_PAGE * self.cap + 16
+        stack: list[Iterator[Any]] = [iter((self.resolved(root).get("/Pages"),))]
+        pages = 0
+        while stack:
+            kid: Any = next(stack[-1], _END)
+            if kid is _END:
+                stack.pop()
+                continue
+            budget -= 1
+            if budget < 0:
                 return False
-    return True
+            self.bounds.tick()
+            obj = self.resolved(kid)
+            if not isinstance(obj, dict) or not obj:
+                continue
+            kind = self.resolved(obj.get("/Type"))
+            if kind == "/Pages" or (kind is None and "/Kids" in obj):
+                kids = self.resolved(obj.get("/Kids"))
+                if isinstance(kids, list):
+                    stack.append(iter(kids))
+            elif kind == "/Page" or kind is None:
+                pages += 1
+                if pages > self.cap:
+                    return False
+        return True
 
-
-def _resolved(value: Any) -> Any:
-    """What a PDF value stands for: the object an indirect reference names (pypdf's dict
-    ``get`` hands references on as they are)."""
-    return value.get_object() if hasattr(value, "get_object") else value
+    def resolved(self, value: Any) -> Any:
+        """What a PDF value stands for: the object a reference names (pypdf's dict ``get``
+        hands references on as they are)."""
+        return value.get_object() if isinstance(value, self.reference) else value
