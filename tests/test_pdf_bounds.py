@@ -165,7 +165,9 @@ def test_a_parse_that_never_reaches_a_check_is_answered_at_the_time_bound(
 
     def stuck(*args: Any, **kwargs: Any) -> Any:
         entered.set()
-        release.wait()
+        # Released by the test once the read answered; the timeout only keeps a read that
+        # waits for the extraction (no time bound) from hanging the test run.
+        release.wait(timeout=30)
         return opened(*args, **kwargs)
 
     monkeypatch.setattr(pypdf, "PdfReader", stuck)
