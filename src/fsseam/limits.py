@@ -20,6 +20,16 @@ class Limits(BaseModel):
     4,893,356 bytes) stays under the 5 MB per image Anthropic's API accepts."""
     max_edit_bytes: int = 64 * MiB
     """Edits and whole-file writes hold the file in memory: above this, FS_TOO_LARGE."""
+    max_pdf_pages: int = 500
+    """The most pages of a PDF whose text a read extracts: above it, FS_TOO_LARGE (counted
+    before any text is extracted; a PDF's page list alone can cost a minute)."""
+    max_pdf_text_chars: int = 2_000_000
+    """The most characters of text a read extracts from one PDF (500 dense pages): above
+    it, FS_TOO_LARGE. The text is kept for the next windows of the read."""
+    pdf_seconds: float = 20.0
+    """The wall-clock time a read may spend extracting one PDF's text (pypdf parses each
+    page's content whole, and pages that share one large stream parse it again each):
+    past it, FS_TOO_LARGE. 0: no limit."""
     read_chunk_bytes: int = 1 * MiB
     count_budget_bytes: int = 1 * MiB
     """Once its window is full and the version is known, a read keeps counting the file's

@@ -176,7 +176,12 @@ class ContentIndex(ReservedIndex):
             blob = None
         if blob is None:
             return Loaded(prefix, None, None)
-        return Loaded(prefix, blob.version, decode(blob.data, prefix))
+        shard = decode(blob.data, prefix)
+        if shard is None:
+            # Worth an operator's look: anyone who can write the folder can plant a shard.
+            _log.warning("content index shard %s is damaged, of another format or too "
+                         "large inflated (%d bytes); rebuilt", key, len(blob.data))
+        return Loaded(prefix, blob.version, shard)
 
     def load(self, prefixes: Iterable[str]) -> dict[str, Loaded]:
         """The shards of ``prefixes``, fetched at once."""

@@ -189,4 +189,19 @@ SENTENCES: dict[str, str] = {
         "{path} is a PDF with no text to extract (pages: {pages}); scanned pages are "
         "pictures of text, which read cannot show. Ask the user for a text version."
     ),
+    "pdf_too_many_pages": (
+        "{path} is a PDF of more than {cap} pages, the most whose text a read extracts (the "
+        "workspace's {limit} limit); nothing was shown. Ask the user for the pages you need "
+        "as a smaller PDF, or for its text."
+    ),
+    "pdf_too_much_text": (
+        "{path} is a PDF with more than {cap} characters of text, the most a read extracts "
+        "(the workspace's {limit} limit); nothing was shown. Ask the user for the pages you "
+        "need as a smaller PDF, or for its text."
+    ),
+    "pdf_too_slow": (
+        "{path} is a PDF whose text took longer than {cap} seconds to extract, the most a "
+        "read may spend on it (the workspace's {limit} limit); nothing was shown. Ask the "
+        "user for the pages you need as a smaller PDF, or for its text."
+    ),
 }

@@ -74,6 +74,9 @@ class Reason(StrEnum):
     pdf_encrypted = auto()
     pdf_unreadable = auto()
     pdf_no_text = auto()
+    pdf_too_many_pages = auto()
+    pdf_too_much_text = auto()
+    pdf_too_slow = auto()
 
     # -- edits (fsseam.messages.edits) ------------------------------------------------------
     old_empty = auto()

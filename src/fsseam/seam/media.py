@@ -7,7 +7,11 @@ may begin like one; a PDF written with no binary byte is its own source text).
 
 An image comes back whole, as bytes, within ``Limits.max_image_bytes``; a PDF as its
 text, page by page, extracted by pypdf (the ``pdf`` extra) from at most
-``Limits.max_edit_bytes``, the most any call holds of one file.
+``Limits.max_edit_bytes``, the most any call holds of one file, and within the PDF bounds:
+``Limits.max_pdf_pages`` pages, ``Limits.max_pdf_text_chars`` characters of text and
+``Limits.pdf_seconds`` of extraction (a small PDF can cost minutes: pages that share one
+large content stream are each parsed whole). Past any of them the read is FS_TOO_LARGE,
+naming the limit.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import hashlib
 import io
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ErrorCode, FsError
 from ..limits import Limits
@@ -25,6 +30,8 @@ from ..messages import Reason, render
 from ..text import check_text
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from ..backends.base import ReadStream
 
 __all__ = [
@@ -102,25 +109,31 @@ def _too_large(media_type: str, size: int, cap: int, shown: str) -> FsError:
 
 # -- PDFs --------------------------------------------------------------------------------------
 _PDF_CACHE_ENTRIES = 8
-_pdf_cache: OrderedDict[str, tuple[str, int]] = OrderedDict()
+_pdf_cache: OrderedDict[tuple[str, int, int], tuple[str, int]] = OrderedDict()
 _pdf_lock = threading.Lock()
+_END: Final = object()
+PAGE_NODES_PER_PAGE: Final = 4
+"""Page-tree nodes looked at per page allowed before the tree counts as too many pages (a
+tree of empty or repeated nodes costs as much to walk as pages)."""
 
 
-def pdf_text(data: bytes, shown: str) -> tuple[str, int]:
-    """The text of a PDF, each page after a line naming its number, and its page count.
+def pdf_text(data: bytes, shown: str, limits: Limits) -> tuple[str, int]:
+    """The text of a PDF, each page after a line naming its number, and its page count;
+    FS_TOO_LARGE past the PDF bounds of ``limits``.
 
-    Kept for the last few PDFs by a digest of their bytes, so that reading a long PDF
-    window by window extracts it once (extraction costs far more than the download)."""
-    digest = hashlib.sha256(data).hexdigest()
+    Kept for the last few PDFs by a digest of their bytes (and the bounds they were
+    extracted under), so that reading a long PDF window by window extracts it once
+    (extraction costs far more than the download)."""
+    key = (hashlib.sha256(data).hexdigest(), limits.max_pdf_pages, limits.max_pdf_text_chars)
     with _pdf_lock:
-        known = _pdf_cache.get(digest)
+        known = _pdf_cache.get(key)
         if known is not None:
-            _pdf_cache.move_to_end(digest)
+            _pdf_cache.move_to_end(key)
     if known is None:
-        pages = _extract(data, shown)
+        pages = _extract(data, shown, limits)
         known = "".join(_page(n, body) for n, body in enumerate(pages, 1)), len(pages)
         with _pdf_lock:
-            _pdf_cache[digest] = known
+            _pdf_cache[key] = known
             while len(_pdf_cache) > _PDF_CACHE_ENTRIES:
                 _pdf_cache.popitem(last=False)
     return known
@@ -133,16 +146,100 @@ def _page(n: int, body: str) -> str:
     return render(Reason.pdf_page, details={"page": n}) + "\n" + body
 
 
-def _extract(data: bytes, shown: str) -> list[str]:
+def _bound_error(reason: Reason, shown: str, limit: str, cap: int | float) -> FsError:
+    return FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=reason,
+                   details={"limit": limit, "cap": cap})
+
+
+def _too_slow(shown: str, limits: Limits) -> FsError:
+    return _bound_error(Reason.pdf_too_slow, shown, "pdf_seconds", limits.pdf_seconds)
+
+
+class _Stop(BaseException):
+    """Stops an extraction from inside pypdf's visitors. Not an ``Exception``: pypdf catches
+    those around the parts it can do without (a form it cannot decode) and goes on."""
+
+    def __init__(self, error: FsError) -> None:
+        super().__init__(error.reason)
+        self.error = error
+
+
+class _Bounds:
+    """The time and text one extraction may take, checked at each content-stream operator
+    and each piece of text pypdf finds (its visitors), and between pages."""
+
+    def __init__(self, shown: str, limits: Limits) -> None:
+        self.shown, self.limits = shown, limits
+        seconds = limits.pdf_seconds
+        self.deadline = time.monotonic() + seconds if seconds > 0 else None
+        self.chars = 0
+        self.cancelled = False
+        """Set by the caller that stopped waiting: the extraction stops at its next check."""
+
+    def tick(self, *_: Any) -> None:
+        if self.cancelled or (self.deadline is not None and time.monotonic() > self.deadline):
+            raise _Stop(_too_slow(self.shown, self.limits))
+
+    def text(self, text: str, *_: Any) -> None:
+        self.chars += len(text)
+        self.over_text(self.chars)
+
+    def over_text(self, chars: int) -> None:
+        cap = self.limits.max_pdf_text_chars
+        if chars > cap:
+            raise _Stop(_bound_error(Reason.pdf_too_much_text, self.shown,
+                                     "max_pdf_text_chars", cap))
+
+
+def _extract(data: bytes, shown: str, limits: Limits) -> list[str]:
     try:
         import pypdf
     except ImportError:
         raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="pdf_needs_pypdf") from None
+    bounds = _Bounds(shown, limits)
+    if bounds.deadline is None:
+        return _pages(pypdf, data, bounds)
+    # pypdf parses a page's content stream whole before it reports an operator, and a
+    # stream can take minutes: the extraction runs in a thread of its own, waited on for
+    # the time allowed. One left behind stops at its next check (the next operator).
+    done: list[list[str] | BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(_pages(pypdf, data, bounds))
+        except BaseException as e:  # handed to the caller's thread, raised there
+            done.append(e)
+
+    worker = threading.Thread(target=run, name="fsseam-pdf", daemon=True)
+    worker.start()
+    worker.join(limits.pdf_seconds)
+    if not done:
+        bounds.cancelled = True
+        raise _too_slow(shown, limits)
+    if isinstance(done[0], BaseException):
+        raise done[0]
+    return done[0]
+
+
+def _pages(pypdf: ModuleType, data: bytes, bounds: _Bounds) -> list[str]:
+    shown, cap = bounds.shown, bounds.limits.max_pdf_pages
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="pdf_encrypted")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        # pypdf lists every page before it hands out the first (100,000 pages: a minute);
+        # the tree is counted first, no further than the bound.
+        walk = _PageTree(pypdf.generic.IndirectObject, cap, bounds)
+        if not walk.at_most(reader.trailer["/Root"]) or len(reader.pages) > cap:
+            raise _bound_error(Reason.pdf_too_many_pages, shown, "max_pdf_pages", cap)
+        pages: list[str] = []
+        for page in reader.pages:
+            bounds.tick()
+            pages.append(page.extract_text(visitor_operand_before=bounds.tick,
+                                           visitor_text=bounds.text) or "")
+        bounds.over_text(sum(map(len, pages)))
+    except _Stop as stop:
+        raise stop.error from None
     except FsError:
         raise
     except Exception as e:
@@ -154,3 +251,47 @@ def _extract(data: bytes, shown: str) -> list[str]:
         raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="pdf_no_text",
                       details={"pages": len(pages)})
     return pages
+
+
+class _PageTree:
+    """The count of a PDF's pages, walked no further than the bound."""
+
+    def __init__(self, reference: type[Any], cap: int, bounds: _Bounds) -> None:
+        self.reference, self.cap, self.bounds = reference, cap, bounds
+
+    def at_most(self, root: Any) -> bool:
+        """Whether the page tree under the catalog ``root`` holds at most ``cap`` pages,
+        told as pypdf tells pages from page-tree nodes; False as soon as it holds more, or
+        makes the walk look at more than ``PAGE_NODES_PER_PAGE`` nodes per page allowed
+        (cycles, empty nodes). A malformed tree is left to pypdf, which says what is
+        wrong."""
+        budget = PAGE_NODES_PER_PAGE * self.cap + 16
+        stack: list[Iterator[Any]] = [iter((self.resolved(root).get("/Pages"),))]
+        pages = 0
+        while stack:
+            kid: Any = next(stack[-1], _END)
+            if kid is _END:
+                stack.pop()
+                continue
+            budget -= 1
+            if budget < 0:
+                return False
+            self.bounds.tick()
+            obj = self.resolved(kid)
+            if not isinstance(obj, dict) or not obj:
+                continue
+            kind = self.resolved(obj.get("/Type"))
+            if kind == "/Pages" or (kind is None and "/Kids" in obj):
+                kids = self.resolved(obj.get("/Kids"))
+                if isinstance(kids, list):
+                    stack.append(iter(kids))
+            elif kind == "/Page" or kind is None:
+                pages += 1
+                if pages > self.cap:
+                    return False
+        return True
+
+    def resolved(self, value: Any) -> Any:
+        """What a PDF value stands for: the object a reference names (pypdf's dict ``get``
+        hands references on as they are)."""
+        return value.get_object() if isinstance(value, self.reference) else value

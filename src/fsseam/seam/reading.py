@@ -105,7 +105,7 @@ def _image(fs: Core, key: str, shown: str, found: _Media) -> ImageOutcome:
 
 
 def _pdf(fs: Core, key: str, shown: str, found: _Media, window: LineWindow) -> PdfOutcome:
-    text, pages = media.pdf_text(found.data, shown)
+    text, pages = media.pdf_text(found.data, shown, fs.limits)
     window.feed(text.encode("utf-8", "replace"))
     window.feed(b"", final=True)
     _check_offset(window, True, shown)
