@@ -173,7 +173,7 @@ def test_a_with_block_that_raised_writes_nothing_through_any_wrapper() -> None:
     except ValueError:
         with pytest.raises(ZeroDivisionError), fs.open("/data.csv", "wb") as f:
             f.write(b"half")
-            raise ZeroDivisionError
+            raise ZeroDivisionError from None
     assert store.raw("/data.csv") == CSV
 
 
