@@ -12,6 +12,7 @@ appenders are lined up by a barrier, never by sleeps.
 from __future__ import annotations
 
 import gc
+import gzip
 import threading
 import uuid
 from collections.abc import Callable
@@ -123,7 +124,11 @@ def test_to_csv_of_a_chained_url_inside_an_except_block_writes_the_exact_bytes(
         raise ValueError("the primary source failed")
     except ValueError:
         _frame().to_csv(url, index=False, storage_options=options)
+        other, other_options = store.chained("/opened.csv", "person")
+        with fsspec.open(other, "w", **other_options) as f:  # fsspec's OpenFile
+            _frame().to_csv(f, index=False)
     assert store.raw("/fallback.csv") == CSV
+    assert store.raw("/opened.csv") == CSV
 
 
 def test_a_handle_opened_before_and_closed_in_an_except_block_is_written(
@@ -188,6 +193,24 @@ def test_a_text_handle_dropped_unclosed_writes_nothing() -> None:
     with fs.open("/kept.txt", "w") as f:  # and a text handle closed normally writes
         f.write("kept\n")
     assert store.raw("/kept.txt") == b"kept\n"
+
+
+def test_a_codec_handle_is_a_binary_file_and_dropped_unclosed_writes_nothing() -> None:
+    store = _memory()
+    fs = store.workspace().context("person").filesystem()
+    try:
+        raise ValueError("handled")
+    except ValueError:
+        with fs.open("/frame.csv.gz", "wb", compression="gzip") as f:  # pandas: binary
+            _frame().to_csv(f, index=False)
+    stored = store.raw("/frame.csv.gz")
+    assert stored is not None and gzip.decompress(stored) == CSV
+    for mode in ("wb", "w"):
+        dropped = fs.open(f"/dropped-{mode}.gz", mode, compression="gzip")
+        dropped.write(b"never" if mode == "wb" else "never")
+        del dropped
+        gc.collect()
+        assert store.raw(f"/dropped-{mode}.gz") is None
 
 
 # -- each append handle's close is conditional on the version it opened ---------------------

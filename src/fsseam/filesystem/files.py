@@ -135,25 +135,49 @@ class TextWriteFile(io.TextIOWrapper):
             self.close()
 
 
-class CodecWriteFile:
+class CodecWriteFile(io.BufferedIOBase):
     """A compression codec's file over a :class:`WriteFile` (``open(p, "wb",
     compression=...)``): closing it closes the codec, then commits the file under it (a
     codec's own close leaves the file it wraps open); leaving its ``with`` block by an
-    exception writes nothing. Everything else is the codec's."""
+    exception, or dropping it unclosed, writes nothing. A binary file to libraries that
+    ask (pandas); everything else is the codec's."""
 
     def __init__(self, codec: Any, raw: WriteFile) -> None:
+        super().__init__()
         self._codec = codec
         self._raw = raw
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never the codec's privates (nor a loop before __init__)
+            raise AttributeError(name)
         return getattr(self._codec, name)
+
+    @property
+    def mode(self) -> str:
+        return self._raw.mode
 
     @property
     def closed(self) -> bool:
         return bool(self._raw.closed)
 
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
     def write(self, data: Any) -> int:
         return int(self._codec.write(data))
+
+    def flush(self) -> None:
+        if not self.closed:
+            self._codec.flush()
+
+    def tell(self) -> int:
+        return int(self._codec.tell())
 
     def abandon(self) -> None:
         """Write nothing when this file closes."""
@@ -165,6 +189,8 @@ class CodecWriteFile:
         self.close()
 
     def close(self) -> None:
+        if self.closed:
+            return
         try:
             self._codec.close()
         finally:
@@ -178,6 +204,10 @@ class CodecWriteFile:
         if kind is not None:
             self.abandon()
         self.close()
+
+    def __del__(self) -> None:
+        # An unclosed write is abandoned, never committed by the garbage collector.
+        self._raw.abandon()
 
 
 # How many frames of closing calls (a wrapper's ``close`` closing the file it holds) are
