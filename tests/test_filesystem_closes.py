@@ -234,6 +234,32 @@ def test_two_append_handles_of_one_owner_one_close_is_refused(store: Store) -> N
     assert store.raw("/log.txt") == b"start\nfirst\nsecond\n"
 
 
+def test_two_appends_of_the_same_line_are_not_one(store: Store) -> None:
+    """The second close finds the file holding exactly its bytes, written by the first:
+    its line is not in them, so it is refused, not answered as done."""
+    fs = store.workspace().context("person").filesystem()
+    fs.pipe_file("/ticks.log", b"start\n")
+    first, second = fs.open("/ticks.log", "ab"), fs.open("/ticks.log", "ab")
+    first.write(b"tick\n")
+    second.write(b"tick\n")
+    first.close()
+    with pytest.raises(GuardRefused) as refused:
+        second.close()
+    assert refused.value.code is ErrorCode.FS_STALE and "+tick" in (refused.value.diff or "")
+    assert store.raw("/ticks.log") == b"start\ntick\n"
+    fresh, other = fs.open("/new.log", "ab"), fs.open("/new.log", "ab")
+    fresh.write(b"tick\n")
+    other.write(b"tick\n")
+    fresh.close()
+    with pytest.raises(GuardRefused) as refused:
+        other.close()
+    assert refused.value.code is ErrorCode.FS_STALE
+    assert store.raw("/new.log") == b"tick\n"
+    with fs.open("/ticks.log", "ab"):  # nothing appended: nothing to write
+        pass
+    assert store.raw("/ticks.log") == b"start\ntick\n"
+
+
 def test_two_appends_creating_one_file_one_close_is_refused(store: Store) -> None:
     fs = store.workspace().context("person").filesystem()
     first, second = fs.open("/new.txt", "ab"), fs.open("/new.txt", "ab")

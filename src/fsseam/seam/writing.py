@@ -23,6 +23,7 @@ from .core import Core, encode_checked
 from .pipeline import run
 from .plans import EditKind, FilePlan, Plan, ask, lost_of
 from .prepare import new_bytes, prepare_edit
+from .stale import stale
 
 __all__ = ["edit", "write", "write_bytes"]
 
@@ -260,6 +261,13 @@ def write_bytes(fs: Core, path: str, data: bytes,
     version = done.version
     assert version is not None
     if done.unchanged:
+        if base is not None and not (isinstance(base, IfMatch) and base.version == version):
+            # Another writer wrote exactly these bytes after they were built (two appends
+            # of one line): what it added belongs in them twice, not once.
+            fallback = FsError(ErrorCode.FS_STALE, path=shown, reason=lost[1])
+            seen = base.version if isinstance(base, IfMatch) else None
+            raise stale(fs, key, shown, seen, (data, version), action="write",
+                        fallback=fallback)
         fs._observed(key, shown, data, version)
         return version
     pre = plan.precondition
