@@ -4,6 +4,7 @@ when the ``with`` block that holds it raised)."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 from collections.abc import Callable
@@ -130,9 +131,12 @@ class TextWriteFile(io.TextIOWrapper):
         self.close()
 
     def __del__(self) -> None:
-        if not self.closed:
-            self.abandon()
-            self.close()
+        # An unclosed write is abandoned, never committed by the garbage collector (nor
+        # is a wrapper whose __init__ failed asked anything).
+        with contextlib.suppress(ValueError, AttributeError):
+            if not self.closed:
+                self.abandon()
+                self.close()
 
 
 class CodecWriteFile(io.BufferedIOBase):
