@@ -424,9 +424,14 @@ def test_delete_files_and_directories(ws: Workspace) -> None:
     ))
 
 
-def test_uploads_are_recorded_for_no_one_downloads_are_reads(ws: Workspace) -> None:
+def test_uploads_are_the_owners_guarded_writes_downloads_are_reads(ws: Workspace) -> None:
     seed(ws)
     b = FsseamBackend(ws)
+    # An upload over a file this owner never read is refused, as a write_file is.
+    (unread,) = b.upload_files([("/config.toml", b"retries = 7\n")])
+    assert isinstance(unread.error, str) and unread.error.startswith(
+        "Error [FS_NOT_OBSERVED]: /config.toml already exists and you have not read it.")
+    assert stored(ws) == b"retries = 1\n"
     b.read("/config.toml")
     assert b.upload_files([("/config.toml", b"retries = 7\n"), ("/img.bin", b"\x00\xff"),
                            ("../out", b"x"), ("/", b"x")]) == [
@@ -435,9 +440,15 @@ def test_uploads_are_recorded_for_no_one_downloads_are_reads(ws: Workspace) -> N
         FileUploadResponse(path="../out", error="invalid_path"),
         FileUploadResponse(path="/", error="is_directory"),
     ]
-    # The upload is another writer's change to what the agent read.
-    assert b.edit("/config.toml", "retries", "tries") == EditResult(
-        error=stale(retries(1, 7), target="still occurs exactly once in it"))
+    # The upload is this owner's own write: what it wrote is what it saw.
+    assert b.edit("/config.toml", "retries", "tries") == EditResult(path="/config.toml",
+                                                                    occurrences=1)
+    # Another writer's change since: the next edit is stale, as after any other writer.
+    ws.context("seed").fs.read("/config.toml")
+    ws.context("seed").fs.write("/config.toml", "retries = 7\n")
+    assert b.edit("/config.toml", "tries", "attempts") == EditResult(
+        error=stale("@@ -1 +1 @@\n-tries = 7\n+retries = 7",
+                    target="still occurs exactly once in it"))
     assert b.download_files(["/config.toml", "/img.bin", "/nope", "/", "../x"]) == [
         FileDownloadResponse(path="/config.toml", content=b"retries = 7\n"),
         FileDownloadResponse(path="/img.bin", content=b"\x00\xff"),

@@ -38,7 +38,7 @@ def ws(request: pytest.FixtureRequest, tmp_path: Path) -> Workspace:
 
 
 def put(ws: Workspace, path: str, data: bytes) -> None:
-    """Bytes in place as another writer (uploads are recorded for no owner)."""
+    """Bytes in place as another writer (an upload is the owner "seed"'s write)."""
     assert FsseamBackend(ws, owner="seed").upload_files([(path, data)])[0].error is None
 
 

@@ -11,9 +11,10 @@ Names are root-relative and start with ``/`` (``/a/b.csv``); ``a/b.csv`` and
 from __future__ import annotations
 
 import contextlib
+import io
 import posixpath
 from collections.abc import Iterator
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from fsspec import AbstractFileSystem
 
@@ -21,8 +22,9 @@ from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..outcomes import ListEntry
 from ..seam import Seam
+from ..versions import Version
 from .errors import GuardRefused, os_error
-from .files import ReadFile, WriteFile
+from .files import CodecWriteFile, ReadFile, TextWriteFile, WriteFile
 
 __all__ = ["GuardedFileSystem"]
 
@@ -253,29 +255,45 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
                 with self._guarded(name):
                     raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=model, reason="add_exists")
             return WriteFile(self, name, "xb", lambda data: self._create(name, data))
-        start = b""
         if mode == "ab":
             # A guarded rewrite: the current bytes, read now (an observation of their
-            # version), then the whole file written conditional on that version.
-            try:
-                start = self.cat_file(name)
-            except FileNotFoundError:
-                start = b""
-        return WriteFile(self, name, cast(Any, mode), lambda data: self._write(name, data),
-                         start)
+            # version), then the whole file written conditional on that version (the
+            # handle's, not whatever this owner observed by the time it closes).
+            start, base = self._start(name)
+            return WriteFile(self, name, "ab", lambda data: self._rewrite(name, data, base),
+                             start)
+        return WriteFile(self, name, "wb", lambda data: self._write(name, data))
+
+    def _start(self, path: str) -> tuple[bytes, Version | None]:
+        """The bytes an append starts from and their version (None: no file)."""
+        try:
+            with self._guarded(path):
+                return self.seam.read_range(self._model(path))
+        except FileNotFoundError:
+            return b"", None
 
     def open(self, path: str, mode: str = "rb", block_size: Any = None,
              cache_options: Any = None, compression: str | None = None,
              **kwargs: Any) -> Any:
-        if compression is None or "b" not in mode:
-            return super().open(path, mode, block_size, cache_options, compression, **kwargs)
+        if "b" not in mode:
+            # Text: a wrapper whose exit after an exception (and whose finalizer) writes
+            # nothing; a plain TextIOWrapper closes, which would commit.
+            text = {k: kwargs.pop(k) for k in ("encoding", "errors", "newline") if k in kwargs}
+            binary = self.open(path, mode.replace("t", "") + "b", block_size, cache_options,
+                               compression, **kwargs)
+            kind = io.TextIOWrapper if "r" in mode else TextWriteFile
+            return kind(binary, **text)
+        if compression is None:
+            return super().open(path, mode, block_size, cache_options, None, **kwargs)
         from fsspec.compression import compr
         from fsspec.core import get_compression
 
         raw = super().open(path, mode, block_size, cache_options, None, **kwargs)
         wrapped = compr[get_compression(path, compression)](raw, mode=mode[0])
+        if isinstance(raw, WriteFile):
+            return CodecWriteFile(wrapped, raw)
         # A codec's close leaves the file it wraps open (fsspec's OpenFile closes both);
-        # here closing the codec closes (commits) the file too, as its ``with`` expects.
+        # here closing the codec closes the file too, as its ``with`` expects.
         closing = wrapped.close
 
         def close() -> None:
@@ -291,6 +309,10 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
     def _write(self, path: str, data: bytes) -> Any:
         with self._guarded(path):
             return self.seam.write_bytes(self._model(path), data)
+
+    def _rewrite(self, path: str, data: bytes, base: Version | None) -> Any:
+        with self._guarded(path):
+            return self.seam.rewrite_bytes(self._model(path), data, base)
 
     def _create(self, path: str, data: bytes) -> Any:
         with self._guarded(path):

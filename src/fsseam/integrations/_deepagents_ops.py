@@ -5,9 +5,10 @@ own backends do that fsseam's tools do not (a last line without a newline read a
 a deleted directory gone from local disk).
 
 deepagents' semantics differ from fsseam's tools there (a literal search, its own glob
-matcher, bytes for the application that bypass observation), so these calls are the seam's;
-they run through the tool layer's ladder like every call (:mod:`fsseam.integrations.
-deepagents`). Imports no framework: deepagents' matcher is handed in.
+matcher, bytes for the application), so these calls are the seam's; they run through the
+tool layer's ladder like every call (:mod:`fsseam.integrations.deepagents`), and an upload
+is the seam's guarded write, as every change is. Imports no framework: deepagents' matcher
+is handed in.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from ..globs import Glob
 from ..grep import compile_pattern
 from ..outcomes import GrepOutcome, ListEntry, ReadOutcome
 from ..paths import display
-from ..versions import Overwrite
 from ..workspace import Context
 
 __all__ = [
@@ -96,15 +96,11 @@ def literal_grep(context: Context, pattern: str, base: str, files: Glob | None,
 
 
 def upload(context: Context, path: str, data: bytes) -> None:
-    """Replace what ``path`` holds with ``data``, recorded for no owner (the agent reads a
-    file before changing it, as after any other writer)."""
-    fs = context.fs
-    if fs.read_only:
-        raise FsError(ErrorCode.FS_READ_ONLY, reason="read_only")
-    key = fs.key(path)
-    if not key:
-        raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
-    fs.backend.write(key, bytes(data), Overwrite())
+    """Write ``data`` as the whole of ``path`` for the context's owner: the seam's guarded
+    whole-file write, as every change is (the gate, the limits, the reserved prefixes, the
+    read-only workspace): a new file is created; an existing one is replaced only at the
+    version this owner last read, downloaded or wrote (FS_NOT_OBSERVED, FS_STALE)."""
+    context.fs.write_bytes(path, bytes(data))
 
 
 def download(context: Context, path: str, cap: int | None = None) -> bytes:

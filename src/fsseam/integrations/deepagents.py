@@ -356,6 +356,9 @@ class FsseamBackend(BackendProtocol):
 
     # -- the application's files -----------------------------------------------------------
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        """Each file is this owner's guarded whole-file write, as every change is: created,
+        or replaced at the version the owner last read, downloaded or wrote; the limits
+        and the reserved folders apply. A refused file is written not at all."""
         return [self._upload(path, data) for path, data in files]
 
     def _upload(self, path: str, data: bytes) -> FileUploadResponse:

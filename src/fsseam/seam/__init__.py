@@ -38,7 +38,7 @@ from ..outcomes import (
     StatOutcome,
     WriteOutcome,
 )
-from ..versions import Version
+from ..versions import CreateOnly, IfMatch, Version
 from . import changing, finding, listing, managing, raw, rawfile, reading, writing
 from . import history as _history
 from .core import Core
@@ -104,6 +104,14 @@ class Seam(Core):
         """Replace (or create) the whole file with exactly ``data``, for a surface whose API
         is bytes (no text rules), guarded as a whole-file write; the version it now has."""
         return writing.write_bytes(self, path, data)
+
+    def rewrite_bytes(self, path: str, data: bytes, base: Version | None) -> Version:
+        """Replace the whole file with exactly ``data``, made from the file at ``base`` (the
+        version a handle read when it opened; None: it found no file): conditional on that
+        version (create-only for None), whatever this owner observed since. A lost
+        condition is FS_STALE with what changed; the version the file now has."""
+        return writing.write_bytes(self, path, data,
+                                   CreateOnly() if base is None else IfMatch(base))
 
     def read_range(self, path: str, start: int = 0, end: int | None = None
                    ) -> tuple[bytes, Version]:

@@ -23,6 +23,7 @@ from .core import Core, encode_checked
 from .pipeline import run
 from .plans import EditKind, FilePlan, Plan, ask, lost_of
 from .prepare import new_bytes, prepare_edit
+from .stale import stale
 
 __all__ = ["edit", "write", "write_bytes"]
 
@@ -232,22 +233,41 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditI
     return outcome
 
 
-def write_bytes(fs: Core, path: str, data: bytes) -> Version:
+def write_bytes(fs: Core, path: str, data: bytes,
+                base: IfMatch | CreateOnly | None = None) -> Version:
     """Replace (or create) the whole file with ``data``, exactly, for a surface whose API
     is bytes (no text rules: no BOM or newlines kept, any bytes): conditional on the
     version this owner observed, create-only when it observed none (the observation
-    policy's rule for a whole-file write). Returns the version the file now has."""
+    policy's rule for a whole-file write). Returns the version the file now has.
+
+    ``base``: the condition ``data`` was made under (an append handle's: the version it
+    read when it opened, create-only when it found no file). It stands whatever this
+    owner observed since: another handle of the same owner writing first moves the
+    owner's observation on, not what these bytes were built on, so that write would be
+    lost. A lost ``base`` is FS_STALE."""
     fs._writable()
     key, shown = fs._file(path)
     fs._writable_at(key)
     fs._check_size(shown, len(data))
     intent = ask(fs, "write", key, shown, operation="write", size=len(data))
-    plan = FilePlan(key, shown, data, intent.precondition, "write", "write",
-                    lost_of(intent), fs._meta(), check_first="write")
+    precondition, lost = intent.precondition, lost_of(intent)
+    if base is not None:
+        precondition = base
+        lost = (ErrorCode.FS_STALE, "stale_write" if isinstance(base, IfMatch)
+                else "created_since_absent_write", None)
+    plan = FilePlan(key, shown, data, precondition, "write", "write", lost, fs._meta(),
+                    check_first="write")
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
     if done.unchanged:
+        if base is not None and not (isinstance(base, IfMatch) and base.version == version):
+            # Another writer wrote exactly these bytes after they were built (two appends
+            # of one line): what it added belongs in them twice, not once.
+            fallback = FsError(ErrorCode.FS_STALE, path=shown, reason=lost[1])
+            seen = base.version if isinstance(base, IfMatch) else None
+            raise stale(fs, key, shown, seen, (data, version), action="write",
+                        fallback=fallback)
         fs._observed(key, shown, data, version)
         return version
     pre = plan.precondition
