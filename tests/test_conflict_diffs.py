@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fsseam import Context, ErrorCode, Overwrite, Workspace
+from fsseam import Context, ErrorCode, Limits, Overwrite, Workspace
 from fsseam.backends.kept import History
 
 from .helpers import fails, ok, raw
@@ -216,3 +216,25 @@ def test_a_current_version_that_is_not_text_is_said(tmp_path: Path) -> None:
         "or use edit to change only your part."
     )
     assert (tmp_path / "f.txt").read_bytes() == b"\x00\x01binary"
+
+
+def test_the_shared_cache_keeps_the_workspaces_bound(tmp_path: Path) -> None:
+    """Workspaces of one URL share texts within Limits.doc_cache_bytes: a text over a
+    quarter of it is not kept, so a conflict met through another Workspace says why no
+    diff is shown."""
+    url, ledger = _url("memory", tmp_path), str(tmp_path / "observations.json")
+    limits = Limits(doc_cache_bytes=64)
+
+    def make() -> Workspace:
+        return Workspace(url, observations=ledger, limits=limits, load_entry_points=False)
+
+    first = make()
+    first.backend.write("f.txt", b"one\ntwo\n" + b"x\n" * 20, Overwrite())
+    ok(first.context("a").tools.execute("read", {"file_path": "/f.txt"}))
+    b = make().context("b")
+    ok(b.tools.execute("read", {"file_path": "/f.txt"}))
+    ok(b.tools.execute("edit", {"file_path": "/f.txt", "old_string": "two",
+                                "new_string": "TWO"}))
+    res = fails(make().context("a").tools.execute("edit", EDIT), ErrorCode.FS_STALE)
+    assert res.text == NOT_KEPT
+    assert raw(first, "/f.txt") == b"one\nTWO\n" + b"x\n" * 20
