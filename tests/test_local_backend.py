@@ -9,7 +9,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -94,35 +93,91 @@ def test_recently_modified_file_is_rehashed(root: Path, monkeypatch: pytest.Monk
 
 _KILL_WRITER = textwrap.dedent(
     """
+    import os
+    import stat
     import sys
     from fsseam import Overwrite
     from fsseam.backends import LocalBackend
-    b = LocalBackend(sys.argv[1])
-    size = int(sys.argv[2])
-    b.write("big.bin", b"N" * size, Overwrite())
+
+    root, size, point = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    ready, hold = int(sys.argv[4]), int(sys.argv[5])
+    chunk = int(sys.argv[6])
+    real_write, real_replace = os.write, os.replace
+
+    def pause():
+        # Tell the parent where this writer stands, then wait for a byte that never comes:
+        # only the parent's SIGKILL ends this process.
+        real_write(ready, point.encode())
+        os.read(hold, 1)
+        raise SystemExit("the parent let the writer go on")
+
+    def write(fd, data):
+        if fd == ready or not stat.S_ISREG(os.fstat(fd).st_mode):
+            return real_write(fd, data)
+        # The temp file: its first chunk only (a short write, which the writer's loop
+        # continues), then the pause, mid-write.
+        n = real_write(fd, memoryview(data)[:chunk])
+        if point == "mid_write":
+            pause()
+        return n
+
+    def replace(*args, **kwargs):
+        if point == "before_publish":
+            pause()
+        real_replace(*args, **kwargs)
+        if point == "after_publish":
+            pause()
+
+    os.write, os.replace = write, replace
+    LocalBackend(root).write("big.bin", b"N" * size, Overwrite())
     """
 )
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.2, 0.5])
-def test_sigkill_during_large_write_leaves_old_or_new(root: Path, delay: float) -> None:
-    size = 300 << 20
+@pytest.mark.parametrize("point", ["mid_write", "before_publish", "after_publish"])
+def test_sigkill_during_large_write_leaves_old_or_new(root: Path, point: str) -> None:
+    """A writer killed at each step of a write (its temp file partly written; written and
+    synced but not yet renamed; renamed) leaves the old bytes or the new ones, never a
+    mix. The writer stops itself at that step and says so; the kill follows its word, not
+    a clock."""
+    size, chunk = 8 << 20, 1 << 20
     target = root / "big.bin"
     target.write_bytes(b"O" * 1024)
-    proc = subprocess.Popen([sys.executable, "-c", _KILL_WRITER, str(root), str(size)])
-    deadline = time.monotonic() + 30
-    # Wait until the temp file is being written, then kill mid-write.
-    while time.monotonic() < deadline:
+    ready_r, ready_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILL_WRITER, str(root), str(size), point, str(ready_w),
+         str(hold_r), str(chunk)],
+        pass_fds=(ready_w, hold_r), stderr=subprocess.PIPE,
+    )
+    os.close(ready_w)
+    os.close(hold_r)
+    try:
+        # EOF (b"") if the writer died before its pause point: its stderr says why.
+        said = os.read(ready_r, 64)
+        assert said == point.encode(), proc.stderr.read() if proc.stderr else b""
         temps = [p for p in root.iterdir() if p.name != "big.bin"]
-        if temps and temps[0].stat().st_size > 0:
-            break
-        time.sleep(0.005)
-    time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    data = target.read_bytes()
-    assert data in (b"O" * 1024, b"N" * size)
+        if point == "after_publish":
+            assert temps == []
+            assert target.read_bytes() == b"N" * size
+        else:
+            assert len(temps) == 1
+            assert temps[0].stat().st_size == (chunk if point == "mid_write" else size)
+            assert target.read_bytes() == b"O" * 1024
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        os.close(ready_r)
+        os.close(hold_w)
     assert proc.returncode == -signal.SIGKILL
+    assert target.read_bytes() == (b"N" * size if point == "after_publish" else b"O" * 1024)
+    # What the killed writer left is no file of the workspace.
+    assert [e.key for e in LocalBackend(str(root)).list("")] == ["big.bin"]
 
 
 def test_mode_kept_on_update_and_umask_on_create(root: Path) -> None:

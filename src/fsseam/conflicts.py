@@ -31,6 +31,7 @@ __all__ = [
     "stale_story",
     "summarize",
     "target_status",
+    "unshown_part",
 ]
 
 DIFF_IS_A_READ = frozenset({"edit", "undo"})
@@ -130,6 +131,17 @@ def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = Fals
     return Sentence("changes_partial", {"since": since, "diff": summary.diff, "status": status,
                                     "shown": summary.shown, "advice": advice,
                                     "more": summary.changed - summary.shown})
+
+
+def unshown_part(why: Reason, *, undo: bool = False, action: str = "edit") -> Sentence:
+    """The tail of an FS_STALE message when no diff can be made: ``why`` (a catalogue
+    sentence: the store keeps no older versions, no longer keeps that one, could not give
+    it back, or one side is not text), then what to do next, as after a diff shown in part
+    (the file is read again first)."""
+    since = Sentence("since_yours" if undo else "since_read")
+    return Sentence("changes_unshown", {"since": since, "why": Sentence(why),
+                                        "advice": _advice(False, Sentences(), undo=undo,
+                                                          action=action)})
 
 
 def _advice(complete: bool, status: Sentences, *, undo: bool, action: str) -> Sentence:

@@ -8,6 +8,7 @@ request instead of a download plus an upload.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 
 from .errors import FsError
@@ -15,9 +16,12 @@ from .paths import display
 from .text import TextFormat, decode
 from .versions import Version
 
-__all__ = ["DocCache", "view_of"]
+__all__ = ["DocCache", "shared_cache", "view_of"]
 
 MAX_ENTRIES = 4096
+KEPT_SHARED = 4
+"""Shared caches this process keeps alive after their last Workspace is gone (most recent
+first): a Workspace made again for each request still finds the text of what was read."""
 
 
 class DocCache:
@@ -90,3 +94,28 @@ def view_of(data: bytes, shown: str) -> str | None:
         return decode(data, shown).view
     except FsError:
         return None
+
+
+# One cache per store identity and budget, for as long as a Workspace (or one of the last
+# few made) holds it: what one Workspace of a URL read, another of the same URL in this
+# process can show a diff from.
+_shared: weakref.WeakValueDictionary[tuple[str, int], DocCache] = weakref.WeakValueDictionary()
+_recent: OrderedDict[tuple[str, int], DocCache] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+def shared_cache(identity: str, budget: int) -> DocCache:
+    """The cache this process's workspaces of one store share (``identity``: one spelling
+    of the store, its root and options), bounded by ``budget`` bytes as each workspace's
+    own would be. Safe to share: an entry is the exact bytes of one version of one key of
+    that store, put there only by a read or a write of it."""
+    key = (identity, budget)
+    with _shared_lock:
+        cache = _shared.get(key)
+        if cache is None:
+            cache = _shared[key] = DocCache(budget)
+        _recent[key] = cache
+        _recent.move_to_end(key)
+        while len(_recent) > KEPT_SHARED:
+            _recent.popitem(last=False)
+        return cache

@@ -36,7 +36,9 @@ class Limits(BaseModel):
     lines only up to this many bytes; past it the total is reported unknown. (A local file
     whose digest is not cached is read to the end anyway, to digest it.)"""
     doc_cache_bytes: int = 32 * MiB
-    """Texts kept per version so a write after a read needs no second download."""
+    """Texts kept per version so a write after a read needs no second download, and a
+    conflict shows what changed since the read. One cache of this size serves every
+    Workspace of one store (URL and options) in this process."""
     conflict_diff_chars: int = 4000
     """FS_STALE shows what changed since the agent's read in at most this many characters
     of diff (longer diffs are cut, and the agent must read again). 0: no diff."""

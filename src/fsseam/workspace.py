@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .backends.base import Backend
 from .backends.kept import History, keep_history
 from .backends.registry import open_backend
-from .doccache import DocCache
+from .doccache import DocCache, shared_cache
 from .errors import ErrorCode, FsError
 from .filesystem import GuardedFileSystem
 from .gate import Gate
@@ -16,7 +17,12 @@ from .history import Authors
 from .index import PLUGIN_NAME, plugin
 from .limits import Limits
 from .observations import ObservationStore, open_observations
-from .observations.opening import ObservationsSpec, reserved_prefix, shared_memory
+from .observations.opening import (
+    ObservationsSpec,
+    canonical_url,
+    reserved_prefix,
+    shared_memory,
+)
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
@@ -107,7 +113,8 @@ class Workspace:
         index = plugin(content_index, self.backend, read_only=read_only)
         if index is not None:
             self.gate.pm.register(index, name=PLUGIN_NAME)
-        self._docs = DocCache(self.limits.doc_cache_bytes)
+        self._docs = self._doc_cache(url, storage_options, backend,
+                                     private=fs is not None or isinstance(backend, Backend))
         self._authors = Authors()
 
     @staticmethod
@@ -127,6 +134,17 @@ class Workspace:
         if ledger is not None or not shared or private:
             return ObservationPolicy(ledger)
         return ObservationPolicy(store=shared_memory(url, storage_options))
+
+    def _doc_cache(self, url: str, storage_options: dict[str, Any] | None,
+                   backend: str | Backend | None, *, private: bool) -> DocCache:
+        """The text of what was read, shared by this process's Workspaces of one store (a
+        conflict met through another Workspace of the URL, or a new one made for the next
+        request, still shows what changed), unless the storage is this Workspace's own."""
+        budget = self.limits.doc_cache_bytes
+        if private or (storage_options or {}).get("global_store") is False:
+            return DocCache(budget)
+        options = json.dumps(storage_options or {}, sort_keys=True, default=repr)
+        return shared_cache(f"{canonical_url(url)} {backend or ''} {options}", budget)
 
     @classmethod
     def mount(

@@ -61,9 +61,12 @@ S3_SCENARIOS: dict[str, dict[str, Any]] = {
 
 def stale_here(path: str) -> str:
     """The refusal in a process that never held the version read (local disk keeps no
-    older versions, so there is no diff to show)."""
-    return (f"Error [FS_STALE]: {path} has changed since you last read it. Read it again, "
-            "then retry the edit.")
+    older versions, so there is no diff to show, and it says why)."""
+    return (f"Error [FS_STALE]: {path} has changed since you last read it, so your edit was "
+            "not applied. What changed since the version you read cannot be shown: this "
+            "storage keeps no older versions, and this process no longer holds the text of "
+            "that version (it was read before a restart, in another process, or too long "
+            "ago). Read the file again, then retry the edit.")
 
 
 def someone_changes(ws: Workspace, path: str) -> None:

@@ -239,9 +239,14 @@ def test_reads_and_approvals_survive_a_new_process(tmp_path: Path) -> None:
     assert out["patch"] == ["     1\tretries = 1",
                             "Success. Updated the following files:\nM /config.toml"]
     assert (roots["patch"] / "config.toml").read_bytes() == b"retries = 3\n"
-    # A local directory keeps no older versions: the refusal cannot show what changed.
-    assert out["stale"] == ["     1\tretries = 1", "Error [FS_STALE]: /config.toml has changed "
-                            "since you last read it. Read it again, then retry the edit."]
+    # A local directory keeps no older versions: the refusal cannot show what changed, and
+    # says why.
+    assert out["stale"] == ["     1\tretries = 1", (
+        "Error [FS_STALE]: /config.toml has changed since you last read it, so your edit was "
+        "not applied. What changed since the version you read cannot be shown: this storage "
+        "keeps no older versions, and this process no longer holds the text of that version "
+        "(it was read before a restart, in another process, or too long ago). Read the file "
+        "again, then retry the edit.")]
     assert (roots["stale"] / "config.toml").read_bytes() == b"retries = 2\n"
     assert out["chat"] == [EDITED]
     assert (roots["chat"] / "config.toml").read_bytes() == b"retries = 3\n"

@@ -59,6 +59,16 @@ SENTENCES: dict[str, str] = {
         "against this version (undo would be refused again)."
     ),
     "changes_unknown": "{reread} it to see what changed.",
+    # Why no diff can be shown (the FS_STALE refusal still says what to do next).
+    "changes_unshown": "What changed since {since} cannot be shown: {why} {advice}",
+    "unshown_not_kept": (
+        "this storage keeps no older versions, and this process no longer holds the text of "
+        "that version (it was read before a restart, in another process, or too long ago)."
+    ),
+    "unshown_gone": "this storage's history no longer keeps that version.",
+    "unshown_unreadable": "reading that version back from this storage's history failed.",
+    "unshown_old_not_text": "that version is not text.",
+    "unshown_new_not_text": "the current version is not text.",
     "target_unique": "Your {old}{which} still occurs exactly once in it.",
     "_which_edit": "(edit {index})",
     "_diff_line_cut": "... [line cut]",

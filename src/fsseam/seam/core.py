@@ -26,7 +26,7 @@ from ..paths import display, to_key
 from ..text import TextDoc, decode
 from ..versions import Version
 
-__all__ = ["Core", "Lost", "encode_checked"]
+__all__ = ["Core", "Lost", "encode_checked", "text_at"]
 
 Lost = tuple[ErrorCode | None, str | None, str | None]
 """How a lost precondition is explained: the intent's code, reason and hint."""
@@ -220,20 +220,9 @@ class Core:
             raise
 
     def _text_at(self, key: str, version: Version) -> TextDoc | None:
-        """The text of ``version`` as the agent saw it: cached bytes, else (on a conflict
-        path only) the store's history; None when neither has it, or it is not text."""
-        raw = self._docs.raw(key, version)
-        if raw is None and self._keeps_history(key):
-            try:
-                raw = self.backend.read_version(key, version).data
-            except FsError:
-                return None
-        if raw is None:
-            return None
-        try:
-            return decode(raw, display(key))
-        except FsError:
-            return None
+        """The text of ``version`` as the agent saw it, or None (see :func:`text_at`)."""
+        text = text_at(self, key, version)
+        return text if isinstance(text, TextDoc) else None
 
     def _conflict(self, err: Conflict, path: str, code: ErrorCode | None, reason: str | None,
                   hint: str | None) -> FsError:
@@ -268,3 +257,25 @@ class Core:
             raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
                           details={"cause": cause_text(failure, shown, action)}) from failure
         raise failure
+
+
+def text_at(fs: Core, key: str, version: Version) -> TextDoc | Reason:
+    """The text of ``version`` as the agent saw it: cached bytes (shared by this process's
+    workspaces of the store), else (on a conflict path only) the store's history; else why
+    it cannot be had, a catalogue sentence for the refusal."""
+    raw = fs._docs.raw(key, version)
+    if raw is None and not fs._keeps_history(key):
+        return Reason.unshown_not_kept
+    if raw is None:
+        try:
+            raw = fs.backend.read_version(key, version).data
+        except FsError as e:
+            if e.code is ErrorCode.FS_UNSUPPORTED:  # a bucket without versioning
+                return Reason.unshown_not_kept
+            if e.code is ErrorCode.FS_NOT_FOUND:
+                return Reason.unshown_gone
+            return Reason.unshown_unreadable
+    try:
+        return decode(raw, display(key))
+    except FsError:
+        return Reason.unshown_old_not_text

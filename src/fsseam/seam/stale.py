@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
+from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status, unshown_part
 from ..edits import EditOp
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import DeleteIntent, EditIntent
+from ..messages import Reason
 from ..text import TextDoc, decode
 from ..versions import IfMatch, Precondition, Version
-from .core import Core, Lost
+from .core import Core, Lost, text_at
 from .plans import lost_of
 
 __all__ = ["stale", "stale_before", "stale_part", "stale_source"]
@@ -35,17 +36,23 @@ def stale(
     the current version, and where each replacement of ``ops`` stands in it. A diff
     shown whole counts as a read of the current version only after an edit or an undo
     (see :data:`~fsseam.conflicts.DIFF_IS_A_READ`). ``fallback`` when no diff can be
-    made (diffs off, the old text unknown, a file that is not text)."""
+    made (diffs off, the file unreadable now); when the text the agent read cannot be had
+    (no history, a version no longer kept) or one side is not text, FS_STALE saying why."""
     if fs.limits.conflict_diff_chars <= 0 or seen is None:
         return fallback
     try:
         data, version = current if current is not None else fs._load_bytes(key, False)
-        new = decode(data, shown)
     except FsError:
         return fallback
-    old = old if old is not None else fs._text_at(key, seen)
+    try:
+        new = decode(data, shown)
+    except FsError:
+        return _unshown(fallback, shown, Reason.unshown_new_not_text, seen, version, action, undo)
     if old is None:
-        return fallback
+        known = text_at(fs, key, seen)
+        if not isinstance(known, TextDoc):
+            return _unshown(fallback, shown, known, seen, version, action, undo)
+        old = known
     summary = summarize(shown, old.view, new.view, fs.limits.conflict_diff_chars)
     if summary.complete and action in DIFF_IS_A_READ:
         fs._observed(key, shown, data, version)
@@ -54,6 +61,19 @@ def stale(
         details={"action": action, "changes": changes_part(
             summary, target_status(new.view, ops), undo=undo, action=action),
             "observed": seen, "current": version, "complete": summary.complete},
+    )
+
+
+def _unshown(fallback: FsError, shown: str, why: Reason, seen: Version, current: Version,
+             action: str, undo: bool) -> FsError:
+    """FS_STALE without a diff, saying why none can be shown and what to do instead; a
+    plugin's own words (a literal message, no catalogue reason) are passed on as they are."""
+    if fallback.reason is None:
+        return fallback
+    return FsError(
+        ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
+        details={"action": action, "changes": unshown_part(why, undo=undo, action=action),
+                 "observed": seen, "current": current, "complete": False},
     )
 
 
