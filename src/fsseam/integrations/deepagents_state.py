@@ -146,7 +146,7 @@ class StateObservations:
                 raise _corrupt(type(raw).__name__)
             try:
                 kept = opened(self.binding, key, raw,
-                              where=f"the thread's {OBSERVATIONS_KEY} channel")
+                              where=OBSERVATIONS_KEY)
             except ValidationError as e:
                 raise _corrupt(str(e)) from e
             return newer(kept, mine)

@@ -79,7 +79,7 @@ def _entry(raw: Any, binding: Binding, key: str, where: str) -> Entry | None:
     except ValidationError as e:
         raise _foreign(where, str(e.errors()[0]["type"])) from e
     except ValueError as e:  # JSON text that does not parse
-        raise _foreign(where, "entry=not JSON") from e
+        raise _foreign(where, "entry=str") from e
 
 
 def _expired(kept: Mapping[str, Any], at: Mapping[str, float], limit: int) -> list[str]:

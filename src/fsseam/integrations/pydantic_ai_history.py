@@ -159,7 +159,7 @@ def entries_from(messages: Iterable[Any], binding: Binding) -> dict[str, Entry]:
             for key, raw in carried.entries.items():
                 try:
                     entry = opened(binding, key, raw,
-                                   where=f"the result of tool call {call_id!r}")
+                                   where=f"ToolReturnPart({call_id!r}).metadata")
                 except ValidationError as e:
                     raise ValueError(
                         f"the fsseam observations in the result of tool call {call_id!r} "

@@ -34,7 +34,7 @@ SEAL_FIELD = "seal"
 """The field of an entry's JSON in client-held state that carries its seal."""
 _DIGEST = "sha256:"
 _SIGNED = "hmac-sha256:"
-_CONTEXT = "fsseam observation 1"
+_CONTEXT = "fsseam-observation/1"
 """Names what is sealed, so a seal made for anything else never matches one of these."""
 
 _log = logging.getLogger("fsseam.observations")
@@ -52,7 +52,7 @@ def check_key(key: object) -> bytes | None:
 
 def fingerprint(key: bytes) -> str:
     """How a key is named in logs and errors, without revealing it."""
-    return hashlib.sha256(b"fsseam observation key\0" + key).hexdigest()[:16]
+    return hashlib.sha256(b"fsseam-observation-key\0" + key).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -85,18 +85,20 @@ class Binding:
         return _SIGNED + hmac.new(self.key, message, hashlib.sha256).hexdigest()
 
     def why_not(self, file: str, entry: Entry, seal: object) -> str | None:
-        """Why ``seal`` does not vouch for ``entry`` here, or None when it does."""
+        """Why ``seal`` does not vouch for ``entry`` here, or None when it does:
+        ``unsealed`` (none: written by hand, or by an fsseam that sealed none),
+        ``foreign_seal`` (not one fsseam writes), ``unsigned`` (only the public digest, and
+        this workspace has a key), ``signed_without_key_here`` (this workspace has no key
+        to check it), ``mismatch`` (recorded for another owner, workspace or thread, under
+        another key, or altered since)."""
         if not isinstance(seal, str):
-            return "it carries no seal" if seal is None else "its seal is not fsseam's"
+            return "unsealed" if seal is None else "foreign_seal"
         if self.key is not None and not seal.startswith(_SIGNED):
-            return (f"it is not signed with this workspace's observation key "
-                    f"{fingerprint(self.key)}")
+            return "unsigned"
         if self.key is None and seal.startswith(_SIGNED):
-            return "it is signed, and this workspace has no observation key to check it"
+            return "signed_without_key_here"
         if not hmac.compare_digest(seal, self.seal(file, entry)):
-            key = f" under the observation key {fingerprint(self.key)}" if self.key else ""
-            return (f"its seal does not match{key}: it was recorded for another owner, "
-                    f"workspace or thread, or changed since")
+            return "mismatch"
         return None
 
 
@@ -115,7 +117,7 @@ def opened(binding: Binding, file: str, raw: Mapping[str, Any], *, where: str = 
     why = binding.why_not(file, entry, raw.get(SEAL_FIELD))
     if why is None:
         return entry
-    _log.warning("fsseam ignored the observation of %r in %s: %s (%r); the file must be "
-                 "read again before it is changed", file, where or "the framework's state",
+    _log.warning("fsseam ignored the observation of %r kept in %s (%s, for %r); the file "
+                 "must be read again before it is changed", file, where or "client state",
                  why, binding)
     return None
