@@ -210,6 +210,45 @@ def test_agents_sdk_with_a_key_refuses_unsigned_and_altered_entries(forged: str)
     assert stored(ws) == before
 
 
+@pytest.mark.parametrize("forged", ["copied", "retargeted"])
+def test_agents_sdk_session_rows_from_elsewhere_are_ignored(forged: str, tmp_path: Path
+                                                           ) -> None:
+    """A conversation kept in an ``SQLiteSession``: a row of fsseam's table copied from
+    another session, or retargeted, is ignored."""
+    import json
+    import sqlite3
+
+    from agents import SQLiteSession
+
+    from fsseam.integrations.openai_agents import session_context
+
+    ws = workspace(f"sdk-session-{forged}")
+    tools = fsseam_tools(ws, names=EDITING)
+    db = tmp_path / "chat.db"
+    one, two = SQLiteSession("one", db), SQLiteSession("two", db)
+    assert turn(tools, [sdk_read()], session=one, context=session_context(one)) == [
+        "     1\tretries = 1"]
+    with sqlite3.connect(db) as conn:
+        (row,) = conn.execute("SELECT ENTRY, AT FROM fsseam_observations WHERE SESSION_ID = "
+                              "'one'").fetchall()
+        if forged == "copied":
+            conn.execute("INSERT INTO fsseam_observations VALUES ('two', 'config.toml', ?, ?)",
+                         row)
+            session = two
+        else:
+            change(ws)
+            entry = json.dumps(retargeted(json.loads(row[0]), ws))
+            conn.execute("UPDATE fsseam_observations SET ENTRY = ? WHERE SESSION_ID = 'one'",
+                         (entry,))
+            session = one
+    before = stored(ws)
+    assert turn(tools, [sdk_edit()], session=session,
+                context=session_context(session)) == [NOT_OBSERVED]
+    assert stored(ws) == before
+    one.close()
+    two.close()
+
+
 def test_agents_sdk_a_copied_run_context_is_another_run() -> None:
     """``copy.deepcopy`` of a run context: two runs of one conversation name. Run A reads
     and is held inside that call; run B, which never read the file, may not edit it."""
@@ -451,3 +490,5 @@ def test_a_key_is_never_shown() -> None:
     assert hashlib.sha256(KEY).hexdigest() not in repr(binding)
     # It travels with the workspace it signs for (a pickled workspace keeps checking).
     assert Workspace.from_spec(spec, shared=False).observation_key == KEY
+    mounted = Workspace.mount({"/": "memory://fsseam-trust-mounted"}, observation_key=KEY)
+    assert mounted.observation_key == KEY
