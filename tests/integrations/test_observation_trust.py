@@ -492,3 +492,32 @@ def test_a_key_is_never_shown() -> None:
     assert Workspace.from_spec(spec, shared=False).observation_key == KEY
     mounted = Workspace.mount({"/": "memory://fsseam-trust-mounted"}, observation_key=KEY)
     assert mounted.observation_key == KEY
+
+
+def test_deepagents_two_runs_of_one_thread_at_once_keep_their_own_reads(tmp_path: Path
+                                                                       ) -> None:
+    """Two invocations of one thread id at once (each from the state it was given): run A
+    reads and is held inside that call; run B, whose state never read the file, may not
+    edit it."""
+    hold = HoldFirstRead()
+    ws = da_workspace(tmp_path, plugins=[hold])
+    backend = FsseamBackend(ws)
+    answers: dict[str, Any] = {}
+
+    def run(name: str, *turns: Any) -> None:
+        agent = proc.agent(backend, list(turns), None)
+        result = agent.invoke({"messages": [{"role": "user", "content": "Go."}]},
+                              proc.thread("T"))
+        answers[name] = proc.tool_results(result["messages"])
+
+    run_a = threading.Thread(target=run, args=("a", da_read()))
+    run_a.start()
+    try:
+        assert hold.inside.wait(60), "run A never read the file"
+        run("b", da_edit())
+    finally:
+        hold.release.set()
+        run_a.join(60)
+    assert answers["b"] == [["error", NOT_OBSERVED]]
+    assert answers["a"][-1][0] == "success"
+    assert stored(ws) == b"retries = 1\n"
