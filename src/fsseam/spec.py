@@ -62,6 +62,7 @@ class WorkspaceSpec(BaseModel):
     observations: str | tuple[str, dict[str, Any]] | None = None
     observed: dict[str, dict[str, Entry]] | None = None
     content_index: bool | None = None
+    observation_key: bytes | None = Field(default=None, repr=False)
     load_entry_points: bool = True
     plugins: tuple[Any, ...] = Field(default=(), exclude=True)
     store: Any = Field(default=None, exclude=True)
@@ -74,6 +75,7 @@ class WorkspaceSpec(BaseModel):
             "limits": self.limits, "load_entry_points": self.load_entry_points,
             "backend": self.backend, "history": self.history,
             "observations": self.store if self.store is not None else self.observations,
+            "observation_key": self.observation_key,
         }
         if self.observed is not None:
             common["observations"] = received_store(self.observed)

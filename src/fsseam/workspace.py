@@ -23,6 +23,7 @@ from .observations.opening import (
     reserved_prefix,
     shared_memory,
 )
+from .observations.sealing import check_key
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
@@ -59,6 +60,10 @@ class Workspace:
     hidden from every tool) so a grep reads only the files that may match: True, False,
     or None (the default: on for S3, GCS and Azure, off for local disk and memory); see
     docs/finders.md.
+    ``observation_key``: a secret of the application's (bytes): the observations the
+    framework integrations keep in state the client holds (a message history, a run
+    context, a checkpoint) are signed with it, and one not signed with it is ignored (the
+    file must be read again); see docs/observations.md, "Trust".
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
     missing, local root that does not exist).
     """
@@ -79,8 +84,10 @@ class Workspace:
         history: History | None = None,
         observations: ObservationsSpec | None = None,
         content_index: bool | None = None,
+        observation_key: bytes | None = None,
     ) -> None:
         self.url = url
+        self.observation_key = check_key(observation_key)
         self.read_only = read_only
         self._made: dict[str, Any] = {
             "url": url, "storage_options": storage_options, "read_only": read_only,
@@ -89,6 +96,7 @@ class Workspace:
             "backend": backend if not isinstance(backend, Backend) else None,
             "backend_instance": backend if isinstance(backend, Backend) else None,
             "observations": observations, "content_index": content_index,
+            "observation_key": self.observation_key,
         }
         plugins = self._made["plugins"]
         if backend is None or isinstance(backend, str):
@@ -161,6 +169,7 @@ class Workspace:
         backend: Mapping[str, str] | None = None,
         history: History | Mapping[str, History] | None = None,
         observations: ObservationsSpec | None = None,
+        observation_key: bytes | None = None,
     ) -> Workspace:
         """One workspace over several stores, each at a mount point::
 
@@ -180,7 +189,8 @@ class Workspace:
         (FS_READ_ONLY on any change there). ``history``: as for ``Workspace``, fsseam's own
         history; one :class:`~fsseam.backends.kept.History` applies to every mount whose
         store keeps no versions itself (local, memory, generic), ``{mount point: History}``
-        to the mounts it names. See docs/mounts.md.
+        to the mounts it names. ``observation_key``: as for ``Workspace``. See
+        docs/mounts.md.
         """
         from .backends.mounts import build_mounts
 
@@ -204,6 +214,7 @@ class Workspace:
             load_entry_points=load_entry_points,
             backend=router,
             observations=observations,
+            observation_key=observation_key,
         )
         ws._made = made
         return ws

@@ -32,6 +32,7 @@ from fsseam.integrations.deepagents_state import (
     merge_observations,
 )
 from fsseam.observations import Entry
+from fsseam.observations.sealing import Binding, sealed
 from fsseam.versions import Version
 
 from . import deepagents_process as proc
@@ -326,15 +327,16 @@ def test_a_command_result_carries_the_delta_beside_its_own_update() -> None:
     from fsseam.integrations.deepagents_state import with_update
 
     entry = Entry(version=Version(kind="sha256", value="1"), at=1.0)
+    binding = Binding("deepagents", "memory://x", "t")
     message = ToolMessage(content="ok", tool_call_id="c1")
     own = Command(update={"messages": [message], "files": {"/x": None}})
-    out = with_update(own, "s", {"k": entry})
+    out = with_update(own, "s", {"k": entry}, binding)
     assert isinstance(out, Command) and isinstance(out.update, dict)
     assert out.update == {"messages": [message], "files": {"/x": None},
-                          OBSERVATIONS_KEY: {"s": {"k": entry.model_dump(mode="json")}}}
-    assert with_update(message, "s", {}) is message
+                          OBSERVATIONS_KEY: {"s": {"k": sealed(binding, "k", entry)}}}
+    assert with_update(message, "s", {}, binding) is message
     parent = Command(graph=Command.PARENT, update={"messages": [message]})
-    assert with_update(parent, "s", {"k": entry}) is parent
+    assert with_update(parent, "s", {"k": entry}, binding) is parent
 
 
 def test_a_call_parses_only_the_entries_it_uses(

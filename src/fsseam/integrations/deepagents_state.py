@@ -6,11 +6,17 @@ the checkpoint survives: a run resumed from a checkpointer in another process (o
 human approved an interrupted edit) edits what it read before, and a thread that never read
 a file cannot edit it, whatever other threads of the same agent read.
 
-Per tool call, :class:`FsseamMiddleware` seeds a :class:`StateObservations` store from the
-thread's state, binds the thread's owner to it for the call, and returns what the call
-recorded (only that) in the tool's state update, merged per key by :func:`merge_observations`
-(the later recording wins, as in every observation store). Imports no deepagents: the
-middleware is LangChain's, the backend is handed in.
+Per tool call, :class:`FsseamMiddleware` seeds a :class:`StateObservations` store of the
+call's own from the state the call was given, and returns what the call recorded (only
+that) in the tool's state update, merged per key by :func:`merge_observations` (the later
+recording wins, as in every observation store). Two runs of one thread at once, or two
+calls of one response, never see what the other recorded before it reaches the state.
+
+Each entry in the channel is sealed for the backend's owner, the workspace and the thread
+(:mod:`fsseam.observations.sealing`; signed when the workspace has an
+``observation_key``): one written into a checkpoint by hand, copied from another thread or
+altered is ignored, and the file must be read again. Imports no deepagents: the middleware
+is LangChain's, the backend is handed in.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
 from ..observations import Entry, newer
+from ..observations.sealing import SEAL_FIELD, Binding, opened, sealed
 from ..tools.run import failed
 from ..workspace import Context
 
@@ -71,8 +78,14 @@ def _wins(kept: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     a, b = float(kept.get("at", 0.0)), float(new.get("at", 0.0))
     if a != b:
         return b > a
-    before, after = Entry.model_validate(kept), Entry.model_validate(new)
+    before, after = _parsed(kept), _parsed(new)
     return newer(before, after) is after
+
+
+def _parsed(raw: Mapping[str, Any]) -> Entry:
+    """The entry an element of the channel says (its seal aside: the reducer only orders
+    entries; a call checks the seal of each one it uses)."""
+    return Entry.model_validate({k: v for k, v in raw.items() if k != SEAL_FIELD})
 
 
 def merge_observations(left: Scoped | None, right: Scoped | None) -> Scoped:
@@ -103,12 +116,13 @@ class FsseamState(AgentState[Any]):
 
 
 class StateObservations:
-    """One thread's entries of one scope while its tool calls run: the state's entries,
-    each parsed when the policy first asks for its key (a call costs the same however many
-    files the thread has read), and what the calls record kept apart for the state
-    update."""
+    """One thread's entries of one scope while a tool call runs: the state's entries, each
+    parsed (and its seal checked against ``binding``) when the policy first asks for its
+    key (a call costs the same however many files the thread has read), and what the call
+    records kept apart for the state update."""
 
-    def __init__(self) -> None:
+    def __init__(self, binding: Binding) -> None:
+        self.binding = binding
         self._lock = threading.Lock()
         self._raw: Mapping[str, Any] = {}
         self._entries: dict[str, Entry] = {}
@@ -118,24 +132,21 @@ class StateObservations:
         return f"StateObservations(entries={len(self._raw) + len(self._entries)})"
 
     def seed(self, raw: Mapping[str, Any]) -> None:
-        """The scope's entries as the state holds them (JSON)."""
+        """The scope's entries as the state the call was given holds them (JSON)."""
         with self._lock:
-            if not self._raw:
-                self._raw = raw
-            elif raw is not self._raw:  # a call from another snapshot of the thread
-                merged = dict(self._raw)
-                for key, entry in raw.items():
-                    if _wins(merged.get(key), entry):
-                        merged[key] = entry
-                self._raw = merged
+            self._raw = raw
 
     def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         with self._lock:
             mine = self._entries.get(key)
             if key not in self._raw:
                 return mine
+            raw = self._raw[key]
+            if not isinstance(raw, Mapping):
+                raise _corrupt(type(raw).__name__)
             try:
-                kept = Entry.model_validate(self._raw[key])
+                kept = opened(self.binding, key, raw,
+                              where=OBSERVATIONS_KEY)
             except ValidationError as e:
                 raise _corrupt(str(e)) from e
             return newer(kept, mine)
@@ -185,11 +196,12 @@ def thread_of(config: Mapping[str, Any] | None, state: Any) -> str | None:
 
 
 def with_update(result: ToolMessage | Command[Any], scope: str,
-                delta: Mapping[str, Entry]) -> ToolMessage | Command[Any]:
-    """The tool's result carrying ``delta`` into the thread's state."""
+                delta: Mapping[str, Entry], binding: Binding) -> ToolMessage | Command[Any]:
+    """The tool's result carrying ``delta`` into the thread's state, sealed for
+    ``binding``."""
     if not delta:
         return result
-    update = {OBSERVATIONS_KEY: {scope: {k: e.model_dump(mode="json") for k, e in delta.items()}}}
+    update = {OBSERVATIONS_KEY: {scope: {k: sealed(binding, k, e) for k, e in delta.items()}}}
     if isinstance(result, ToolMessage):
         return Command(update={"messages": [result], **update})
     if result.graph is not None or not isinstance(result.update, (dict, type(None))):
@@ -208,16 +220,15 @@ _CACHED_THREADS: Final = 256
 
 
 class ThreadContexts:
-    """A backend's contexts: one owner per thread (``PREFIX:THREAD``), bound during each
-    tool call to a store seeded from the thread's state; parallel tool calls of one
-    response share it."""
+    """A backend's contexts: one owner per thread (``PREFIX:THREAD``), each tool call with
+    a store of its own seeded from the state it was given."""
 
     def __init__(self, base: Context) -> None:
         self.base = base
         self.prefix = base.owner
         self.scope = f"{base.owner} {base.workspace.url}"
         self._lock = threading.Lock()
-        self._held: dict[str, tuple[StateObservations, Context, int]] = {}
+        self._held: dict[str, int] = {}
         self._outside: dict[str, Context] = {}
 
     def owner_of(self, thread: str) -> str:
@@ -257,13 +268,13 @@ class ThreadContexts:
             return
         seed = entries_of(state, self.scope)
         owner = self.owner_of(thread)
+        workspace = self.base.workspace
+        store = StateObservations(Binding(self.prefix, workspace.url, thread,
+                                          workspace.observation_key))
+        store.seed(seed)
         with self._lock:
-            store, context, count = self._held.get(owner, (None, None, 0))
-            if store is None or context is None:
-                store = StateObservations()
-                context = self.base.workspace.context(owner, observations=store)
-            store.seed(seed)
-            self._held[owner] = (store, context, count + 1)
+            context = workspace.context(owner, observations=store)
+            self._held[owner] = self._held.get(owner, 0) + 1
         token = _CURRENT.set({**(_CURRENT.get() or {}), id(self): context})
         try:
             yield store
@@ -273,9 +284,9 @@ class ThreadContexts:
 
     def _release(self, owner: str) -> None:
         with self._lock:
-            store, context, count = self._held[owner]
+            count = self._held[owner]
             if count > 1:
-                self._held[owner] = (store, context, count - 1)
+                self._held[owner] = count - 1
                 return
             del self._held[owner]
             policy = self.base.workspace.policy
@@ -324,7 +335,8 @@ class FsseamMiddleware(AgentMiddleware[FsseamState, Any, Any]):
                 delta = store.drain() if store is not None else {}
         except FsError as e:
             return _refusal(request, e)
-        return with_update(result, self.threads.scope, delta)
+        return with_update(result, self.threads.scope, delta, store.binding
+                           ) if store is not None else result
 
     async def awrap_tool_call(
         self,
@@ -337,7 +349,8 @@ class FsseamMiddleware(AgentMiddleware[FsseamState, Any, Any]):
                 delta = store.drain() if store is not None else {}
         except FsError as e:
             return _refusal(request, e)
-        return with_update(result, self.threads.scope, delta)
+        return with_update(result, self.threads.scope, delta, store.binding
+                           ) if store is not None else result
 
 
 def _refusal(request: ToolCallRequest, error: FsError) -> ToolMessage:

@@ -12,11 +12,17 @@ state, so it survives exactly what that state survives.
 - Any other run (no context, or one that is not a mapping): a fresh owner per run, in the
   workspace's own store; nothing links two runs.
 
+Each entry kept in the SDK's state is sealed for the conversation and workspace it was
+recorded for (:mod:`fsseam.observations.sealing`; signed when the workspace has an
+``observation_key``): one written by hand, copied from another conversation or altered is
+ignored, and the file must be read again.
+
 Imports no framework: a run context is read by duck typing (``context``, ``usage``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -30,6 +36,7 @@ from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
 from ..observations import Entry, newer
+from ..observations.sealing import Binding, opened, sealed
 from ..workspace import Context, Workspace
 
 __all__ = [
@@ -61,11 +68,18 @@ def _foreign(where: str, detail: str) -> FsError:
                    details={"where": where, "detail": detail})
 
 
-def _entry(raw: Any, where: str) -> Entry:
+def _entry(raw: Any, binding: Binding, key: str, where: str) -> Entry | None:
+    """The entry kept as ``raw`` (JSON text or its dict), or None when its seal does not
+    vouch for it here; a value that is no entry is refused as foreign."""
     try:
-        return Entry.model_validate_json(raw) if isinstance(raw, str) else Entry.model_validate(raw)
+        value = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(value, Mapping):
+            raise _foreign(where, f"entry={type(value).__name__}")
+        return opened(binding, key, value, where=where)
     except ValidationError as e:
         raise _foreign(where, str(e.errors()[0]["type"])) from e
+    except ValueError as e:  # JSON text that does not parse
+        raise _foreign(where, "entry=str") from e
 
 
 def _expired(kept: Mapping[str, Any], at: Mapping[str, float], limit: int) -> list[str]:
@@ -79,12 +93,16 @@ def _expired(kept: Mapping[str, Any], at: Mapping[str, float], limit: int) -> li
 
 class ContextObservations:
     """One conversation's entries in a run context mapping, at ``context["fsseam"]``:
-    ``{"format": 1, "owner": ..., "entries": {key: entry as JSON}}``."""
+    ``{"format": 1, "owner": ..., "entries": {key: entry as JSON, with its seal}}``.
+    ``workspace``: the URL the entries are sealed for; ``key``: its observation key."""
 
     def __init__(self, context: MutableMapping[str, Any], *,
-                 max_entries: int = DEFAULT_MAX_OBSERVATIONS) -> None:
+                 max_entries: int = DEFAULT_MAX_OBSERVATIONS, workspace: str = "",
+                 key: bytes | None = None) -> None:
         self.context = context
         self.max_entries = max_entries
+        self.workspace = workspace
+        self.key = key
 
     def __repr__(self) -> str:
         return f"ContextObservations(owner={self.owner()!r})"
@@ -113,18 +131,27 @@ class ContextObservations:
     def owner(self) -> str:
         return str(self.state()["owner"])
 
+    def binding(self) -> Binding:
+        """What the conversation's entries are sealed for: its owner (the conversation)
+        and the workspace."""
+        owner = self.owner()
+        return Binding(owner, self.workspace, owner, self.key)
+
     def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         raw = self.state()["entries"].get(key)
-        return None if raw is None else _entry(raw, f"{_WHERE}[{key!r}]")
+        where = f"{_WHERE}[{key!r}]"
+        return None if raw is None else _entry(raw, self.binding(), key, where)
 
     def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
         kept: dict[str, Any] = self.state()["entries"]
+        binding = self.binding()
         with _LOCK:
             for key, entry in entries.items():
                 old = kept.get(key)
-                won = newer(None if old is None else _entry(old, key), entry)
+                # One that is not this conversation's is replaced, never merged with.
+                won = newer(None if old is None else _entry(old, binding, key, key), entry)
                 assert won is not None
-                kept[key] = won.model_dump(mode="json")
+                kept[key] = sealed(binding, key, won)
             at = {k: float(v.get("at", 0.0)) for k, v in kept.items()} if len(
                 kept) > self.max_entries else {}
             for key in _expired(kept, at, self.max_entries):
@@ -135,15 +162,18 @@ class SessionObservations:
     """One session's entries in a table of fsseam's own in the session's SQLite database
     (``fsseam_observations``: session id, key, entry as JSON, recording time). Rows go
     with the session's row (``clear_session``) through a trigger. ``session``: the live
-    session object, whose connection is used when the database is in memory."""
+    session object, whose connection is used when the database is in memory. Entries are
+    sealed for the session and ``workspace`` (signed with ``key`` when given)."""
 
     def __init__(self, db_path: str, session_id: str, *, sessions_table: str = "agent_sessions",
-                 session: Any = None, max_entries: int = DEFAULT_MAX_OBSERVATIONS) -> None:
+                 session: Any = None, max_entries: int = DEFAULT_MAX_OBSERVATIONS,
+                 workspace: str = "", key: bytes | None = None) -> None:
         self.db_path = db_path
         self.session_id = session_id
         self.sessions_table = sessions_table
         self.session = session
         self.max_entries = max_entries
+        self.binding = Binding(f"session:{session_id}", workspace, session_id, key)
         self._ready = False
 
     def __repr__(self) -> str:
@@ -178,7 +208,8 @@ class SessionObservations:
     def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         with self._connection() as conn:
             row = conn.execute(_SELECT, (self.session_id, key)).fetchone()
-        return None if row is None else _entry(row[0], f"{self.db_path}:{TABLE}[{key!r}]")
+        where = f"{self.db_path}:{TABLE}[{key!r}]"
+        return None if row is None else _entry(row[0], self.binding, key, where)
 
     def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
         with self._connection() as conn, conn:
@@ -186,10 +217,12 @@ class SessionObservations:
             conn.execute("BEGIN IMMEDIATE")
             for key, entry in entries.items():
                 row = conn.execute(_SELECT, (self.session_id, key)).fetchone()
-                won = newer(None if row is None else _entry(row[0], key), entry)
+                won = newer(None if row is None else _entry(row[0], self.binding, key, key),
+                            entry)
                 assert won is not None
                 conn.execute(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?)",
-                             (self.session_id, key, won.model_dump_json(), won.at))
+                             (self.session_id, key, json.dumps(sealed(self.binding, key, won)),
+                              won.at))
             (count,) = conn.execute(f"SELECT COUNT(*) FROM {TABLE} WHERE SESSION_ID = ?",
                                     (self.session_id,)).fetchone()
             if count > self.max_entries:
@@ -281,7 +314,9 @@ class Conversations:
                 if not isinstance(owner, str):
                     raise _foreign(_WHERE, f"owner={owner!r}")
                 return self.workspace.context(owner, observations=self._session(state))
-            store = ContextObservations(value, max_entries=self.max_entries)
+            store = ContextObservations(value, max_entries=self.max_entries,
+                                        workspace=self.workspace.url,
+                                        key=self.workspace.observation_key)
             return self.workspace.context(store.owner(), observations=store)
         # Nothing of the SDK's state can hold observations: one owner per run (the run's
         # usage object is the one thing every tool call of a run shares), in the
@@ -296,7 +331,9 @@ class Conversations:
         live = _LIVE.get(link.get("token", "")) if link["db"] == ":memory:" else None
         return SessionObservations(link["db"], str(link["id"]),
                                    sessions_table=link.get("sessions_table", "agent_sessions"),
-                                   session=live, max_entries=self.max_entries)
+                                   session=live, max_entries=self.max_entries,
+                                   workspace=self.workspace.url,
+                                   key=self.workspace.observation_key)
 
     def _run_owner(self, marker: Any) -> str:
         with self._lock:

@@ -61,6 +61,7 @@ except ImportError:  # pragma: no cover - older releases: the next result carrie
 
 from ..errors import ErrorCode, FsError
 from ..observations import ObservationStore
+from ..observations.sealing import Binding
 from ..tools.base import Tool
 from ..tools.result import ToolResult
 from ..tools.run import answer, attempt, facts, parse_arguments
@@ -162,6 +163,7 @@ class FsseamToolset(AbstractToolset[Any]):
         self._per_run_context = not isinstance(source, Context) and (
             owner is None or per_run or observations is not None)
         self._history: HistoryObservations | None = None
+        self._binding: Binding | None = None
         self._observations = observations
         self._claimed: str | None = None
 
@@ -193,7 +195,12 @@ class FsseamToolset(AbstractToolset[Any]):
         # reads): a release without conversation ids gets a name per run.
         conversation = getattr(ctx, "conversation_id", None) or uuid.uuid4().hex
         owner = self._base or f"{_CONVERSATION}/{conversation}"
-        run._history = HistoryObservations(entries_from(ctx.messages, workspace.url))
+        # Sealed for what outlives a run: the toolset's owner (or "a conversation"), the
+        # workspace and the conversation; an SDK without conversation ids names none.
+        run._binding = Binding(self._base or _CONVERSATION, workspace.url,
+                               str(getattr(ctx, "conversation_id", None) or ""),
+                               workspace.observation_key)
+        run._history = HistoryObservations(entries_from(ctx.messages, run._binding))
         if self.per_run:
             owner = f"{owner}/{run_id}"
         elif workspace.policy is not None:
@@ -257,10 +264,10 @@ class FsseamToolset(AbstractToolset[Any]):
 
     def _carried(self) -> dict[str, Any] | None:
         """The metadata of this call's result: the entries not carried yet, or None."""
-        if self._history is None:
+        if self._history is None or self._binding is None:
             return None
         entries = self._history.take(self.owner)
-        return metadata_of(self.context.workspace.url, entries) if entries else None
+        return metadata_of(self._binding, entries) if entries else None
 
 
 def strict_form(tool: Tool[Any, Any]) -> dict[str, Any]:

@@ -9,6 +9,11 @@ later recording wins, :func:`~fsseam.observations.newer`), so a history saved as
 loaded in another process carries the reads exactly as far as the history goes: a
 truncated or forked history carries what it still holds, nothing more.
 
+Each entry is sealed for the toolset's owner, the workspace and the conversation
+(:mod:`fsseam.observations.sealing`; signed when the workspace has an ``observation_key``):
+an entry written by hand, copied from another conversation's history or altered is ignored
+(the file must be read again).
+
 Imports no framework: the messages are read by attribute.
 """
 
@@ -22,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..observations import Entry, MemoryObservations, ObservationStore, newer
+from ..observations.sealing import Binding, opened, sealed
 
 __all__ = [
     "HISTORY_FORMAT", "HISTORY_KEY", "AsOwner", "Carried", "HistoryObservations", "claim",
@@ -35,12 +41,13 @@ HISTORY_FORMAT = 1
 
 
 class Carried(BaseModel):
-    """What one tool result carries: the entries of ``workspace`` (its URL) it recorded."""
+    """What one tool result carries: the entries of ``workspace`` (its URL) it recorded,
+    each as its JSON with its seal."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     format: int = HISTORY_FORMAT
     workspace: str
-    entries: dict[str, Entry]
+    entries: dict[str, dict[str, Any]]
 
 
 class HistoryObservations:
@@ -125,14 +132,17 @@ def _won(a: Entry | None, b: Entry) -> Entry:
     return won
 
 
-def metadata_of(workspace: str, entries: Mapping[str, Entry]) -> dict[str, Any]:
-    """A tool result's metadata carrying ``entries``."""
-    carried = Carried(workspace=workspace, entries=dict(entries))
+def metadata_of(binding: Binding, entries: Mapping[str, Entry]) -> dict[str, Any]:
+    """A tool result's metadata carrying ``entries``, sealed for ``binding``."""
+    carried = Carried(workspace=binding.workspace,
+                      entries={k: sealed(binding, k, e) for k, e in entries.items()})
     return {HISTORY_KEY: carried.model_dump(mode="json")}
 
 
-def entries_from(messages: Iterable[Any], workspace: str) -> dict[str, Entry]:
-    """The entries a history carries for ``workspace`` (per key the later recording wins).
+def entries_from(messages: Iterable[Any], binding: Binding) -> dict[str, Entry]:
+    """The entries a history carries for the workspace of ``binding`` whose seals vouch
+    for them there (per key the later recording wins); one that was not recorded for this
+    owner, workspace and conversation, or was altered, is left out (logged).
 
     Raises ValueError on an entry fsseam did not write (a corrupt or foreign format): a
     history that cannot be read is refused, never read as "nothing was read"."""
@@ -142,11 +152,20 @@ def entries_from(messages: Iterable[Any], workspace: str) -> dict[str, Entry]:
             metadata = getattr(part, "metadata", None)
             if not isinstance(metadata, dict) or HISTORY_KEY not in metadata:
                 continue
-            carried = _carried(metadata[HISTORY_KEY], getattr(part, "tool_call_id", "?"))
-            if carried.workspace != workspace:
+            call_id = getattr(part, "tool_call_id", "?")
+            carried = _carried(metadata[HISTORY_KEY], call_id)
+            if carried.workspace != binding.workspace:
                 continue
-            for key, entry in carried.entries.items():
-                found[key] = _won(found.get(key), entry)
+            for key, raw in carried.entries.items():
+                try:
+                    entry = opened(binding, key, raw,
+                                   where=f"ToolReturnPart({call_id!r}).metadata")
+                except ValidationError as e:
+                    raise ValueError(
+                        f"the fsseam observations in the result of tool call {call_id!r} "
+                        f"are corrupt: {e}") from e
+                if entry is not None:
+                    found[key] = _won(found.get(key), entry)
     return found
 
 
