@@ -20,6 +20,9 @@ confirmed absent, in an observation store (:mod:`fsseam.observations`). Rules
 
 What one call records is written to the store once, when the call ends (:meth:`call`);
 a store on another machine is asked again (``fresh``) before a cached answer refuses.
+A call in progress is found by the call, not by the owner's name: two runs that carry one
+owner name (a copied run context, a run state resumed twice) never see each other's reads
+before they are stored where each run keeps them.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -58,9 +62,11 @@ __all__ = ["UNDO_DEPTH", "Change", "Ledger", "ObservationPolicy"]
 
 @dataclass
 class _Call:
-    """The calls of one owner in progress, and what they recorded."""
+    """One call of an owner in progress (and the operations nested in it), and what it
+    recorded."""
 
     store: ObservationStore
+    owner: str
     depth: int = 0
     pending: dict[str, Entry] = field(default_factory=dict)
     changed: str | None = None
@@ -68,11 +74,20 @@ class _Call:
     must then say the file changed."""
 
 
+_Running = Mapping[tuple["ObservationPolicy", str], _Call]
+
+_RUNNING: ContextVar[_Running | None] = ContextVar("fsseam_observation_calls", default=None)
+"""The calls in progress in this thread (or task), by policy and owner. Per execution
+context, not per process: a call is found by the code running inside it, so a call of
+another run that carries the same owner name (another thread, another task) is another
+call, with its own store and its own unsaved reads."""
+
+
 class _CallScope:
     """The context of :meth:`ObservationPolicy.call`: a class, as every operation of the
     seam enters one (a generator-based context manager costs several times more)."""
 
-    __slots__ = ("_owner", "_policy", "_running", "_store")
+    __slots__ = ("_owner", "_policy", "_running", "_store", "_token")
 
     def __init__(self, policy: ObservationPolicy, owner: str,
                  store: ObservationStore | None) -> None:
@@ -80,15 +95,23 @@ class _CallScope:
         self._owner = owner
         self._store = store
         self._running: _Call | None = None
+        self._token: Token[_Running | None] | None = None
 
     def __enter__(self) -> None:
-        self._running = self._policy._enter(self._owner, self._store)
+        self._running, self._token = self._policy._enter(self._owner, self._store)
 
     def __exit__(self, kind: type[BaseException] | None, e: BaseException | None,
                  tb: TracebackType | None) -> None:
-        running = self._running
+        running, token = self._running, self._token
         assert running is not None
-        self._policy._exit(self._owner, running, kind is not None)
+        self._running = self._token = None
+        if token is not None:
+            try:
+                _RUNNING.reset(token)
+            except ValueError:  # left in another context than it was entered in
+                _RUNNING.set({k: c for k, c in (_RUNNING.get() or {}).items()
+                              if c is not running})
+        self._policy._exit(running, kind is not None)
 
 
 class ObservationPolicy:
@@ -108,7 +131,6 @@ class ObservationPolicy:
         self._bound: weakref.WeakValueDictionary[str, ObservationStore] = (
             weakref.WeakValueDictionary()
         )
-        self._calls: dict[str, _Call] = {}
         self._lock = threading.RLock()
 
     @property
@@ -129,10 +151,15 @@ class ObservationPolicy:
         with self._lock:
             self._bound.pop(owner, None)
 
+    def _running(self, owner: str) -> _Call | None:
+        """The owner's call this code runs inside, if any."""
+        calls = _RUNNING.get()
+        return None if calls is None else calls.get((self, owner))
+
     def store_for(self, owner: str) -> ObservationStore:
-        """The store of the owner's call in progress, else the one bound, else the
-        workspace's."""
-        running = self._calls.get(owner)
+        """The store of the owner's call this code runs inside, else the one bound, else
+        the workspace's."""
+        running = self._running(owner)
         if running is not None:
             return running.store
         bound = self._bound.get(owner)
@@ -140,26 +167,27 @@ class ObservationPolicy:
 
     def call(self, owner: str, store: ObservationStore | None = None) -> _CallScope:
         """One call of ``owner`` (``store``: where its observations live, else
-        :meth:`store_for`): what it records is written when the outermost call of the owner
-        ends (a concurrent call of one owner in this process shares it, and its store)."""
+        :meth:`store_for`): what it records is written when it ends. An operation entered
+        inside it (same thread or task, same store) is part of it; any other call is
+        another, even of the same owner name (two runs of one owner never share what
+        either has not stored yet)."""
         return _CallScope(self, owner, store)
 
-    def _enter(self, owner: str, store: ObservationStore | None) -> _Call:
-        with self._lock:
-            running = self._calls.get(owner)
-            if running is None:
-                running = self._calls[owner] = _Call(store or self.store_for(owner))
+    def _enter(self, owner: str, store: ObservationStore | None
+               ) -> tuple[_Call, Token[_Running | None] | None]:
+        running = self._running(owner)
+        if running is not None and (store is None or store is running.store):
             running.depth += 1
-        return running
+            return running, None
+        running = _Call(store or self.store_for(owner), owner=owner, depth=1)
+        calls = _RUNNING.get()
+        return running, _RUNNING.set({**(calls or {}), (self, owner): running})
 
-    def _exit(self, owner: str, running: _Call, failed: bool) -> None:
-        with self._lock:
-            running.depth -= 1
-            pending = running.pending if running.depth == 0 else {}
-            if running.depth == 0:
-                del self._calls[owner]
-        if pending:
-            self._store(owner, running.store, pending, running.changed, failed)
+    def _exit(self, running: _Call, failed: bool) -> None:
+        running.depth -= 1
+        if running.depth == 0 and running.pending:
+            self._store(running.owner, running.store, running.pending, running.changed,
+                        failed)
 
     def _store(self, owner: str, store: ObservationStore, pending: dict[str, Entry],
                changed: str | None, failed: bool) -> None:
@@ -178,10 +206,12 @@ class ObservationPolicy:
                                    "detail": e.message}) from e
 
     def entry(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
-        with self._lock:
-            running = self._calls.get(owner)
-            if running is not None and key in running.pending:
-                return running.pending[key]
+        running = self._running(owner)
+        if running is not None:
+            with self._lock:
+                if key in running.pending:
+                    return running.pending[key]
+            return running.store.get(owner, key, fresh=fresh)
         return self.store_for(owner).get(owner, key, fresh=fresh)
 
     def observed(self, owner: str, key: str, *, fresh: bool = False) -> tuple[bool, Version | None]:
@@ -196,13 +226,13 @@ class ObservationPolicy:
         """Record ``change`` of the owner's entry for ``key``: kept for the end of the
         call in progress, or written now when there is none. ``changed``: the shown path
         of a file the call changed."""
+        running = self._running(owner)
+        store = running.store if running is not None else self.store_for(owner)
         with self._lock:
-            running = self._calls.get(owner)
             known = running is not None and key in running.pending
         # A store on another machine is asked outside the lock: other owners' calls go on.
-        stored = None if known else self.store_for(owner).get(owner, key)
+        stored = None if known else store.get(owner, key)
         with self._lock:
-            running = self._calls.get(owner)
             held = running.pending.get(key) if running is not None else None
             before = held or stored or Entry(seen=False)
             after = change(before).model_copy(update={"at": time.time()})
@@ -212,7 +242,7 @@ class ObservationPolicy:
                 running.pending[key] = after
                 running.changed = running.changed or changed
                 return
-        self.store_for(owner).put(owner, {key: after})
+        store.put(owner, {key: after})
 
     def record(self, owner: str, key: str, version: Version | None, *,
                changed: str | None = None) -> None:

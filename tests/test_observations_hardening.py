@@ -1,0 +1,115 @@
+"""Observation stores where features meet: one failure rule for every change, a damaged
+ledger, the stores' own objects out of the agent's reach, and entries dated ahead."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import fsspec
+import pytest
+
+from fsseam import Workspace
+from fsseam.errors import ErrorCode, FsError
+from fsseam.events import DeleteIntent, WriteIntent
+from fsseam.gate import hookimpl
+from fsseam.observations import Entry, MemoryObservations
+
+
+def ok(res: Any) -> Any:
+    assert res.ok, res.text
+    return res
+
+
+def code(res: Any) -> ErrorCode:
+    assert not res.ok and res.error is not None, res.text
+    return res.error.code  # type: ignore[no-any-return]
+
+
+UNREACHABLE = "could not be reached or written"
+NOT_SAVED = "was changed, but the observation store at"
+
+
+# -- one rule for every change when the store cannot be reached ------------------------------
+
+NEW_FILE_CALLS: list[tuple[str, str, dict[str, Any]]] = [
+    ("write", "w.txt", {"file_path": "/w.txt", "content": "x\n"}),
+    ("apply_patch", "p.txt",
+     {"patch": "*** Begin Patch\n*** Add File: p.txt\n+x\n*** End Patch\n"}),
+    ("str_replace_editor", "e.txt", {"command": "create", "path": "/e.txt", "file_text": "x\n"}),
+    ("memory", "memories/m.txt",
+     {"command": "create", "path": "/memories/m.txt", "file_text": "x\n"}),
+]
+
+
+@pytest.mark.parametrize(("tool", "key", "args"), NEW_FILE_CALLS,
+                         ids=[c[0] for c in NEW_FILE_CALLS])
+def test_every_new_file_is_refused_alike_when_the_observation_bucket_is_missing(
+        moto_s3: Any, tool: str, key: str, args: dict[str, Any]) -> None:
+    bucket = moto_s3.create_bucket()
+    missing = f"fsseam-gone-{uuid.uuid4().hex[:12]}"
+    ws = Workspace(f"s3://{bucket}/r", storage_options=moto_s3.storage_options(),
+                   observations=f"s3://{missing}/obs/")
+    res = ws.context().tools.execute(tool, args)
+    assert code(res) is ErrorCode.FS_BACKEND
+    assert UNREACHABLE in res.text and "nothing was changed" in res.text
+    listed = moto_s3.client().list_objects_v2(Bucket=bucket)
+    assert listed.get("Contents", []) == [], (tool, key)
+
+
+class Failing(MemoryObservations):
+    """A real in-process store that stops answering when told (a store gone away)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+        if self.down:
+            raise FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
+                          details={"store": "failing", "detail": "down"})
+        return super().get(owner, key, fresh=fresh)
+
+    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+        if self.down:
+            raise FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
+                          details={"store": "failing", "detail": "down"})
+        super().put(owner, entries)
+
+
+class DownAfterTheCheck:
+    """Takes the store down once the policy has checked a change (its hooks run first),
+    so the change lands and only its recording meets the failure."""
+
+    def __init__(self, store: Failing) -> None:
+        self.store = store
+
+    @hookimpl
+    def fs_write_intent(self, event: WriteIntent) -> None:
+        self.store.down = True
+
+    @hookimpl
+    def fs_delete_intent(self, event: DeleteIntent) -> None:
+        self.store.down = True
+
+
+def test_a_change_that_landed_but_could_not_be_recorded_says_it_changed() -> None:
+    url = f"memory://obs-landed-{uuid.uuid4().hex[:8]}"
+    store = Failing()
+    ws = Workspace(url, observations=store, plugins=[DownAfterTheCheck(store)])
+    ctx = ws.context()
+    res = ctx.tools.execute("str_replace_editor",
+                            {"command": "create", "path": "/e.txt", "file_text": "x\n"})
+    assert code(res) is ErrorCode.FS_BACKEND
+    assert f"/e.txt {NOT_SAVED}" in res.text and "nothing was changed" not in res.text
+    mem = fsspec.filesystem("memory")
+    assert mem.cat_file(f"{url.removeprefix('memory://')}/e.txt") == b"x\n"
+    store.down = False
+    ok(ctx.tools.execute("read", {"file_path": "/e.txt"}))
+    res = ctx.tools.execute("delete", {"file_path": "/e.txt"})
+    # Deleted, and answered so (it used to answer "nothing was changed").
+    assert code(res) is ErrorCode.FS_BACKEND
+    assert f"/e.txt {NOT_SAVED}" in res.text and "nothing was changed" not in res.text
+    store.down = False
+    assert not mem.exists(f"{url.removeprefix('memory://')}/e.txt")
