@@ -20,9 +20,6 @@ confirmed absent, in an observation store (:mod:`fsseam.observations`). Rules
 
 What one call records is written to the store once, when the call ends (:meth:`call`);
 a store on another machine is asked again (``fresh``) before a cached answer refuses.
-A call in progress is found by the call, not by the owner's name: two runs that carry one
-owner name (a copied run context, a run state resumed twice) never see each other's reads
-before they are stored where each run keeps them.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar, Token
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -47,6 +43,7 @@ from ..events import (
     WrittenEvent,
 )
 from ..gate import hookimpl
+from ..messages import Reason
 from ..observations import (
     UNDO_DEPTH,
     Change,
@@ -62,32 +59,34 @@ __all__ = ["UNDO_DEPTH", "Change", "Ledger", "ObservationPolicy"]
 
 @dataclass
 class _Call:
-    """One call of an owner in progress (and the operations nested in it), and what it
-    recorded."""
+    """The calls of one owner in progress, and what they recorded."""
 
     store: ObservationStore
-    owner: str
     depth: int = 0
     pending: dict[str, Entry] = field(default_factory=dict)
     changed: str | None = None
     """A file the call changed (its shown path): a failure to store what the call recorded
     must then say the file changed."""
+    unsaved: FsError | None = None
+    """Why a change that landed could not be recorded (the store failed on the way): the
+    call then ends in that failure, saying the file changed."""
 
 
-_Running = Mapping[tuple["ObservationPolicy", str], _Call]
-
-_RUNNING: ContextVar[_Running | None] = ContextVar("fsseam_observation_calls", default=None)
-"""The calls in progress in this thread (or task), by policy and owner. Per execution
-context, not per process: a call is found by the code running inside it, so a call of
-another run that carries the same owner name (another thread, another task) is another
-call, with its own store and its own unsaved reads."""
+def _not_saved(changed: str, err: FsError, store: ObservationStore) -> FsError:
+    """The failure of a call whose change landed but could not be recorded."""
+    # An unreachable store's own sentence ends "nothing was changed", untrue here: its
+    # cause is what this answer names.
+    cause = err.details.get("detail") if err.reason == Reason.observations_unreachable else None
+    return FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
+                   details={"store": err.details.get("store", repr(store)),
+                            "detail": cause if isinstance(cause, str) else err.message})
 
 
 class _CallScope:
     """The context of :meth:`ObservationPolicy.call`: a class, as every operation of the
     seam enters one (a generator-based context manager costs several times more)."""
 
-    __slots__ = ("_owner", "_policy", "_running", "_store", "_token")
+    __slots__ = ("_owner", "_policy", "_running", "_store")
 
     def __init__(self, policy: ObservationPolicy, owner: str,
                  store: ObservationStore | None) -> None:
@@ -95,23 +94,15 @@ class _CallScope:
         self._owner = owner
         self._store = store
         self._running: _Call | None = None
-        self._token: Token[_Running | None] | None = None
 
     def __enter__(self) -> None:
-        self._running, self._token = self._policy._enter(self._owner, self._store)
+        self._running = self._policy._enter(self._owner, self._store)
 
     def __exit__(self, kind: type[BaseException] | None, e: BaseException | None,
                  tb: TracebackType | None) -> None:
-        running, token = self._running, self._token
+        running = self._running
         assert running is not None
-        self._running = self._token = None
-        if token is not None:
-            try:
-                _RUNNING.reset(token)
-            except ValueError:  # left in another context than it was entered in
-                _RUNNING.set({k: c for k, c in (_RUNNING.get() or {}).items()
-                              if c is not running})
-        self._policy._exit(running, kind is not None)
+        self._policy._exit(self._owner, running, kind is not None)
 
 
 class ObservationPolicy:
@@ -131,6 +122,7 @@ class ObservationPolicy:
         self._bound: weakref.WeakValueDictionary[str, ObservationStore] = (
             weakref.WeakValueDictionary()
         )
+        self._calls: dict[str, _Call] = {}
         self._lock = threading.RLock()
 
     @property
@@ -151,15 +143,10 @@ class ObservationPolicy:
         with self._lock:
             self._bound.pop(owner, None)
 
-    def _running(self, owner: str) -> _Call | None:
-        """The owner's call this code runs inside, if any."""
-        calls = _RUNNING.get()
-        return None if calls is None else calls.get((self, owner))
-
     def store_for(self, owner: str) -> ObservationStore:
-        """The store of the owner's call this code runs inside, else the one bound, else
-        the workspace's."""
-        running = self._running(owner)
+        """The store of the owner's call in progress, else the one bound, else the
+        workspace's."""
+        running = self._calls.get(owner)
         if running is not None:
             return running.store
         bound = self._bound.get(owner)
@@ -167,51 +154,51 @@ class ObservationPolicy:
 
     def call(self, owner: str, store: ObservationStore | None = None) -> _CallScope:
         """One call of ``owner`` (``store``: where its observations live, else
-        :meth:`store_for`): what it records is written when it ends. An operation entered
-        inside it (same thread or task, same store) is part of it; any other call is
-        another, even of the same owner name (two runs of one owner never share what
-        either has not stored yet)."""
+        :meth:`store_for`): what it records is written when the outermost call of the owner
+        ends (a concurrent call of one owner in this process shares it, and its store)."""
         return _CallScope(self, owner, store)
 
-    def _enter(self, owner: str, store: ObservationStore | None
-               ) -> tuple[_Call, Token[_Running | None] | None]:
-        running = self._running(owner)
-        if running is not None and (store is None or store is running.store):
+    def _enter(self, owner: str, store: ObservationStore | None) -> _Call:
+        with self._lock:
+            running = self._calls.get(owner)
+            if running is None:
+                running = self._calls[owner] = _Call(store or self.store_for(owner))
             running.depth += 1
-            return running, None
-        running = _Call(store or self.store_for(owner), owner=owner, depth=1)
-        calls = _RUNNING.get()
-        return running, _RUNNING.set({**(calls or {}), (self, owner): running})
+        return running
 
-    def _exit(self, running: _Call, failed: bool) -> None:
-        running.depth -= 1
-        if running.depth == 0 and running.pending:
-            self._store(running.owner, running.store, running.pending, running.changed,
-                        failed)
+    def _exit(self, owner: str, running: _Call, failed: bool) -> None:
+        with self._lock:
+            running.depth -= 1
+            pending = running.pending if running.depth == 0 else {}
+            if running.depth == 0:
+                del self._calls[owner]
+        unsaved = running.unsaved if running.depth == 0 else None
+        if pending or unsaved is not None:
+            self._store(owner, running.store, pending, running.changed, failed, unsaved)
 
     def _store(self, owner: str, store: ObservationStore, pending: dict[str, Entry],
-               changed: str | None, failed: bool) -> None:
+               changed: str | None, failed: bool, unsaved: FsError | None = None) -> None:
         """Write what a call recorded. A store that fails it fails the call (nothing is
         let through unguarded: the next call asks the store again); when the call changed a
-        file, the failure says so (the agent must read it again before an edit)."""
+        file, the failure says so (the agent must read it again before an edit).
+        ``unsaved``: a failure met while recording a change that landed."""
         try:
-            store.put(owner, pending)
+            if pending:
+                store.put(owner, pending)
+            if unsaved is not None:
+                raise unsaved
         except FsError as e:
             if failed:
                 return  # the call's own failure is the one to report
             if changed is None:
                 raise
-            raise FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
-                          details={"store": e.details.get("store", repr(store)),
-                                   "detail": e.message}) from e
+            raise _not_saved(changed, e, store) from e
 
     def entry(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
-        running = self._running(owner)
-        if running is not None:
-            with self._lock:
-                if key in running.pending:
-                    return running.pending[key]
-            return running.store.get(owner, key, fresh=fresh)
+        with self._lock:
+            running = self._calls.get(owner)
+            if running is not None and key in running.pending:
+                return running.pending[key]
         return self.store_for(owner).get(owner, key, fresh=fresh)
 
     def observed(self, owner: str, key: str, *, fresh: bool = False) -> tuple[bool, Version | None]:
@@ -226,13 +213,26 @@ class ObservationPolicy:
         """Record ``change`` of the owner's entry for ``key``: kept for the end of the
         call in progress, or written now when there is none. ``changed``: the shown path
         of a file the call changed."""
-        running = self._running(owner)
-        store = running.store if running is not None else self.store_for(owner)
         with self._lock:
+            running = self._calls.get(owner)
             known = running is not None and key in running.pending
         # A store on another machine is asked outside the lock: other owners' calls go on.
-        stored = None if known else store.get(owner, key)
+        try:
+            stored = None if known else self.store_for(owner).get(owner, key)
+        except FsError as e:
+            if changed is None:
+                raise
+            # The change landed: the call must end saying so, not in "nothing was changed"
+            # (nor be answered ok because a hook's failure after a write is only logged).
+            with self._lock:
+                running = self._calls.get(owner)
+                if running is not None:
+                    running.unsaved = running.unsaved or e
+                    running.changed = running.changed or changed
+                    return
+            raise _not_saved(changed, e, self.store_for(owner)) from e
         with self._lock:
+            running = self._calls.get(owner)
             held = running.pending.get(key) if running is not None else None
             before = held or stored or Entry(seen=False)
             after = change(before).model_copy(update={"at": time.time()})
@@ -242,7 +242,7 @@ class ObservationPolicy:
                 running.pending[key] = after
                 running.changed = running.changed or changed
                 return
-        store.put(owner, {key: after})
+        self.store_for(owner).put(owner, {key: after})
 
     def record(self, owner: str, key: str, version: Version | None, *,
                changed: str | None = None) -> None:
@@ -260,10 +260,13 @@ class ObservationPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_write_intent(self, event: WriteIntent) -> None:
+        # Asked for a create too, though a create needs no observation: every change asks
+        # the store before it lands, so a store that cannot be reached refuses every change
+        # alike (FS_BACKEND, nothing changed) rather than letting a create land unrecorded.
+        known, version = self.observed(event.owner, event.key)
         if event.operation == "create":
             event.precondition = CreateOnly()
             return
-        known, version = self.observed(event.owner, event.key)
         if version is not None:
             event.precondition = IfMatch(version)
             event.conflict_code = ErrorCode.FS_STALE
