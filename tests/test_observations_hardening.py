@@ -3,8 +3,10 @@ ledger, the stores' own objects out of the agent's reach, and entries dated ahea
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import fsspec
@@ -12,7 +14,8 @@ import pytest
 
 from fsseam import Workspace
 from fsseam.errors import ErrorCode, FsError
-from fsseam.events import DeleteIntent, WriteIntent
+from fsseam.cli import main
+from fsseam.events import DeleteIntent, EditIntent, WriteIntent
 from fsseam.gate import hookimpl
 from fsseam.observations import Entry, MemoryObservations
 
@@ -113,3 +116,74 @@ def test_a_change_that_landed_but_could_not_be_recorded_says_it_changed() -> Non
     assert f"/e.txt {NOT_SAVED}" in res.text and "nothing was changed" not in res.text
     store.down = False
     assert not mem.exists(f"{url.removeprefix('memory://')}/e.txt")
+
+
+# -- a damaged ledger file --------------------------------------------------------------------
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+def test_the_cli_refuses_a_deeply_nested_ledger_with_a_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "a.txt").write_bytes(b"one\n")
+    ledger = tmp_path / "obs.json"
+    ledger.write_bytes(DEEP)
+    argv = ["call", str(tmp_path / "root"), "write",
+            '{"file_path": "/b.txt", "content": "x\\n"}', "--ledger", str(ledger)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"{ledger} is not one this fsseam can use (it is nested too deeply to read)" in err
+    assert "Ask the user to repair or remove it" in err
+    assert ledger.read_bytes() == DEEP
+    assert sorted(p.name for p in (tmp_path / "root").iterdir()) == ["a.txt"]
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """What another process's write of the ledger looks like (a new file renamed over)."""
+    tmp = path.with_name(path.name + ".other")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def test_a_ledger_damaged_under_an_open_workspace_refuses_the_edit_before_it_lands(
+        tmp_path: Path) -> None:
+    root, ledger = tmp_path / "root", tmp_path / "obs.json"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"one\n")
+    ctx = Workspace(str(root), observations=str(ledger)).context()
+    ok(ctx.tools.execute("read", {"file_path": "/a.txt"}))
+    replace_atomically(ledger, DEEP)
+    res = ctx.tools.execute("edit", {"file_path": "/a.txt", "old_string": "one",
+                                     "new_string": "two"})
+    assert code(res) is ErrorCode.FS_BACKEND
+    assert "nested too deeply to read" in res.text and "nothing was changed" in res.text
+    assert (root / "a.txt").read_bytes() == b"one\n"
+    assert ledger.read_bytes() == DEEP
+
+
+class DamageAfterTheCheck:
+    """Another process damages the ledger once the policy has checked the edit."""
+
+    def __init__(self, ledger: Path) -> None:
+        self.ledger = ledger
+
+    @hookimpl
+    def fs_edit_intent(self, event: EditIntent) -> None:
+        replace_atomically(self.ledger, DEEP)
+
+
+def test_a_ledger_damaged_while_an_edit_lands_is_answered_as_changed(tmp_path: Path) -> None:
+    root, ledger = tmp_path / "root", tmp_path / "obs.json"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"one\n")
+    ws = Workspace(str(root), observations=str(ledger), plugins=[DamageAfterTheCheck(ledger)])
+    ctx = ws.context()
+    ok(ctx.tools.execute("read", {"file_path": "/a.txt"}))
+    res = ctx.tools.execute("edit", {"file_path": "/a.txt", "old_string": "one",
+                                     "new_string": "two"})
+    assert code(res) is ErrorCode.FS_BACKEND
+    assert f"/a.txt {NOT_SAVED}" in res.text and "nested too deeply to read" in res.text
+    assert (root / "a.txt").read_bytes() == b"two\n"
+    assert ledger.read_bytes() == DEEP

@@ -198,6 +198,7 @@ SENTENCES: dict[str, str] = {
         "left as it is and nothing was changed. Ask the user to repair or remove it."
     ),
     "_observations_not_json": "it is not JSON",
+    "_observations_too_deep": "it is nested too deeply to read",
     "_observations_format": "it has format {found}; this fsseam reads {expected}",
     "_observations_foreign": (
         "it holds the observations of another owner or workspace (shard {found})"

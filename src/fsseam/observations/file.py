@@ -47,6 +47,8 @@ def read_ledger(path: Path) -> Ledger:
         raw = json.loads(data)
     except ValueError:  # UnicodeDecodeError included
         raise refused(shown, "_observations_not_json") from None
+    except RecursionError:  # arrays nested past the interpreter's depth
+        raise refused(shown, "_observations_too_deep") from None
     found = raw.get("format") if isinstance(raw, dict) else None
     if type(found) is not int or found != LEDGER_FORMAT:
         raise refused(shown, "_observations_format", found=repr(found),
@@ -55,6 +57,8 @@ def read_ledger(path: Path) -> Ledger:
         return Ledger.model_validate(raw)
     except ValidationError as e:
         raise corrupt(shown, e) from None
+    except RecursionError:
+        raise refused(shown, "_observations_too_deep") from None
 
 
 def write_ledger(ledger: Ledger, path: Path) -> None:
@@ -100,6 +104,11 @@ class FileObservations(MemoryObservations):
         if fresh:
             with self._locked():
                 self._reload()
+        else:
+            # One stat: a file another process replaced is read now, before the change this
+            # answer checks lands, so a damaged file refuses the change instead of failing
+            # the call after it (the replace is atomic, so no lock is needed to read it).
+            self._reload()
         return super().get(owner, key)
 
     def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
