@@ -4,6 +4,7 @@ ledger, the stores' own objects out of the agent's reach, and entries dated ahea
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,7 +18,8 @@ from fsseam.errors import ErrorCode, FsError
 from fsseam.cli import main
 from fsseam.events import DeleteIntent, EditIntent, WriteIntent
 from fsseam.gate import hookimpl
-from fsseam.observations import Entry, MemoryObservations
+from fsseam.observations import Entry, MemoryObservations, open_observations
+from fsseam.versions import Version
 
 
 def ok(res: Any) -> Any:
@@ -187,3 +189,36 @@ def test_a_ledger_damaged_while_an_edit_lands_is_answered_as_changed(tmp_path: P
     assert f"/a.txt {NOT_SAVED}" in res.text and "nested too deeply to read" in res.text
     assert (root / "a.txt").read_bytes() == b"two\n"
     assert ledger.read_bytes() == DEEP
+
+
+# -- an entry dated ahead (a worker whose clock runs fast) ------------------------------------
+
+
+def planted_ahead(kind: str, url: str, version: Version) -> Any:
+    """The workspace's store after another worker, its clock an hour ahead, recorded a read
+    of ``version`` of a.txt."""
+    entry = Entry(version=version, at=time.time() + 3600)
+    if kind == "memory":
+        store = MemoryObservations()
+        store.put("agent", {"a.txt": entry})
+        return store
+    obs = f"memory://obs-ahead-{uuid.uuid4().hex[:8]}"
+    open_observations(obs, workspace_url=url).put("agent", {"a.txt": entry})
+    return open_observations(obs, workspace_url=url)  # a worker with nothing cached
+
+
+@pytest.mark.parametrize("kind", ["memory", "shards"])
+def test_an_entry_dated_ahead_never_outlives_the_owners_next_read(kind: str) -> None:
+    url = f"memory://ahead-{uuid.uuid4().hex[:8]}"
+    plain = Workspace(url, policy=False)
+    ok(plain.context().tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    old = plain.backend.read("a.txt").version
+    ok(plain.context().tools.execute("write", {"file_path": "/a.txt", "content": "two\n"}))
+    ctx = Workspace(url, observations=planted_ahead(kind, url, old)).context()
+    ok(ctx.tools.execute("read", {"file_path": "/a.txt"}))
+    ok(ctx.tools.execute("edit", {"file_path": "/a.txt", "old_string": "two",
+                                  "new_string": "three"}))
+    ok(ctx.tools.execute("edit", {"file_path": "/a.txt", "old_string": "three",
+                                  "new_string": "four"}))
+    mem = fsspec.filesystem("memory")
+    assert mem.cat_file(f"{url.removeprefix('memory://')}/a.txt") == b"four\n"

@@ -24,6 +24,7 @@ a store on another machine is asked again (``fresh``) before a cached answer ref
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import weakref
@@ -70,6 +71,15 @@ class _Call:
     unsaved: FsError | None = None
     """Why a change that landed could not be recorded (the store failed on the way): the
     call then ends in that failure, saying the file changed."""
+
+
+def _later(than: float) -> float:
+    """The recording time of an update of an entry recorded at ``than``: this process's
+    clock, or just after ``than`` when that is ahead of it. An update is so always later
+    than the entry it was made from, whatever clock dated that one: an entry from a worker
+    whose clock runs ahead never outlives the owner's next read (docs/observations.md)."""
+    now = time.time()
+    return now if now > than else math.nextafter(than, math.inf)
 
 
 def _not_saved(changed: str, err: FsError, store: ObservationStore) -> FsError:
@@ -235,7 +245,7 @@ class ObservationPolicy:
             running = self._calls.get(owner)
             held = running.pending.get(key) if running is not None else None
             before = held or stored or Entry(seen=False)
-            after = change(before).model_copy(update={"at": time.time()})
+            after = change(before).model_copy(update={"at": _later(before.at)})
             if after.same(before) and before.at:
                 return
             if running is not None:
