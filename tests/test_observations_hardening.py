@@ -14,11 +14,17 @@ import fsspec
 import pytest
 
 from fsseam import Workspace
-from fsseam.errors import ErrorCode, FsError
+from fsseam.backends.registry import open_backend
 from fsseam.cli import main
+from fsseam.errors import ErrorCode, FsError
 from fsseam.events import DeleteIntent, EditIntent, WriteIntent
 from fsseam.gate import hookimpl
-from fsseam.observations import Entry, MemoryObservations, open_observations
+from fsseam.observations import (
+    Entry,
+    MemoryObservations,
+    ShardedObservations,
+    open_observations,
+)
 from fsseam.versions import Version
 
 
@@ -222,3 +228,119 @@ def test_an_entry_dated_ahead_never_outlives_the_owners_next_read(kind: str) -> 
                                   "new_string": "four"}))
     mem = fsspec.filesystem("memory")
     assert mem.cat_file(f"{url.removeprefix('memory://')}/a.txt") == b"four\n"
+
+
+# -- the store's own objects are out of the agent's reach ------------------------------------
+
+
+def shard_paths(list_keys: Any, prefix: str) -> list[str]:
+    """The agent's paths of the shard objects under ``prefix`` (keys of the root)."""
+    return ["/" + k for k in list_keys() if k.startswith(prefix) and k.endswith(".json")]
+
+
+def assert_unreachable(ctx: Any, shards: list[str], read_all: Any) -> None:
+    """Every tool refuses the shards (FS_PERMISSION_DENIED) or hides them, and they keep
+    their bytes."""
+    assert shards
+    before = read_all()
+    top = shards[0].split("/")[1]
+    assert top not in ok(ctx.tools.execute("ls", {"path": "/"})).text
+    assert top not in ok(ctx.tools.execute("glob", {"pattern": "**/*"})).text
+    assert ".json" not in ctx.tools.execute("grep", {"pattern": "agent"}).text
+    for shard in shards:
+        for tool, args in [
+            ("read", {"file_path": shard}),
+            ("write", {"file_path": shard, "content": "{}"}),
+            ("history", {"file_path": shard}),
+            ("str_replace_editor", {"command": "view", "path": shard}),
+            ("delete", {"file_path": shard}),
+        ]:
+            res = ctx.tools.execute(tool, args)
+            assert code(res) is ErrorCode.FS_PERMISSION_DENIED, (tool, shard, res.text)
+            assert "where fsseam keeps what agents have read" in res.text
+    assert read_all() == before
+
+
+def memory_tree(url: str) -> tuple[Any, Any]:
+    mem, base = fsspec.filesystem("memory"), url.removeprefix("memory://")
+
+    def keys() -> list[str]:
+        return [k.removeprefix("/").removeprefix(base + "/") for k in mem.find(base)]
+
+    def read_all() -> dict[str, bytes]:
+        return {k: mem.cat_file(k) for k in mem.find(base)}
+
+    return keys, read_all
+
+
+def test_a_store_opened_inside_the_root_is_reserved_however_it_was_made() -> None:
+    url = f"memory://res-{uuid.uuid4().hex[:8]}"
+    store = open_observations(f"{url}/settings-obs/", workspace_url=url, shards=4)
+    ctx = Workspace(url, observations=store).context()
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    keys, read_all = memory_tree(url)
+    assert_unreachable(ctx, shard_paths(keys, "settings-obs/"), read_all)
+
+
+
+def test_a_store_built_over_a_backend_inside_the_root_is_reserved() -> None:
+    url = f"memory://res-{uuid.uuid4().hex[:8]}"
+    built = ShardedObservations(open_backend(f"{url}/built-obs"), scope=url, name="built",
+                                shards=4)
+    ctx = Workspace(url, observations=built).context()
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    keys, read_all = memory_tree(url)
+    assert_unreachable(ctx, shard_paths(keys, "built-obs/"), read_all)
+
+
+def test_a_ledger_object_spelled_another_way_is_reserved(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(root)
+    store = open_observations(str(tmp_path / "link" / "sub" / ".." / "obs.json"),
+                              workspace_url=str(root))
+    ctx = Workspace(str(root), observations=store).context()
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    before = (root / "obs.json").read_bytes()
+    for tool, args in [("read", {"file_path": "/obs.json"}),
+                       ("write", {"file_path": "/obs.json", "content": "{}"}),
+                       ("history", {"file_path": "/obs.json"})]:
+        res = ctx.tools.execute(tool, args)
+        assert code(res) is ErrorCode.FS_PERMISSION_DENIED, (tool, res.text)
+    assert "obs.json" not in ok(ctx.tools.execute("ls", {"path": "/"})).text
+    assert (root / "obs.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("spelling", ["{url}", "{url}/", "{url}//"])
+def test_observations_at_the_root_itself_are_refused_when_the_workspace_is_made(
+        spelling: str) -> None:
+    url = f"memory://res-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(FsError) as err:
+        Workspace(url, observations=spelling.format(url=url))
+    assert err.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert "is the workspace root" in err.value.message
+    assert ".fsseam-observations/" in err.value.message
+    assert fsspec.filesystem("memory").find(url.removeprefix("memory://")) == []
+
+
+def test_an_s3a_store_on_an_s3_workspace_is_reserved(moto_s3: Any) -> None:
+    bucket = moto_s3.create_bucket(versioned=True)
+    options = moto_s3.storage_options()
+    ws = Workspace(f"s3://{bucket}", storage_options=options,
+                   observations=(f"s3a://{bucket}//obs/", options))
+    ctx = ws.context()
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    client = moto_s3.client()
+
+    def keys() -> list[str]:
+        return [o["Key"] for o in client.list_objects_v2(Bucket=bucket).get("Contents", [])]
+
+    def read_all() -> dict[str, bytes]:  # the shards (grep keeps its index beside them)
+        return {k: client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys()
+                if k.startswith("obs/")}
+
+    assert_unreachable(ctx, shard_paths(keys, "obs/"), read_all)
+    with pytest.raises(FsError) as err:
+        Workspace(f"s3://{bucket}/r/", storage_options=options,
+                  observations=(f"s3a://{bucket}/r", options))
+    assert err.value.code is ErrorCode.FS_INVALID_ARGUMENT

@@ -54,7 +54,7 @@ class Workspace:
     or None (the default: on for S3, GCS and Azure, off for local disk and memory); see
     docs/finders.md.
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
-    missing, local root that does not exist).
+    missing, local root that does not exist, ``observations=`` at the root itself).
     """
 
     def __init__(
@@ -100,8 +100,9 @@ class Workspace:
             if policy else None
         )
         first: list[Any] = [self.policy] if self.policy is not None else []
-        hidden = reserved_prefix(observations, url) if observations is not None else None
-        if hidden is not None and fs is None and not isinstance(backend, Backend):
+        hidden = (reserved_prefix(self.policy.store, self.backend)
+                  if self.policy is not None and observations is not None else None)
+        if hidden is not None:
             first.append(ReservedKeys(hidden))  # registered last: asked first
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
         index = plugin(content_index, self.backend, read_only=read_only)

@@ -213,6 +213,12 @@ SENTENCES: dict[str, str] = {
         "{path} was changed, but the observation store at {store} could not save that "
         "({detail}). Read {path} again before your next edit of it."
     ),
+    "observations_at_root": (
+        "the observation store {store} is the workspace root {root} itself: the agent's files "
+        "and what fsseam keeps of their reads would be one folder. Give observations= a "
+        "folder of their own, such as {root}/.fsseam-observations/, or a place outside the "
+        "root."
+    ),
     # -- the content index (kept beside the files, never one of them) ------------------------
     "reserved_index": (
         "{path} is where fsseam keeps its content index for grep; no tool may read, list or "
