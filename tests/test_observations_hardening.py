@@ -344,3 +344,23 @@ def test_an_s3a_store_on_an_s3_workspace_is_reserved(moto_s3: Any) -> None:
         Workspace(f"s3://{bucket}/r/", storage_options=options,
                   observations=(f"s3a://{bucket}/r", options))
     assert err.value.code is ErrorCode.FS_INVALID_ARGUMENT
+
+
+def test_a_gcs_store_on_a_gs_workspace_is_reserved(fake_gcs: Any) -> None:
+    endpoint, _ = fake_gcs
+    bucket = endpoint.create_bucket()
+    options = endpoint.storage_options()
+    store = open_observations((f"gcs://{bucket}/ws/obs", options),
+                              workspace_url=f"gs://{bucket}/ws", shards=2)
+    ctx = Workspace(f"gs://{bucket}/ws/", storage_options=options, observations=store,
+                    content_index=False).context()
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    admin = endpoint.filesystem()
+
+    def keys() -> list[str]:
+        return [k.removeprefix(f"{bucket}/ws/") for k in admin.find(f"{bucket}/ws")]
+
+    def read_all() -> dict[str, bytes]:
+        return {k: admin.cat_file(f"{bucket}/ws/{k}") for k in keys() if k.startswith("obs/")}
+
+    assert_unreachable(ctx, shard_paths(keys, "obs/"), read_all)
