@@ -101,14 +101,13 @@ class FileObservations(MemoryObservations):
         return (_reopen, (str(self.path), self.max_entries))
 
     def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
-        if fresh:
+        # Without ``fresh``, one stat: a file another process replaced is read now, before
+        # the change this answer checks lands, so a damaged file refuses the change instead
+        # of failing the call after it. Read under the lock, as ``put`` merges: a reload
+        # between its merge and its write would write the file without the merge.
+        if fresh or self._stamp() != self._seen:
             with self._locked():
                 self._reload()
-        else:
-            # One stat: a file another process replaced is read now, before the change this
-            # answer checks lands, so a damaged file refuses the change instead of failing
-            # the call after it (the replace is atomic, so no lock is needed to read it).
-            self._reload()
         return super().get(owner, key)
 
     def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
