@@ -252,6 +252,7 @@ def assert_unreachable(ctx: Any, shards: list[str], read_all: Any) -> None:
             ("read", {"file_path": shard}),
             ("write", {"file_path": shard, "content": "{}"}),
             ("history", {"file_path": shard}),
+            ("restore", {"file_path": shard, "version": "0"}),
             ("str_replace_editor", {"command": "view", "path": shard}),
             ("delete", {"file_path": shard}),
         ]:
