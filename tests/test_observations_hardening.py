@@ -126,6 +126,33 @@ def test_a_change_that_landed_but_could_not_be_recorded_says_it_changed() -> Non
     assert not mem.exists(f"{url.removeprefix('memory://')}/e.txt")
 
 
+class Overflowing(MemoryObservations):
+    """A real in-process store whose saving overflows the interpreter's depth when told
+    (what a store reading a deeply nested file of its own does)."""
+
+    armed = False
+
+    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+        if self.armed:
+            raise RecursionError("maximum recursion depth exceeded")
+        super().put(owner, entries)
+
+
+def test_a_store_that_fails_its_own_way_after_an_edit_landed_still_says_it_changed() -> None:
+    url = f"memory://obs-overflow-{uuid.uuid4().hex[:8]}"
+    store = Overflowing()
+    ctx = Workspace(url, observations=store).context()
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    store.armed = True
+    res = ctx.tools.execute("edit", {"file_path": "/a.txt", "old_string": "one",
+                                     "new_string": "two"})
+    assert code(res) is ErrorCode.FS_BACKEND
+    assert f"/a.txt {NOT_SAVED}" in res.text and "RecursionError" in res.text
+    assert "nested too deeply" not in res.text
+    mem = fsspec.filesystem("memory")
+    assert mem.cat_file(f"{url.removeprefix('memory://')}/a.txt") == b"two\n"
+
+
 # -- a damaged ledger file --------------------------------------------------------------------
 
 DEEP = b"[" * 100_000 + b"]" * 100_000

@@ -82,8 +82,14 @@ def _later(than: float) -> float:
     return now if now > than else math.nextafter(than, math.inf)
 
 
-def _not_saved(changed: str, err: FsError, store: ObservationStore) -> FsError:
-    """The failure of a call whose change landed but could not be recorded."""
+def _not_saved(changed: str, err: Exception, store: ObservationStore) -> FsError:
+    """The failure of a call whose change landed but could not be recorded (``err``: why;
+    any exception, so that none of a store's own makes the answer deny the change)."""
+    if not isinstance(err, FsError):
+        return FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
+                       details={"store": repr(store), "detail": f"{type(err).__name__}: {err}"})
+    if err.reason == Reason.observations_not_saved:
+        return err
     # An unreachable store's own sentence ends "nothing was changed", untrue here: its
     # cause is what this answer names.
     cause = err.details.get("detail") if err.reason == Reason.observations_unreachable else None
@@ -197,7 +203,7 @@ class ObservationPolicy:
                 store.put(owner, pending)
             if unsaved is not None:
                 raise unsaved
-        except FsError as e:
+        except Exception as e:  # a store's own failure too (RecursionError on a damaged file)
             if failed:
                 return  # the call's own failure is the one to report
             if changed is None:
@@ -229,7 +235,7 @@ class ObservationPolicy:
         # A store on another machine is asked outside the lock: other owners' calls go on.
         try:
             stored = None if known else self.store_for(owner).get(owner, key)
-        except FsError as e:
+        except Exception as e:
             if changed is None:
                 raise
             # The change landed: the call must end saying so, not in "nothing was changed"
@@ -237,7 +243,7 @@ class ObservationPolicy:
             with self._lock:
                 running = self._calls.get(owner)
                 if running is not None:
-                    running.unsaved = running.unsaved or e
+                    running.unsaved = running.unsaved or _not_saved(changed, e, running.store)
                     running.changed = running.changed or changed
                     return
             raise _not_saved(changed, e, self.store_for(owner)) from e
