@@ -321,6 +321,20 @@ def test_a_store_built_over_a_backend_inside_the_root_is_reserved() -> None:
     assert_unreachable(ctx, shard_paths(keys, "built-obs/"), read_all)
 
 
+def test_a_store_given_to_one_context_inside_the_root_is_reserved() -> None:
+    url = f"memory://res-{uuid.uuid4().hex[:8]}"
+    ws = Workspace(url)
+    ctx = ws.context("person", observations=open_observations(f"{url}/own-obs",
+                                                              workspace_url=url, shards=2))
+    ok(ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}))
+    keys, read_all = memory_tree(url)
+    assert_unreachable(ctx, shard_paths(keys, "own-obs/"), read_all)
+    assert_unreachable(ws.context("other"), shard_paths(keys, "own-obs/"), read_all)
+    with pytest.raises(FsError) as err:
+        ws.context("x", observations=open_observations(url, workspace_url=url))
+    assert err.value.code is ErrorCode.FS_INVALID_ARGUMENT
+
+
 def test_a_ledger_object_spelled_another_way_is_reserved(tmp_path: Path) -> None:
     root = tmp_path / "root"
     (root / "sub").mkdir(parents=True)

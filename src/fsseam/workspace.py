@@ -102,6 +102,7 @@ class Workspace:
         first: list[Any] = [self.policy] if self.policy is not None else []
         hidden = (reserved_prefix(self.policy.store, self.backend)
                   if self.policy is not None and observations is not None else None)
+        self._reserved = {hidden} if hidden is not None else set()
         if hidden is not None:
             first.append(ReservedKeys(hidden))  # registered last: asked first
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
@@ -195,8 +196,13 @@ class Workspace:
                 observations: ObservationStore | None = None) -> Context:
         """One execution context: the owner the observation policy keeps observations for.
         ``observations``: keep this owner's in that store (a framework's state) rather
-        than the workspace's."""
+        than the workspace's. A store that keeps its objects inside the root is reserved
+        as ``observations=`` is (raises FsError for one at the root itself)."""
         if observations is not None and self.policy is not None:
+            hidden = reserved_prefix(observations, self.backend)
+            if hidden is not None and hidden not in self._reserved:
+                self._reserved.add(hidden)
+                self.gate.register(ReservedKeys(hidden))
             self.policy.bind(owner, observations)
         return Context(self, owner, observations)
 
