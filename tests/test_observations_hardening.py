@@ -4,6 +4,7 @@ ledger, the stores' own objects out of the agent's reach, and entries dated ahea
 from __future__ import annotations
 
 import os
+import socket
 import time
 import uuid
 from collections.abc import Mapping
@@ -62,6 +63,29 @@ def test_every_new_file_is_refused_alike_when_the_observation_bucket_is_missing(
     missing = f"fsseam-gone-{uuid.uuid4().hex[:12]}"
     ws = Workspace(f"s3://{bucket}/r", storage_options=moto_s3.storage_options(),
                    observations=f"s3://{missing}/obs/")
+    res = ws.context().tools.execute(tool, args)
+    assert code(res) is ErrorCode.FS_BACKEND
+    assert UNREACHABLE in res.text and "nothing was changed" in res.text
+    listed = moto_s3.client().list_objects_v2(Bucket=bucket)
+    assert listed.get("Contents", []) == [], (tool, key)
+
+
+def stopped_endpoint(moto: Any) -> dict[str, Any]:
+    """Options of an S3 endpoint where no server answers (a stopped one), asked once."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return {**moto.storage_options(), "endpoint_url": f"http://127.0.0.1:{port}",
+            "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 2}}
+
+
+@pytest.mark.parametrize(("tool", "key", "args"), NEW_FILE_CALLS,
+                         ids=[c[0] for c in NEW_FILE_CALLS])
+def test_every_new_file_is_refused_alike_when_the_observation_server_is_stopped(
+        moto_s3: Any, tool: str, key: str, args: dict[str, Any]) -> None:
+    bucket = moto_s3.create_bucket()
+    ws = Workspace(f"s3://{bucket}/r", storage_options=moto_s3.storage_options(),
+                   observations=(f"s3://{bucket}/obs/", stopped_endpoint(moto_s3)))
     res = ws.context().tools.execute(tool, args)
     assert code(res) is ErrorCode.FS_BACKEND
     assert UNREACHABLE in res.text and "nothing was changed" in res.text
