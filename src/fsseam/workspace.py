@@ -65,7 +65,7 @@ class Workspace:
     context, a checkpoint) are signed with it, and one not signed with it is ignored (the
     file must be read again); see docs/observations.md, "Trust".
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
-    missing, local root that does not exist).
+    missing, local root that does not exist, ``observations=`` at the root itself).
     """
 
     def __init__(
@@ -114,8 +114,10 @@ class Workspace:
             if policy else None
         )
         first: list[Any] = [self.policy] if self.policy is not None else []
-        hidden = reserved_prefix(observations, url) if observations is not None else None
-        if hidden is not None and fs is None and not isinstance(backend, Backend):
+        hidden = (reserved_prefix(self.policy.store, self.backend)
+                  if self.policy is not None and observations is not None else None)
+        self._reserved = {hidden} if hidden is not None else set()
+        if hidden is not None:
             first.append(ReservedKeys(hidden))  # registered last: asked first
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
         index = plugin(content_index, self.backend, read_only=read_only)
@@ -223,8 +225,13 @@ class Workspace:
                 observations: ObservationStore | None = None) -> Context:
         """One execution context: the owner the observation policy keeps observations for.
         ``observations``: keep this owner's in that store (a framework's state) rather
-        than the workspace's."""
+        than the workspace's. A store that keeps its objects inside the root is reserved
+        as ``observations=`` is (raises FsError for one at the root itself)."""
         if observations is not None and self.policy is not None:
+            hidden = reserved_prefix(observations, self.backend)
+            if hidden is not None and hidden not in self._reserved:
+                self._reserved.add(hidden)
+                self.gate.register(ReservedKeys(hidden))
             self.policy.bind(owner, observations)
         return Context(self, owner, observations)
 

@@ -331,5 +331,6 @@ class Reason(StrEnum):
     observations_corrupt = auto()
     observations_contended = auto()
     observations_not_saved = auto()
+    observations_at_root = auto()
     reserved_index = auto()
     content_index_unsupported = auto()

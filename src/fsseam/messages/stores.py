@@ -198,6 +198,7 @@ SENTENCES: dict[str, str] = {
         "left as it is and nothing was changed. Ask the user to repair or remove it."
     ),
     "_observations_not_json": "it is not JSON",
+    "_observations_too_deep": "it is nested too deeply to read",
     "_observations_format": "it has format {found}; this fsseam reads {expected}",
     "_observations_foreign": (
         "it holds the observations of another owner or workspace (shard {found})"
@@ -211,6 +212,12 @@ SENTENCES: dict[str, str] = {
     "observations_not_saved": (
         "{path} was changed, but the observation store at {store} could not save that "
         "({detail}). Read {path} again before your next edit of it."
+    ),
+    "observations_at_root": (
+        "the observation store {store} is the workspace root {root} itself: the agent's files "
+        "and what fsseam keeps of their reads would be one folder. Give observations= a "
+        "folder of their own, such as {root}/.fsseam-observations/, or a place outside the "
+        "root."
     ),
     # -- the content index (kept beside the files, never one of them) ------------------------
     "reserved_index": (

@@ -47,6 +47,8 @@ def read_ledger(path: Path) -> Ledger:
         raw = json.loads(data)
     except ValueError:  # UnicodeDecodeError included
         raise refused(shown, "_observations_not_json") from None
+    except RecursionError:  # arrays nested past the interpreter's depth
+        raise refused(shown, "_observations_too_deep") from None
     found = raw.get("format") if isinstance(raw, dict) else None
     if type(found) is not int or found != LEDGER_FORMAT:
         raise refused(shown, "_observations_format", found=repr(found),
@@ -55,6 +57,8 @@ def read_ledger(path: Path) -> Ledger:
         return Ledger.model_validate(raw)
     except ValidationError as e:
         raise corrupt(shown, e) from None
+    except RecursionError:
+        raise refused(shown, "_observations_too_deep") from None
 
 
 def write_ledger(ledger: Ledger, path: Path) -> None:
@@ -97,7 +101,11 @@ class FileObservations(MemoryObservations):
         return (_reopen, (str(self.path), self.max_entries))
 
     def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
-        if fresh:
+        # Without ``fresh``, one stat: a file another process replaced is read now, before
+        # the change this answer checks lands, so a damaged file refuses the change instead
+        # of failing the call after it. Read under the lock, as ``put`` merges: a reload
+        # between its merge and its write would write the file without the merge.
+        if fresh or self._stamp() != self._seen:
             with self._locked():
                 self._reload()
         return super().get(owner, key)

@@ -19,7 +19,9 @@ from typing import Any
 
 from fsspec.core import split_protocol
 
-from ..backends.registry import open_backend
+from ..backends.base import Backend
+from ..backends.registry import backend_class, open_backend
+from ..errors import ErrorCode, FsError
 from .file import FileObservations
 from .memory import Ledger, MemoryObservations
 from .sharded import ShardedObservations
@@ -98,19 +100,70 @@ def shared_memory(url: str, storage_options: dict[str, Any] | None) -> MemoryObs
         return store
 
 
-def reserved_prefix(spec: ObservationsSpec, workspace_url: str) -> str | None:
-    """The key (relative to the workspace root) under which observations at ``spec`` lie
-    inside the workspace, or None when they lie outside it."""
-    if isinstance(spec, tuple):
-        spec = spec[0]
-    if not isinstance(spec, str):
+def reserved_prefix(store: ObservationStore, backend: Backend) -> str | None:
+    """The key, relative to the root of ``backend`` (a workspace's), under which ``store``
+    keeps its objects when they lie inside that root; None when they lie outside it.
+
+    Told by where the objects are, not by how the store was named: the storage (``s3://``
+    and ``s3a://`` are one, ``gs://`` and ``gcs://``, a local path however spelled) and the
+    root as the storage names it, whether the store was opened from a URL or built over a
+    backend. Stores of other kinds (a framework's state, this process's memory) keep no
+    objects in any root. Raises FsError (FS_INVALID_ARGUMENT) for a store at the root
+    itself: the agent's files and the store's objects would be one folder.
+    """
+    where = _location(store)
+    if where is None:
         return None
-    inner, outer = canonical_url(spec), canonical_url(workspace_url)
-    if inner.split("://")[0] != outer.split("://")[0]:
+    kind, inner = where
+    ws = _bare(backend)
+    if kind is not _kind(ws):
         return None
-    root = outer.rstrip("/") + "/"
-    if outer.endswith("://"):
-        root = outer
-    if not inner.startswith(root):
-        return None
-    return inner[len(root):].strip("/") or None
+    outer = _path(ws.root)
+    if inner == outer:
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="observations_at_root",
+                      details={"store": _shown(store), "root": ws.root})
+    if not outer:
+        return inner
+    return inner[len(outer) + 1:] if inner.startswith(outer + "/") else None
+
+
+def _location(store: ObservationStore) -> tuple[type, str] | None:
+    """The storage kind and the canonical path of the store's objects (a ledger: its
+    file), or None for a store that keeps none."""
+    if isinstance(store, FileObservations):
+        try:
+            local = backend_class("file")
+        except FsError:  # no local backend here: no workspace on local disk either
+            return None
+        return local, _path(os.path.realpath(store.path))
+    if isinstance(store, ShardedObservations):
+        bare = _bare(store.backend)
+        return _kind(bare), _path(bare.root)
+    return None
+
+
+def _bare(backend: Backend) -> Backend:
+    """The backend under wrappers that keep another's storage (fsseam's kept history)."""
+    seen = 0
+    while isinstance(getattr(backend, "inner", None), Backend) and seen < 8:
+        backend = backend.inner  # type: ignore[attr-defined]
+        seen += 1
+    return backend
+
+
+def _kind(backend: Backend) -> type:
+    # The filesystem class names the storage whatever protocol alias opened it (s3fs for
+    # s3:// and s3a://, whichever adapter serves it); a backend without one is its own kind.
+    fs = getattr(backend, "fs", None)
+    return type(fs) if fs is not None else type(backend)
+
+
+def _path(root: str) -> str:
+    return "/".join(part for part in root.split("/") if part)
+
+
+def _shown(store: ObservationStore) -> str:
+    opened = getattr(store, "opened", None)
+    if isinstance(opened, tuple):
+        return str(opened[0])
+    return str(getattr(store, "name", repr(store)))

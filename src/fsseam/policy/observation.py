@@ -27,6 +27,7 @@ before they are stored where each run keeps them.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import weakref
@@ -47,6 +48,7 @@ from ..events import (
     WrittenEvent,
 )
 from ..gate import hookimpl
+from ..messages import Reason
 from ..observations import (
     UNDO_DEPTH,
     Change,
@@ -72,6 +74,34 @@ class _Call:
     changed: str | None = None
     """A file the call changed (its shown path): a failure to store what the call recorded
     must then say the file changed."""
+    unsaved: FsError | None = None
+    """Why a change that landed could not be recorded (the store failed on the way): the
+    call then ends in that failure, saying the file changed."""
+
+
+def _later(than: float) -> float:
+    """The recording time of an update of an entry recorded at ``than``: this process's
+    clock, or just after ``than`` when that is ahead of it. An update is so always later
+    than the entry it was made from, whatever clock dated that one: an entry from a worker
+    whose clock runs ahead never outlives the owner's next read (docs/observations.md)."""
+    now = time.time()
+    return now if now > than else math.nextafter(than, math.inf)
+
+
+def _not_saved(changed: str, err: Exception, store: ObservationStore) -> FsError:
+    """The failure of a call whose change landed but could not be recorded (``err``: why;
+    any exception, so that none of a store's own makes the answer deny the change)."""
+    if not isinstance(err, FsError):
+        return FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
+                       details={"store": repr(store), "detail": f"{type(err).__name__}: {err}"})
+    if err.reason == Reason.observations_not_saved:
+        return err
+    # An unreachable store's own sentence ends "nothing was changed", untrue here: its
+    # cause is what this answer names.
+    cause = err.details.get("detail") if err.reason == Reason.observations_unreachable else None
+    return FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
+                   details={"store": err.details.get("store", repr(store)),
+                            "detail": cause if isinstance(cause, str) else err.message})
 
 
 _Running = Mapping[tuple["ObservationPolicy", str], _Call]
@@ -185,25 +215,27 @@ class ObservationPolicy:
 
     def _exit(self, running: _Call, failed: bool) -> None:
         running.depth -= 1
-        if running.depth == 0 and running.pending:
+        if running.depth == 0 and (running.pending or running.unsaved is not None):
             self._store(running.owner, running.store, running.pending, running.changed,
-                        failed)
+                        failed, running.unsaved)
 
     def _store(self, owner: str, store: ObservationStore, pending: dict[str, Entry],
-               changed: str | None, failed: bool) -> None:
+               changed: str | None, failed: bool, unsaved: FsError | None = None) -> None:
         """Write what a call recorded. A store that fails it fails the call (nothing is
         let through unguarded: the next call asks the store again); when the call changed a
-        file, the failure says so (the agent must read it again before an edit)."""
+        file, the failure says so (the agent must read it again before an edit).
+        ``unsaved``: a failure met while recording a change that landed."""
         try:
-            store.put(owner, pending)
-        except FsError as e:
+            if pending:
+                store.put(owner, pending)
+            if unsaved is not None:
+                raise unsaved
+        except Exception as e:  # a store's own failure too (RecursionError on a damaged file)
             if failed:
                 return  # the call's own failure is the one to report
             if changed is None:
                 raise
-            raise FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
-                          details={"store": e.details.get("store", repr(store)),
-                                   "detail": e.message}) from e
+            raise _not_saved(changed, e, store) from e
 
     def entry(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
         running = self._running(owner)
@@ -231,11 +263,23 @@ class ObservationPolicy:
         with self._lock:
             known = running is not None and key in running.pending
         # A store on another machine is asked outside the lock: other owners' calls go on.
-        stored = None if known else store.get(owner, key)
+        try:
+            stored = None if known else store.get(owner, key)
+        except Exception as e:
+            if changed is None:
+                raise
+            # The change landed: the call must end saying so, not in "nothing was changed"
+            # (nor be answered ok because a hook's failure after a write is only logged).
+            if running is not None:
+                with self._lock:
+                    running.unsaved = running.unsaved or _not_saved(changed, e, running.store)
+                    running.changed = running.changed or changed
+                return
+            raise _not_saved(changed, e, store) from e
         with self._lock:
             held = running.pending.get(key) if running is not None else None
             before = held or stored or Entry(seen=False)
-            after = change(before).model_copy(update={"at": time.time()})
+            after = change(before).model_copy(update={"at": _later(before.at)})
             if after.same(before) and before.at:
                 return
             if running is not None:
@@ -260,10 +304,13 @@ class ObservationPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_write_intent(self, event: WriteIntent) -> None:
+        # Asked for a create too, though a create needs no observation: every change asks
+        # the store before it lands, so a store that cannot be reached refuses every change
+        # alike (FS_BACKEND, nothing changed) rather than letting a create land unrecorded.
+        known, version = self.observed(event.owner, event.key)
         if event.operation == "create":
             event.precondition = CreateOnly()
             return
-        known, version = self.observed(event.owner, event.key)
         if version is not None:
             event.precondition = IfMatch(version)
             event.conflict_code = ErrorCode.FS_STALE

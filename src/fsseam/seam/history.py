@@ -18,7 +18,7 @@ from typing import Literal
 
 from ..backends.base import Blob, WriteMeta
 from ..errors import ErrorCode, FsError
-from ..events import DeletedEvent, WrittenEvent
+from ..events import DeletedEvent, StatEvent, WrittenEvent
 from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome, match_version
 from ..history import version_id as _id
 from ..messages import Sentence
@@ -34,6 +34,9 @@ DEFAULT_HISTORY_LIMIT = 10
 
 
 def _require_history(fs: Core, key: str, shown: str, tool: str) -> None:
+    # Asked as a stat of the file: a plugin that hides or refuses it (reserved keys) keeps
+    # its versions from being listed or read back too.
+    fs._gate.dispatch(StatEvent(owner=fs.owner, key=key, path=shown, type="file"))
     if not fs._keeps_history(key):
         raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="history_not_kept",
                       details={"tool": tool})
