@@ -111,7 +111,8 @@ def test_two_moves_of_one_file_one_wins_one_copy(ws: Workspace) -> None:
     assert won.ok, won.text
     assert won.text == "Moved /a.txt to /x.txt."
     assert lost.error is not None and lost.error.code is ErrorCode.FS_NOT_FOUND, lost.text
-    assert lost.text == ("/a.txt was moved or deleted by another writer since you last read "
+    assert lost.text == ("Error [FS_NOT_FOUND]: /a.txt was moved or deleted by another "
+                         "writer since you last read "
                          "it; nothing was moved."), lost.text
     assert stored(ws) == {"x.txt": b"a\n"}
 
