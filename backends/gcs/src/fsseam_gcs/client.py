@@ -251,7 +251,7 @@ class GcsClient:
                                     ifGenerationMatch=generation)
             except Exception as e:
                 if not watched or sends[0] > 1:
-                    raise Resent(f"DELETE sent {sends[0]} times") from e
+                    raise Resent(sends[0] if watched else 0) from e
                 raise
 
     # -- the object-store client contract ----------------------------------------

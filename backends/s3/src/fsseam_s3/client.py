@@ -303,7 +303,7 @@ class S3Client:
                     return await self._call("delete_object", Key=name, **condition)
                 except Exception as e:
                     if not watched or sends[0] > 1:
-                        raise Resent(f"DeleteObject sent {sends[0]} times") from e
+                        raise Resent(sends[0] if watched else 0) from e
                     raise
 
         self._run(self._retrying_conflicts, delete)

@@ -386,21 +386,20 @@ class ObjectStoreBackend:
             else:
                 self._client.delete(name, if_match=expected)
         except Exception as failed:
-            resent = isinstance(failed, Resent) or tells is None
-            e = failed.__cause__ if isinstance(failed, Resent) else failed
-            if not isinstance(e, Exception):
-                e = failed
+            cause = failed.__cause__ if isinstance(failed, Resent) else None
+            store_error = cause if isinstance(cause, Exception) else failed
             if expected is None:
-                raise self._missing_or_directory(e, "delete", key, "delete") from e
+                raise self._missing_or_directory(store_error, "delete", key, "delete") from (
+                    store_error)
             exists = None
-            if self._fault(e, "delete") is Fault.PRECONDITION:
+            if self._fault(store_error, "delete") is Fault.PRECONDITION:
                 exists, _ = self._look(key)
-            err = self._error(e, "delete", key, "delete", precondition, exists)
+            err = self._error(store_error, "delete", key, "delete", precondition, exists)
             if isinstance(err, Conflict):
                 # A refusal answering the only request sent is another writer's change; one
                 # answering a resend may have met our own delete, landed unanswered.
-                err.resent = resent
-            raise err from e
+                err.resent = isinstance(failed, Resent) or tells is None
+            raise err from store_error
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         return copying.copy(self, src, dst, source)

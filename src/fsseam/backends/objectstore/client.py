@@ -58,7 +58,11 @@ class Resent(Exception):
     """The store's refusal (its exception is the ``__cause__``) of a request the client
     sent more than once: an earlier attempt, whose answer was lost, may have done what was
     asked, so a 404 or a 412 may answer our own landed request rather than another
-    writer's change."""
+    writer's change. ``sends``: how many times it went out (0: not known)."""
+
+    def __init__(self, sends: int) -> None:
+        super().__init__(sends)
+        self.sends = sends
 
 
 @dataclass(frozen=True)
