@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from fsseam import ErrorCode, Workspace
+from fsseam import Conflict, CreateOnly, ErrorCode, IfMatch, Workspace
+from fsseam.errors import ConflictKind
 from fsseam.versions import Precondition
 
 STORES = ["memory", "local", "s3", "gcs"]
@@ -215,3 +216,15 @@ def test_two_memory_renames_one_wins(ws: Workspace) -> None:
     assert not lost.ok, lost.text
     assert lost.error is not None and lost.error.code is ErrorCode.FS_NOT_FOUND, lost.text
     assert stored(ws) == {"memories/x.txt": b"a\n"}
+
+
+def test_a_guarded_delete_refused_on_its_only_send_is_definitive(ws: Workspace) -> None:
+    """What the move decides by: a refusal of a delete sent once is marked definitive (on
+    S3 and GCS the client counted one request on the wire)."""
+    backend = ws.backend
+    version = backend.write("a.txt", b"a\n", CreateOnly())
+    backend.delete("a.txt", IfMatch(version))
+    with pytest.raises(Conflict) as gone:
+        backend.delete("a.txt", IfMatch(version))
+    assert gone.value.reason == ConflictKind.missing
+    assert gone.value.resent is False

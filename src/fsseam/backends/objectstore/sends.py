@@ -54,7 +54,12 @@ def watch(session: Any) -> bool:
     """Make ``session`` (an ``aiohttp.ClientSession``) count sends for the calls that ask
     (idempotent); False when it cannot be told to (not such a session): its calls' sends
     are then not known."""
-    configs = getattr(session, "_trace_configs", None)
+    try:
+        # Not documented by aiohttp, which takes trace configs only when a session is made;
+        # the store library made this one.
+        configs = session._trace_configs
+    except AttributeError:
+        return False
     if not isinstance(configs, list):
         return False
     trace = _counting_trace()
