@@ -6,7 +6,7 @@ deleted or changed the source between the two, the store refuses that delete (a 
 412, no such file): a definitive answer, so the copy is taken back and the move refused.
 Each race is ordered by a pause point: the second agent's call runs up to its source
 delete, the first agent's whole call runs there, then the second goes on. Every store:
-memory (isolated), local files, S3 (moto server), GCS (fake-gcs-server).
+memory (isolated), local files, S3 (moto server), GCS (fake-gcs-server), Azure (Azurite).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from fsseam import Conflict, CreateOnly, ErrorCode, IfMatch, Workspace
 from fsseam.errors import ConflictKind
 from fsseam.versions import Precondition
 
-STORES = ["memory", "local", "s3", "gcs"]
+STORES = ["memory", "local", "s3", "gcs", "azure"]
 
 _RESERVED = (".fsseam",)
 
@@ -41,10 +41,14 @@ def ws(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Workspace]:
         moto = request.getfixturevalue("moto_s3")
         bucket = moto.create_bucket()
         yield Workspace(f"s3://{bucket}/r", storage_options=moto.storage_options())
-    else:
+    elif kind == "gcs":
         endpoint, _ = request.getfixturevalue("fake_gcs")
         bucket = endpoint.create_bucket()
         yield Workspace(f"gs://{bucket}/r", storage_options=endpoint.storage_options())
+    else:
+        az = request.getfixturevalue("azurite")
+        container = az.create_container()
+        yield Workspace(f"az://{container}/r", storage_options=az.storage_options())
 
 
 def stored(ws: Workspace) -> dict[str, bytes]:
