@@ -286,7 +286,7 @@ class AzureClient:
             try:
                 await blob.delete_blob(**_condition(if_match, False))
             except Exception as e:
-                if not watched or sends[0] > 1:
+                if not watched or sends[0] != 1:
                     raise Resent(sends[0] if watched else 0) from e
                 raise
 

@@ -250,7 +250,7 @@ class GcsClient:
                 await self.fs._call("DELETE", "b/{}/o/{}", self.bucket, name,
                                     ifGenerationMatch=generation)
             except Exception as e:
-                if not watched or sends[0] > 1:
+                if not watched or sends[0] != 1:
                     raise Resent(sends[0] if watched else 0) from e
                 raise
 

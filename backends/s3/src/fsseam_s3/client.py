@@ -302,7 +302,7 @@ class S3Client:
                 try:
                     return await self._call("delete_object", Key=name, **condition)
                 except Exception as e:
-                    if not watched or sends[0] > 1:
+                    if not watched or sends[0] != 1:
                         raise Resent(sends[0] if watched else 0) from e
                     raise
 
