@@ -17,6 +17,7 @@ aiohttp is imported only when a session is watched.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -28,6 +29,8 @@ _SENDS: ContextVar[list[int] | None] = ContextVar("fsseam_sends", default=None)
 """The requests sent so far by the call counting them; None outside such a call."""
 
 _trace: Any = None
+_lock = threading.Lock()
+"""One trace for every session, attached once to each: a second would count twice."""
 
 
 async def _sent(session: Any, ctx: Any, params: Any) -> None:
@@ -39,7 +42,7 @@ async def _sent(session: Any, ctx: Any, params: Any) -> None:
 
 
 def _counting_trace() -> Any:
-    global _trace
+    global _trace  # made once, on first use: aiohttp is imported only then
     if _trace is None:
         from aiohttp import TraceConfig
 
@@ -62,9 +65,10 @@ def watch(session: Any) -> bool:
         return False
     if not isinstance(configs, list):
         return False
-    trace = _counting_trace()
-    if not any(c is trace for c in configs):
-        configs.append(trace)
+    with _lock:
+        trace = _counting_trace()
+        if not any(c is trace for c in configs):
+            configs.append(trace)
     return True
 
 
