@@ -373,15 +373,17 @@ def test_a_rollback_leaves_a_file_another_writer_created_with_the_same_bytes(
         res.text)
 
 
-def test_a_rollback_leaves_a_source_another_writer_deleted_and_keeps_the_copy(
+def test_a_patch_move_whose_source_another_writer_deleted_is_refused(
     store: Store,
 ) -> None:
-    """A patch moves a.txt to m.txt; someone deletes a.txt just before the commit does. A
-    later step fails: a.txt stays deleted (as they left it) and its content stays at
-    m.txt, never nowhere."""
+    """A patch moves a.txt to m.txt; someone deletes a.txt just before the commit does: the
+    store's refusal of the source delete is definitive (a delete and a move at once, the
+    delete won), so m.txt is taken back, the patch is refused and d.txt is left as it was."""
     ctx, _ = store.agent()
     ctx.fs.backend = Twin(store.ws.backend, "a.txt", refuses={("delete", "d.txt")})
     res = ctx.tools.execute("apply_patch", {"patch": MOVE_PATCH})
-    assert res.error is not None, res.text
-    assert store.stored() == {"b.txt": b"b\n", "d.txt": b"d\n", "m.txt": b"A\n"}
-    assert "/a.txt was deleted by someone else too" in res.text
+    assert res.error is not None and res.error.code is ErrorCode.FS_NOT_FOUND, res.text
+    assert store.stored() == {"b.txt": b"b\n", "d.txt": b"d\n"}
+    assert res.error.message == (
+        "/a.txt was moved or deleted by another writer since you last read it; nothing was "
+        "moved. Nothing was applied: every file is as it was."), res.text

@@ -12,14 +12,19 @@ import pytest
 
 import fsseam.backends.objectstore as objectstore
 from fsseam.backends.objectstore import (
+    Fault,
     KeySpace,
     ObjectData,
     ObjectStoreBackend,
+    Op,
+    Resent,
+    StoreError,
     StoreFacts,
+    TellsResends,
     VersionsById,
 )
-from fsseam.errors import ErrorCode, FsError
-from fsseam.versions import Version
+from fsseam.errors import Conflict, ConflictKind, ErrorCode, FsError
+from fsseam.versions import IfMatch, Version
 
 
 class _Store(ObjectStoreBackend):
@@ -95,3 +100,61 @@ def test_the_template_finds_no_client_operation_by_name() -> None:
         and node.func.id in ("getattr", "hasattr")
     ]
     assert found == []
+
+
+class _NoSuchKey(Exception):
+    pass
+
+
+class _Mapper:
+    store = "X"
+    configure = "_s3_configure"
+    grant = "_s3_grant"
+
+    def classify(self, exc: BaseException, op: Op) -> StoreError:
+        return StoreError(Fault.NOT_FOUND, "NoSuchKey")
+
+
+class _Deleting(_Client):
+    """A guarded delete the store refuses: no such object."""
+
+    def delete(self, name: str, *, if_match: Version | None) -> None:
+        raise _NoSuchKey(name)
+
+
+class _Telling(_Deleting):
+    """As above, and the client knows how many times its request went out."""
+
+    def __init__(self, sends: int) -> None:
+        super().__init__()
+        self.sends = sends
+
+    def delete_telling_resends(self, name: str, *, if_match: Version | None) -> None:
+        try:
+            self.delete(name, if_match=if_match)
+        except _NoSuchKey as e:
+            if self.sends > 1:
+                raise Resent(self.sends) from e
+            raise
+
+
+@pytest.mark.parametrize(("client", "resent"), [
+    (_Deleting(), True), (_Telling(1), False), (_Telling(2), True)])
+def test_a_guarded_delete_refusal_is_definitive_only_when_sent_once(
+    client: _Deleting, resent: bool,
+) -> None:
+    """Only a client that counted one send makes a refusal definitive (a move then takes
+    its copy back); a resend, or a client that cannot tell, may have met our own delete."""
+    backend = _Store(client, mapper=_Mapper(), keys=KeySpace("b"), server_side_copy=False)
+    with pytest.raises(Conflict) as info:
+        backend.delete("a.txt", IfMatch(Version(kind="etag", value='"1"')))
+    assert info.value.reason == ConflictKind.missing
+    assert info.value.resent is resent
+
+
+def test_the_store_clients_tell_resends() -> None:
+    from fsseam_azure.client import AzureClient
+    from fsseam_gcs.client import GcsClient
+    from fsseam_s3.client import S3Client
+
+    assert all(issubclass(c, TellsResends) for c in (S3Client, GcsClient, AzureClient))

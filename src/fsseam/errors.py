@@ -155,8 +155,27 @@ class Conflict(FsError):
     it (``conflict_exists`` ...), about ``path``.
     """
 
+    resent: bool = False
+    """Whether the refusal may answer a resend of this very request: the store's client
+    sent it again after an earlier attempt's answer was lost (or cannot say it did not),
+    and that attempt may have done what was asked (a delete that then finds no file). A
+    refusal without it is the store's definitive answer: another writer's change."""
+
     def __init__(
-        self, reason: ConflictReason, message: str | None = None, *, path: str | None = None
+        self, reason: ConflictReason, message: str | None = None, *, path: str | None = None,
+        resent: bool = False,
     ) -> None:
         super().__init__(_DEFAULT_CODE[reason], message, path=path, reason=f"conflict_{reason}")
         self.reason: ConflictKind = ConflictKind(reason)
+        self.resent = resent
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_conflict, (type(self), self.reason.value, self._message, self.path,
+                                    self.resent))
+
+
+def _rebuild_conflict(cls: type[Conflict], reason: ConflictReason, message: str | None,
+                      path: str | None, resent: bool) -> Conflict:
+    err = Conflict.__new__(cls)
+    Conflict.__init__(err, reason, message, path=path, resent=resent)
+    return err

@@ -81,7 +81,8 @@ SENTENCES: dict[str, str] = {
         "delete after its answer was lost found it gone); nothing to do."
     ),
     "deleted_before_move": (
-        "{path} was deleted by someone else since you last read it; nothing was moved."
+        "{path} was moved or deleted by another writer since you last read it; nothing was "
+        "moved."
     ),
     "move_destination_exists": (
         "{destination} already exists; a move never replaces a file, and both files are "

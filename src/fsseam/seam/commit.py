@@ -64,9 +64,16 @@ def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcom
     """What a failed step left: done after all (with the version it wrote), not done, or
     unknown. Costs at most one read, on this failure path only."""
     delete = step.action == "delete"
+    if delete and step.moved_to is not None and isinstance(failure, Conflict):
+        if not failure.resent:
+            # The store refused the only delete it was sent: another writer moved, deleted
+            # or changed the source since the copy; the copy is to be taken back.
+            return "not_done", None
+        # Perhaps the answer to a resend of our own landed delete: one read says.
+        return landed(backend, step.key, None)
     if delete and gone_already(failure):
-        # Our own resent delete, or someone else's: the file is gone either way, and a
-        # move's bytes are at its destination.
+        # A delete's goal, reached by our own resent delete or by someone else's: the file
+        # is gone either way.
         return "done", None
     if isinstance(failure, Conflict):
         if delete or failure.reason == ConflictKind.missing:

@@ -13,8 +13,9 @@ bytes, else one conditional write; a refused write is success after all when the
 holds exactly these bytes (another agent wrote the same, or our own resent request
 landed); otherwise the refusal, as FS_STALE with what changed since the agent's read when
 the policy says stale. A delete is one guarded delete; a move a guarded copy, then a
-guarded delete of the source (the copy taken back when that delete loses). A call that
-failed without a refusal may have landed: one read says.
+guarded delete of the source (the copy taken back when the store refuses that delete:
+another writer moved, deleted or changed the source). A call that failed without an
+answer may have landed: one read says.
 """
 
 from __future__ import annotations
@@ -233,22 +234,44 @@ def _copy_failed(fs: Core, plan: FilePlan, copy: Step, failure: Exception) -> No
 
 def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version) -> None:
     """The source's delete failed after the copy was made. Returns when the source is gone
-    all the same (a resend of our delete found it gone, or the delete landed and then
-    failed): the move is done, and its bytes are at the destination. Otherwise the copy is
-    taken back, guarded by its own version (no one's later write to it is lost), and the
-    error raised; but never while the source may be gone."""
-    src, src_shown, dst, dst_shown = plan.key, plan.shown, copy.key, copy.shown
+    by this move's own delete (its answer lost, a resend found the file gone): the move is
+    done, and its bytes are at the destination. When the store refused the only delete it
+    was sent (no such file, another version), another writer moved, deleted or changed
+    the source since the copy: that is definitive, so the copy is taken back, guarded by
+    its own version (no one's later write to it is lost), and the move refused. Otherwise
+    the copy is taken back too and the error raised; but never while the source may be
+    gone."""
+    src_shown, dst_shown = plan.shown, copy.shown
     facts = {"destination": dst_shown}
-    if gone_already(e):
-        return
-    if ambiguous(e):
-        outcome, _ = landed(fs.backend, src, None)
+    if isinstance(e, Conflict) and not e.resent:
+        _take_back(fs, e, plan, copy, version)
+        if e.reason == ConflictKind.missing:
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
+                          reason="deleted_before_move") from None
+        raise stale_source(fs, e, plan.key, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    if gone_already(e) and not isinstance(e, Conflict):
+        return  # a plain "no such file", which a resend of our own delete also meets
+    if ambiguous(e) or isinstance(e, Conflict):
+        outcome, _ = landed(fs.backend, plan.key, None)
         if outcome == "done":
             return
         if outcome == "unknown":
             raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_outcome_unknown",
                           details={**facts, "cause": cause_text(e, src_shown, "delete")},
                           ) from e
+    _take_back(fs, e, plan, copy, version)
+    if isinstance(e, Conflict):
+        raise stale_source(fs, e, plan.key, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    raise e
+
+
+def _take_back(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version) -> None:
+    """Delete a move's copy, guarded by the version the copy made; raises when it cannot
+    be taken back (``e``: why the move failed)."""
+    src_shown, dst, dst_shown = plan.shown, copy.key, copy.shown
+    facts = {"destination": dst_shown}
     try:
         perform(fs.backend, Step("delete", dst, dst_shown, IfMatch(version)), None)
     except Conflict as lost:
@@ -261,7 +284,3 @@ def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version
                        "error": cause_text(failed, dst_shown, "delete").rstrip(".")}
             raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_copy_kept",
                           details=details) from e
-    if isinstance(e, Conflict):
-        raise stale_source(fs, e, src, src_shown, plan.precondition, plan.lost,
-                           "move") from None
-    raise e

@@ -40,8 +40,10 @@ from fsseam.backends.objectstore import (
     NoVersion,
     ObjectData,
     ObjectHead,
+    Resent,
     SyncBridge,
 )
+from fsseam.backends.objectstore.sends import counting, watch
 from fsseam.messages import render
 from fsseam.versions import Version
 
@@ -112,6 +114,19 @@ def block_id(write_id: str, index: int) -> str:
     blob (Azure's rule), and unique to the write, so two writers staging blocks for one blob
     at once never commit each other's."""
     return base64.b64encode(f"{write_id}-{index:06d}".encode()).decode()
+
+
+def _watch_transport(client: Any) -> bool:
+    """Count the sends of the aiohttp session under an SDK client's pipeline (the
+    transport adlfs's service client opened for its first request, wrapped once per
+    sub-client): False when there is none to watch."""
+    transport = getattr(getattr(client, "_pipeline", None), "_transport", None)
+    for _ in range(4):
+        session = getattr(transport, "session", None)
+        if session is not None:
+            return watch(session)
+        transport = getattr(transport, "_transport", None)
+    return False
 
 
 class AzureClient:
@@ -257,6 +272,23 @@ class AzureClient:
 
     def delete(self, name: str, *, if_match: Version | None) -> None:
         self._run(self._blob(name).delete_blob, **_condition(if_match, False))
+
+    def delete_telling_resends(self, name: str, *, if_match: Version | None) -> None:
+        """``delete``, raising :class:`Resent` when its failure answered a request sent more
+        than once (by aiohttp or the SDK's retry policy, after an earlier answer was lost),
+        or when the sends cannot be counted."""
+        self._run(self._delete_counted, name, if_match)
+
+    async def _delete_counted(self, name: str, if_match: Version | None) -> None:
+        blob = self._blob(name)
+        watched = _watch_transport(blob)
+        with counting() as sends:
+            try:
+                await blob.delete_blob(**_condition(if_match, False))
+            except Exception as e:
+                if not watched or sends[0] != 1:
+                    raise Resent(sends[0] if watched else 0) from e
+                raise
 
     def copy(
         self, source: str, target: str, *, source_match: Version | None, write_id: str

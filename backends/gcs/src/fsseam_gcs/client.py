@@ -25,8 +25,10 @@ from fsseam.backends.objectstore import (
     ListPage,
     ObjectData,
     ObjectHead,
+    Resent,
     SyncBridge,
 )
+from fsseam.backends.objectstore.sends import counting, watch
 from fsseam.messages import render
 from fsseam.versions import Version
 
@@ -232,6 +234,25 @@ class GcsClient:
             name,
             ifGenerationMatch=None if if_match is None else if_match.value,
         )
+
+    def delete_telling_resends(self, name: str, *, if_match: Version | None) -> None:
+        """``delete``, raising :class:`Resent` when its failure answered a request sent more
+        than once (by aiohttp or gcsfs, after an earlier answer was lost), or when the
+        sends cannot be counted."""
+        self._run(self._delete_counted, name, if_match)
+
+    async def _delete_counted(self, name: str, if_match: Version | None) -> None:
+        await self.fs._set_session()
+        watched = watch(self.fs.session)
+        generation = None if if_match is None else if_match.value
+        with counting() as sends:
+            try:
+                await self.fs._call("DELETE", "b/{}/o/{}", self.bucket, name,
+                                    ifGenerationMatch=generation)
+            except Exception as e:
+                if not watched or sends[0] != 1:
+                    raise Resent(sends[0] if watched else 0) from e
+                raise
 
     # -- the object-store client contract ----------------------------------------
     def get(

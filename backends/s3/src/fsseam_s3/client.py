@@ -29,8 +29,10 @@ from fsseam.backends.objectstore import (
     NoVersion,
     ObjectData,
     ObjectHead,
+    Resent,
     SyncBridge,
 )
+from fsseam.backends.objectstore.sends import counting, watch
 from fsseam.versions import Version
 
 from .errors import is_conditional_conflict
@@ -59,6 +61,16 @@ PAGE = 1000
 """The most keys one ListObjectVersions answer holds (S3's own cap)."""
 
 T = TypeVar("T")
+
+
+def _watch(client: Any) -> bool:
+    """Count the sends of an aiobotocore client's aiohttp sessions (made by its first
+    request; a move has read before it deletes): False when there are none to watch."""
+    sessions = getattr(getattr(getattr(client, "_endpoint", None), "http_session", None),
+                       "_sessions", None)
+    if not isinstance(sessions, dict) or not sessions:
+        return False
+    return all(watch(session) for session in sessions.values())
 
 
 def _version(resp: dict[str, Any]) -> Version:
@@ -272,6 +284,27 @@ class S3Client:
 
         async def delete() -> dict[str, Any]:
             return await self._call("delete_object", Key=name, **condition)
+
+        self._run(self._retrying_conflicts, delete)
+
+    def delete_telling_resends(self, name: str, *, if_match: Version | None) -> None:
+        """``delete``, raising :class:`Resent` when its failure answered a request sent more
+        than once (by aiohttp, botocore or s3fs, after an earlier answer was lost), or when
+        the sends cannot be counted."""
+        condition = {} if if_match is None else {"IfMatch": if_match.value}
+
+        async def delete() -> dict[str, Any]:
+            await self.fs.set_session()
+            watched = _watch(await self.fs.get_s3(self.bucket))
+            # Counted per attempt of the 409 loop: a ConditionalRequestConflict is S3
+            # deciding not to act, so a resend after it is no ambiguity.
+            with counting() as sends:
+                try:
+                    return await self._call("delete_object", Key=name, **condition)
+                except Exception as e:
+                    if not watched or sends[0] != 1:
+                        raise Resent(sends[0] if watched else 0) from e
+                    raise
 
         self._run(self._retrying_conflicts, delete)
 

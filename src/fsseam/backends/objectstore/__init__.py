@@ -26,7 +26,10 @@ Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fs
       (:class:`VersionsById`), so a restore by the store's own version id is one GET;
       optionally ``list_objects_after`` (:class:`ListsAfter`), so a long walk is listed
       as several ranges at once; optionally ``start_get`` (:class:`StartsGets`), so a
-      grep's many reads wait on the store's event loop instead of a thread each.
+      grep's many reads wait on the store's event loop instead of a thread each;
+      optionally ``delete_telling_resends`` (:class:`TellsResends`), so a guarded delete's
+      refusal that answered the only request sent is taken as another writer's change
+      (raise :class:`Resent` when the library resent it).
     Coroutines of the store's async fsspec filesystem run through a :class:`SyncBridge`
     (``self._run = SyncBridge(fs)``). Each method raises the SDK's exceptions unchanged;
     versions are :class:`~fsseam.versions.Version` values of ``version_kind`` (raise
@@ -71,7 +74,9 @@ from .client import (
     ObjectClient,
     ObjectData,
     ObjectHead,
+    Resent,
     StartsGets,
+    TellsResends,
     VersionsById,
 )
 from .errors import (
@@ -110,12 +115,14 @@ __all__ = [
     "ObjectStoreBackend",
     "Op",
     "PinnedRangeStream",
+    "Resent",
     "Rung",
     "StartsGets",
     "StatusLadder",
     "StoreError",
     "StoreFacts",
     "SyncBridge",
+    "TellsResends",
     "VersionsById",
     "messages",
     "normalize",

@@ -35,12 +35,20 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any, ClassVar, Self, cast
 
-from ...errors import ErrorCode, FsError
+from ...errors import Conflict, ErrorCode, FsError
 from ...messages import Reason
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
 from . import copying, history, landed, listing, messages, plain, ranged, started
-from .client import MAX_VERSIONS_LISTED, NoVersion, ObjectClient, ObjectHead, VersionsById
+from .client import (
+    MAX_VERSIONS_LISTED,
+    NoVersion,
+    ObjectClient,
+    ObjectHead,
+    Resent,
+    TellsResends,
+    VersionsById,
+)
 from .errors import Action, Fault, ObjectErrorMapper, Op, StoreError, translate
 from .keys import KeySpace, normalize, parents
 from .parallel import READ_MANY_CONCURRENCY, READ_MANY_WINDOW_BYTES, concurrently, read_many
@@ -145,6 +153,8 @@ class ObjectStoreBackend:
         self._keeps_owner = type(client).keeps_owner
         by_id = issubclass(type(client), VersionsById)
         self._by_id = cast(VersionsById, client) if by_id else None
+        tells = issubclass(type(client), TellsResends)
+        self._tells_resends = cast(TellsResends, client) if tells else None
         self.history_owners = history_owners and self._keeps_owner
         """``versions`` asks each listed version whose owner the listing lacks (S3 lists
         no metadata): one HEAD per version shown, so off by default."""
@@ -369,15 +379,27 @@ class ObjectStoreBackend:
                 self._client.head(name)
             except Exception as e:
                 raise self._missing_or_directory(e, "head", key, "delete") from e
+        tells = self._tells_resends
         try:
-            self._client.delete(name, if_match=expected)
-        except Exception as e:
+            if tells is not None:
+                tells.delete_telling_resends(name, if_match=expected)
+            else:
+                self._client.delete(name, if_match=expected)
+        except Exception as failed:
+            cause = failed.__cause__ if isinstance(failed, Resent) else None
+            store_error = cause if isinstance(cause, Exception) else failed
             if expected is None:
-                raise self._missing_or_directory(e, "delete", key, "delete") from e
+                raise self._missing_or_directory(store_error, "delete", key, "delete") from (
+                    store_error)
             exists = None
-            if self._fault(e, "delete") is Fault.PRECONDITION:
+            if self._fault(store_error, "delete") is Fault.PRECONDITION:
                 exists, _ = self._look(key)
-            raise self._error(e, "delete", key, "delete", precondition, exists) from e
+            err = self._error(store_error, "delete", key, "delete", precondition, exists)
+            if isinstance(err, Conflict):
+                # A refusal answering the only request sent is another writer's change; one
+                # answering a resend may have met our own delete, landed unanswered.
+                err.resent = isinstance(failed, Resent) or tells is None
+            raise err from store_error
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         return copying.copy(self, src, dst, source)

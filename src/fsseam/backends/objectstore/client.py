@@ -28,7 +28,9 @@ __all__ = [
     "ObjectClient",
     "ObjectData",
     "ObjectHead",
+    "Resent",
     "StartsGets",
+    "TellsResends",
     "VersionsById",
 ]
 
@@ -50,6 +52,17 @@ a prefix of an id can cost. A full version id is read directly, past this bound 
 
 class NoVersion(Exception):
     """The store answered without the version of what it returned or stored."""
+
+
+class Resent(Exception):
+    """The store's refusal (its exception is the ``__cause__``) of a request the client
+    sent more than once: an earlier attempt, whose answer was lost, may have done what was
+    asked, so a 404 or a 412 may answer our own landed request rather than another
+    writer's change. ``sends``: how many times it went out (0: not known)."""
+
+    def __init__(self, sends: int) -> None:
+        super().__init__(sends)
+        self.sends = sends
 
 
 @dataclass(frozen=True)
@@ -196,6 +209,21 @@ class VersionsById(Protocol):
         """The version that the store's own id ``version_id`` (as history shows it) names,
         readable with ``get(name, version=...)`` without a listing; None when the string
         cannot be such an id."""
+        ...
+
+
+@runtime_checkable
+class TellsResends(Protocol):
+    """Optional for a client that knows whether it sent a delete more than once (its store
+    library's retries counted). Without it, every refusal of a guarded delete is taken as
+    one that may answer a resend: a move then never takes back its copy on such an answer,
+    since the source may be gone by its own delete. Looked up once, when the backend is
+    made."""
+
+    def delete_telling_resends(self, name: str, *, if_match: Version | None) -> None:
+        """``delete``, raising :class:`Resent` from the store's exception when the failure
+        answered a request sent more than once; the store's exception unchanged when it
+        answered the only one sent."""
         ...
 
 
