@@ -8,6 +8,21 @@ SENTENCES: dict[str, str] = {
         "{path} has changed since you last read it, so your {action} was not applied. "
         "{changes}"
     ),
+    # The one rule for a change the file already holds (fsseam.versions.same_change):
+    # another writer's equal bytes are not the agent's change.
+    "stale_same_change": (
+        "{path} already holds exactly your change, made by another writer since your "
+        "read; {_same_change_next} {changes}"
+    ),
+    "stale_same_change_maybe": (
+        "{path} already holds exactly your change, made since your read by another writer "
+        "or by an earlier try of yours whose answer was lost (the store does not say who "
+        "wrote it); {_same_change_next} {changes}"
+    ),
+    "_same_change_next": (
+        "nothing was written: if your change should apply once, it is there; if it builds "
+        "on the old value, apply it again."
+    ),
     "stale_undo": (
         "{path} was changed by someone else after your last change to it, so your change was "
         "not undone: undoing it would throw their change away. {changes}"

@@ -60,9 +60,14 @@ def perform(backend: Backend, step: Step, meta: WriteMeta | None) -> Version | N
     return None
 
 
-def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcome, Version | None]:
+def settle(backend: Backend, step: Step, failure: BaseException, owner: str | None = None
+           ) -> tuple[Outcome, Version | None]:
     """What a failed step left: done after all (with the version it wrote), not done, or
-    unknown. Costs at most one read, on this failure path only."""
+    unknown. Costs at most one read (and, for equal bytes, one look at who wrote them), on
+    this failure path only. Equal bytes are judged by the one rule
+    (:func:`~fsseam.versions.same_change`): a refused write over a version the agent read
+    is not done when someone else made the same bytes; a create meeting a file with its
+    bytes, or a call that failed without an answer, is."""
     delete = step.action == "delete"
     if delete and gone_already(failure):
         # Our own resent delete, or someone else's: the file is gone either way, and a
@@ -72,10 +77,14 @@ def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcom
         if delete or failure.reason == ConflictKind.missing:
             return "not_done", None
         # A refused write or copy: a resend meeting our own landed request, when the file
-        # holds exactly our bytes; someone else's change when it holds others.
+        # holds exactly our bytes and the store says it is ours; someone else's change
+        # otherwise, unless the step rests on no read (a create).
     elif not ambiguous(failure):
         return "not_done", None
-    return landed(backend, step.key, None if delete else step.data)
+    pre = step.precondition
+    return landed(backend, step.key, None if delete else step.data, owner=owner,
+                  seen=pre.version if isinstance(pre, IfMatch) else None,
+                  observed=isinstance(pre, IfMatch), answered=isinstance(failure, Conflict))
 
 
 @dataclass
@@ -186,7 +195,8 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
     ``change_outcome_unknown`` (FS_BACKEND) when the step's own outcome is unknown; the
     last two have the original failure as their ``__cause__``. Anything at all (an
     interrupt too) undoes what was done before it goes on."""
-    outcome, version = settle(backend, step, failure)
+    outcome, version = settle(backend, step, failure,
+                              meta.owner if meta is not None else None)
     if outcome == "done":
         step.version = version
         step.shared = not ambiguous(failure)

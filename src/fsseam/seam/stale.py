@@ -10,8 +10,9 @@ from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from ..edits import EditOp
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import DeleteIntent, EditIntent
+from ..messages import Reason, Sentence
 from ..text import TextDoc, decode
-from ..versions import IfMatch, Precondition, Version
+from ..versions import IfMatch, Precondition, SameChange, Version
 from .core import Core, Lost
 from .plans import lost_of
 
@@ -30,12 +31,18 @@ def stale(
     ops: Sequence[EditOp] = (),
     old: TextDoc | None = None,
     undo: bool = False,
+    same: SameChange | None = None,
 ) -> FsError:
     """FS_STALE with what changed from ``seen`` (the version the agent read or wrote) to
     the current version, and where each replacement of ``ops`` stands in it. A diff
     shown whole counts as a read of the current version only after an edit or an undo
     (see :data:`~fsseam.conflicts.DIFF_IS_A_READ`). ``fallback`` when no diff can be
-    made (diffs off, the old text unknown, a file that is not text)."""
+    made (diffs off, the old text unknown, a file that is not text). ``same``: the file
+    already holds exactly the change's bytes, made by another writer
+    (:attr:`SameChange.THEIRS`) or by one the store cannot name
+    (:attr:`SameChange.MAYBE_OURS`): the refusal says so, with or without a diff."""
+    if same is not None:
+        fallback = _same_change(shown, action, same, seen, current)
     if fs.limits.conflict_diff_chars <= 0 or seen is None:
         return fallback
     try:
@@ -49,8 +56,9 @@ def stale(
     summary = summarize(shown, old.view, new.view, fs.limits.conflict_diff_chars)
     if summary.complete and action in DIFF_IS_A_READ:
         fs._observed(key, shown, data, version)
+    reason = ("stale_undo" if undo else "stale_changed") if same is None else fallback.reason
     return FsError(
-        ErrorCode.FS_STALE, path=shown, reason="stale_undo" if undo else "stale_changed",
+        ErrorCode.FS_STALE, path=shown, reason=reason,
         details={"action": action, "changes": changes_part(
             summary, target_status(new.view, ops), undo=undo, action=action),
             "observed": seen, "current": version, "complete": summary.complete},
@@ -83,3 +91,16 @@ def stale_before(fs: Core, pre: Precondition, current: tuple[bytes, Version], ke
     if isinstance(pre, IfMatch) and pre.version != current[1]:
         fallback = fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
         raise stale_part(fs, key, shown, pre.version, current, action, fallback)
+
+
+def _same_change(shown: str, action: str, same: SameChange, seen: Version | None,
+                 current: tuple[bytes, Version] | None) -> FsError:
+    """The refusal of a change the file already holds, when no diff can be shown."""
+    reason = (Reason.stale_same_change if same is SameChange.THEIRS
+              else Reason.stale_same_change_maybe)
+    details: dict[str, object] = {"action": action, "changes": Sentence("changes_unknown")}
+    if seen is not None:
+        details["observed"] = seen
+    if current is not None:
+        details["current"] = current[1]
+    return FsError(ErrorCode.FS_STALE, path=shown, reason=reason, details=details)
