@@ -13,8 +13,9 @@ bytes at the version the agent read, else one conditional write. A file that hol
 exactly the bytes otherwise is judged by the one rule
 (:func:`~fsseam.versions.same_change`): the agent's own landed write is success, another
 writer's identical change made since the agent's read is FS_STALE saying so; any other
-refusal is FS_STALE with what changed since the agent's read when the policy says stale. A delete is one guarded delete; a move a guarded copy, then a
-guarded delete of the source (the copy taken back when that delete loses). A call that
+refusal is FS_STALE with what changed since the agent's read when the policy says
+stale. A delete is one guarded delete; a move a guarded copy, then a guarded delete of
+the source (the copy taken back when that delete loses). A call that
 failed without a refusal may have landed: one read says.
 """
 
