@@ -20,9 +20,8 @@ from fsseam.testing.stores.races import SAME_CHANGE, counter_increments, same_ch
 from fsseam.versions import IfMatch, SameChange, same_change
 
 MAYBE = ("made since your read by another writer or by an earlier try of yours whose "
-         "answer was lost (the store does not say who wrote it); nothing was written: if "
-         "your change should apply once, it is there; if it builds on the old value, apply "
-         "it again.")
+         "answer was lost (which one cannot be told); nothing was written: if your change "
+         "should apply once, it is there; if it builds on the old value, apply it again.")
 
 
 def _ws(kind: str, root: Path) -> Workspace:

@@ -70,7 +70,10 @@ class Delete:
 
 FileChange = Create | Update | Delete
 
-Outcome = Literal["done", "not_done", "unknown"]
+Outcome = Literal["done", "not_done", "unknown", "maybe"]
+"""What a failed call left: done, not done, unknown (the file cannot be read), or maybe:
+the file holds exactly the call's bytes, written since the read by a writer the store
+cannot name (another writer's same change, or this call's own resent request)."""
 
 
 def gone_already(failure: BaseException) -> bool:
@@ -98,8 +101,9 @@ def landed(backend: Backend, key: str, want: bytes | None, *, owner: str | None 
     the file holds exactly ``want`` (None: it is absent) and :func:`judge` takes the bytes
     as the change done (``owner``'s own write, or nothing lost: see
     :func:`~fsseam.versions.same_change`), "not_done" when it holds anything else or
-    another writer's equal bytes, "unknown" when it cannot be read. ``answered``: the call
-    was refused by the store (not a call that failed without an answer)."""
+    another writer's equal bytes, "maybe" when it holds equal bytes whose writer the store
+    cannot name, "unknown" when it cannot be read. ``answered``: the call was refused by
+    the store (not a call that failed without an answer)."""
     try:
         now = backend.read(key)
     except FsError as e:
@@ -114,6 +118,8 @@ def landed(backend: Backend, key: str, want: bytes | None, *, owner: str | None 
                     owner=owner, answered=answered)
     if verdict in (SameChange.HELD, SameChange.OURS):
         return "done", now.version
+    if verdict is SameChange.MAYBE_OURS:
+        return "maybe", now.version
     return "not_done", None
 
 

@@ -16,8 +16,8 @@ SENTENCES: dict[str, str] = {
     ),
     "stale_same_change_maybe": (
         "{path} already holds exactly your change, made since your read by another writer "
-        "or by an earlier try of yours whose answer was lost (the store does not say who "
-        "wrote it); {_same_change_next} {changes}"
+        "or by an earlier try of yours whose answer was lost (which one cannot be told); "
+        "{_same_change_next} {changes}"
     ),
     "_same_change_next": (
         "nothing was written: if your change should apply once, it is there; if it builds "

@@ -146,12 +146,16 @@ def _undo_failed(backend: Backend, step: Step, error: Exception) -> tuple[str, b
 
 def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
              pending: Sequence[Step], unknown: bool = False,
-             meta: WriteMeta | None = None) -> Rollback:
+             meta: WriteMeta | None = None, held: bool = False) -> Rollback:
     """Undo ``done`` in reverse order; describe every file the commit was to change, in
     commit order. ``unknown``: whether ``failed`` took effect is not known; ``meta``: on
-    whose behalf the undoing writes and deletes are made."""
+    whose behalf the undoing writes and deletes are made; ``held``: ``failed``'s file
+    holds exactly its bytes, written by a writer the store cannot name (left as it is)."""
     sentences: dict[str, str] = {}
     complete = True
+    if held and failed is not None:
+        sentences[failed.key] = render("rollback_shared", failed.shown)
+        complete = False
     # Copies of moves whose source is not known to hold its bytes: undoing one could
     # leave the bytes nowhere.
     kept: dict[str, str] = {}
@@ -204,11 +208,12 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
         if isinstance(failure, Exception):
             return
     error: BaseException = failure
-    if outcome == "not_done" and isinstance(failure, Conflict):
+    if outcome in ("not_done", "maybe") and isinstance(failure, Conflict):
         assert step.explain is not None
         error = step.explain(failure)
     result = rollback(backend, done, None if outcome == "done" else step,
-                      pending, unknown=outcome == "unknown", meta=meta)
+                      pending, unknown=outcome == "unknown", meta=meta,
+                      held=outcome == "maybe")
     if not isinstance(failure, Exception):
         raise failure
     if outcome == "unknown":

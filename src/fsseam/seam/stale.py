@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..changes import judge
 from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status
 from ..edits import EditOp
 from ..errors import Conflict, ErrorCode, FsError
@@ -16,7 +17,7 @@ from ..versions import IfMatch, Precondition, SameChange, Version
 from .core import Core, Lost
 from .plans import lost_of
 
-__all__ = ["stale", "stale_before", "stale_part", "stale_source"]
+__all__ = ["same_part", "stale", "stale_before", "stale_part", "stale_source"]
 
 
 def stale(
@@ -73,6 +74,23 @@ def stale_part(fs: Core, key: str, shown: str, seen: Version | None,
     if fallback.code is not ErrorCode.FS_STALE or seen is None:
         return fallback
     return stale(fs, key, shown, seen, current, action=action, fallback=fallback)
+
+
+def same_part(fs: Core, key: str, shown: str, seen: Version, data: bytes, action: str,
+              fallback: FsError) -> FsError:
+    """FS_STALE for one file of a change whose write lost its guard: when the file holds
+    exactly the write's bytes, the refusal says another writer made this change (the one
+    rule, :func:`~fsseam.versions.same_change`), else what changed since ``seen``."""
+    try:
+        current = fs._load_bytes(key, False)
+    except FsError:
+        return fallback
+    verdict = judge(fs.backend, key, data, current[0], current[1], seen=seen, observed=True,
+                    owner=fs.owner, answered=True)
+    if verdict is not SameChange.THEIRS and verdict is not SameChange.MAYBE_OURS:
+        return stale_part(fs, key, shown, seen, current, action, fallback)
+    return stale(fs, key, shown, seen, current, action=action, fallback=fallback,
+                 same=verdict)
 
 
 def stale_source(fs: Core, c: Conflict, key: str, shown: str, pre: Precondition,

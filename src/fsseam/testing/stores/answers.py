@@ -152,13 +152,25 @@ class LostAnswerSuite:
     ) -> None:
         """b.txt's upload lands, its answer is lost, the resend gets 412 and the look that
         would read the write id back fails every time: one GET finds the patch's bytes,
-        so the step is done and the change commits."""
+        but who wrote them cannot be told (another writer's same change is not this
+        one's): the change stops, the steps before are undone, b.txt is left as it is and
+        the answer says it may be this change's own."""
         ctx = self._observed(faulty_store)
         self._lose_upload(ctx, faulty_store, "b.txt", read_back=True)
         res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
-        assert res.ok, res.text
         assert faulty_store.looks_seen(self._name("b.txt")) >= 1
-        assert faulty_store.stored(self.prefix) == _AFTER
+        faulty_store.clear()
+        assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        assert res.text.startswith(
+            "Error [FS_STALE]: /b.txt already holds exactly your change, made since your "
+            "read by another writer or by an earlier try of yours whose answer was lost "
+            "(which one cannot be told)"), res.text
+        assert (
+            "/n.txt is as it was; /a.txt is as it was; /b.txt holds this change's new "
+            "content, which someone else had written too (or a resend of this change's own "
+            "request), and was left as it is; /d.txt was not written."
+        ) in res.text, res.text
+        assert faulty_store.stored(self.prefix) == {**_BEFORE, "b.txt": b"B\n"}
 
     def test_a_lost_upload_that_cannot_be_read_back_is_unknown_and_kept(
         self, faulty_store: LostAnswerRig
@@ -215,8 +227,10 @@ class LostAnswerSuite:
     def test_a_single_write_whose_upload_and_recovery_are_lost(
         self, faulty_store: LostAnswerRig, tool: str
     ) -> None:
-        """One file: the recovery look fails, the GET finds our bytes (a success); when
-        the GET fails too, the answer says the outcome is unknown, not that it changed."""
+        """One file: the recovery look fails, the GET finds our bytes, but who wrote them
+        cannot be told: FS_STALE saying the file holds exactly the change, perhaps the
+        agent's own earlier try; when the GET fails too, the answer says the outcome is
+        unknown, not that it changed."""
         def args(name: str) -> dict[str, Any]:
             upper = name.upper().replace(".TXT", "")
             if tool == "write":
@@ -226,7 +240,11 @@ class LostAnswerSuite:
         ctx = self._observed(faulty_store)
         self._lose_upload(ctx, faulty_store, "a.txt", read_back=True)
         res = ctx.tools.execute(tool, args("a.txt"))
-        assert res.ok, res.text
+        assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        assert res.text.startswith(
+            "Error [FS_STALE]: /a.txt already holds exactly your change, made since your "
+            "read by another writer or by an earlier try of yours whose answer was lost "
+            "(which one cannot be told)"), res.text
         assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"A\n"}
         faulty_store.clear()
         ctx = self._observed(faulty_store, ctx.workspace)
