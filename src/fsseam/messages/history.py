@@ -67,7 +67,9 @@ SENTENCES: dict[str, str] = {
         "shows what changed since your read and, for an edit, whether your {old} still "
         "occurs exactly once. After an edit, if the change is shown whole and your {old} "
         "still occurs exactly once: {retry} If it is shown whole but your edit no longer "
-        "fits: {adjust} If only part of it is shown: {reread_edit} After a write: {whole}"
+        "fits: {adjust} If only part of it is shown: {reread_edit} After a write: {whole} "
+        "When the file already holds exactly your change, made by another writer since your "
+        "read, the refusal says so: {_same_change_next}"
     ),
     "advice_by_hand": (
         "You have now seen the current version: to take your change back, edit it by hand "
