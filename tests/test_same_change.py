@@ -161,3 +161,35 @@ def test_the_one_rule(equal: bool, moved: bool, observed: bool, ours: bool | Non
                        answered=answered) is verdict
 
 
+
+
+def test_every_surface_refuses_another_writers_same_change(ws: Workspace) -> None:
+    """The editor, the memory tool and the guarded fsspec filesystem change files through
+    the same pipeline: each is told, none is answered success."""
+    from fsseam.filesystem import GuardRefused
+
+    ws.context("setup").fs.write("/e.txt", "count=0\n")
+    ws.context("setup").fs.write("/memories/m.txt", "count=0\n")
+    ws.context("setup").fs.write("/f.txt", "count=0\n")
+    a, b = ws.context("a"), ws.context("b")
+    for ctx in (a, b):
+        for path in ("/e.txt", "/memories/m.txt", "/f.txt"):
+            assert ctx.tools.execute("read", {"file_path": path}).ok
+    for path in ("/e.txt", "/memories/m.txt", "/f.txt"):
+        assert a.tools.execute("edit", {"file_path": path, "old_string": "count=0",
+                                        "new_string": "count=1"}).ok
+    res = b.tools.execute("str_replace_editor", {"command": "str_replace", "path": "/e.txt",
+                                                 "old_str": "count=0", "new_str": "count=1"})
+    assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+    assert "/e.txt " + SAME_CHANGE in res.text
+    res = b.tools.execute("memory", {"command": "str_replace", "path": "/memories/m.txt",
+                                     "old_str": "count=0", "new_str": "count=1"})
+    assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+    assert "/memories/m.txt " + SAME_CHANGE in res.text
+    guarded = b.filesystem()
+    with pytest.raises(GuardRefused) as refused:
+        guarded.pipe_file("f.txt", b"count=1\n")
+    assert refused.value.code is ErrorCode.FS_STALE
+    assert SAME_CHANGE in str(refused.value)
+    for path in ("e.txt", "memories/m.txt", "f.txt"):
+        assert ws.backend.read(path).data == b"count=1\n"
