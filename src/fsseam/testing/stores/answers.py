@@ -91,14 +91,15 @@ class LostAnswerSuite:
         return f"{self.prefix}/{name}"
 
     def _lose_upload(self, ctx: Any, rig: LostAnswerRig, name: str, *,
-                     read_back: bool) -> None:
-        """``name``'s next upload lands and its answer is lost; every look that would
-        recover it fails, and so does reading it back unless ``read_back``."""
+                     read_back: bool, looks: int = 1000) -> None:
+        """``name``'s next upload lands and its answer is lost; the next ``looks`` looks
+        that would recover it fail (every one by default), and so does reading it back
+        unless ``read_back``."""
         full = self._name(name)
 
         def arm() -> None:
             rig.fail_writes(full, "lost", 1)
-            rig.fail_looks(full, "503", 1000)
+            rig.fail_looks(full, "503", looks)
             if not read_back:
                 rig.fail_reads(full, "503", 1000)
 
@@ -255,6 +256,28 @@ class LostAnswerSuite:
         assert "Whether it took effect is not known: reading /b.txt back failed too" in res.text
         assert "has changed since" not in res.text and "nothing was changed" not in res.text
         assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"A\n", "b.txt": b"B\n"}
+
+    @pytest.mark.parametrize("tool", ["write", "edit"])
+    def test_a_lost_upload_whose_owner_the_object_names_is_our_own(
+        self, faulty_store: LostAnswerRig, tool: str
+    ) -> None:
+        """The upload lands, its answer is lost, the resend gets 412 and the store's own
+        look for the write id fails once: the file holds exactly our bytes, and the next
+        look at who wrote them names this owner, so the change is its own (done), not
+        another writer's."""
+        ctx = self._observed(faulty_store)
+        self._lose_upload(ctx, faulty_store, "a.txt", read_back=True, looks=1)
+        args = ({"file_path": "a.txt", "content": "A\n"} if tool == "write" else
+                {"file_path": "a.txt", "old_string": "a", "new_string": "A"})
+        res = ctx.tools.execute(tool, args)
+        assert res.ok, res.text
+        assert faulty_store.looks_seen(self._name("a.txt")) >= 2
+        faulty_store.clear()
+        assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"A\n"}
+        # The agent goes on from its own write, without a read.
+        res = ctx.tools.execute("edit", {"file_path": "a.txt", "old_string": "A",
+                                         "new_string": "AA"})
+        assert res.ok, res.text
 
     def test_a_single_delete_whose_answer_is_lost(self, faulty_store: LostAnswerRig) -> None:
         ctx = self._observed(faulty_store)
