@@ -259,7 +259,10 @@ class Core:
         instead of "nothing was changed"."""
         if not ambiguous(failure):
             raise failure
-        outcome, version = landed(self.backend, key, data, owner=author)
+        # A write back made in another's name (an undo, a restore) is not proven ours by
+        # the owner the object names.
+        outcome, version = landed(self.backend, key, data,
+                                  owner=author if author == self.owner else None)
         if outcome == "done":
             assert version is not None
             if author is not None:

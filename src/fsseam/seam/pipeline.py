@@ -157,8 +157,11 @@ def _judged(fs: Core, plan: FilePlan, seen: Version | None, current: tuple[bytes
     whether nothing was written) when the change is done (held at the version read, or
     the owner's own landed write); the refusal saying another writer made exactly this
     change; None when the file holds other bytes."""
+    # A write back made in another's name (an undo, a restore) is not proven this owner's
+    # by the owner the object names.
+    owner = fs.owner if plan.meta.owner == fs.owner else None
     verdict = judge(fs.backend, plan.key, plan.data, current[0], current[1], seen=seen,
-                    observed=_observed(plan), owner=plan.meta.owner, answered=answered)
+                    observed=_observed(plan), owner=owner, answered=answered)
     if verdict is SameChange.DIFFERENT:
         return None
     if verdict is SameChange.HELD:
