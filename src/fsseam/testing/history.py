@@ -261,6 +261,25 @@ class HistoryConformance:
         # and the diff, shown whole, was b's read of the current version.
         _ok(_edit(b, "/f.py", "retries = 3", "retries = 4"))
 
+    def test_an_undo_whose_result_another_writer_made_is_refused_as_not_its_own(
+            self, history_workspace: Workspace) -> None:
+        """b's undo would put back a's bytes, which a itself put back since: the file holds
+        exactly the undo's result, made by someone else, so the undo is refused saying so
+        (the owner the object names is the one the undo writes for, which proves nothing
+        of who made this version), and nothing is written."""
+        ws = history_workspace
+        a, b = ws.context("a"), ws.context("b")
+        _ok(a.tools.execute("write", {"file_path": "/r.txt", "content": "x = 1\n"}))
+        _ok(b.tools.execute("read", {"file_path": "/r.txt"}))
+        _ok(_edit(b, "/r.txt", "x = 1", "x = 2"))
+        _ok(a.tools.execute("read", {"file_path": "/r.txt"}))
+        _ok(_edit(a, "/r.txt", "x = 2", "x = 1"))
+        kept = len(ws.context("x").fs.history("/r.txt").entries)
+        res = _fails(_undo(b, "/r.txt"), ErrorCode.FS_STALE)
+        assert "/r.txt already holds exactly your change, made " in res.text, res.text
+        assert _bytes(ws, "r.txt") == b"x = 1\n"
+        assert len(ws.context("x").fs.history("/r.txt").entries) == kept
+
     def test_identical_writes_racing_one_succeeds_the_rest_are_told(
         self, history_workspace: Workspace
     ) -> None:
