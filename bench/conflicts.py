@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LINES = 200
 PATH = "/conf.txt"
 SEEN = "counts as your read of the current version"
+SAME_CHANGE = "already holds exactly your change"
 
 
 def log(msg: str) -> None:
@@ -113,6 +114,10 @@ def agent_b(ctx: Any, old: str, new: str) -> tuple[int, str]:
         code = res.error.code.value
         if code not in ("FS_STALE", "FS_NO_MATCH"):
             return calls, f"failed {code}"
+        if SAME_CHANGE in res.text:
+            # Another agent made exactly this change since B's read, and B's task (line
+            # 100's value becomes C) should apply once: it is there.
+            return calls, "done (already there: the refusal says so)"
         if code == "FS_STALE" and SEEN in res.text:
             seen = res.text  # the whole change was shown: no read needed
             gone = "no longer occurs" in res.text

@@ -136,7 +136,7 @@ def test_conflict_recovery_bench() -> None:
     got = {r[1]: (r[after], r[header.index("final bytes right")]) for r in rows}
     assert got == {
         "other line": ("2", "yes"),  # refused with the whole diff, retried: no read
-        "same fix": ("1", "yes"),  # succeeds without a write
+        "same fix": ("1", "yes"),  # refused, saying the file already holds the change
         "target changed": ("2", "yes"),  # the refusal says the target is gone, shows the line
         "large change": ("3", "yes"),  # the diff is cut: a read is still needed
     }

@@ -22,7 +22,7 @@ from fsseam.grep import compile_pattern
 LOCAL = {"native_key", "list_lazy", "read_many_unhashed", "read_tree_unhashed"}
 FSSPEC = {"list_lazy"}
 OBJECT_STORE = {"list_lazy", "read_version_id", "get_plain", "put_plain", "walk_versioned",
-                "start_read"}
+                "start_read", "writer_of"}
 MOUNTS = {"check_writable", "list_lazy", "capabilities_for"}
 UNHASHED = {"read_many_unhashed", "read_tree_unhashed"}
 SPLIT = {"split_tree"}
@@ -124,7 +124,7 @@ def test_extras_is_the_fixed_interface() -> None:
     assert [f for f in Extras.__dataclass_fields__] == [
         "native_key", "check_writable", "list_lazy", "read_tree_unhashed",
         "read_many_unhashed", "capabilities_for", "read_version_id", "get_plain", "put_plain",
-        "walk_versioned", "split_tree", "start_read"]
+        "walk_versioned", "split_tree", "start_read", "writer_of"]
 
 
 # -- the local one-pass search under mounts ----------------------------------------------

@@ -46,6 +46,17 @@ def test_agents_on_two_workers_lose_no_update(client: Any, moto_s3: Any) -> None
     assert body.decode().startswith("count=4\n")
 
 
+def test_agents_making_plain_count_edits_lose_no_increment(client: Any, moto_s3: Any
+                                                           ) -> None:
+    """Plain ``count=N`` -> ``count=N+1`` edits: two agents' edits of one value are the
+    same bytes, and the one that comes second is refused (another writer's change is not
+    its own), so the count is the number of increments answered as done."""
+    ws, _ = s3_workspace(moto_s3)
+    run = counter_agents(client, ws, agents=2, increments=3, spread=True, tokens=False)
+    assert run.gave_up == 0 and run.lost == [] and run.count_agrees
+    assert run.count == len(run.acknowledged) == 6
+
+
 def test_a_read_on_one_worker_guards_the_edit_on_another(client: Any, moto_s3: Any) -> None:
     ws, bucket = s3_workspace(moto_s3)
     ws.context("setup").fs.write("/f.txt", "one\n")

@@ -70,8 +70,8 @@ class AgentsVsModel(RuleBasedStateMachine):
         if seen is UNSEEN:
             return ErrorCode.FS_NOT_OBSERVED
         if seen != self.current:
-            if seen is not None and on_seen == self.current:
-                return None  # someone made the same change: success without a write
+            # Someone else's change is not this agent's, even when it is exactly the
+            # change it asks for (fsseam.versions.same_change).
             return ErrorCode.FS_STALE
         return None
 
@@ -109,8 +109,10 @@ class AgentsVsModel(RuleBasedStateMachine):
     def write(self, agent: str, text: str) -> None:
         code = self.run(agent, "write", file_path=P, content=text)
         seen = self.seen.get(agent, UNSEEN)
-        if text.encode() == self.current:
-            expected = None  # already there: nothing is written, whatever was seen
+        if text.encode() == self.current and (seen is UNSEEN or seen == self.current):
+            # Already there: nothing is written when nothing changed since the read, or
+            # the write rests on no read; else it is another writer's change (FS_STALE).
+            expected = None
         elif seen is UNSEEN:
             expected = None if self.current is None else ErrorCode.FS_NOT_OBSERVED
         elif seen is None:

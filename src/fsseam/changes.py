@@ -8,8 +8,10 @@ one pipeline (:func:`fsseam.seam.pipeline.run`) commits the plan it built, all o
 (see :mod:`fsseam.seam.commit`).
 
 The helpers here say what a failed storage call may have done (:func:`ambiguous`,
-:func:`gone_already`, :func:`landed`) and name it without claiming nothing changed
-(:func:`cause_text`). Nothing here knows a tool, or calls a change of the backend.
+:func:`gone_already`, :func:`landed`), whether a file holding a change's bytes holds the
+agent's own change (:func:`judge`, the one rule of :func:`~fsseam.versions.same_change`),
+and name it without claiming nothing changed (:func:`cause_text`). Nothing here knows a
+tool, or calls a change of the backend.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .backends.base import Backend
+from .backends.contract import extras_of
 from .errors import Conflict, ConflictKind, ErrorCode, FsError
 from .messages import Reason, render
 from .text import TextDoc
-from .versions import Version
+from .versions import SameChange, Version, same_change
 
 __all__ = [
     "Create",
@@ -34,7 +37,9 @@ __all__ = [
     "ambiguous",
     "cause_text",
     "gone_already",
+    "judge",
     "landed",
+    "written_by",
 ]
 
 DocEdit = Callable[[TextDoc, str], TextDoc]
@@ -65,7 +70,10 @@ class Delete:
 
 FileChange = Create | Update | Delete
 
-Outcome = Literal["done", "not_done", "unknown"]
+Outcome = Literal["done", "not_done", "unknown", "maybe"]
+"""What a failed call left: done, not done, unknown (the file cannot be read), or maybe:
+the file holds exactly the call's bytes, written since the read by a writer the store
+cannot name (another writer's same change, or this call's own resent request)."""
 
 
 def gone_already(failure: BaseException) -> bool:
@@ -86,10 +94,16 @@ def ambiguous(failure: BaseException) -> bool:
     return True
 
 
-def landed(backend: Backend, key: str, want: bytes | None) -> tuple[Outcome, Version | None]:
+def landed(backend: Backend, key: str, want: bytes | None, *, owner: str | None = None,
+           seen: Version | None = None, observed: bool = True, answered: bool = False,
+           ) -> tuple[Outcome, Version | None]:
     """One read after a call that may have landed: "done" (with the version read) when
-    the file holds exactly ``want`` (None: it is absent), "not_done" when it holds
-    anything else, "unknown" when it cannot be read."""
+    the file holds exactly ``want`` (None: it is absent) and :func:`judge` takes the bytes
+    as the change done (``owner``'s own write, or nothing lost: see
+    :func:`~fsseam.versions.same_change`), "not_done" when it holds anything else or
+    another writer's equal bytes, "maybe" when it holds equal bytes whose writer the store
+    cannot name, "unknown" when it cannot be read. ``answered``: the call was refused by
+    the store (not a call that failed without an answer)."""
     try:
         now = backend.read(key)
     except FsError as e:
@@ -98,9 +112,45 @@ def landed(backend: Backend, key: str, want: bytes | None) -> tuple[Outcome, Ver
         return "unknown", None
     except Exception:
         return "unknown", None
-    if want is not None and now.data == want:
+    if want is None:
+        return "not_done", None
+    verdict = judge(backend, key, want, now.data, now.version, seen=seen, observed=observed,
+                    owner=owner, answered=answered)
+    if verdict in (SameChange.HELD, SameChange.OURS):
         return "done", now.version
+    if verdict is SameChange.MAYBE_OURS:
+        return "maybe", now.version
     return "not_done", None
+
+
+def written_by(backend: Backend, key: str, version: Version, owner: str | None
+               ) -> bool | None:
+    """Whether ``owner``'s write made ``version`` of the file, where the store keeps who
+    wrote an object (one HEAD); None where it cannot say (no writer kept, no owner, the
+    file moved on again, the look failed)."""
+    ask = extras_of(backend).writer_of
+    if owner is None or ask is None:
+        return None
+    try:
+        found = ask(key)
+    except FsError:
+        return None
+    if found is None or found[0] != version:
+        return None
+    return found[1] == owner
+
+
+def judge(backend: Backend, key: str, data: bytes, held: bytes, version: Version, *,
+          seen: Version | None, observed: bool, owner: str | None, answered: bool,
+          ) -> SameChange:
+    """:func:`~fsseam.versions.same_change` for a file read as ``held`` at ``version``,
+    whose change would write ``data`` over ``seen`` (the version it rests on; None: the
+    file seen absent, or no read): the store is asked who wrote it only when that decides."""
+    equal = held == data
+    moved = seen is None or version != seen
+    ours = written_by(backend, key, version, owner) if equal and moved else None
+    return same_change(equal=equal, moved=moved, observed=observed, ours=ours,
+                       answered=answered)
 
 
 def cause_text(failure: BaseException, shown: str, action: str) -> str:

@@ -7,6 +7,7 @@ minted it (``kind``) is part of its identity; ``detail`` carries extra facts a b
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +18,9 @@ __all__ = [
     "IfMatch",
     "Overwrite",
     "Precondition",
+    "SameChange",
     "Version",
+    "same_change",
 ]
 
 
@@ -105,3 +108,55 @@ class Capabilities(BaseModel):
     so history can say which owner wrote each version. Stores without it are called
     without ``meta``."""
     note: str = ""
+
+
+class SameChange(Enum):
+    """What a file that may already hold a change's bytes means (:func:`same_change`)."""
+
+    DIFFERENT = "different"
+    """The file holds other bytes: the change is written, or refused, as usual."""
+    HELD = "held"
+    """Nothing to write and nothing lost: the file is at the version the change rests on
+    (or the change rests on no read: a create, a write of a file never read)."""
+    OURS = "ours"
+    """The bytes are this owner's own landed write (its request resent, or its call that
+    failed after it landed): the change is done."""
+    THEIRS = "theirs"
+    """Another writer made exactly this change since the agent's read: refused."""
+    MAYBE_OURS = "maybe_ours"
+    """Made since the agent's read by someone the store cannot name: refused, saying it
+    may be the agent's own earlier try."""
+
+
+def same_change(*, equal: bool, moved: bool, observed: bool, ours: bool | None,
+                answered: bool) -> SameChange:
+    """The one rule for a change whose bytes the file may already hold, on every path
+    (a write or an edit before it is sent, a refused compare-and-swap, a call that failed
+    without an answer, a part of a change of several files, the object stores' own
+    recovery of a lost answer).
+
+    ``equal``: the file holds exactly the bytes the change would write. ``moved``: the
+    file is no longer at the version the change rests on (the agent's read). ``observed``:
+    the change rests on a read (a version, or the file seen absent). ``ours``: whether this
+    owner's write made the current version, where the store keeps who wrote it (a write
+    id, the owner in the object's metadata); None where it cannot say. ``answered``: the
+    store (or the policy) refused the change, rather than the call failing without an
+    answer.
+
+    A change someone else made is not the agent's: two agents incrementing ``count=5``
+    both make ``count=6``, and the second must hear that its increment was not applied.
+    Equal bytes are a success only when nothing changed since the read, when the change
+    rests on no read, or when the bytes are the owner's own. A call that failed without an
+    answer, on a store that cannot say who wrote, may only have met its own landed write:
+    the bytes are taken as its own (the lost answer of the store, not a refusal)."""
+    if not equal:
+        return SameChange.DIFFERENT
+    if not moved:
+        return SameChange.HELD
+    if ours:
+        return SameChange.OURS
+    if not observed:
+        return SameChange.HELD
+    if ours is False:
+        return SameChange.THEIRS
+    return SameChange.MAYBE_OURS if answered else SameChange.OURS

@@ -164,6 +164,33 @@ def test_a_whole_file_write_over_another_writers_change_is_refused(
     assert changed.is_set() and stored(ws) == b"retries = 2\n"
 
 
+def test_another_agents_same_edit_is_refused_not_successfully_replaced(
+    fsseam_s3_workspace: Workspace,
+) -> None:
+    """A change someone else made is not yours: a person makes exactly the agent's edit
+    after the agent's read; the model is told so (deepagents' own FilesystemBackend says
+    "String not found"), never "Successfully replaced"."""
+    ws = fsseam_s3_workspace
+    seed(ws)
+
+    def someone_edits() -> None:
+        person = ws.context("person")
+        person.tools.execute("read", {"file_path": "/config.toml"})
+        assert person.tools.execute("edit", {"file_path": "/config.toml",
+                                             "old_string": "retries = 1",
+                                             "new_string": "retries = 3"}).ok
+
+    agent = agent_on(FsseamBackend(ws), READ, someone_edits, edit("retries = 1", "retries = 3"),
+                     "Done.")
+    _, edited = run(agent)
+    assert edited.status == "error", edited.content
+    assert edited.content.startswith(
+        "Error [FS_STALE]: /config.toml already holds exactly your change, made by another "
+        "writer since your read; nothing was written: if your change should apply once, it "
+        "is there; if it builds on the old value, apply it again."), edited.content
+    assert stored(ws) == b"retries = 3\n"
+
+
 def test_two_edits_of_one_file_in_one_response(fsseam_s3_workspace: Workspace) -> None:
     """deepagents refuses the second mutation of a path in one response itself."""
     ws = fsseam_s3_workspace

@@ -16,6 +16,7 @@ CapabilitiesPerKey    ``capabilities_for(key)``: what the store of a key does   
 VersionIds            ``read_version_id(key, id)``: a version by the store's id  objects
 VersionedWalk         ``walk_versioned(key)``: a walk that says each version    objects
 StartedReads          ``start_read(key)``: a read started, waited on later      objects
+Writers               ``writer_of(key)``: the current version and who wrote it  objects
 ====================  ========================================================  ==========
 
 The seam asks :func:`extras_of` once and calls what the answer holds (``None``: not
@@ -56,6 +57,7 @@ __all__ = [
     "VersionIds",
     "VersionedWalk",
     "WriteChecks",
+    "Writers",
     "expose",
     "extras_of",
     "offered",
@@ -152,6 +154,16 @@ class StartedReads(Protocol):
 
 
 @runtime_checkable
+class Writers(Protocol):
+    def writer_of(self, key: str) -> tuple[Version, str | None] | None:
+        """The file's current version and the owner whose write made it, as the store
+        keeps it with the object (owner None: not written through fsseam, or by no
+        owner); None where this store keeps no writer. One request (a HEAD). A missing
+        file raises FS_NOT_FOUND."""
+        ...
+
+
+@runtime_checkable
 class PlainObjects(Protocol):
     """Objects kept beside the files (observation shards): one request per read or
     conditional write, without the probes a file needs for a "directory" at its key."""
@@ -183,6 +195,7 @@ class Extras:
     walk_versioned: Callable[[str], Iterator[tuple[Entry, Version | None]]] | None = None
     split_tree: Callable[[str, int], list[TreePart]] | None = None
     start_read: Callable[[str], Callable[[], Blob] | None] | None = None
+    writer_of: Callable[[str], tuple[Version, str | None] | None] | None = None
 
 
 @runtime_checkable
@@ -194,7 +207,7 @@ class Forwarding(Protocol):
 
 _PROTOCOLS = (NativeKeys, WriteChecks, LazyListing, UnhashedTree, UnhashedReads,
               CapabilitiesPerKey, VersionIds, PlainObjects, VersionedWalk, SplitTree,
-              StartedReads)
+              StartedReads, Writers)
 
 
 @cache
@@ -223,6 +236,7 @@ def extras_of(backend: Backend) -> Extras:
         walk_versioned=b.walk_versioned if VersionedWalk in offers else None,
         split_tree=b.split_tree if SplitTree in offers else None,
         start_read=b.start_read if StartedReads in offers else None,
+        writer_of=b.writer_of if Writers in offers else None,
     )
 
 

@@ -8,6 +8,21 @@ SENTENCES: dict[str, str] = {
         "{path} has changed since you last read it, so your {action} was not applied. "
         "{changes}"
     ),
+    # The one rule for a change the file already holds (fsseam.versions.same_change):
+    # another writer's equal bytes are not the agent's change.
+    "stale_same_change": (
+        "{path} already holds exactly your change, made by another writer since your "
+        "read; {_same_change_next} {changes}"
+    ),
+    "stale_same_change_maybe": (
+        "{path} already holds exactly your change, made since your read by another writer "
+        "or by an earlier try of yours whose answer was lost (which one cannot be told); "
+        "{_same_change_next} {changes}"
+    ),
+    "_same_change_next": (
+        "nothing was written: if your change should apply once, it is there; if it builds "
+        "on the old value, apply it again."
+    ),
     "stale_undo": (
         "{path} was changed by someone else after your last change to it, so your change was "
         "not undone: undoing it would throw their change away. {changes}"
@@ -52,7 +67,9 @@ SENTENCES: dict[str, str] = {
         "shows what changed since your read and, for an edit, whether your {old} still "
         "occurs exactly once. After an edit, if the change is shown whole and your {old} "
         "still occurs exactly once: {retry} If it is shown whole but your edit no longer "
-        "fits: {adjust} If only part of it is shown: {reread_edit} After a write: {whole}"
+        "fits: {adjust} If only part of it is shown: {reread_edit} After a write: {whole} "
+        "When the file already holds exactly your change, made by another writer since your "
+        "read, the refusal says so: {_same_change_next}"
     ),
     "advice_by_hand": (
         "You have now seen the current version: to take your change back, edit it by hand "

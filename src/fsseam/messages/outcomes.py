@@ -35,10 +35,7 @@ SENTENCES: dict[str, str] = {
     "write_unchanged": "{path} already holds exactly this content; nothing was written.",
     "write_created": "Created {path} ({count}).",
     "write_wrote": "Wrote {path} ({count}).",
-    "edit_unchanged": (
-        "{path} already has this change (someone made it since your read); nothing was "
-        "written."
-    ),
+    "edit_unchanged": "{path} already holds the result of this edit; nothing was written.",
     "edit_several": (
         "Edited {path}: {edits} edits applied in one write ({replacements} replacements); "
         "the first at line {first_line}."
@@ -132,8 +129,7 @@ SENTENCES: dict[str, str] = {
     ),
     "editor_inserted": "Text inserted at line {first_line} of {path}.",
     "editor_edit_unchanged": (
-        "{path} already has this change (made by someone else since your view); nothing was "
-        "written."
+        "{path} is unchanged by this edit (it already holds its result); nothing was written."
     ),
     "editor_snippet": (
         "{what} {_cat_n} a snippet of {path}:\n{snippet}\nReview the changes and make sure "

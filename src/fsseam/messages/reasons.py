@@ -210,6 +210,8 @@ class Reason(StrEnum):
 
     # -- history (fsseam.messages.history) --------------------------------------------------
     stale_changed = auto()
+    stale_same_change = auto()
+    stale_same_change_maybe = auto()
     stale_undo = auto()
     changes_complete = auto()
     changes_partial = auto()

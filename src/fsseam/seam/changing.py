@@ -24,7 +24,7 @@ from .core import Core, encode_checked
 from .pipeline import run
 from .plans import Plan, Step, ask, lost_of
 from .prepare import new_bytes, prepare_edit
-from .stale import stale_before, stale_part
+from .stale import same_part, stale_before, stale_part
 
 __all__ = ["change"]
 
@@ -106,13 +106,18 @@ def _absent(fs: Core, key: str, exists: FsError) -> None:
 
 
 def _lost_part(fs: Core, key: str, shown: str, pre: Precondition, action: str,
-               intent: EditIntent | DeleteIntent) -> Callable[[Conflict], FsError]:
-    """What a step of a change that lost its precondition at commit tells the agent."""
+               intent: EditIntent | DeleteIntent, data: bytes | None = None,
+               ) -> Callable[[Conflict], FsError]:
+    """What a step of a change that lost its precondition at commit tells the agent;
+    ``data``: a write's bytes, which the file may hold already (another writer's same
+    change: the refusal says so)."""
 
     def lost(err: Conflict) -> FsError:
         fallback = fs._conflict(err, shown, *lost_of(intent))
         if err.reason != ConflictKind.mismatch or not isinstance(pre, IfMatch):
             return fallback
+        if data is not None:
+            return same_part(fs, key, shown, pre.version, data, action, fallback)
         return stale_part(fs, key, shown, pre.version, None, action, fallback)
 
     return lost
@@ -173,7 +178,7 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
         data = new_bytes(fs, shown, after)
         old, before = doc.encode(), doc.view
         if dst is None:
-            lost = _lost_part(fs, key, shown, pre, "edit", edit)
+            lost = _lost_part(fs, key, shown, pre, "edit", edit, data)
             step = Step("write", key, shown, pre, lost, data=data, old=old)
             return _Prepared(c, key, shown, [step], before=before, after=after)
     else:

@@ -60,9 +60,14 @@ def perform(backend: Backend, step: Step, meta: WriteMeta | None) -> Version | N
     return None
 
 
-def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcome, Version | None]:
+def settle(backend: Backend, step: Step, failure: BaseException, owner: str | None = None
+           ) -> tuple[Outcome, Version | None]:
     """What a failed step left: done after all (with the version it wrote), not done, or
-    unknown. Costs at most one read, on this failure path only."""
+    unknown. Costs at most one read (and, for equal bytes, one look at who wrote them), on
+    this failure path only. Equal bytes are judged by the one rule
+    (:func:`~fsseam.versions.same_change`): a refused write over a version the agent read
+    is not done when someone else made the same bytes; a create meeting a file with its
+    bytes, or a call that failed without an answer, is."""
     delete = step.action == "delete"
     if delete and step.moved_to is not None and isinstance(failure, Conflict):
         if not failure.resent:
@@ -79,10 +84,14 @@ def settle(backend: Backend, step: Step, failure: BaseException) -> tuple[Outcom
         if delete or failure.reason == ConflictKind.missing:
             return "not_done", None
         # A refused write or copy: a resend meeting our own landed request, when the file
-        # holds exactly our bytes; someone else's change when it holds others.
+        # holds exactly our bytes and the store says it is ours; someone else's change
+        # otherwise, unless the step rests on no read (a create).
     elif not ambiguous(failure):
         return "not_done", None
-    return landed(backend, step.key, None if delete else step.data)
+    pre = step.precondition
+    return landed(backend, step.key, None if delete else step.data, owner=owner,
+                  seen=pre.version if isinstance(pre, IfMatch) else None,
+                  observed=isinstance(pre, IfMatch), answered=isinstance(failure, Conflict))
 
 
 @dataclass
@@ -144,12 +153,16 @@ def _undo_failed(backend: Backend, step: Step, error: Exception) -> tuple[str, b
 
 def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
              pending: Sequence[Step], unknown: bool = False,
-             meta: WriteMeta | None = None) -> Rollback:
+             meta: WriteMeta | None = None, held: bool = False) -> Rollback:
     """Undo ``done`` in reverse order; describe every file the commit was to change, in
     commit order. ``unknown``: whether ``failed`` took effect is not known; ``meta``: on
-    whose behalf the undoing writes and deletes are made."""
+    whose behalf the undoing writes and deletes are made; ``held``: ``failed``'s file
+    holds exactly its bytes, written by a writer the store cannot name (left as it is)."""
     sentences: dict[str, str] = {}
     complete = True
+    if held and failed is not None:
+        sentences[failed.key] = render("rollback_shared", failed.shown)
+        complete = False
     # Copies of moves whose source is not known to hold its bytes: undoing one could
     # leave the bytes nowhere.
     kept: dict[str, str] = {}
@@ -193,7 +206,8 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
     ``change_outcome_unknown`` (FS_BACKEND) when the step's own outcome is unknown; the
     last two have the original failure as their ``__cause__``. Anything at all (an
     interrupt too) undoes what was done before it goes on."""
-    outcome, version = settle(backend, step, failure)
+    outcome, version = settle(backend, step, failure,
+                              meta.owner if meta is not None else None)
     if outcome == "done":
         step.version = version
         step.shared = not ambiguous(failure)
@@ -201,11 +215,12 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
         if isinstance(failure, Exception):
             return
     error: BaseException = failure
-    if outcome == "not_done" and isinstance(failure, Conflict):
+    if outcome in ("not_done", "maybe") and isinstance(failure, Conflict):
         assert step.explain is not None
         error = step.explain(failure)
     result = rollback(backend, done, None if outcome == "done" else step,
-                      pending, unknown=outcome == "unknown", meta=meta)
+                      pending, unknown=outcome == "unknown", meta=meta,
+                      held=outcome == "maybe")
     if not isinstance(failure, Exception):
         raise failure
     if outcome == "unknown":

@@ -242,12 +242,16 @@ class Core:
     def _landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
                       action: str, author: str | None) -> Version:
         """A write that failed without a refusal may have landed: the version it made when
-        the file holds exactly its bytes (one read, on this path only; ``author`` is noted
-        as the writer then); else the failure, or, when the file cannot be read either,
-        FS_BACKEND saying the outcome is unknown instead of "nothing was changed"."""
+        the file holds exactly its bytes and no store's record names another writer (one
+        read, on this path only; ``author`` is noted as the writer then); else the failure,
+        or, when the file cannot be read either, FS_BACKEND saying the outcome is unknown
+        instead of "nothing was changed"."""
         if not ambiguous(failure):
             raise failure
-        outcome, version = landed(self.backend, key, data)
+        # A write back made in another's name (an undo, a restore) is not proven ours by
+        # the owner the object names.
+        outcome, version = landed(self.backend, key, data,
+                                  owner=author if author == self.owner else None)
         if outcome == "done":
             assert version is not None
             if author is not None:

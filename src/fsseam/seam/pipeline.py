@@ -9,21 +9,23 @@ dispatch the events and build the outcome from the steps it returns.
 A plan of several steps commits all or nothing (see :mod:`fsseam.seam.commit`). A
 one-file operation's plan is one step that carries its
 :class:`~fsseam.seam.plans.FilePlan`: a write is nothing when the file already holds the
-bytes, else one conditional write; a refused write is success after all when the file
-holds exactly these bytes (another agent wrote the same, or our own resent request
-landed); otherwise the refusal, as FS_STALE with what changed since the agent's read when
-the policy says stale. A delete is one guarded delete; a move a guarded copy, then a
-guarded delete of the source (the copy taken back when the store refuses that delete:
-another writer moved, deleted or changed the source). A call that failed without an
-answer may have landed: one read says.
+bytes at the version the agent read, else one conditional write. A file that holds
+exactly the bytes otherwise is judged by the one rule
+(:func:`~fsseam.versions.same_change`): the agent's own landed write is success, another
+writer's identical change made since the agent's read is FS_STALE saying so; any other
+refusal is FS_STALE with what changed since the agent's read when the policy says
+stale. A delete is one guarded delete; a move a guarded copy, then a guarded delete of
+the source (the copy taken back when the store refuses that delete: another writer
+moved, deleted or changed the source). A call that failed without an answer may have
+landed: one read says.
 """
 
 from __future__ import annotations
 
-from ..changes import ambiguous, cause_text, gone_already, landed
+from ..changes import ambiguous, cause_text, gone_already, judge, landed
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..messages import Reason
-from ..versions import IfMatch, Version
+from ..versions import IfMatch, SameChange, Version
 from .commit import commit_order, perform, step_failed
 from .core import Core
 from .plans import FilePlan, Plan, Step
@@ -109,8 +111,10 @@ def _held_already(fs: Core, plan: FilePlan, seen: Version | None
         return (seen, True) if fs._probe(key) == seen else None
     if plan.check_first != "write":
         return None
-    if current is not None and current[0] == data:
-        return current[1], True
+    if current is not None and (seen is None or current[1] == seen):
+        held = _judged(fs, plan, seen, current, answered=True)
+        if held is not None:
+            return held
     if seen is None:
         return None
     if current is not None and current[1] != seen:
@@ -142,9 +146,38 @@ def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
             if plan.unread_is_unknown:
                 raise _unverified(c, shown, plan.action, fallback, e) from None
             raise fallback from None
-    if current[0] == plan.data:
-        return current[1], True
+    held = _judged(fs, plan, seen, current, answered=True)
+    if held is not None:
+        return held
     raise _stale_or(fs, plan, seen, current, fallback)
+
+
+def _judged(fs: Core, plan: FilePlan, seen: Version | None, current: tuple[bytes, Version],
+            *, answered: bool) -> tuple[Version, bool] | None:
+    """A file that may already hold the plan's bytes, by the one rule: (its version,
+    whether nothing was written) when the change is done (held at the version read, or
+    the owner's own landed write); the refusal saying another writer made exactly this
+    change; None when the file holds other bytes."""
+    # A write back made in another's name (an undo, a restore) is not proven this owner's
+    # by the owner the object names.
+    owner = fs.owner if plan.meta.owner == fs.owner else None
+    verdict = judge(fs.backend, plan.key, plan.data, current[0], current[1], seen=seen,
+                    observed=_observed(plan), owner=owner, answered=answered)
+    if verdict is SameChange.DIFFERENT:
+        return None
+    if verdict is SameChange.HELD:
+        return current[1], True
+    if verdict is SameChange.OURS:
+        return current[1], False
+    fallback = _explained(fs, plan, Conflict("mismatch", path=plan.shown))
+    raise stale(fs, plan.key, plan.shown, seen, current, action=plan.stale_action,
+                fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo, same=verdict)
+
+
+def _observed(plan: FilePlan) -> bool:
+    """Whether the change rests on what the agent read (a version, or the file seen
+    absent): the policy explains a lost guard as FS_STALE then."""
+    return plan.lost[0] is ErrorCode.FS_STALE
 
 
 def _explained(fs: Core, plan: FilePlan, c: Conflict) -> FsError:

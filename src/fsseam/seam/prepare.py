@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ..changes import judge
 from ..edits import EditOp
 from ..errors import Conflict, FsError
 from ..events import EditIntent
 from ..text import TextDoc
-from ..versions import IfMatch, Version
+from ..versions import IfMatch, SameChange, Version
 from .core import Core, encode_checked
 from .plans import EditKind, ask, lost_of, seen_before
 from .stale import stale, stale_before
@@ -34,6 +35,10 @@ class PreparedEdit(Generic[R]):
     current: Version
     result: R
     intent: EditIntent | None
+    landed_over: Version | None = None
+    """The edit is this owner's own, landed already over this version (the one it read):
+    its request resent, or run again after its answer was lost. Nothing is written, and
+    the edit is done."""
 
 
 def new_bytes(fs: Core, shown: str, doc: TextDoc) -> bytes:
@@ -51,8 +56,11 @@ def prepare_edit(
 
     ``lone`` (a single edit): a guard that already differs from the version just read is
     refused as the policy explains it, without a diff; an edit the policy refuses as
-    stale succeeds without a write when, made on what the agent read, it gives exactly the
-    current bytes. A change's part (not ``lone``) is FS_STALE with a diff in both cases.
+    stale that, made on what the agent read, gives exactly the current bytes is judged by
+    the one rule (:func:`~fsseam.versions.same_change`): done without a write when the
+    store says the current version is this owner's own write, else FS_STALE saying the
+    file already holds the change. A change's part (not ``lone``) is FS_STALE with a diff
+    in both cases.
     ``ops``: the edits whose replacements a stale diff locates."""
     doc, current = fs._load(key)
     try:
@@ -76,15 +84,23 @@ def _refused_stale(
     lone: bool, ops: Sequence[EditOp],
 ) -> PreparedEdit[R]:
     """The file moved on from the version the agent read: FS_STALE showing what changed;
-    for a single edit, success without a write when the edit made on what the agent read
-    gives exactly the current bytes (another agent made the same change)."""
+    for a single edit whose result on what the agent read is exactly the current bytes,
+    success without a write when those bytes are the owner's own landed edit, else the
+    refusal saying another writer made exactly this change."""
     old = fs._text_at(key, seen) if lone else None
+    same: SameChange | None = None
+    held = doc.encode()
     if old is not None:
         try:
             mine: R | None = make(old)
         except FsError:
             mine = None
-        if mine is not None and after(mine).encode() == doc.encode():
-            return PreparedEdit(doc, current, mine, None)
-    raise stale(fs, key, shown, seen, (doc.encode(), current), action="edit",
-                fallback=refused, ops=ops, old=old) from None
+        if mine is not None:
+            same = judge(fs.backend, key, after(mine).encode(), held, current, seen=seen,
+                         observed=True, owner=fs.owner, answered=True)
+            if same is SameChange.OURS:
+                return PreparedEdit(doc, current, mine, None, landed_over=seen)
+            if same is not SameChange.THEIRS and same is not SameChange.MAYBE_OURS:
+                same = None
+    raise stale(fs, key, shown, seen, (held, current), action="edit",
+                fallback=refused, ops=ops, old=old, same=same) from None

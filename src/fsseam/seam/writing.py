@@ -177,6 +177,8 @@ def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     prep = prepare_edit(fs, key, shown, operation, lambda doc: apply(doc, ops, shown),
                         _after, lone=True, ops=ops)
     doc, current, result, intent = prep.doc, prep.current, prep.result, prep.intent
+    if prep.landed_over is not None:
+        return _edit_done(fs, key, shown, result, operation, ops, current, prep.landed_over)
     if intent is None or not result.changed:
         return _unchanged_edit(fs, key, shown, result, doc, current, operation, ops)
     return _commit_edit(fs, key, shown, result, intent, ops)
@@ -214,18 +216,29 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditI
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
-    if done.unchanged:  # another writer made exactly this change meanwhile
+    if done.unchanged:  # the file holds these bytes at the version read: nothing written
         return _unchanged_edit(fs, key, shown, result, decode(data, shown), version,
                                intent.operation, ops)
-    fs._docs.put(key, version, new_doc.format, data)
     seen = pre.version if isinstance(pre, IfMatch) else None
-    event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=intent.operation,
+    return _edit_done(fs, key, shown, result, intent.operation, ops, version, seen, data)
+
+
+def _edit_done(fs: Core, key: str, shown: str, result: EditPlan, operation: EditKind,
+               ops: Sequence[EditOp], version: Version, seen: Version | None,
+               data: bytes | None = None) -> EditOutcome:
+    """The edit is in the file as ``version``, made over ``seen``: written now, or this
+    owner's own edit found landed already (a resend after a lost answer)."""
+    new_doc = result.after
+    if data is None:
+        data = new_bytes(fs, shown, new_doc)
+    fs._docs.put(key, version, new_doc.format, data)
+    event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=operation,
                          version=version, created=False, replaced=seen)
     fs._gate.dispatch(event.with_diff(shown, result.before.view, new_doc.view))
     first = result.spans[0]
     snippet, start = _snippet(new_doc, first, len(result.spans) == 1)
     outcome = EditOutcome(
-        path=shown, operation=intent.operation, replacements=result.replacements,
+        path=shown, operation=operation, replacements=result.replacements,
         replace_all=_replace_all(ops), version=version, first_line=first.first_line,
         snippet=snippet, snippet_start=start, edits=len(result.spans),
     )

@@ -238,26 +238,49 @@ class HistoryConformance:
         _ok(_edit(a, "/c.py", "y = 2", "y = 20"))
         assert _bytes(ws, "c.py") == b"x = 10\ny = 20\n"
 
-    def test_two_agents_making_the_same_fix_both_succeed(self, history_workspace: Workspace
-                                                          ) -> None:
+    def test_the_same_fix_made_by_another_agent_is_refused_as_theirs(
+            self, history_workspace: Workspace) -> None:
+        """A change someone else made is not yours: b's edit, made on its read, gives
+        exactly what a wrote since; b is told so (FS_STALE, with the diff, which counts as
+        its read) and nothing is written."""
         ws = history_workspace
         a, b = ws.context("a"), ws.context("b")
         _ok(a.tools.execute("write", {"file_path": "/f.py", "content": "retries = 1\n"}))
         _ok(b.tools.execute("read", {"file_path": "/f.py"}))
         _ok(_edit(a, "/f.py", "retries = 1", "retries = 3"))
-        res = _ok(_edit(b, "/f.py", "retries = 1", "retries = 3"))
-        assert res.value.unchanged
-        assert res.text == (
-            "/f.py already has this change (someone made it since your read); nothing was "
-            "written.\n     1\tretries = 3"
-        )
+        res = _fails(_edit(b, "/f.py", "retries = 1", "retries = 3"), ErrorCode.FS_STALE)
+        assert res.text.startswith(
+            "Error [FS_STALE]: /f.py already holds exactly your change, made "), res.text
+        assert ("nothing was written: if your change should apply once, it is there; if it "
+                "builds on the old value, apply it again. What changed, from the version you "
+                "read to the current one:\n@@ -1 +1 @@\n-retries = 1\n+retries = 3\n"
+                ) in res.text
         assert _bytes(ws, "f.py") == b"retries = 3\n"
-        # b's success wrote nothing: two versions are kept, not three.
+        # b's refusal wrote nothing: two versions are kept, not three.
         assert len(ws.context("x").fs.history("/f.py").entries) == 2
-        # and b has observed the current version: its next edit goes ahead.
+        # and the diff, shown whole, was b's read of the current version.
         _ok(_edit(b, "/f.py", "retries = 3", "retries = 4"))
 
-    def test_identical_writes_racing_all_succeed_and_write_once(
+    def test_an_undo_whose_result_another_writer_made_is_refused_as_not_its_own(
+            self, history_workspace: Workspace) -> None:
+        """b's undo would put back a's bytes, which a itself put back since: the file holds
+        exactly the undo's result, made by someone else, so the undo is refused saying so
+        (the owner the object names is the one the undo writes for, which proves nothing
+        of who made this version), and nothing is written."""
+        ws = history_workspace
+        a, b = ws.context("a"), ws.context("b")
+        _ok(a.tools.execute("write", {"file_path": "/r.txt", "content": "x = 1\n"}))
+        _ok(b.tools.execute("read", {"file_path": "/r.txt"}))
+        _ok(_edit(b, "/r.txt", "x = 1", "x = 2"))
+        _ok(a.tools.execute("read", {"file_path": "/r.txt"}))
+        _ok(_edit(a, "/r.txt", "x = 2", "x = 1"))
+        kept = len(ws.context("x").fs.history("/r.txt").entries)
+        res = _fails(_undo(b, "/r.txt"), ErrorCode.FS_STALE)
+        assert "/r.txt already holds exactly your change, made " in res.text, res.text
+        assert _bytes(ws, "r.txt") == b"x = 1\n"
+        assert len(ws.context("x").fs.history("/r.txt").entries) == kept
+
+    def test_identical_writes_racing_one_succeeds_the_rest_are_told(
         self, history_workspace: Workspace
     ) -> None:
         ws = history_workspace
@@ -279,8 +302,11 @@ class HistoryConformance:
             t.start()
         for t in threads:
             t.join()
-        assert all(r.ok for r in results), [r.text for r in results]
-        assert sum(not r.value.unchanged for r in results) == 1
+        assert sum(r.ok for r in results) == 1, [r.text for r in results]
+        for r in results:
+            if not r.ok:
+                assert r.error is not None and r.error.code is ErrorCode.FS_STALE
+                assert "/w.txt already holds exactly your change, made " in r.text, r.text
         assert _bytes(ws, "w.txt") == b"fixed\n"
         assert len(ws.context("x").fs.history("/w.txt").entries) == 2
 

@@ -63,9 +63,10 @@ WRITE_DESCRIPTION = (
     "have changed since: otherwise the write is refused (FS_NOT_OBSERVED or FS_STALE) and "
     "nothing is changed. FS_STALE shows what changed since your read; as your content "
     "replaces the whole file, read it again and keep that change before you retry (or use "
-    "edit to change only your part). Content the file already holds exactly is not written "
-    "again. An existing file keeps its BOM and newline "
-    "style. Prefer edit for changing part of a file."
+    "edit to change only your part); this holds when someone else wrote exactly your "
+    "content since your read too. Content the file already held exactly when you read it is "
+    "not written again. An existing file keeps its BOM and newline style. Prefer edit for "
+    "changing part of a file."
 )
 
 EDIT_DESCRIPTION = (
@@ -76,9 +77,9 @@ EDIT_DESCRIPTION = (
     "(FS_NOT_OBSERVED or FS_STALE) and nothing is changed. FS_STALE shows what changed since "
     "your read and whether your old_string still occurs once: when it shows all of it and "
     "your old_string still occurs once, retry the edit as it is; otherwise read the file "
-    "again and retry. If someone already made the "
-    "same change, the edit succeeds without writing. Bytes outside the replaced text, "
-    "newline style and BOM are kept."
+    "again and retry. If someone else made exactly your change since your read, the edit "
+    "is refused too (FS_STALE says so): apply it again only if it builds on the old value. "
+    "Bytes outside the replaced text, newline style and BOM are kept."
 )
 
 

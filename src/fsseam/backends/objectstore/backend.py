@@ -367,6 +367,17 @@ class ObjectStoreBackend:
                 return outcome
             raise outcome from e
 
+    def writer_of(self, key: str) -> tuple[Version, str | None] | None:
+        """The object's version and the owner its metadata names (one HEAD); None on a
+        store whose client keeps no owner."""
+        if not self._keeps_owner:
+            return None
+        key = self._file_key(key, "read")
+        head = self._head(key, "read")
+        if head is None:
+            raise messages.not_found(key)
+        return head.version, head.owner
+
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         key = self._file_key(key, "delete")
         if isinstance(precondition, CreateOnly):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...errors import FsError
-from ...versions import Precondition, Version
+from ...versions import Precondition, SameChange, Version, same_change
 from .errors import AMBIGUOUS, Action, Op
 from .view import StoreView
 
@@ -24,12 +24,15 @@ def after_failed_write(
     Clients resend a request whose answer was lost: a conditional resend then meets our
     own landed write (412), and a dropped connection leaves the outcome unknown. One HEAD,
     on this error path only, reads the write id back; the same look tells a changed object
-    from a vanished one. (Equal bytes are not enough: two agents incrementing "5" both
-    write "6", and the loser must hear it lost.)
+    from a vanished one. Whether the object is ours is the one rule of
+    :func:`~fsseam.versions.same_change` (equal bytes are not enough: two agents
+    incrementing "5" both write "6", and the loser must hear it lost).
     """
     if b._fault(exc, op) not in AMBIGUOUS:
         return b._error(exc, op, key, action, precondition)
     exists, head = b._look(key)
-    if head is not None and head.write_id == write_id:
+    if head is not None and same_change(
+            equal=True, moved=True, observed=True, ours=head.write_id == write_id,
+            answered=False) is SameChange.OURS:
         return head.version
     return b._error(exc, op, key, action, precondition, exists=exists)

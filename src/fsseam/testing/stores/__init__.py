@@ -8,7 +8,8 @@ is a strict xfail in that store's subclass, so it is seen when the emulator clos
 
 - :class:`LostUpdateSuite`: threads and processes racing read-increment-IfMatch on one
   object; :class:`AgentRaceSuite`: agents in processes racing edits of one file through
-  the tools;
+  the tools; :class:`SameChangeSuite`: counter agents, and another writer's identical
+  change refused while the owner's own landed edit, run again, is done;
 - :class:`FinderSuite`: glob, grep, delete and move, in requests counted at the store;
 - :class:`BoundsSuite`: a refused edit of a frequent string in 16 MiB, in bounded memory;
 - :class:`MissingBucketSuite`: a workspace on a bucket that does not exist, through the
@@ -32,7 +33,7 @@ from .buckets import MissingBucketSuite
 from .changes import ChangeFaultSuite
 from .credentials import CredentialsSuite, Refusal
 from .finders import FinderSuite
-from .races import AgentRaceSuite, LostUpdateSuite, agent_edits
+from .races import AgentRaceSuite, LostUpdateSuite, SameChangeSuite, agent_edits
 from .reads import ReadFaultSuite
 from .rigs import FaultRig, LostAnswerRig, ReadFaultRig, StoreRig, WriteFaultRig
 from .writes import WriteFaultSuite
@@ -51,6 +52,7 @@ __all__ = [
     "ReadFaultRig",
     "ReadFaultSuite",
     "Refusal",
+    "SameChangeSuite",
     "StoreRig",
     "WriteFaultRig",
     "WriteFaultSuite",

@@ -91,14 +91,15 @@ class LostAnswerSuite:
         return f"{self.prefix}/{name}"
 
     def _lose_upload(self, ctx: Any, rig: LostAnswerRig, name: str, *,
-                     read_back: bool) -> None:
-        """``name``'s next upload lands and its answer is lost; every look that would
-        recover it fails, and so does reading it back unless ``read_back``."""
+                     read_back: bool, looks: int = 1000) -> None:
+        """``name``'s next upload lands and its answer is lost; the next ``looks`` looks
+        that would recover it fail (every one by default), and so does reading it back
+        unless ``read_back``."""
         full = self._name(name)
 
         def arm() -> None:
             rig.fail_writes(full, "lost", 1)
-            rig.fail_looks(full, "503", 1000)
+            rig.fail_looks(full, "503", looks)
             if not read_back:
                 rig.fail_reads(full, "503", 1000)
 
@@ -152,13 +153,25 @@ class LostAnswerSuite:
     ) -> None:
         """b.txt's upload lands, its answer is lost, the resend gets 412 and the look that
         would read the write id back fails every time: one GET finds the patch's bytes,
-        so the step is done and the change commits."""
+        but who wrote them cannot be told (another writer's same change is not this
+        one's): the change stops, the steps before are undone, b.txt is left as it is and
+        the answer says it may be this change's own."""
         ctx = self._observed(faulty_store)
         self._lose_upload(ctx, faulty_store, "b.txt", read_back=True)
         res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
-        assert res.ok, res.text
         assert faulty_store.looks_seen(self._name("b.txt")) >= 1
-        assert faulty_store.stored(self.prefix) == _AFTER
+        faulty_store.clear()
+        assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        assert res.text.startswith(
+            "Error [FS_STALE]: /b.txt already holds exactly your change, made since your "
+            "read by another writer or by an earlier try of yours whose answer was lost "
+            "(which one cannot be told)"), res.text
+        assert (
+            "/n.txt is as it was; /a.txt is as it was; /b.txt holds this change's new "
+            "content, which someone else had written too (or a resend of this change's own "
+            "request), and was left as it is; /d.txt was not written."
+        ) in res.text, res.text
+        assert faulty_store.stored(self.prefix) == {**_BEFORE, "b.txt": b"B\n"}
 
     def test_a_lost_upload_that_cannot_be_read_back_is_unknown_and_kept(
         self, faulty_store: LostAnswerRig
@@ -215,8 +228,10 @@ class LostAnswerSuite:
     def test_a_single_write_whose_upload_and_recovery_are_lost(
         self, faulty_store: LostAnswerRig, tool: str
     ) -> None:
-        """One file: the recovery look fails, the GET finds our bytes (a success); when
-        the GET fails too, the answer says the outcome is unknown, not that it changed."""
+        """One file: the recovery look fails, the GET finds our bytes, but who wrote them
+        cannot be told: FS_STALE saying the file holds exactly the change, perhaps the
+        agent's own earlier try; when the GET fails too, the answer says the outcome is
+        unknown, not that it changed."""
         def args(name: str) -> dict[str, Any]:
             upper = name.upper().replace(".TXT", "")
             if tool == "write":
@@ -226,7 +241,11 @@ class LostAnswerSuite:
         ctx = self._observed(faulty_store)
         self._lose_upload(ctx, faulty_store, "a.txt", read_back=True)
         res = ctx.tools.execute(tool, args("a.txt"))
-        assert res.ok, res.text
+        assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+        assert res.text.startswith(
+            "Error [FS_STALE]: /a.txt already holds exactly your change, made since your "
+            "read by another writer or by an earlier try of yours whose answer was lost "
+            "(which one cannot be told)"), res.text
         assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"A\n"}
         faulty_store.clear()
         ctx = self._observed(faulty_store, ctx.workspace)
@@ -237,6 +256,28 @@ class LostAnswerSuite:
         assert "Whether it took effect is not known: reading /b.txt back failed too" in res.text
         assert "has changed since" not in res.text and "nothing was changed" not in res.text
         assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"A\n", "b.txt": b"B\n"}
+
+    @pytest.mark.parametrize("tool", ["write", "edit"])
+    def test_a_lost_upload_whose_owner_the_object_names_is_our_own(
+        self, faulty_store: LostAnswerRig, tool: str
+    ) -> None:
+        """The upload lands, its answer is lost, the resend gets 412 and the store's own
+        look for the write id fails once: the file holds exactly our bytes, and the next
+        look at who wrote them names this owner, so the change is its own (done), not
+        another writer's."""
+        ctx = self._observed(faulty_store)
+        self._lose_upload(ctx, faulty_store, "a.txt", read_back=True, looks=1)
+        args = ({"file_path": "a.txt", "content": "A\n"} if tool == "write" else
+                {"file_path": "a.txt", "old_string": "a", "new_string": "A"})
+        res = ctx.tools.execute(tool, args)
+        assert res.ok, res.text
+        assert faulty_store.looks_seen(self._name("a.txt")) >= 2
+        faulty_store.clear()
+        assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"A\n"}
+        # The agent goes on from its own write, without a read.
+        res = ctx.tools.execute("edit", {"file_path": "a.txt", "old_string": "A",
+                                         "new_string": "AA"})
+        assert res.ok, res.text
 
     def test_a_single_delete_whose_answer_is_lost(self, faulty_store: LostAnswerRig) -> None:
         ctx = self._observed(faulty_store)
