@@ -181,19 +181,17 @@ class Workspace:
                 read_only={"/repo"},
             )
 
-        A path belongs to the mount with the longest matching mount point; listing a
-        directory shows the mount points in it. Each mount keeps its own store, versions and
+        A path belongs to the mount with the longest matching mount point (a listing shows
+        the mount points in it). Each mount keeps its own store, versions and
         capabilities (``ws.backend.capabilities_for(path)``; ``ws.backend.capabilities`` is
         what every mount guarantees). A move between mounts is a guarded copy and a guarded
         delete. ``mounts`` values are URLs or Backend instances; ``storage_options`` and
         ``backend`` (adapter names, such as ``"generic"``) are per mount point;
         ``read_only`` is True (the whole workspace) or the mount points to mount read-only
-        (FS_READ_ONLY on any change there). ``history``: as for ``Workspace``, fsseam's own
-        history; one :class:`~fsseam.backends.kept.History` applies to every mount whose
-        store keeps no versions itself (local, memory, generic), ``{mount point: History}``
-        to the mounts it names. ``observation_key``: as for ``Workspace``. See
-        docs/mounts.md.
-        """
+        (FS_READ_ONLY on any change there). ``history``: one
+        :class:`~fsseam.backends.kept.History` for every mount whose store keeps no
+        versions (local, memory, generic), or ``{mount point: History}``; the rest as for
+        ``Workspace``. See docs/mounts.md."""
         from .backends.mounts import build_mounts
 
         plugins = tuple(plugins)  # iterated twice: for the gate and for the spec
@@ -206,18 +204,10 @@ class Workspace:
             frozen = tuple(read_only)
             made["read_only"] = frozen  # an iterator is spent by now
         router = build_mounts(mounts, storage_options, frozen, backend, history)
-        ws = cls(
-            repr(router).removeprefix("MountBackend(").removesuffix(")"),
-            read_only=read_only is True,
-            policy=policy,
-            plugins=plugins,
-            limits=limits,
-            ledger=ledger,
-            load_entry_points=load_entry_points,
-            backend=router,
-            observations=observations,
-            observation_key=observation_key,
-        )
+        ws = cls(repr(router).removeprefix("MountBackend(").removesuffix(")"),
+                 read_only=read_only is True, policy=policy, plugins=plugins, limits=limits,
+                 ledger=ledger, load_entry_points=load_entry_points, backend=router,
+                 observations=observations, observation_key=observation_key)
         ws._made = made
         return ws
 

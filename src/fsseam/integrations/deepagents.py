@@ -23,8 +23,7 @@ Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.run`): ``write_f
 ``edit_file`` and the delete of a file are fsseam's ``write``, ``edit`` and ``delete`` tools
 in deepagents' words; the rest (see :mod:`fsseam.integrations._deepagents_ops`) are seam
 calls through the same exception ladder and result builder. deepagents' middleware decides
-which tools the model gets; on a read-only workspace its modifications are refused
-(FS_READ_ONLY).
+which tools the model gets; on a read-only workspace its changes are refused (FS_READ_ONLY).
 """
 
 from __future__ import annotations
@@ -356,9 +355,7 @@ class FsseamBackend(BackendProtocol):
 
     # -- the application's files -----------------------------------------------------------
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
-        """Each file is this owner's guarded whole-file write, as every change is: created,
-        or replaced at the version the owner last read, downloaded or wrote; the limits
-        and the reserved folders apply. A refused file is written not at all."""
+        """Each file is its owner's guarded write (docs/integrations/deepagents.md)."""
         return [self._upload(path, data) for path, data in files]
 
     def _upload(self, path: str, data: bytes) -> FileUploadResponse:

@@ -160,7 +160,7 @@ def _judged(fs: Core, plan: FilePlan, seen: Version | None, current: tuple[bytes
     change; None when the file holds other bytes."""
     # A write back made in another's name (an undo, a restore) is not proven this owner's
     # by the owner the object names.
-    owner = fs.owner if plan.meta.owner == fs.owner else None
+    owner = fs.owner if plan.meta.owner == fs.owner and plan.rerun_is_own else None
     verdict = judge(fs.backend, plan.key, plan.data, current[0], current[1], seen=seen,
                     observed=_observed(plan), owner=owner, answered=answered)
     if verdict is SameChange.DIFFERENT:

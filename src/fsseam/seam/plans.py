@@ -139,6 +139,11 @@ class FilePlan:
     gone_is_done: bool = False
     """A delete that finds no file has done its job (an undo of a create), rather than
     being refused (a delete)."""
+    rerun_is_own: bool = True
+    """Equal bytes that the store names this owner as the writer of are this owner's own
+    landed write (a task run again after its answer was lost). False where the bytes were
+    built in this process for one write only (an append handle's close): another handle
+    of the same owner made them, so they are not this write's."""
 
 
 @dataclass

@@ -269,7 +269,7 @@ def write_bytes(fs: Core, path: str, data: bytes,
         lost = (ErrorCode.FS_STALE, "stale_write" if isinstance(base, IfMatch)
                 else "created_since_absent_write", None)
     plan = FilePlan(key, shown, data, precondition, "write", "write", lost, fs._meta(),
-                    check_first="write")
+                    check_first="write", rerun_is_own=base is None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
