@@ -71,8 +71,10 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     fs._writable_at(key)
     fs._check_size(shown, len(data))
     intent = ask(fs, "write", key, shown, operation="create", size=len(data))
+    # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
+    # file there, this owner's earlier one included: no owner on the object makes it ours.
     plan = FilePlan(key, shown, data, CreateOnly(), "create", "write", lost_of(intent),
-                    fs._meta())
+                    fs._meta(), rerun_is_own=False)
     plan.lost = (ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
