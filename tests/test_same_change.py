@@ -193,3 +193,31 @@ def test_every_surface_refuses_another_writers_same_change(ws: Workspace) -> Non
     assert SAME_CHANGE in str(refused.value)
     for path in ("e.txt", "memories/m.txt", "f.txt"):
         assert ws.backend.read(path).data == b"count=1\n"
+
+
+def test_a_patch_whose_update_another_writer_made_is_told_and_writes_nothing(
+        ws: Workspace) -> None:
+    """A part of a change of several files (apply_patch, multi_edit) that, made on what the
+    agent read, gives exactly the file's current bytes is refused saying so, and no part
+    of the change is written."""
+    setup = ws.context("setup")
+    setup.fs.write("/count.txt", "count=0\n")
+    setup.fs.write("/other.txt", "one\n")
+    a, b, c = ws.context("a"), ws.context("b"), ws.context("c")
+    for ctx in (a, b, c):
+        for path in ("/count.txt", "/other.txt"):
+            assert ctx.tools.execute("read", {"file_path": path}).ok
+    assert a.tools.execute("edit", {"file_path": "/count.txt", "old_string": "count=0",
+                                    "new_string": "count=1"}).ok
+    patch = ("*** Begin Patch\n*** Update File: /other.txt\n@@\n-one\n+two\n"
+             "*** Update File: /count.txt\n@@\n-count=0\n+count=1\n*** End Patch")
+    res = b.tools.execute("apply_patch", {"patch": patch})
+    assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+    assert "/count.txt already holds exactly your change, " + MAYBE in res.text
+    assert "-count=0\n+count=1" in res.text
+    res = c.tools.execute("multi_edit", {"file_path": "/count.txt", "edits": [
+        {"old_string": "count=0", "new_string": "count=1"}]})
+    assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text
+    assert "/count.txt already holds exactly your change, " + MAYBE in res.text
+    assert _count(ws) == b"count=1\n"
+    assert _count(ws, "other.txt") == b"one\n"

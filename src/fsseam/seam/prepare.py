@@ -55,12 +55,11 @@ def prepare_edit(
     """Read the file and make the edit (``make``; ``after`` gives the text it made).
 
     ``lone`` (a single edit): a guard that already differs from the version just read is
-    refused as the policy explains it, without a diff; an edit the policy refuses as
+    refused as the policy explains it, without a diff. An edit the policy refuses as
     stale that, made on what the agent read, gives exactly the current bytes is judged by
-    the one rule (:func:`~fsseam.versions.same_change`): done without a write when the
-    store says the current version is this owner's own write, else FS_STALE saying the
-    file already holds the change. A change's part (not ``lone``) is FS_STALE with a diff
-    in both cases.
+    the one rule (:func:`~fsseam.versions.same_change`): FS_STALE saying the file already
+    holds the change, made by another writer; for a single edit, done without a write when
+    the store says the current version is this owner's own write.
     ``ops``: the edits whose replacements a stale diff locates."""
     doc, current = fs._load(key)
     try:
@@ -87,7 +86,9 @@ def _refused_stale(
     for a single edit whose result on what the agent read is exactly the current bytes,
     success without a write when those bytes are the owner's own landed edit, else the
     refusal saying another writer made exactly this change."""
-    old = fs._text_at(key, seen) if lone else None
+    # The text read is needed for the diff anyway: the refusal's one extra question is
+    # whether the edit, made on it, gives exactly the current bytes.
+    old = fs._text_at(key, seen)
     same: SameChange | None = None
     held = doc.encode()
     if old is not None:
@@ -98,8 +99,10 @@ def _refused_stale(
         if mine is not None:
             same = judge(fs.backend, key, after(mine).encode(), held, current, seen=seen,
                          observed=True, owner=fs.owner, answered=True)
-            if same is SameChange.OURS:
+            if same is SameChange.OURS and lone:
                 return PreparedEdit(doc, current, mine, None, landed_over=seen)
+            # A part of a change found landed is not the change done (its other parts are
+            # judged on their own): refused as stale, with the diff.
             if same is not SameChange.THEIRS and same is not SameChange.MAYBE_OURS:
                 same = None
     raise stale(fs, key, shown, seen, (held, current), action="edit",
