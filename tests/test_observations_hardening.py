@@ -389,6 +389,18 @@ def test_observations_at_the_root_itself_are_refused_when_the_workspace_is_made(
     assert fsspec.filesystem("memory").find(url.removeprefix("memory://")) == []
 
 
+@pytest.mark.parametrize("spelling", ["file://{root}", "{root}/.", "{root}/sub/..",
+                                      "local://{root}"])
+def test_a_local_root_spelled_another_way_is_refused_and_nothing_is_made(
+        root: Path, spelling: str) -> None:
+    (root / "a.txt").write_bytes(b"one\n")
+    with pytest.raises(FsError) as err:
+        Workspace(str(root), observations=spelling.format(root=root))
+    assert err.value.code is ErrorCode.FS_INVALID_ARGUMENT
+    assert "is the workspace root" in err.value.message
+    assert sorted(os.listdir(root)) == ["a.txt"]
+
+
 def test_an_s3a_store_on_an_s3_workspace_is_reserved(moto_s3: Any) -> None:
     bucket = moto_s3.create_bucket(versioned=True)
     options = moto_s3.storage_options()

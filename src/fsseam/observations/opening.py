@@ -76,7 +76,9 @@ def open_observations(
     if protocol in _LOCAL and path.endswith(".json"):
         return FileObservations(path)
     if protocol in _LOCAL:
-        os.makedirs(path, exist_ok=True)  # a local root must exist to be opened
+        # A local root must exist to be opened; made as named once resolved (``a/b/..``
+        # makes no ``b``).
+        os.makedirs(os.path.normpath(path), exist_ok=True)
     backend = open_backend(url, dict(options))
     store = ShardedObservations(backend, scope=canonical_url(workspace_url), name=url,
                                 **settings)
