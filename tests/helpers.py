@@ -22,6 +22,20 @@ def raw(ws: Workspace, path: str) -> bytes | None:
         raise
 
 
+def s3_reader(s3: Any, bucket: str) -> Callable[[str], bytes | None]:
+    """The bytes of a key of ``bucket`` through a plain boto3 client, past every fsseam
+    layer (None when absent)."""
+
+    def read(path: str) -> bytes | None:
+        try:
+            body: bytes = s3.get_object(Bucket=bucket, Key=path.lstrip("/"))["Body"].read()
+        except s3.exceptions.NoSuchKey:
+            return None
+        return body
+
+    return read
+
+
 def call(ws: Workspace, owner: str, tool: str, **args: Any) -> ToolResult:
     return ws.context(owner).tools.execute(tool, args)
 

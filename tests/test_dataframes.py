@@ -29,6 +29,8 @@ import pytest
 from fsseam import ErrorCode, Workspace
 from fsseam import GuardRefused as Refused
 
+from .helpers import s3_reader
+
 pd = pytest.importorskip("pandas", reason="pandas is not installed (pip install -e '.[test]')")
 pl = pytest.importorskip("polars", reason="polars is not installed (pip install -e '.[test]')")
 
@@ -82,12 +84,7 @@ def _s3_store(moto_s3: Any) -> Store:
     s3 = moto_s3.client()
     bucket = moto_s3.create_bucket(client=s3)
 
-    def raw(path: str) -> bytes | None:
-        try:
-            body: bytes = s3.get_object(Bucket=bucket, Key=path.lstrip("/"))["Body"].read()
-        except s3.exceptions.NoSuchKey:
-            return None
-        return body
+    raw = s3_reader(s3, bucket)
 
     def put(path: str, data: bytes) -> None:
         s3.put_object(Bucket=bucket, Key=path.lstrip("/"), Body=data)

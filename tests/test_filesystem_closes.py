@@ -26,6 +26,8 @@ import pytest
 from fsseam import ErrorCode, GuardRefused, Workspace
 from fsseam.filesystem import GuardedFileSystem
 
+from .helpers import s3_reader
+
 pd = pytest.importorskip("pandas", reason="pandas is not installed (pip install -e '.[test]')")
 
 CSV = b"city,n\nOslo,1\nLima,2\n"
@@ -70,12 +72,7 @@ def _s3(moto_s3: Any) -> Store:
     bucket = moto_s3.create_bucket(client=s3)
     options = moto_s3.storage_options()
 
-    def raw(path: str) -> bytes | None:
-        try:
-            body: bytes = s3.get_object(Bucket=bucket, Key=path.lstrip("/"))["Body"].read()
-        except s3.exceptions.NoSuchKey:
-            return None
-        return body
+    raw = s3_reader(s3, bucket)
 
     def chained(path: str, owner: str) -> tuple[str, dict[str, Any]]:
         return f"fsseam::s3://{bucket}{path}", {"fsseam": {"owner": owner}, "s3": options}

@@ -22,6 +22,8 @@ from deepagents.backends.protocol import FileUploadResponse
 from fsseam import Limits, Workspace
 from fsseam.integrations.deepagents import FsseamBackend
 
+from ..helpers import s3_reader
+
 CAP = 10
 
 
@@ -52,12 +54,7 @@ def _s3(moto_s3: Any) -> Store:
     bucket = moto_s3.create_bucket(client=s3)
     options = moto_s3.storage_options()
 
-    def raw(path: str) -> bytes | None:
-        try:
-            body: bytes = s3.get_object(Bucket=bucket, Key=path.lstrip("/"))["Body"].read()
-        except s3.exceptions.NoSuchKey:
-            return None
-        return body
+    raw = s3_reader(s3, bucket)
 
     def workspace() -> Workspace:
         return Workspace(f"s3://{bucket}", storage_options=options,
