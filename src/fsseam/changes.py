@@ -157,10 +157,10 @@ def cause_text(failure: BaseException, shown: str, action: str) -> str:
     """A failure's sentence without the "nothing was changed" a storage error adds: the
     failed call may have taken effect."""
     if isinstance(failure, Conflict):
-        return render("step_refused", shown, {"action": action})
+        return render(Reason.step_refused, shown, {"action": action})
     if isinstance(failure, FsError):
         if failure.reason in (Reason.storage_failed, Reason.store_busy) and {
                 "action", "detail"} <= failure.details.keys():
-            return render("step_failed", failure.path, failure.details)
+            return render(Reason.step_failed, failure.path, failure.details)
         return failure.message
-    return render("step_failed", shown, {"action": action, "detail": repr(failure)})
+    return render(Reason.step_failed, shown, {"action": action, "detail": repr(failure)})

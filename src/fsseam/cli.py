@@ -191,7 +191,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     ctx = ws.context(args.owner)
     if args.tool not in ctx.tools.names():
         # The sentence a model gets for the same mistake (the catalogue's).
-        raise UsageError(render("unknown_tool", details={
+        raise UsageError(render(Reason.unknown_tool, details={
             "name": args.tool, "tools": ", ".join(ctx.tools.names())}))
     # Beside a ledger file, the text of what was read, so that a conflict in a later call
     # shows the diff one process would (fsseam.observations.texts).

@@ -100,12 +100,12 @@ def target_status(view: str, ops: Sequence[EditOp]) -> Sentences:
         which = " " + render("_which_edit", details={"index": index}) if len(ops) > 1 else ""
         count = count_matches(view, op.old.replace("\r\n", "\n"), MAX_COUNTED_MATCHES + 1)
         if count == 0:
-            parts.append(Sentence("target_gone", {"which": which}))
+            parts.append(Sentence(Reason.target_gone, {"which": which}))
         elif count == 1:
-            parts.append(Sentence("target_unique", {"which": which}))
+            parts.append(Sentence(Reason.target_unique, {"which": which}))
         else:
             many = count > MAX_COUNTED_MATCHES
-            parts.append(Sentence("target_ambiguous", {
+            parts.append(Sentence(Reason.target_ambiguous, {
                 "which": which, "count": MAX_COUNTED_MATCHES if many else count,
                 "times": Part("_times_over" if many else "_times")}))
     return Sentences(parts)
@@ -118,17 +118,17 @@ def changes_part(summary: ChangeSummary, status: Sentences, *, undo: bool = Fals
     advice is the one story (:func:`stale_story`): after an edit shown whole (a read, see
     :data:`DIFF_IS_A_READ`) the edit is retried as it is when its targets each still occur
     once, else fitted to the change; shown in part, the file is read again first."""
-    since = Sentence("since_yours" if undo else "since_read")
+    since = Sentence(Reason.since_yours if undo else Reason.since_read)
     advice = _advice(summary.complete, status, undo=undo, action=action)
     if summary.same_text:
         if action in DIFF_IS_A_READ and not undo:
             # Nothing to fit the edit to: the text it was made against is the text now.
-            advice = Sentence("advice_retry")
-        return Sentence("changes_none", {"since": since, "status": status, "advice": advice})
+            advice = Sentence(Reason.advice_retry)
+        return Sentence(Reason.changes_none, {"since": since, "status": status, "advice": advice})
     if summary.complete:
-        return Sentence("changes_complete", {"since": since, "diff": summary.diff,
+        return Sentence(Reason.changes_complete, {"since": since, "diff": summary.diff,
                                          "status": status, "advice": advice})
-    return Sentence("changes_partial", {"since": since, "diff": summary.diff, "status": status,
+    return Sentence(Reason.changes_partial, {"since": since, "diff": summary.diff, "status": status,
                                     "shown": summary.shown, "advice": advice,
                                     "more": summary.changed - summary.shown})
 
@@ -138,8 +138,8 @@ def unshown_part(why: Reason, *, undo: bool = False, action: str = "edit") -> Se
     sentence: the store keeps no older versions, no longer keeps that one, could not give
     it back, or one side is not text), then what to do next, as after a diff shown in part
     (the file is read again first)."""
-    since = Sentence("since_yours" if undo else "since_read")
-    return Sentence("changes_unshown", {"since": since, "why": Sentence(why),
+    since = Sentence(Reason.since_yours if undo else Reason.since_read)
+    return Sentence(Reason.changes_unshown, {"since": since, "why": Sentence(why),
                                         "advice": _advice(False, Sentences(), undo=undo,
                                                           action=action)})
 
@@ -147,25 +147,25 @@ def unshown_part(why: Reason, *, undo: bool = False, action: str = "edit") -> Se
 def _advice(complete: bool, status: Sentences, *, undo: bool, action: str) -> Sentence:
     if action in DIFF_IS_A_READ and not undo:
         if not complete:
-            return Sentence("advice_reread_edit")
+            return Sentence(Reason.advice_reread_edit)
         # A diff shown whole is a read (the agent now knows the current version): the edit
         # goes again as it is when each target still occurs once, else fitted to the
         # change (no status, a patch's hunks or an insert, says nothing of the targets).
         unique = bool(status) and all(s.reason == Reason.target_unique for s in status)
-        return Sentence("advice_retry" if unique else "advice_adjust")
+        return Sentence(Reason.advice_retry if unique else Reason.advice_adjust)
     if action in ("write", "restore"):
-        return Sentence("advice_reread_whole", {"action": action})
+        return Sentence(Reason.advice_reread_whole, {"action": action})
     if not complete:
-        return Sentence("advice_reread_on")
+        return Sentence(Reason.advice_reread_on)
     if undo:
-        return Sentence("advice_by_hand")
-    return Sentence("advice_reread", {"action": action})
+        return Sentence(Reason.advice_by_hand)
+    return Sentence(Reason.advice_reread, {"action": action})
 
 
 def stale_story() -> str:
     """What FS_STALE means and what to do after it, in the words of the refusals themselves
     (the same catalogue sentences): the MCP instructions, the demo and the docs say it so."""
-    return render("stale_story", details={
-        "retry": Sentence("advice_retry"), "adjust": Sentence("advice_adjust"),
-        "reread_edit": Sentence("advice_reread_edit"),
-        "whole": Sentence("advice_reread_whole", {"action": "write"})})
+    return render(Reason.stale_story, details={
+        "retry": Sentence(Reason.advice_retry), "adjust": Sentence(Reason.advice_adjust),
+        "reread_edit": Sentence(Reason.advice_reread_edit),
+        "whole": Sentence(Reason.advice_reread_whole, {"action": "write"})})

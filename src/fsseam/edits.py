@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import ErrorCode, FsError
-from .messages import Part, Role
+from .messages import Part, Reason, Role
 from .text import TextDoc, split_lines
 
 __all__ = [
@@ -101,17 +101,17 @@ def check_new_text(text: str, role: str) -> None:
     """New text must stay text: a NUL would make the file unreadable to every text tool."""
     if "\x00" in text:
         raise FsError(
-            ErrorCode.FS_INVALID_ARGUMENT, reason="text_has_nul", details={"arg": Role(role)}
+            ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.text_has_nul, details={"arg": Role(role)}
         )
 
 
 def check_replace(op: Replace) -> None:
     """Argument checks that need no file: run before anything is read."""
     if op.old == "":
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="old_empty")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.old_empty)
     check_new_text(op.new, "new")
     if _lf(op.old) == _lf(op.new):
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="old_equals_new")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.old_equals_new)
 
 
 def find_matches(view: str, old: str) -> list[int]:
@@ -158,7 +158,7 @@ def _ambiguous(doc: TextDoc, old: str, first: int, path: str) -> FsError:
     return FsError(
         ErrorCode.FS_MULTIPLE_MATCHES,
         path=path,
-        reason="multiple_matches",
+        reason=Reason.multiple_matches,
         details={
             "count": MAX_COUNTED_MATCHES if many else count,
             "times": Part("_times_over" if many else "_times"),
@@ -218,7 +218,7 @@ def replace(doc: TextDoc, op: Replace, path: str) -> tuple[TextDoc, Span]:
     view = doc.view
     start = view.find(old)
     if start < 0:
-        raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="no_match")
+        raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason=Reason.no_match)
     if op.replace_all:
         done = _replaced_all(doc, old, new)
         after, count = done if done is not None else _splice_all(doc, old, new)
@@ -241,7 +241,7 @@ def insert(doc: TextDoc, op: Insert, path: str) -> tuple[TextDoc, Span]:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
             path=path,
-            reason="insert_out_of_range",
+            reason=Reason.insert_out_of_range,
             details={"requested": op.line, "total": total},
         )
     at = doc.line_start(op.line) if op.line < total else len(doc.view)

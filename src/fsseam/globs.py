@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import ErrorCode, FsError
+from .messages import Reason
 
 __all__ = [
     "ECHO_CHARS",
@@ -70,7 +71,7 @@ def _expand(pattern: str) -> list[str]:
         if len(nxt) > MAX_ALTERNATIVES:
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT,
-                reason="glob_too_many_alternatives",
+                reason=Reason.glob_too_many_alternatives,
                 details={"pattern": echo(pattern), "max": MAX_ALTERNATIVES},
             )
         out = nxt
@@ -107,7 +108,7 @@ def _class(body: str, pattern: str) -> str:
 
 
 def _bad_class(pattern: str, part: str) -> FsError:
-    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="glob_bad_class",
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.glob_bad_class,
                    details={"pattern": echo(pattern), "part": part})
 
 
@@ -127,7 +128,7 @@ def _pieces(seg: str, pattern: str) -> list[str | None]:
             if j < 0:
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT,
-                    reason="glob_unclosed_class",
+                    reason=Reason.glob_unclosed_class,
                     details={"pattern": echo(pattern)},
                 )
             body = seg[i + 2 if negated else i + 1 : j]
@@ -359,18 +360,18 @@ def compile_glob(pattern: str, *, max_chars: int | None = None) -> Glob:
     ``max_chars``: a longer pattern is refused before any work is done on it (the tools
     pass the workspace's ``Limits.glob_pattern_chars``)."""
     if max_chars is not None and len(pattern) > max_chars:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="glob_too_long",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.glob_too_long,
                       details={"length": len(pattern), "max": max_chars})
     if not pattern or not pattern.strip():
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="glob_empty")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.glob_empty)
     if "\x00" in pattern:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="path_nul")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.path_nul)
     p = _normalize(pattern.strip()) or "**"
     texts: list[str] = []
     for raw in _expand(p):
         # After expansion, not before: "{..}/**" has no ".." segment until its braces open.
         if any(seg == ".." for seg in raw.split("/")):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="glob_parent",
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.glob_parent,
                           details={"pattern": echo(pattern)})
         text = _normalize(raw)
         if text not in texts:

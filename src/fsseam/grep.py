@@ -18,6 +18,7 @@ import regex
 
 from .errors import ErrorCode, FsError
 from .globs import echo
+from .messages import Reason
 
 __all__ = [
     "MAX_CONTEXT",
@@ -93,10 +94,10 @@ def compile_pattern(
     linear in the length: megabytes take tens of seconds). The tools pass the workspace's
     ``Limits.grep_pattern_chars``."""
     if max_chars is not None and len(pattern) > max_chars:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_pattern_too_long",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.grep_pattern_too_long,
                       details={"length": len(pattern), "max": max_chars})
     if pattern == "":
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_empty")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.grep_empty)
     flags = regex.MULTILINE | regex.VERSION0
     if case_insensitive:
         flags |= regex.IGNORECASE
@@ -105,7 +106,7 @@ def compile_pattern(
     except (regex.error, OverflowError, RecursionError) as e:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            reason="grep_bad_pattern",
+            reason=Reason.grep_bad_pattern,
             details={"pattern": echo(pattern), "error": echo(str(e))},
         ) from None
     plain = not case_insensitive and not any(c in _META for c in pattern)

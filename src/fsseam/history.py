@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from .backends.base import VersionInfo
 from .diff import LazyDiff
 from .errors import ErrorCode, FsError
+from .messages import Reason
 from .versions import Version
 
 __all__ = [
@@ -109,13 +110,13 @@ def match_version(token: str, kept: Sequence[VersionInfo], path: str) -> Version
         and (version_id(k.version).startswith(t) or k.version.value.startswith(t))
     ]
     if not found:
-        raise FsError(ErrorCode.FS_NOT_FOUND, path=path, reason="version_unknown",
+        raise FsError(ErrorCode.FS_NOT_FOUND, path=path, reason=Reason.version_unknown,
                       details={"version": token})
     if len({k.version for k in found}) > 1:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason="version_ambiguous",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason=Reason.version_ambiguous,
                       details={"version": token, "count": len(found)})
     if found[0].deleted:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason="version_is_deletion",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason=Reason.version_is_deletion,
                       details={"version": token})
     return found[0]
 

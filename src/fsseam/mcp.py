@@ -41,7 +41,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from .conflicts import stale_story
-from .messages import render
+from .messages import Reason, render
 from .tools.registry import UnknownToolError
 from .tools.result import ToolResult
 from .tools.run import facts
@@ -184,7 +184,7 @@ class ToolServer:
     def refusal(self, name: str) -> str:
         """What a call of a tool this server does not run answers (a name no tool has, or
         a modifying tool on a read-only workspace): the set served and its tools."""
-        return render("tool_not_offered", details={
+        return render(Reason.tool_not_offered, details={
             "name": name, "set": self.tool_set,
             "tools": ", ".join(s["name"] for s in self._tools)})
 

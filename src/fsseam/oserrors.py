@@ -10,6 +10,7 @@ import errno
 from types import TracebackType
 
 from .errors import ErrorCode, FsError
+from .messages import Reason
 from .paths import display
 
 # Actions that only look: a path through a file names nothing there, so it is "not found"
@@ -28,27 +29,27 @@ def map_os_error(exc: BaseException, key: str, action: str) -> FsError:
         return FsError(kind, path=shown, reason=reason, details={"action": action, **details})
 
     if isinstance(exc, FileNotFoundError):
-        return fact(ErrorCode.FS_NOT_FOUND, "missing")
+        return fact(ErrorCode.FS_NOT_FOUND, Reason.missing)
     if isinstance(exc, IsADirectoryError):
-        return fact(ErrorCode.FS_IS_DIRECTORY, "is_directory")
+        return fact(ErrorCode.FS_IS_DIRECTORY, Reason.is_directory)
     if isinstance(exc, NotADirectoryError) or code == errno.ENOTDIR:
         if action in _LOOKING:
-            return fact(ErrorCode.FS_NOT_FOUND, "missing_below_file")
-        return fact(ErrorCode.FS_INVALID_ARGUMENT, "parent_is_file")
+            return fact(ErrorCode.FS_NOT_FOUND, Reason.missing_below_file)
+        return fact(ErrorCode.FS_INVALID_ARGUMENT, Reason.parent_is_file)
     if code == errno.EROFS:
-        return fact(ErrorCode.FS_READ_ONLY, "mounted_read_only")
+        return fact(ErrorCode.FS_READ_ONLY, Reason.mounted_read_only)
     if isinstance(exc, PermissionError):
-        return fact(ErrorCode.FS_PERMISSION_DENIED, "permission_denied")
+        return fact(ErrorCode.FS_PERMISSION_DENIED, Reason.permission_denied)
     if code == errno.EFBIG:
         assert isinstance(exc, OSError)
-        return fact(ErrorCode.FS_TOO_LARGE, "too_large_for_storage", detail=exc.strerror)
+        return fact(ErrorCode.FS_TOO_LARGE, Reason.too_large_for_storage, detail=exc.strerror)
     if code in (errno.ENOSPC, errno.EDQUOT):
-        return fact(ErrorCode.FS_BACKEND, "no_space")
+        return fact(ErrorCode.FS_BACKEND, Reason.no_space)
     if code == errno.ENAMETOOLONG:
-        return fact(ErrorCode.FS_INVALID_ARGUMENT, "name_too_long")
+        return fact(ErrorCode.FS_INVALID_ARGUMENT, Reason.name_too_long)
     if code == errno.ELOOP:
-        return fact(ErrorCode.FS_OUTSIDE_ROOT, "symlink_unfollowable")
-    return fact(ErrorCode.FS_BACKEND, "storage_failed", detail=f"{type(exc).__name__}: {exc}")
+        return fact(ErrorCode.FS_OUTSIDE_ROOT, Reason.symlink_unfollowable)
+    return fact(ErrorCode.FS_BACKEND, Reason.storage_failed, detail=f"{type(exc).__name__}: {exc}")
 
 
 class mapped:  # lower case: it was a function and is used as one, ``with mapped(...):``

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from .errors import ErrorCode, FsError
+from .messages import Reason
 
 __all__ = [
     "MAX_PATH_CHARS",
@@ -92,9 +93,9 @@ def to_key(path: str) -> str:
     than ``MAX_PATH_CHARS`` characters is FS_INVALID_ARGUMENT.
     """
     if not isinstance(path, str) or not path.strip():
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="path_empty")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.path_empty)
     if "\x00" in path:
-        raise FsError(ErrorCode.FS_OUTSIDE_ROOT, reason="path_nul")
+        raise FsError(ErrorCode.FS_OUTSIDE_ROOT, reason=Reason.path_nul)
     if len(path) > 4 * MAX_PATH_CHARS:
         # Checked before splitting, so a huge argument costs no more than this.
         raise _too_long(len(path))
@@ -104,19 +105,20 @@ def to_key(path: str) -> str:
             continue
         if raw == "..":
             if not parts:
-                raise FsError(ErrorCode.FS_OUTSIDE_ROOT, path=escape(path), reason="path_escapes")
+                raise FsError(ErrorCode.FS_OUTSIDE_ROOT, path=escape(path),
+                              reason=Reason.path_escapes)
             parts.pop()
             continue
         part = unescape(raw)
         if _UNNAMEABLE.search(part):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, path=escape(path), reason="path_surrogate"
+                ErrorCode.FS_INVALID_ARGUMENT, path=escape(path), reason=Reason.path_surrogate
             )
         parts.append(part)
     if len(parts) > MAX_PATH_DEPTH:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            reason="path_too_deep",
+            reason=Reason.path_too_deep,
             details={"depth": len(parts), "max": MAX_PATH_DEPTH},
         )
     key = "/".join(parts)
@@ -128,7 +130,7 @@ def to_key(path: str) -> str:
 def _too_long(n: int) -> FsError:
     return FsError(
         ErrorCode.FS_INVALID_ARGUMENT,
-        reason="path_too_long",
+        reason=Reason.path_too_long,
         details={"length": n, "max": MAX_PATH_CHARS},
     )
 

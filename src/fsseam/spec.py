@@ -26,6 +26,7 @@ from pydantic_core import PydanticSerializationError
 from .backends.kept import History
 from .errors import ErrorCode, FsError
 from .limits import Limits
+from .messages import Reason
 from .observations import Entry, MemoryObservations, ObservationStore
 
 __all__ = [
@@ -114,7 +115,7 @@ def spec_of(made: Mapping[str, Any], store: ObservationStore | None, *,
     observation store (None: no policy)."""
     for target in [made.get("backend_instance"), *(made.get("mounts") or {}).values()]:
         if target is not None and not isinstance(target, str):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="ship_backend_instance",
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.ship_backend_instance,
                           details={"backend": type(target).__name__})
     given = made.get("observations")
     fields: dict[str, Any] = {k: v for k, v in made.items()
@@ -149,7 +150,7 @@ def shipped_store(store: ObservationStore, *, snapshot: bool = False
     else FsError naming the fix."""
     if type(store) is MemoryObservations:  # a subclass may keep them elsewhere (a file)
         if not snapshot:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="ship_in_process_observations")
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.ship_in_process_observations)
         return {owner: store.entries(owner) for owner in store.owners()}
     return _picklable("observations", store)
 
@@ -170,7 +171,7 @@ def _picklable(what: str, value: W) -> W:
     try:
         pickle.dumps(value)
     except Exception as e:  # what cannot be pickled raises anything from TypeError on
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="ship_unpicklable",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.ship_unpicklable,
                       details={"what": what, "error": f"{type(e).__name__}: {e}"}) from None
     return value
 

@@ -16,6 +16,7 @@ from .gate import Gate
 from .history import Authors
 from .index import PLUGIN_NAME, plugin
 from .limits import Limits
+from .messages import Reason
 from .observations import ObservationStore, open_observations
 from .observations.opening import (
     ObservationsSpec,
@@ -102,7 +103,7 @@ class Workspace:
         if backend is None or isinstance(backend, str):
             self.backend: Backend = open_backend(url, storage_options, fs, backend=backend)
         elif storage_options or fs is not None:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="backend_given_with_options")
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.backend_given_with_options)
         else:
             self.backend = backend
         if history is not None:

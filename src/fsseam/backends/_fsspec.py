@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 from fsspec import AbstractFileSystem
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
@@ -35,7 +36,7 @@ def _lock_for(token: Hashable) -> threading.RLock:
 
 
 def _root_is_directory() -> FsError:
-    return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+    return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
 
 
 class _BlobStream:
@@ -205,7 +206,8 @@ class FsspecDigestBackend:
         return full
 
     def _not_a_directory(self, key: str) -> FsError:
-        return FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="not_directory")
+        return FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
+                       reason=Reason.not_directory)
 
     def list(self, key: str) -> list[Entry]:
         return sorted(self.list_lazy(key), key=lambda e: e.name)
@@ -291,7 +293,7 @@ class FsspecDigestBackend:
         raise self._no_history(key)
 
     def _no_history(self, key: str) -> FsError:
-        return FsError(ErrorCode.FS_UNSUPPORTED, path=display(key), reason="no_history")
+        return FsError(ErrorCode.FS_UNSUPPORTED, path=display(key), reason=Reason.no_history)
 
     # -- writes ------------------------------------------------------------
     def _check_writable_path(self, key: str, *, itself: bool = True) -> None:
@@ -347,7 +349,7 @@ class FsspecDigestBackend:
     def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
         if isinstance(precondition, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="create_only_delete"
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason=Reason.create_only_delete
             )
         if not key:
             raise _root_is_directory()
@@ -375,7 +377,7 @@ class FsspecDigestBackend:
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         if isinstance(source, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, path=display(src), reason="create_only_copy"
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(src), reason=Reason.create_only_copy
             )
         with self._lock:
             try:

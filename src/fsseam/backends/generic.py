@@ -18,6 +18,7 @@ from fsspec.implementations.cached import CachingFileSystem
 from fsspec.implementations.local import LocalFileSystem
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from ..versions import Capabilities
 from ._fsspec import FsspecDigestBackend
 
@@ -57,7 +58,7 @@ class GenericBackend(FsspecDigestBackend):
         if isinstance(fs, CachingFileSystem):
             raise FsError(
                 ErrorCode.FS_UNSUPPORTED,
-                reason="cached_filesystem",
+                reason=Reason.cached_filesystem,
                 details={"filesystem": type(fs).__name__},
             )
         if _on_local_disk(fs):
@@ -67,7 +68,7 @@ class GenericBackend(FsspecDigestBackend):
             # only be a second place to get it wrong.
             raise FsError(
                 ErrorCode.FS_UNSUPPORTED,
-                reason="generic_on_local",
+                reason=Reason.generic_on_local,
                 details={"root": root, "filesystem": type(fs).__name__},
             )
         super().__init__(fs, root)

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import Conflict, ErrorCode, FsError
-from ..messages import Part
+from ..messages import Part, Reason
 from ..paths import display
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import DIGEST_KIND
@@ -241,7 +241,7 @@ class KeptHistoryBackend:
             except Conflict:
                 continue
         raise FsError(
-            ErrorCode.FS_BACKEND, path=display(key), reason="kept_changing",
+            ErrorCode.FS_BACKEND, path=display(key), reason=Reason.kept_changing,
             details={"doing": Part("_kept_copying")},
         )
 
@@ -327,7 +327,7 @@ class KeptHistoryBackend:
                 out.append(VersionInfo(version=e.version, size=e.size,
                                        modified=_time(e.time), owner=e.owner))
         if not out:
-            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="not_found")
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.not_found)
         return out[:limit] if limit is not None else out
 
     def read_version(self, key: str, version: Version) -> Blob:
@@ -339,7 +339,7 @@ class KeptHistoryBackend:
         current = self._current(key)
         if current is not None and current.version == version:
             return current
-        raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="kept_version_missing",
+        raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.kept_version_missing,
                       details={"version": str(version)})
 
 
@@ -376,10 +376,10 @@ def keep_history(backend: Backend, history: History) -> KeptHistoryBackend:
     """``backend`` with history kept by fsseam (see :class:`History` for where)."""
     if not isinstance(history, History):
         # A path or True passed by mistake would otherwise fail deep inside, unexplained.
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_not_history",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_not_history,
                       details={"given": repr(history)})
     if backend.capabilities.history:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_native")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_native)
     root = _local_root(backend)
     path = history.path
     if path is None and root is not None:
@@ -392,7 +392,7 @@ def keep_history(backend: Backend, history: History) -> KeptHistoryBackend:
         return KeptHistoryBackend(backend, store, history)
     real = os.path.realpath(path)
     if root is not None and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_inside_root",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_inside_root,
                       details={"where": path})
     from .kept_dir import DirectoryHistoryStore
     sync = getattr(backend, "durability", "fsync") != "rename"  # the local backend's choice

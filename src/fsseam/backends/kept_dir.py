@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
-from ..messages import Part
+from ..messages import Part, Reason
 from ..paths import display
 from .kept_store import KeptEntry
 
@@ -77,7 +77,7 @@ def _damaged(key: str, index: str, error: Exception | Part, **facts: object) -> 
     """``error``: what made the index unreadable, or the catalogue's clause saying what is
     wrong with its shape (``facts``: the fields that clause names)."""
     said = error if isinstance(error, Part) else str(error)
-    return FsError(ErrorCode.FS_BACKEND, path=display(key), reason="history_index_damaged",
+    return FsError(ErrorCode.FS_BACKEND, path=display(key), reason=Reason.history_index_damaged,
                    details={"index": index, "error": said, **facts})
 
 
@@ -94,11 +94,11 @@ class DirectoryHistoryStore:
             names = os.listdir(path)
             if MARKER not in names:
                 if names:
-                    raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_dir_foreign",
+                    raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_dir_foreign,
                                   details={"where": path})
                 _durable_write(path, MARKER, b"fsseam history, format 1\n")
         except OSError as e:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_dir_unusable",
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_dir_unusable,
                           details={"where": path, "error": e.strerror or str(e)}) from e
 
     def _dir(self, key: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from fsspec.implementations.memory import MemoryFileSystem
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from ..versions import Capabilities
 from ._fsspec import FsspecDigestBackend
 
@@ -39,12 +40,13 @@ def _global_store(storage_options: dict[str, Any]) -> bool:
     if options:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            reason="memory_options",
+            reason=Reason.memory_options,
             details={"options": ", ".join(sorted(options))},
         )
     if not isinstance(value, bool):
         raise FsError(
-            ErrorCode.FS_INVALID_ARGUMENT, reason="memory_global_store", details={"value": value}
+            ErrorCode.FS_INVALID_ARGUMENT,
+            reason=Reason.memory_global_store, details={"value": value}
         )
     return value
 

@@ -20,6 +20,7 @@ import fsspec
 from fsspec.core import split_protocol
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from .base import Backend
 
 __all__ = ["GENERIC", "KNOWN_ADAPTERS", "backend_class", "open_backend"]
@@ -72,7 +73,7 @@ def _load(target: EntryPoint | str, protocol: str) -> type:
     except ImportError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            reason="backend_import_failed",
+            reason=Reason.backend_import_failed,
             details={"protocol": protocol, "error": str(e)},
         ) from e
     return cls
@@ -91,7 +92,7 @@ def backend_class(protocol: str) -> type:
         package = KNOWN_ADAPTERS[protocol]
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            reason="adapter_missing",
+            reason=Reason.adapter_missing,
             details={"protocol": protocol, "package": package, "source": source_dir(package)},
         )
     try:
@@ -99,13 +100,13 @@ def backend_class(protocol: str) -> type:
     except ImportError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            reason="needs_package",
+            reason=Reason.needs_package,
             details={"protocol": protocol, "error": str(e)},
         ) from e
     except ValueError as e:
         raise FsError(
             ErrorCode.FS_UNSUPPORTED,
-            reason="unknown_protocol",
+            reason=Reason.unknown_protocol,
             details={"protocol": protocol, "error": str(e)},
         ) from e
     return _load(GENERIC, protocol)
@@ -150,7 +151,8 @@ def _construction_error(url: str, protocol: str, exc: Exception) -> FsError:
     ``ftp://`` a TypeError about a missing host)."""
     facts = {"url": url, "protocol": protocol, "error": f"{type(exc).__name__}: {exc}"}
     if isinstance(exc, ImportError):
-        return FsError(ErrorCode.FS_UNSUPPORTED, reason="needs_package", details=facts)
+        return FsError(ErrorCode.FS_UNSUPPORTED, reason=Reason.needs_package, details=facts)
     if isinstance(exc, PermissionError):
-        return FsError(ErrorCode.FS_PERMISSION_DENIED, reason="workspace_denied", details=facts)
-    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="workspace_refused", details=facts)
+        return FsError(ErrorCode.FS_PERMISSION_DENIED,
+                       reason=Reason.workspace_denied, details=facts)
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.workspace_refused, details=facts)

@@ -122,7 +122,7 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
         if not listed and model != "/":
             listed = [self.info(path)]  # a file lists as itself, as fsspec's do
             if listed[0]["type"] == "directory":  # empty: implied by no file, so none
-                raise os_error(FsError(ErrorCode.FS_NOT_FOUND, path=model, reason="missing"),
+                raise os_error(FsError(ErrorCode.FS_NOT_FOUND, path=model, reason=Reason.missing),
                                path)
         return listed if detail else [i["name"] for i in listed]
 
@@ -253,7 +253,7 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
         if mode == "xb":
             if self.exists(name):
                 with self._guarded(name):
-                    raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=model, reason="add_exists")
+                    raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=model, reason=Reason.add_exists)
             return WriteFile(self, name, "xb", lambda data: self._create(name, data))
         if mode == "ab":
             # A guarded rewrite: the current bytes, read now (an observation of their

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..backends.base import Backend
 from ..backends.contract import extras_of
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from .keeper import FOLDER, PLUGIN_NAME, ContentIndex, ReservedIndex
 from .source import index_of, indexed_reads
 
@@ -39,6 +40,6 @@ def wanted(setting: bool | None, backend: Backend) -> bool:
     if setting is None or setting is False:
         return bool(setting is None and versioned)
     if not versioned:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="content_index_unsupported",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.content_index_unsupported,
                       details={"backend": type(backend).__name__})
     return True

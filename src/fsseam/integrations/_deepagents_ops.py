@@ -27,6 +27,7 @@ from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
 from ..globs import Glob
 from ..grep import compile_pattern
+from ..messages import Reason
 from ..outcomes import GrepOutcome, ListEntry, ReadOutcome
 from ..paths import display
 from ..workspace import Context
@@ -87,7 +88,7 @@ def literal_grep(context: Context, pattern: str, base: str, files: Glob | None,
     # pattern takes tens of seconds.
     cap = context.fs.limits.grep_pattern_chars
     if len(pattern) > cap:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="grep_pattern_too_long",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.grep_pattern_too_long,
                       details={"length": len(pattern), "max": cap})
     # Literal text: the escaped pattern for the engine, found with str.find where the
     # search can (fsseam's plain-text path).
@@ -118,7 +119,7 @@ def download(context: Context, path: str, cap: int | None = None) -> bytes:
             if cap is not None and size > cap:
                 # Counted as it streams: a file that grew since a stat is not held whole.
                 raise FsError(ErrorCode.FS_TOO_LARGE, path=display(key),
-                              reason="deepagents_media_too_large", details={"max": cap})
+                              reason=Reason.deepagents_media_too_large, details={"max": cap})
             parts.append(chunk)
     finally:
         stream.close()
@@ -159,7 +160,7 @@ def delete_directory(context: Context, path: str) -> str:
     remove_empty_directories(context, path)
     if not files and _is_directory(context, path):
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=shown,
-                      reason="memory_empty_directory", details={"action": "delete"})
+                      reason=Reason.memory_empty_directory, details={"action": "delete"})
     return shown
 
 

@@ -236,7 +236,7 @@ class FsseamBackend(BackendProtocol):
                         "read")
         if isinstance(out, FsError):
             if out.reason == Reason.offset_past_end:
-                out = FsError(out.code, path=out.path, reason="deepagents_offset_past_end",
+                out = FsError(out.code, path=out.path, reason=Reason.deepagents_offset_past_end,
                               details={"start": start, "total": out.details.get("total")})
             return ReadResult(error=_listed(out, "read"))
         return ReadResult(**read_result(out, unterminated(self.context, out)))
@@ -327,7 +327,7 @@ class FsseamBackend(BackendProtocol):
         max_count: int | None = None,
     ) -> GrepResult:
         if pattern == "":
-            empty = FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="deepagents_grep_empty")
+            empty = FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.deepagents_grep_empty)
             return GrepResult(error=_listed(empty, "grep"))
         files: IncludeGlob | None = None
         if glob:

@@ -38,6 +38,7 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from ..observations import Entry, newer
 from ..observations.sealing import SEAL_FIELD, Binding, opened, sealed
 from ..tools.run import failed
@@ -168,7 +169,7 @@ class StateObservations:
 def _corrupt(found: str) -> FsError:
     """The refusal of a channel fsseam did not write: never read as "nothing read" (that
     would refuse every edit and hide a broken checkpoint)."""
-    return FsError(ErrorCode.FS_BACKEND, reason="deepagents_observations_corrupt",
+    return FsError(ErrorCode.FS_BACKEND, reason=Reason.deepagents_observations_corrupt,
                    details={"channel": OBSERVATIONS_KEY, "found": found[:200]})
 
 

@@ -36,6 +36,8 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
+from ..messages import Reason
+
 try:
     from agents import ApplyPatchTool, FunctionTool, Tool
     from agents.editor import ApplyPatchOperation, ApplyPatchResult
@@ -159,7 +161,7 @@ def _change(op: ApplyPatchOperation) -> FileChange:
     if op.type == "delete_file":
         return Delete(op.path)
     if op.diff is None:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_no_diff",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.native_no_diff,
                       details={"operation": op.type})
     if op.type == "create_file":
         return Create(op.path, parse_create_diff(op.diff))

@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from ..observations import Entry, newer
 from ..observations.sealing import Binding, opened, sealed
 from ..workspace import Context, Workspace
@@ -64,7 +65,7 @@ _LOCK = threading.Lock()
 
 
 def _foreign(where: str, detail: str) -> FsError:
-    return FsError(ErrorCode.FS_BACKEND, reason="agents_state_foreign",
+    return FsError(ErrorCode.FS_BACKEND, reason=Reason.agents_state_foreign,
                    details={"where": where, "detail": detail})
 
 
@@ -191,7 +192,7 @@ class SessionObservations:
             with closing(sqlite3.connect(self.db_path, timeout=30)) as conn:
                 yield self._prepared(conn)
         except sqlite3.Error as e:
-            raise FsError(ErrorCode.FS_BACKEND, reason="agents_session_unusable",
+            raise FsError(ErrorCode.FS_BACKEND, reason=Reason.agents_session_unusable,
                           details={"db": self.db_path, "detail": str(e)}) from e
 
     def _prepared(self, conn: sqlite3.Connection) -> sqlite3.Connection:

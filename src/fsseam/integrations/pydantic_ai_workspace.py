@@ -35,6 +35,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from ..messages import Reason
+
 try:
     import anyio.to_thread
     from pydantic_ai import RunContext
@@ -256,7 +258,7 @@ class FsseamWorkspaceBackend:
         if shown == "/":
             # The working directory (the root) is the whole workspace: never removed.
             raise ValueError(FsError(ErrorCode.FS_IS_DIRECTORY, path="/",
-                                     reason="root_is_directory").message)
+                                     reason=Reason.root_is_directory).message)
         kind = self._kind(shown)
         if kind is None:
             raise FileNotFoundError(errno.ENOENT, shown)

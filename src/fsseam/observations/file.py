@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from .entry import Entry
 from .memory import DEFAULT_MAX_ENTRIES, LEDGER_FORMAT, Ledger, MemoryObservations, _entries_of
 from .sharded import corrupt, refused
@@ -40,7 +41,7 @@ def read_ledger(path: Path) -> Ledger:
     except FileNotFoundError:
         return Ledger()
     except OSError as e:
-        raise FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
+        raise FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_unreachable,
                       details={"store": str(path), "detail": str(e)}) from e
     shown = str(path)
     try:
@@ -118,7 +119,7 @@ class FileObservations(MemoryObservations):
             try:
                 write_ledger(self.ledger, self.path)
             except OSError as e:
-                raise FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
+                raise FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_unreachable,
                               details={"store": self.name, "detail": str(e)}) from e
             self._seen = self._stamp()
 
@@ -147,7 +148,7 @@ class FileObservations(MemoryObservations):
         try:
             fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
+            raise FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_unreachable,
                           details={"store": self.name, "detail": str(e)}) from e
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -22,6 +22,7 @@ from fsspec.core import split_protocol
 from ..backends.base import Backend
 from ..backends.registry import backend_class, open_backend
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from .file import FileObservations
 from .memory import Ledger, MemoryObservations
 from .sharded import ShardedObservations
@@ -122,7 +123,7 @@ def reserved_prefix(store: ObservationStore, backend: Backend) -> str | None:
         return None
     outer = _path(ws.root)
     if inner == outer:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="observations_at_root",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.observations_at_root,
                       details={"store": _shown(store), "root": ws.root})
     if not outer:
         return inner

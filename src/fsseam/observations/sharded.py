@@ -233,7 +233,7 @@ class ShardedObservations:
                 raise self._unreachable(e) from e
             self._keep(owner, shard, _Kept(version, merged))
             return
-        raise FsError(ErrorCode.FS_BACKEND, reason="observations_contended",
+        raise FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_contended,
                       details={"store": self.name, "attempts": self.retries})
 
     def _merged(self, entries: Mapping[str, Entry], updates: Mapping[str, Entry]
@@ -257,13 +257,13 @@ class ShardedObservations:
         return None
 
     def _unreachable(self, err: FsError) -> FsError:
-        return FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
+        return FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_unreachable,
                        details={"store": self.name, "detail": f"{err.code.value}: {err.message}"})
 
 
 def refused(shown: str, part: str, **fields: object) -> FsError:
     """The refusal of the object ``shown``: ``part`` (a clause) says why."""
-    return FsError(ErrorCode.FS_BACKEND, reason="observations_corrupt",
+    return FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_corrupt,
                    details={"object": shown, "detail": Part(part), **fields})
 
 

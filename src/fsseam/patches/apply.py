@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 from ..changes import Create, Delete, DocEdit, FileChange, Update
 from ..errors import ErrorCode, FsError
-from ..messages import Role, render
+from ..messages import Reason, Role, render
 from ..text import TextDoc, split_lines
 from .parse import AddFile, DeleteFile, Hunk, PatchOp, quoted
 
@@ -123,7 +123,7 @@ def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
     for anchor in h.anchors:
         at = _anchor_at(lines, anchor, pos)
         if at is None:
-            raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="patch_anchor_not_found",
+            raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason=Reason.patch_anchor_not_found,
                           details={"anchor": quoted(anchor), "hunk": index, "line": h.line,
                                    "where": _where(pos)})
         pos = at + 1
@@ -146,14 +146,14 @@ def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
             if found:
                 return found[0], c[0], c[1] if norm is None else _kept(lines, found[0], c)
     where = _clause("_patch_at_end") if h.end_of_file else _where(pos)
-    raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason="patch_hunk_no_match",
+    raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason=Reason.patch_hunk_no_match,
                   details={"hunk": index, "line": h.line, "first": _first(h), "where": where})
 
 
 def _ambiguous(found: list[int], h: Hunk, index: int, path: str) -> FsError:
     listed = found[:MAX_LISTED_MATCHES]
     more = len(found) - len(listed)
-    return FsError(ErrorCode.FS_MULTIPLE_MATCHES, path=path, reason="patch_hunk_ambiguous",
+    return FsError(ErrorCode.FS_MULTIPLE_MATCHES, path=path, reason=Reason.patch_hunk_ambiguous,
                    details={"hunk": index, "line": h.line, "count": len(found),
                             "lines": ", ".join(str(i + 1) for i in listed),
                             "more": _clause("_patch_more") if more else "",
@@ -194,7 +194,7 @@ def apply_hunks(doc: TextDoc, hunks: Sequence[Hunk], path: str) -> TextDoc:
     cursor = 0
     for index, h in enumerate(hunks, start=1):
         if any("\x00" in line for line in h.new):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason="text_has_nul",
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason=Reason.text_has_nul,
                           details={"arg": Role("new")})
         lines = split_lines(current.view)
         start, old, new = _locate(lines, h, index, cursor, path)

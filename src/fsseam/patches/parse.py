@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 
 __all__ = [
     "AddFile",
@@ -158,7 +159,7 @@ class _Hunks:
             self.i += 1
         if not headers and needs_header:
             line = self.lines[self.i]
-            raise _invalid("patch_bad_line", line=self.i + 1, text=quoted(line))
+            raise _invalid(Reason.patch_bad_line, line=self.i + 1, text=quoted(line))
         old: list[str] = []
         new: list[str] = []
         sources: list[int] = []
@@ -184,10 +185,10 @@ class _Hunks:
                 sources.append(-1)
                 new.append(text)
             else:
-                raise _invalid("patch_bad_line", line=self.i + 1, text=quoted(line))
+                raise _invalid(Reason.patch_bad_line, line=self.i + 1, text=quoted(line))
             self.i += 1
         if not (old or new):
-            raise _invalid("patch_empty_hunk", line=start)
+            raise _invalid(Reason.patch_empty_hunk, line=start)
         return Hunk(tuple(anchors), tuple(old), tuple(new), end_of_file, start, tuple(sources))
 
 
@@ -210,9 +211,9 @@ def parse_patch(text: str) -> list[PatchOp]:
     lines = _lines(text)
     lo, hi = _bounds(lines)
     if lo > hi or lines[lo].strip() != BEGIN:
-        raise _invalid("patch_no_begin", text=quoted(lines[lo] if lo <= hi else ""))
+        raise _invalid(Reason.patch_no_begin, text=quoted(lines[lo] if lo <= hi else ""))
     if hi == lo or lines[hi].strip() != END:
-        raise _invalid("patch_no_end")
+        raise _invalid(Reason.patch_no_end)
     body = lines[:hi]  # the sections lie in body[lo + 1:]
     ops: list[PatchOp] = []
     i = lo + 1
@@ -224,9 +225,9 @@ def parse_patch(text: str) -> list[PatchOp]:
             continue
         marker, path = _section(line)
         if marker is None:
-            raise _invalid("patch_bad_header", line=number, text=quoted(body[i]))
+            raise _invalid(Reason.patch_bad_header, line=number, text=quoted(body[i]))
         if not path:
-            raise _invalid("patch_no_path", line=number, marker=marker)
+            raise _invalid(Reason.patch_no_path, line=number, marker=marker)
         i += 1
         if marker == ADD:
             content: list[str] = []
@@ -241,16 +242,16 @@ def parse_patch(text: str) -> list[PatchOp]:
             if i < len(body) and body[i].strip().startswith(MOVE):
                 move_to = body[i].strip()[len(MOVE):].strip()
                 if not move_to:
-                    raise _invalid("patch_no_path", line=i + 1, marker=MOVE)
+                    raise _invalid(Reason.patch_no_path, line=i + 1, marker=MOVE)
                 i += 1
             reader = _Hunks(body, i, first_needs_header=False)
             hunks = reader.read()
             i = reader.i
             if not hunks and move_to is None:
-                raise _invalid("patch_empty_update", line=number, path=path)
+                raise _invalid(Reason.patch_empty_update, line=number, path=path)
             ops.append(UpdateFile(path, hunks, move_to, number))
     if not ops:
-        raise _invalid("patch_empty")
+        raise _invalid(Reason.patch_empty)
     return ops
 
 
@@ -270,9 +271,9 @@ def parse_update_diff(diff: str) -> tuple[Hunk, ...]:
     hunks = reader.read()
     if reader.i < len(lines):
         line = lines[reader.i]
-        raise _invalid("patch_bad_line", line=reader.i + 1, text=quoted(line))
+        raise _invalid(Reason.patch_bad_line, line=reader.i + 1, text=quoted(line))
     if not hunks:
-        raise _invalid("patch_empty_hunk", line=1)
+        raise _invalid(Reason.patch_empty_hunk, line=1)
     return hunks
 
 
@@ -285,6 +286,6 @@ def parse_create_diff(diff: str) -> str:
     out: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.startswith("+"):
-            raise _invalid("patch_add_line", line=number, text=quoted(line))
+            raise _invalid(Reason.patch_add_line, line=number, text=quoted(line))
         out.append(line[1:] + "\n")
     return "".join(out)

@@ -92,14 +92,14 @@ def _not_saved(changed: str, err: Exception, store: ObservationStore) -> FsError
     """The failure of a call whose change landed but could not be recorded (``err``: why;
     any exception, so that none of a store's own makes the answer deny the change)."""
     if not isinstance(err, FsError):
-        return FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
+        return FsError(ErrorCode.FS_BACKEND, path=changed, reason=Reason.observations_not_saved,
                        details={"store": repr(store), "detail": f"{type(err).__name__}: {err}"})
     if err.reason == Reason.observations_not_saved:
         return err
     # An unreachable store's own sentence ends "nothing was changed", untrue here: its
     # cause is what this answer names.
     cause = err.details.get("detail") if err.reason == Reason.observations_unreachable else None
-    return FsError(ErrorCode.FS_BACKEND, path=changed, reason="observations_not_saved",
+    return FsError(ErrorCode.FS_BACKEND, path=changed, reason=Reason.observations_not_saved,
                    details={"store": err.details.get("store", repr(store)),
                             "detail": cause if isinstance(cause, str) else err.message})
 
@@ -314,15 +314,15 @@ class ObservationPolicy:
         if version is not None:
             event.precondition = IfMatch(version)
             event.conflict_code = ErrorCode.FS_STALE
-            event.conflict_reason = "stale_write"
+            event.conflict_reason = Reason.stale_write
         else:
             event.precondition = CreateOnly()
             if known:
                 event.conflict_code = ErrorCode.FS_STALE
-                event.conflict_reason = "created_since_absent_write"
+                event.conflict_reason = Reason.created_since_absent_write
             else:
                 event.conflict_code = ErrorCode.FS_NOT_OBSERVED
-                event.conflict_reason = "not_observed_write"
+                event.conflict_reason = Reason.not_observed_write
 
     @hookimpl(tryfirst=True)
     def fs_edit_intent(self, event: EditIntent) -> None:
@@ -332,15 +332,16 @@ class ObservationPolicy:
             # store itself before refusing.
             known, version = self.observed(event.owner, event.key, fresh=True)
         if not known:
-            raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path, reason="not_observed_edit")
+            raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path,
+                          reason=Reason.not_observed_edit)
         if version != event.current:
-            reason = "created_since_absent_edit" if version is None else "stale_edit"
+            reason = Reason.created_since_absent_edit if version is None else Reason.stale_edit
             # The version seen lets the seam show what changed since (fsseam.conflicts).
             raise FsError(ErrorCode.FS_STALE, path=event.path, reason=reason,
                           details={"observed": version})
         event.precondition = IfMatch(version)
         event.conflict_code = ErrorCode.FS_STALE
-        event.conflict_reason = "changed_during_edit"
+        event.conflict_reason = Reason.changed_during_edit
 
     @hookimpl(tryfirst=True)
     def fs_written(self, event: WrittenEvent) -> None:
@@ -371,7 +372,7 @@ class ObservationPolicy:
         top = entry.changes[-1] if entry is not None and entry.changes else None
         if top is None:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=event.path,
-                          reason="nothing_to_undo")
+                          reason=Reason.nothing_to_undo)
         event.before, event.after = top.before, top.after
 
     @hookimpl(tryfirst=True)
@@ -383,7 +384,7 @@ class ObservationPolicy:
             raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path,
                           reason=f"not_observed_{event.operation}")
         if version is None:
-            raise FsError(ErrorCode.FS_NOT_FOUND, path=event.path, reason="absent_observed")
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=event.path, reason=Reason.absent_observed)
         event.precondition = IfMatch(version)
         event.conflict_code = ErrorCode.FS_STALE
         event.conflict_reason = f"stale_{event.operation}"

@@ -20,6 +20,7 @@ from ..events import (
     WriteIntent,
 )
 from ..gate import hookimpl
+from ..messages import Reason
 
 __all__ = ["ReservedKeys"]
 
@@ -45,7 +46,7 @@ class ReservedKeys:
     def _refuse(self, key: str, path: str) -> None:
         if self.reserved(key):
             raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=path,
-                          reason="reserved_observations")
+                          reason=Reason.reserved_observations)
 
     @hookimpl(tryfirst=True)
     def fs_list(self, event: ListEvent) -> None:

@@ -57,7 +57,7 @@ def change(fs: Core, changes: Sequence[FileChange]) -> ChangeOutcome:
     """See :meth:`fsseam.seam.Seam.change`."""
     fs._writable()
     if not changes:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="change_empty")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.change_empty)
     for c in changes:
         if isinstance(c, Create):
             check_new_text(c.content, "content")
@@ -80,13 +80,13 @@ def _resolved(fs: Core, changes: Sequence[FileChange]
                 dst = None if dst == key else dst
             if c.edit is None and dst is None:
                 raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
-                              reason="change_nothing")
+                              reason=Reason.change_nothing)
         for k in (key, dst):
             if k is None:
                 continue
             if k in named:
                 raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(k),
-                              reason="change_same_path")
+                              reason=Reason.change_same_path)
             named.add(k)
         resolved.append((c, key, dst))
     return resolved
@@ -101,7 +101,7 @@ def _absent(fs: Core, key: str, exists: FsError) -> None:
             return
         raise
     if st.kind == "directory":
-        raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key), reason="is_directory")
+        raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key), reason=Reason.is_directory)
     raise exists
 
 
@@ -145,7 +145,7 @@ def _prepare_delete(fs: Core, c: Delete, key: str, shown: str) -> _Prepared:
 
     def gone(err: Conflict) -> FsError:
         if err.reason == ConflictKind.missing:
-            return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="missing")
+            return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason=Reason.missing)
         return stale(err)
 
     step = Step("delete", key, shown, pre, gone, old=raw)
@@ -154,12 +154,12 @@ def _prepare_delete(fs: Core, c: Delete, key: str, shown: str) -> _Prepared:
 
 def _prepare_create(fs: Core, c: Create, key: str, shown: str) -> _Prepared:
     ask(fs, "write", key, shown, operation="create", size=len(c.content))
-    _absent(fs, key, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason="add_exists"))
+    _absent(fs, key, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists))
     data = encode_checked(lambda: encode_new(c.content, None), "content")
     fs._check_size(shown, len(data))
 
     def exists(err: Conflict) -> FsError:
-        return fs._conflict(err, shown, ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
+        return fs._conflict(err, shown, ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
 
     step = Step("create", key, shown, CreateOnly(), exists, data=data)
     return _Prepared(c, key, shown, [step], before="", after=decode(data, shown))
@@ -192,14 +192,14 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
     stale = _lost_part(fs, key, shown, source, "move", move)
     facts = {"destination": dst_shown}
     _absent(fs, dst, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown,
-                             reason="move_destination_exists", details=facts))
+                             reason=Reason.move_destination_exists, details=facts))
 
     def moved(err: Conflict) -> FsError:
         if err.reason == ConflictKind.exists:
             return FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown,
-                           reason="move_destination_exists", details=facts)
+                           reason=Reason.move_destination_exists, details=facts)
         if err.reason == ConflictKind.missing:
-            return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason="deleted_before_move")
+            return FsError(ErrorCode.FS_NOT_FOUND, path=shown, reason=Reason.deleted_before_move)
         return stale(err)
 
     if after is not None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..backends.base import Backend, WriteMeta, delete_as, write_as
 from ..changes import Outcome, ambiguous, cause_text, gone_already, landed
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
-from ..messages import render
+from ..messages import Reason, render
 from ..versions import CreateOnly, IfMatch, Version
 from .plans import Action, Step
 
@@ -122,7 +122,7 @@ def _undo(backend: Backend, step: Step, meta: WriteMeta | None) -> tuple[str, bo
         perform(backend, _inverse(step), meta)
     except Exception as e:  # a lost precondition, a storage error, a backend bug
         return _undo_failed(backend, step, e)
-    return render("rollback_restored", step.shown), True
+    return render(Reason.rollback_restored, step.shown), True
 
 
 def _undo_failed(backend: Backend, step: Step, error: Exception) -> tuple[str, bool]:
@@ -136,19 +136,19 @@ def _undo_failed(backend: Backend, step: Step, error: Exception) -> tuple[str, b
         held: bytes | None = backend.read(step.key).data
     except Exception as e:
         if not gone_already(e):
-            return render("rollback_unknown", shown, {"error": text}), False
+            return render(Reason.rollback_unknown, shown, {"error": text}), False
         held = None
     if held == before:
-        return render("rollback_restored", shown), True
+        return render(Reason.rollback_restored, shown), True
     if held == ours and ours is not None:
-        return render("rollback_kept", shown, {"error": text}), False
+        return render(Reason.rollback_kept, shown, {"error": text}), False
     if step.action == "delete":
         if held is None:
-            return render("rollback_still_deleted", shown, {"error": text}), False
-        return render("rollback_recreated", shown), False
+            return render(Reason.rollback_still_deleted, shown, {"error": text}), False
+        return render(Reason.rollback_recreated, shown), False
     if held is None:
-        return render("rollback_deleted", shown), False
-    return render("rollback_changed", shown), False
+        return render(Reason.rollback_deleted, shown), False
+    return render(Reason.rollback_changed, shown), False
 
 
 def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
@@ -161,7 +161,7 @@ def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
     sentences: dict[str, str] = {}
     complete = True
     if held and failed is not None:
-        sentences[failed.key] = render("rollback_shared", failed.shown)
+        sentences[failed.key] = render(Reason.rollback_shared, failed.shown)
         complete = False
     # Copies of moves whose source is not known to hold its bytes: undoing one could
     # leave the bytes nowhere.
@@ -170,13 +170,14 @@ def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
         kept[failed.moved_to] = failed.shown
     for step in reversed(done):
         if step.key in kept:
-            sentences[step.key] = render("rollback_move_kept", step.shown,
+            sentences[step.key] = render(Reason.rollback_move_kept, step.shown,
                                          {"source": kept[step.key]})
             complete = False
             continue
         if step.shared:
             sentences[step.key] = render(
-                "rollback_shared_deleted" if step.action == "delete" else "rollback_shared",
+                (Reason.rollback_shared_deleted if step.action == "delete"
+                 else Reason.rollback_shared),
                 step.shown)
             complete = False
             if step.moved_to is not None:
@@ -188,11 +189,11 @@ def rollback(backend: Backend, done: Sequence[Step], failed: Step | None,
         complete = complete and ok
     rest = [*([failed] if failed is not None else []), *pending]
     if unknown and failed is not None:
-        reason = "outcome_unknown_deleted" if failed.action == "delete" else (
-            "outcome_unknown_written")
+        reason = Reason.outcome_unknown_deleted if failed.action == "delete" else (
+            Reason.outcome_unknown_written)
         sentences[failed.key] = render(reason, failed.shown)
     for step in rest:
-        sentences.setdefault(step.key, render("rollback_untouched", step.shown))
+        sentences.setdefault(step.key, render(Reason.rollback_untouched, step.shown))
     order = dict.fromkeys(s.key for s in (*done, *rest))
     return Rollback(complete and not unknown, [sentences[k] for k in order])
 
@@ -225,7 +226,7 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
         raise failure
     if outcome == "unknown":
         raise FsError(
-            ErrorCode.FS_BACKEND, path=step.shown, reason="change_outcome_unknown",
+            ErrorCode.FS_BACKEND, path=step.shown, reason=Reason.change_outcome_unknown,
             details={"cause": cause_text(failure, step.shown, step.action),
                      "files": "; ".join(result.files), "rollback": result.files},
         ) from failure
@@ -234,10 +235,10 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
             raise failure
         raise error from None
     cause = error if isinstance(error, FsError) else FsError(
-        ErrorCode.FS_BACKEND, path=step.shown, reason="step_failed",
+        ErrorCode.FS_BACKEND, path=step.shown, reason=Reason.step_failed,
         details={"action": step.action, "detail": repr(error)})
     raise FsError(
-        cause.code, path=step.shown, reason="change_rollback_incomplete",
+        cause.code, path=step.shown, reason=Reason.change_rollback_incomplete,
         details={"cause": cause.message, "files": "; ".join(result.files),
                  "rollback": result.files},
     ) from failure

@@ -39,7 +39,7 @@ def encode_checked(make: Callable[[], bytes], role: str) -> bytes:
     except UnicodeEncodeError as e:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            reason="text_not_utf8",
+            reason=Reason.text_not_utf8,
             details={"arg": Role(role), "position": e.start},
         ) from None
 
@@ -100,7 +100,7 @@ class Core:
         """The key and shown path of a file argument (the root is a directory)."""
         key = self.key(path)
         if not key:
-            raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
         return key, display(key)
 
     def _missing(self, key: str, err: FsError) -> FsError:
@@ -108,12 +108,12 @@ class Core:
         # into writes that fail the same way, and absence must not be recorded for it.
         if err.code is ErrorCode.FS_NOT_FOUND and err.reason != Reason.bucket_missing:
             self._gate.dispatch(MissingEvent(owner=self.owner, key=key, path=display(key)))
-            return FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="not_found")
+            return FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.not_found)
         return err
 
     def _writable(self) -> None:
         if self.read_only:
-            raise FsError(ErrorCode.FS_READ_ONLY, reason="read_only")
+            raise FsError(ErrorCode.FS_READ_ONLY, reason=Reason.read_only)
 
     def _writable_at(self, *keys: str) -> None:
         """A store mounted read-only refuses a change before anything is read for it (a
@@ -165,16 +165,16 @@ class Core:
         finally:
             stream.close()
         if size > cap:
-            raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason="edit_too_large",
+            raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.edit_too_large,
                           details={"size": size, "cap": cap})
         version = stream.version
         if version is None:  # pragma: no cover - a backend bug
-            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="no_version")
+            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.no_version)
         return b"".join(parts), version
 
     def _check_size(self, shown: str, n: int) -> None:
         if n > self.limits.max_edit_bytes:
-            raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason="content_too_large",
+            raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.content_too_large,
                           details={"size": n, "cap": self.limits.max_edit_bytes})
 
     # -- what this owner has seen -----------------------------------------
@@ -230,7 +230,7 @@ class Core:
         if code is None:
             return err
         if err.reason == ConflictKind.missing:
-            return FsError(code, path=path, reason="deleted_since_read")
+            return FsError(code, path=path, reason=Reason.deleted_since_read)
         if hint is not None:
             return FsError(code, hint, path=path)
         return FsError(code, path=path, reason=reason or err.reason)
@@ -258,7 +258,7 @@ class Core:
                 self._authors.note(key, version, author)
             return version
         if outcome == "unknown":
-            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
                           details={"cause": cause_text(failure, shown, action)}) from failure
         raise failure
 

@@ -13,6 +13,7 @@ from ..events import ReadEvent
 from ..globs import Glob, echo
 from ..grep import Pattern, RegexBudget
 from ..index import indexed_reads
+from ..messages import Reason
 from ..outcomes import GlobOutcome, GrepOutcome
 from ..paths import display
 from ..versions import Version
@@ -36,7 +37,7 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
     if pattern.base and any(s in ("", ".", "..") for s in pattern.base.split("/")):
         # The walk starts at the base unchecked (it is below a checked key): only plain
         # names keep it below the search directory, whoever built the Glob.
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="glob_parent",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.glob_parent,
                       details={"pattern": echo(pattern.pattern)})
     base = "/".join(p for p in (key, pattern.base) if p)
     prefix = f"{key}/" if key else ""
@@ -216,7 +217,7 @@ def _read_capped(fs: Core, key: str, cap: int, deadline: Deadline | None = None
         stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
     except FsError as err:
         return err
-    too_large = FsError(ErrorCode.FS_TOO_LARGE, path=display(key), reason="edit_too_large",
+    too_large = FsError(ErrorCode.FS_TOO_LARGE, path=display(key), reason=Reason.edit_too_large,
                         details={"size": stream.size, "cap": cap})
     try:
         if stream.size is not None and stream.size > cap:

@@ -21,7 +21,7 @@ from ..errors import ErrorCode, FsError
 from ..events import DeletedEvent, StatEvent, WrittenEvent
 from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome, match_version
 from ..history import version_id as _id
-from ..messages import Sentence
+from ..messages import Reason, Sentence
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .core import Core, Lost
@@ -38,14 +38,14 @@ def _require_history(fs: Core, key: str, shown: str, tool: str) -> None:
     # its versions from being listed or read back too.
     fs._gate.dispatch(StatEvent(owner=fs.owner, key=key, path=shown, type="file"))
     if not fs._keeps_history(key):
-        raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="history_not_kept",
+        raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason=Reason.history_not_kept,
                       details={"tool": tool})
 
 
 def history(fs: Core, path: str, limit: int) -> HistoryOutcome:
     """The versions the store keeps of a file, newest first (at most ``limit``)."""
     if limit < 1:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="limit_below_one")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.limit_below_one)
     key, shown = fs._file(path)
     _require_history(fs, key, shown, "history")
     kept = fs.backend.versions(key, limit)
@@ -99,9 +99,9 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
     intent = ask(fs, "undo", key, shown)
     after, before = intent.after, intent.before
     if after is None:
-        raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="undo_needs_policy")
-    plain = FsError(ErrorCode.FS_STALE, path=shown, reason="stale_undo",
-                    details={"changes": Sentence("changes_unknown")})
+        raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason=Reason.undo_needs_policy)
+    plain = FsError(ErrorCode.FS_STALE, path=shown, reason=Reason.stale_undo,
+                    details={"changes": Sentence(Reason.changes_unknown)})
     if before is None:
         return _undo_create(fs, key, shown, after, plain)
     _require_history(fs, key, shown, "undo")

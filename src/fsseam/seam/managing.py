@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..errors import ErrorCode, FsError
 from ..events import DeletedEvent, WrittenEvent
+from ..messages import Reason
 from ..outcomes import DeleteOutcome, MoveOutcome
 from ..paths import display
 from ..versions import IfMatch
@@ -34,9 +35,9 @@ def move(fs: Core, source: str, destination: str) -> MoveOutcome:
     src, dst = fs.key(source), fs.key(destination)
     src_shown, dst_shown = display(src), display(dst)
     if not src or not dst:
-        raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+        raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
     if src == dst:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason="move_same_path")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason=Reason.move_same_path)
     fs._writable_at(src, dst)
     intent = ask(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
     plan = FilePlan(src, src_shown, b"", intent.precondition, "move", "move", lost_of(intent),

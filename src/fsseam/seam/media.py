@@ -195,7 +195,7 @@ def _extract(data: bytes, shown: str, limits: Limits) -> list[str]:
     try:
         import pypdf
     except ImportError:
-        raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason="pdf_needs_pypdf") from None
+        raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason=Reason.pdf_needs_pypdf) from None
     bounds = _Bounds(shown, limits)
     if bounds.deadline is None:
         return _pages(pypdf, data, bounds)
@@ -226,7 +226,7 @@ def _pages(pypdf: ModuleType, data: bytes, bounds: _Bounds) -> list[str]:
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="pdf_encrypted")
+            raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason=Reason.pdf_encrypted)
         # pypdf lists every page before it hands out the first (100,000 pages: a minute);
         # the tree is counted first, no further than the bound.
         walk = _PageTree(pypdf.generic.IndirectObject, cap, bounds)
@@ -245,10 +245,10 @@ def _pages(pypdf: ModuleType, data: bytes, bounds: _Bounds) -> list[str]:
     except Exception as e:
         # pypdf raises its own errors and, on malformed files, plain ones (KeyError,
         # ValueError, ...): each means the same to the model, this PDF cannot be read.
-        raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="pdf_unreadable",
+        raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason=Reason.pdf_unreadable,
                       details={"detail": f"{type(e).__name__}: {e}"[:200]}) from None
     if not any(p.strip() for p in pages):
-        raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="pdf_no_text",
+        raise FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason=Reason.pdf_no_text,
                       details={"pages": len(pages)})
     return pages
 

@@ -208,7 +208,7 @@ def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
             if plan.gone_is_done:
                 return  # someone deleted it already: the file is as the undo leaves it
             raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
-                          reason="deleted_before_delete") from None
+                          reason=Reason.deleted_before_delete) from None
         seen = pre.version if isinstance(pre, IfMatch) else None
         raise _stale_or(fs, plan, seen, None, _explained(fs, plan, failure)) from None
     if plan.gone_is_done and gone_already(failure):
@@ -227,7 +227,7 @@ def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: F
     the read itself shows the file is not ours (gone, or too large)."""
     if read.code is not ErrorCode.FS_BACKEND:
         return fallback
-    return FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+    return FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
                    details={"cause": cause_text(c, shown, action)})
 
 
@@ -239,7 +239,7 @@ def _landed_delete(fs: Core, failure: Exception, key: str, shown: str) -> None:
         raise failure
     outcome, _ = landed(fs.backend, key, None)
     if outcome == "unknown":
-        raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="outcome_unknown",
+        raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
                       details={"cause": cause_text(failure, shown, "delete")}) from failure
     if outcome == "not_done":
         raise failure
@@ -252,11 +252,11 @@ def _copy_failed(fs: Core, plan: FilePlan, copy: Step, failure: Exception) -> No
     if isinstance(failure, Conflict):
         if failure.reason == ConflictKind.exists:
             raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=src_shown,
-                          reason="move_destination_exists",
+                          reason=Reason.move_destination_exists,
                           details={"destination": copy.shown}) from None
         if failure.reason == ConflictKind.missing:
             raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
-                          reason="deleted_before_move") from None
+                          reason=Reason.deleted_before_move) from None
         raise stale_source(fs, failure, src, src_shown, plan.precondition, plan.lost,
                            "move") from None
     if isinstance(failure, FsError):
@@ -280,7 +280,7 @@ def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version
         _take_back(fs, e, plan, copy, version)
         if e.reason == ConflictKind.missing:
             raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
-                          reason="deleted_before_move") from None
+                          reason=Reason.deleted_before_move) from None
         raise stale_source(fs, e, plan.key, src_shown, plan.precondition, plan.lost,
                            "move") from None
     if gone_already(e) and not isinstance(e, Conflict):
@@ -290,7 +290,7 @@ def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version
         if outcome == "done":
             return
         if outcome == "unknown":
-            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_outcome_unknown",
+            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason=Reason.move_outcome_unknown,
                           details={**facts, "cause": cause_text(e, src_shown, "delete")},
                           ) from e
     _take_back(fs, e, plan, copy, version)
@@ -309,11 +309,11 @@ def _take_back(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Vers
         perform(fs.backend, Step("delete", dst, dst_shown, IfMatch(version)), None)
     except Conflict as lost:
         if lost.reason != ConflictKind.missing:  # missing: the copy is gone, as the undo wants
-            raise FsError(ErrorCode.FS_STALE, path=src_shown, reason="move_rollback_lost",
+            raise FsError(ErrorCode.FS_STALE, path=src_shown, reason=Reason.move_rollback_lost,
                           details=facts) from e
     except Exception as failed:
         if landed(fs.backend, dst, None)[0] != "done":
             details = {**facts, "cause": cause_text(e, src_shown, "delete"),
                        "error": cause_text(failed, dst_shown, "delete").rstrip(".")}
-            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason="move_copy_kept",
+            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason=Reason.move_copy_kept,
                           details=details) from e

@@ -22,6 +22,7 @@ from ..backends.base import WriteMeta
 from ..edits import EditOp
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import DeleteIntent, EditIntent, UndoIntent, WriteIntent
+from ..messages import Reason
 from ..text import TextDoc
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
 from .core import Core, Lost
@@ -33,7 +34,7 @@ EditKind = Literal["replace", "insert", "edit"]
 DeleteOp = Literal["delete", "move"]
 Action = Literal["create", "copy", "write", "delete"]
 
-_STALE_REASON = {"delete": "stale_delete", "move": "stale_move"}
+_STALE_REASON = {"delete": Reason.stale_delete, "move": Reason.stale_move}
 
 
 @overload
@@ -69,7 +70,7 @@ def ask(
         intent = EditIntent(owner=owner, key=key, path=shown, operation=operation,  # type: ignore[arg-type]
                             current=current, precondition=IfMatch(current),
                             conflict_code=ErrorCode.FS_STALE,
-                            conflict_reason="changed_during_edit")
+                            conflict_reason=Reason.changed_during_edit)
     elif kind == "delete" and current is not None:
         intent = DeleteIntent(owner=owner, key=key, path=shown, operation=operation,  # type: ignore[arg-type]
                               destination=destination, precondition=IfMatch(current),

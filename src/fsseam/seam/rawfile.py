@@ -10,6 +10,7 @@ import contextlib
 
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent, WrittenEvent
+from ..messages import Reason
 from ..text import decode
 from ..versions import CreateOnly, Version
 from .core import Core
@@ -41,7 +42,7 @@ def read_range(fs: Core, path: str, start: int = 0, end: int | None = None
                 parts.append(chunk[lo:hi])
                 kept += hi - lo
                 if kept > cap:
-                    raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason="edit_too_large",
+                    raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.edit_too_large,
                                   details={"size": stream.size or kept, "cap": cap})
             if end is not None and pos >= end and stream.version is not None:
                 # The rest is not needed, and the version is known without it.
@@ -53,7 +54,7 @@ def read_range(fs: Core, path: str, start: int = 0, end: int | None = None
         stream.close()
     version = stream.version
     if version is None:  # pragma: no cover - a backend bug
-        raise FsError(ErrorCode.FS_BACKEND, path=shown, reason="no_version")
+        raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.no_version)
     data = b"".join(parts)
     if whole and start <= 0 and (end is None or end >= pos):
         fs._observed(key, shown, data, version)
@@ -75,13 +76,13 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     # file there, this owner's earlier one included: no owner on the object makes it ours.
     plan = FilePlan(key, shown, data, CreateOnly(), "create", "write", lost_of(intent),
                     fs._meta(), rerun_is_own=False)
-    plan.lost = (ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
+    plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
     if done.unchanged:
         # The file was there already, holding these very bytes: still not a creation.
-        raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason="add_exists")
+        raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists)
     with contextlib.suppress(FsError):  # not text: no diff will start from it
         # The text of the version written, which a later refusal's diff starts from.
         fs._docs.put(key, version, decode(data, shown).format, data)

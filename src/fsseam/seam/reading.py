@@ -34,10 +34,10 @@ def read(
     """Lines ``[offset, offset + limit)`` (1-based) and the version of the file (see
     :meth:`fsseam.seam.Seam.read`); with ``images``, an image file is returned whole."""
     if offset < 1:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="offset_below_one")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.offset_below_one)
     limit = fs.limits.default_read_lines if limit is None else limit
     if limit < 1:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="below_one",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.below_one,
                       details={"arg": Role("limit")})
     key = fs.key(path)
     shown = display(key)
@@ -82,7 +82,7 @@ def _shown_words(err: FsError, images: bool, shown: str) -> FsError:
     """A file that is not text, in the read tool's words (``images``): what it can show
     besides text, so the model does not try another reading of the same bytes."""
     if images and err.reason == Reason.not_text:
-        return FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason="binary_not_shown",
+        return FsError(ErrorCode.FS_NOT_TEXT, path=shown, reason=Reason.binary_not_shown,
                        details=err.details)
     return err
 
@@ -90,7 +90,7 @@ def _shown_words(err: FsError, images: bool, shown: str) -> FsError:
 def _check_offset(window: LineWindow, complete: bool, shown: str) -> None:
     offset = window.first
     if complete and offset > max(window.count, 1):
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=shown, reason="offset_past_end",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=shown, reason=Reason.offset_past_end,
                       details={"requested": offset, "total": window.count})
 
 
@@ -181,7 +181,7 @@ def _head(chunks: Iterator[bytes]) -> bytes:
 
 def _version(version: Version | None, key: str) -> Version:
     if version is None:  # pragma: no cover - a backend bug
-        raise FsError(ErrorCode.FS_BACKEND, path=display(key), reason="no_version")
+        raise FsError(ErrorCode.FS_BACKEND, path=display(key), reason=Reason.no_version)
     return version
 
 

@@ -64,7 +64,8 @@ def stale(
     summary = summarize(shown, old.view, new.view, fs.limits.conflict_diff_chars)
     if summary.complete and action in DIFF_IS_A_READ:
         fs._observed(key, shown, data, version)
-    reason = ("stale_undo" if undo else "stale_changed") if same is None else fallback.reason
+    plain = Reason.stale_undo if undo else Reason.stale_changed
+    reason = plain if same is None else fallback.reason
     return FsError(
         ErrorCode.FS_STALE, path=shown, reason=reason,
         details={"action": action, "changes": changes_part(
@@ -80,7 +81,8 @@ def _unshown(fallback: FsError, shown: str, why: Reason, seen: Version, current:
     no catalogue reason) are passed on as they are."""
     if fallback.reason is None:
         return fallback
-    reason = ("stale_undo" if undo else "stale_changed") if same is None else fallback.reason
+    plain = Reason.stale_undo if undo else Reason.stale_changed
+    reason = plain if same is None else fallback.reason
     return FsError(
         ErrorCode.FS_STALE, path=shown, reason=reason,
         details={"action": action, "changes": unshown_part(why, undo=undo, action=action),
@@ -138,7 +140,7 @@ def _same_change(shown: str, action: str, same: SameChange, seen: Version | None
     """The refusal of a change the file already holds, when no diff can be shown."""
     reason = (Reason.stale_same_change if same is SameChange.THEIRS
               else Reason.stale_same_change_maybe)
-    details: dict[str, object] = {"action": action, "changes": Sentence("changes_unknown")}
+    details: dict[str, object] = {"action": action, "changes": Sentence(Reason.changes_unknown)}
     if seen is not None:
         details["observed"] = seen
     if current is not None:

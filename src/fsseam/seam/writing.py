@@ -13,6 +13,7 @@ from ..doccache import view_of
 from ..edits import EditOp, EditPlan, Insert, Replace, Span, apply, check_new_text, check_replace
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import EditIntent, WrittenEvent
+from ..messages import Reason
 from ..outcomes import EditOutcome, WriteOutcome
 from ..paths import display
 from ..text import TextDoc, TextFormat, decode
@@ -57,7 +58,7 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
                     fs._meta(), check_first="write")
     if operation == "create":
         plan.precondition = CreateOnly()
-        plan.lost = (ErrorCode.FS_ALREADY_EXISTS, "add_exists", None)
+        plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
     fmt, old_view = _read_for_write(fs, plan)
     check_new_text(content, "content")
     # The new text as decoding its bytes would give it (no NUL: checked; UTF-8: encoded).
@@ -150,7 +151,7 @@ def _unchanged_write(fs: Core, plan: FilePlan, version: Version,
 def check_ops(ops: Sequence[EditOp]) -> None:
     """Argument checks that need no file (each refusal names its edit's index)."""
     if not ops:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="no_edits")
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.no_edits)
     for index, op in enumerate(ops, start=1):
         try:
             if isinstance(op, Replace):
@@ -266,8 +267,8 @@ def write_bytes(fs: Core, path: str, data: bytes,
     precondition, lost = intent.precondition, lost_of(intent)
     if base is not None:
         precondition = base
-        lost = (ErrorCode.FS_STALE, "stale_write" if isinstance(base, IfMatch)
-                else "created_since_absent_write", None)
+        lost = (ErrorCode.FS_STALE, Reason.stale_write if isinstance(base, IfMatch)
+                else Reason.created_since_absent_write, None)
     plan = FilePlan(key, shown, data, precondition, "write", "write", lost, fs._meta(),
                     check_first="write", rerun_is_own=base is None)
     done = run(fs, Plan.one("write", plan))[0]

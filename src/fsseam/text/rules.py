@@ -12,7 +12,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from ..errors import ErrorCode, FsError
-from ..messages import Part
+from ..messages import Part, Reason
 
 __all__ = [
     "BOM",
@@ -40,13 +40,13 @@ def not_text(path: str, byte: int | None = None) -> FsError:
     """FS_NOT_TEXT for invalid UTF-8 (at ``byte``, when known)."""
     why = Part("_bad_utf8") if byte is None else Part("_bad_utf8_at")
     return FsError(
-        ErrorCode.FS_NOT_TEXT, path=path, reason="not_text", details={"why": why, "byte": byte}
+        ErrorCode.FS_NOT_TEXT, path=path, reason=Reason.not_text, details={"why": why, "byte": byte}
     )
 
 
 def check_sniff(data: bytes, path: str) -> None:
     if b"\x00" in data[:SNIFF_BYTES]:
-        raise FsError(ErrorCode.FS_NOT_TEXT, path=path, reason="not_text",
+        raise FsError(ErrorCode.FS_NOT_TEXT, path=path, reason=Reason.not_text,
                       details={"why": Part("_nul_bytes")})
 
 

@@ -233,7 +233,7 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
             if start < 1 or (end != -1 and end < start):
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT,
-                    reason="view_range_invalid",
+                    reason=Reason.view_range_invalid,
                     details={"start": start, "end": end},
                 )
             limit = None if end == -1 else end - start + 1
@@ -247,7 +247,7 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT,
                     path=e.path or cmd.path,
-                    reason="view_range_directory",
+                    reason=Reason.view_range_directory,
                 ) from None
             return fs.list(cmd.path, depth=2, skip=_skip,
                            max_chars=self.max_output_chars)

@@ -177,7 +177,7 @@ def _key(fs: Seam, path: str) -> str:
     """The key of a path that must lie under /memories (FS_OUTSIDE_ROOT otherwise)."""
     key = fs.key(path)
     if key != MEMORY_ROOT and not key.startswith(MEMORY_ROOT + "/"):
-        raise FsError(ErrorCode.FS_OUTSIDE_ROOT, path=path, reason="memory_outside")
+        raise FsError(ErrorCode.FS_OUTSIDE_ROOT, path=path, reason=Reason.memory_outside)
     return key
 
 
@@ -185,7 +185,7 @@ def _inner(fs: Seam, path: str, action: str) -> str:
     """The key of a path strictly inside /memories."""
     key = _key(fs, path)
     if key == MEMORY_ROOT:
-        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="memory_root",
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.memory_root,
                       details={"action": action})
     return key
 
@@ -270,7 +270,7 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
                 return fs.read(display(key), **budget)
             start, end = cmd.view_range
             if start < 1 or (end != -1 and end < start):
-                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="view_range_invalid",
+                raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.view_range_invalid,
                               details={"start": start, "end": end})
             limit = (1 << 30) if end == -1 else end - start + 1
             return fs.read(display(key), start, limit, **budget)
@@ -296,7 +296,7 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
         files = self._files(fs, key)
         if not files:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
-                          reason="memory_empty_directory", details={"action": "delete"})
+                          reason=Reason.memory_empty_directory, details={"action": "delete"})
         return _whole_directory(lambda: fs.change([Delete(display(k)) for k in files]))
 
     def _rename(self, fs: Seam, cmd: MemRename) -> MemoryOutcome:
@@ -308,11 +308,12 @@ class MemoryTool(Tool[MemoryArgs, MemoryOutcome]):
         else:
             if dst == src or dst.startswith(src + "/"):
                 raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(src),
-                              reason="memory_into_itself", details={"destination": display(dst)})
+                              reason=Reason.memory_into_itself,
+                              details={"destination": display(dst)})
             files = self._files(fs, src)
             if not files:
                 raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(src),
-                              reason="memory_empty_directory", details={"action": "rename"})
+                              reason=Reason.memory_empty_directory, details={"action": "rename"})
             moves: list[FileChange] = [
                 Update(display(k), move_to=display(dst + k[len(src):])) for k in files
             ]

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from ..outcomes import ChangeOutcome
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
 from ..seam import Seam
@@ -220,7 +221,7 @@ def operations(calls: Sequence[NativeCall]) -> dict[str, Any]:
     ops = []
     for call in calls:
         if not isinstance(call.arguments, Mapping):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="native_no_operation")
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.native_no_operation)
         ops.append(dict(call.arguments))
     return {"operations": ops}
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ErrorCode, FsError
+from ..messages import Reason
 from ..seam import Seam
 from .base import Tool
 from .changes import ApplyPatchTool, MultiEditTool
@@ -107,7 +108,7 @@ class ToolRegistry:
 
     def _unknown(self, name: str) -> ToolResult:
         return failed(name, FsError(
-            ErrorCode.FS_INVALID_ARGUMENT, reason="unknown_tool",
+            ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.unknown_tool,
             details={"name": name, "tools": ", ".join(self._tools)},
         ))
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
-from ..messages import DEFAULT_VOCABULARY, Part, Vocabulary, render
+from ..messages import DEFAULT_VOCABULARY, Part, Reason, Vocabulary, render
 from ..oserrors import map_os_error
 from ..outcomes import ImageOutcome
 from ..paths import escape_surrogates
@@ -75,15 +75,15 @@ def attempt(
     except FsError as e:
         return e
     except RecursionError:
-        return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep")
+        return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.arguments_too_deep)
     except ValidationError as e:
         return FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            reason="invalid_arguments",
+            reason=Reason.invalid_arguments,
             details={"tool": action, "problems": _describe(e, vocabulary)},
         )
     except UnicodeError:
-        return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="path_not_utf8",
+        return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.path_not_utf8,
                        details={"tool": action})
     except OSError as stray:
         return map_os_error(stray, path.strip("/"), action)
@@ -112,7 +112,7 @@ def _describe(err: ValidationError, vocabulary: Vocabulary) -> str:
         elif e["type"] == "string_too_short" and field in ("old_string", "old_str"):
             # The sentence the seam says of an empty old text, as one clause of the list.
             words = {**vocabulary, "old": field}
-            parts.append(render("old_empty", vocabulary=words).removesuffix("."))
+            parts.append(render(Reason.old_empty, vocabulary=words).removesuffix("."))
         elif e["type"] == "union_tag_invalid":
             ctx = e.get("ctx") or {}
             tag = str(ctx.get("discriminator", "command")).strip("'")
@@ -231,15 +231,16 @@ def parse_arguments(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
         except json.JSONDecodeError as e:
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT,
-                reason="arguments_not_json",
+                reason=Reason.arguments_not_json,
                 details={"error": str(e)},
             ) from None
         except RecursionError:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_too_deep") from None
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.arguments_too_deep) from None
         args = loaded
     if not isinstance(args, Mapping):
         kind = _JSON_KINDS.get(type(args), type(args).__name__)
         raise FsError(
-            ErrorCode.FS_INVALID_ARGUMENT, reason="arguments_not_object", details={"kind": kind}
+            ErrorCode.FS_INVALID_ARGUMENT,
+            reason=Reason.arguments_not_object, details={"kind": kind}
         )
     return dict(args)

@@ -31,6 +31,7 @@ from fsseam.backends.objectstore import (
     unusable_credentials,
 )
 from fsseam.errors import ErrorCode, FsError
+from fsseam.messages import Reason
 
 from .client import (
     DEFAULT_BLOCK_SIZE,
@@ -60,7 +61,7 @@ def _in_range(name: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
         raise FsError(
             ErrorCode.FS_INVALID_ARGUMENT,
-            reason="limit_out_of_range",
+            reason=Reason.limit_out_of_range,
             details={"arg": name, "low": low, "high": high, "value": value},
         )
 

@@ -44,7 +44,7 @@ from fsseam.backends.objectstore import (
     SyncBridge,
 )
 from fsseam.backends.objectstore.sends import counting, watch
-from fsseam.messages import render
+from fsseam.messages import Reason, render
 from fsseam.versions import Version
 
 __all__ = [
@@ -319,9 +319,9 @@ class AzureClient:
             if status == "success":
                 return _version(props.etag, props.version_id)
             if status != "pending":
-                raise OSError(render("azure_copy_failed", details={
+                raise OSError(render(Reason.azure_copy_failed, details={
                     "status": status, "description": props.copy.status_description}))
-        raise TimeoutError(render("azure_copy_pending", details={"source": source}))
+        raise TimeoutError(render(Reason.azure_copy_pending, details={"source": source}))
 
     # -- listings ----------------------------------------------------------------
     def list_objects(

@@ -29,7 +29,7 @@ from fsseam.backends.objectstore import (
     SyncBridge,
 )
 from fsseam.backends.objectstore.sends import counting, watch
-from fsseam.messages import render
+from fsseam.messages import Reason, render
 from fsseam.versions import Version
 
 from ._wire import (
@@ -184,7 +184,7 @@ class GcsClient:
         )
         location = _header(headers, "Location")
         if not location:
-            raise OSError(render("gcs_upload_no_location"))
+            raise OSError(render(Reason.gcs_upload_no_location))
         try:
             return self._send_chunks(location, data)
         except BaseException:
@@ -218,7 +218,7 @@ class GcsClient:
             next_offset = int(persisted.rsplit("-", 1)[1]) + 1 if persisted else 0
             stalls = stalls + 1 if next_offset <= offset else 0
             if stalls >= 3:
-                raise OSError(render("gcs_upload_stalled", details={"offset": offset}))
+                raise OSError(render(Reason.gcs_upload_stalled, details={"offset": offset}))
             offset = next_offset
 
     def _cancel(self, location: str) -> None:
@@ -329,7 +329,7 @@ class GcsClient:
                 return _version((result.get("resource") or {}).get("generation"))
             token = result.get("rewriteToken")
             if not token:
-                raise OSError(render("gcs_rewrite_no_token"))
+                raise OSError(render(Reason.gcs_rewrite_no_token))
 
     def list_objects(
         self,

@@ -31,6 +31,7 @@ from fsseam.backends.objectstore import (
     StoreFacts,
 )
 from fsseam.errors import ErrorCode, FsError
+from fsseam.messages import Reason
 
 from . import _messages  # noqa: F401  (the sentences raised here)
 from ._filesystem import make_filesystem
@@ -100,7 +101,7 @@ class S3Backend(ObjectStoreBackend):
         if not 0 < multipart_threshold <= MAX_PUT_SIZE:
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT,
-                reason="limit_out_of_range",
+                reason=Reason.limit_out_of_range,
                 details={"arg": "multipart_threshold", "low": 1, "high": MAX_PUT_SIZE,
                          "value": multipart_threshold},
             )

@@ -67,7 +67,7 @@ class LocalBackend:
         real = os.path.realpath(root)
         if not os.path.isdir(real):
             raise FsError(
-                ErrorCode.FS_NOT_FOUND, reason="root_not_directory", details={"root": root}
+                ErrorCode.FS_NOT_FOUND, reason=Reason.root_not_directory, details={"root": root}
             )
         self.root = real
         self.durability: Durability = durability
@@ -195,7 +195,7 @@ class LocalBackend:
     # -- history -----------------------------------------------------------
     @staticmethod
     def _no_history(key: str) -> FsError:
-        return FsError(ErrorCode.FS_UNSUPPORTED, path=display(key), reason="no_history")
+        return FsError(ErrorCode.FS_UNSUPPORTED, path=display(key), reason=Reason.no_history)
 
     def read_version(self, key: str, version: Version) -> Blob:
         raise self._no_history(key)

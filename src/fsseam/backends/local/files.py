@@ -13,7 +13,7 @@ import os
 import stat as stat_mod
 
 from ...errors import ErrorCode, FsError
-from ...messages import Part
+from ...messages import Part, Reason
 from ...oserrors import map_os_error
 from ...paths import display
 
@@ -39,21 +39,22 @@ def _is_dir(d: os.DirEntry[str]) -> bool:
 
 
 def _changed_while_read(key: str) -> FsError:
-    return FsError(ErrorCode.FS_STALE, path=display(key), reason="changed_while_read")
+    return FsError(ErrorCode.FS_STALE, path=display(key), reason=Reason.changed_while_read)
 
 
 def _kept_changing(key: str, doing: str) -> FsError:
     return FsError(
-        ErrorCode.FS_BACKEND, path=display(key), reason="kept_changing", details={"doing": doing}
+        ErrorCode.FS_BACKEND, path=display(key),
+        reason=Reason.kept_changing, details={"doing": doing}
     )
 
 
 def _root_is_directory() -> FsError:
-    return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory")
+    return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
 
 
 def _outside(key: str) -> FsError:
-    return FsError(ErrorCode.FS_OUTSIDE_ROOT, path=display(key), reason="path_symlink_escapes")
+    return FsError(ErrorCode.FS_OUTSIDE_ROOT, path=display(key), reason=Reason.path_symlink_escapes)
 
 
 _KINDS = {
@@ -67,7 +68,8 @@ _KINDS = {
 def _special(key: str, mode: int) -> FsError:
     kind = _KINDS.get(stat_mod.S_IFMT(mode), Part("_special"))
     return FsError(
-        ErrorCode.FS_UNSUPPORTED, path=display(key), reason="special_file", details={"kind": kind}
+        ErrorCode.FS_UNSUPPORTED, path=display(key), reason=Reason.special_file,
+        details={"kind": kind},
     )
 
 
@@ -122,7 +124,7 @@ def _check_writable(dfd: int, name: str, st: os.stat_result, key: str, action: s
     raise FsError(
         ErrorCode.FS_PERMISSION_DENIED,
         path=display(key),
-        reason="write_protected",
+        reason=Reason.write_protected,
         details={"mode": f"{stat_mod.S_IMODE(st.st_mode):04o}", "action": action},
     )
 

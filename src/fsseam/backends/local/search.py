@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 
 from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...oserrors import map_os_error
 from ...paths import display
 from ..base import Entry
@@ -92,7 +93,7 @@ def read_in(
                     _check_kind(key, st)
                 if st.st_size > max_bytes >= 0:
                     raise FsError(ErrorCode.FS_TOO_LARGE, path=display(key),
-                                  reason="edit_too_large",
+                                  reason=Reason.edit_too_large,
                                   details={"size": st.st_size, "cap": max_bytes})
                 data = os.read(fd, st.st_size + 1)
                 if len(data) > st.st_size:  # it grew: read to the end

@@ -16,6 +16,7 @@ import stat as stat_mod
 from collections.abc import Iterator
 
 from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...oserrors import map_os_error, mapped
 from ...paths import MAX_PATH_DEPTH, display
 from ..base import Entry
@@ -219,7 +220,8 @@ class Tree:
                     if stat_mod.S_ISLNK(st.st_mode):
                         raise _outside(key) from e
                     raise FsError(
-                        ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="not_directory"
+                        ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
+                        reason=Reason.not_directory
                     ) from e
         finally:
             os.close(dfd)

@@ -24,7 +24,7 @@ import stat as stat_mod
 import time
 
 from ...errors import Conflict, ErrorCode, FsError
-from ...messages import Part
+from ...messages import Part, Reason
 from ...oserrors import map_os_error, mapped
 from ...paths import display
 from ...versions import CreateOnly, IfMatch, Precondition, Version
@@ -105,7 +105,8 @@ class Writes:
     @staticmethod
     def _refuse_temp_name(key: str) -> None:
         if is_temp_name(key.rsplit("/", 1)[-1]):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="reserved_name")
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
+                          reason=Reason.reserved_name)
 
     def _check_target(
         self, dfd: int, name: str, key: str, st: os.stat_result | None, pre: Precondition
@@ -202,7 +203,7 @@ class Writes:
             raise map_os_error(IsADirectoryError(key), key, "delete")
         if isinstance(precondition, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason="create_only_delete"
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason=Reason.create_only_delete
             )
         dfd, name = self.tree.parent(key, "delete")
         try:
@@ -241,7 +242,7 @@ class Writes:
         source's version against what was copied, then publish create-only (a hard link)."""
         if isinstance(source, CreateOnly):
             raise FsError(
-                ErrorCode.FS_INVALID_ARGUMENT, path=display(src), reason="create_only_copy"
+                ErrorCode.FS_INVALID_ARGUMENT, path=display(src), reason=Reason.create_only_copy
             )
         if not dst:
             raise _root_is_directory()

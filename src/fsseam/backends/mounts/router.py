@@ -70,12 +70,12 @@ class MountBackend:
             if m.path in table:
                 raise FsError(
                     ErrorCode.FS_INVALID_ARGUMENT,
-                    reason="mount_duplicate",
+                    reason=Reason.mount_duplicate,
                     details={"mount": m.point},
                 )
             table[m.path] = m
         if not table:
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="mounts_empty")
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.mounts_empty)
         self.mounts: tuple[Mount, ...] = tuple(sorted(table.values(), key=lambda m: m.path))
         # Deepest first: the first mount that holds a key is the one it belongs to.
         self._routing = sorted(self.mounts, key=lambda m: (-len(m.path), m.path))
@@ -124,7 +124,7 @@ class MountBackend:
         cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
     ) -> MountBackend:
         # A mount table is not a URL: Workspace.mount builds it.
-        raise FsError(ErrorCode.FS_UNSUPPORTED, reason="mounts_need_a_table")
+        raise FsError(ErrorCode.FS_UNSUPPORTED, reason=Reason.mounts_need_a_table)
 
     # -- routing -----------------------------------------------------------------
     def mount_of_key(self, e: Entry) -> Mount | None:
@@ -162,14 +162,14 @@ class MountBackend:
         return FsError(
             ErrorCode.FS_OUTSIDE_ROOT,
             path=display(key),
-            reason="outside_mounts",
+            reason=Reason.outside_mounts,
             details={"mounts": ", ".join(m.point for m in self.mounts)},
         )
 
     def _file(self, key: str) -> tuple[Mount, str]:
         """The mount and inner key of a path that must be a file."""
         if self._is_point(key) or not key:
-            raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key), reason="is_directory")
+            raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key), reason=Reason.is_directory)
         routed = self.route(key)
         if routed is None:
             raise self.outside(key)
@@ -185,7 +185,7 @@ class MountBackend:
         return FsError(
             ErrorCode.FS_READ_ONLY,
             path=display(key),
-            reason="read_only_mount",
+            reason=Reason.read_only_mount,
             details={"mount": m.point},
         )
 
@@ -238,7 +238,7 @@ class MountBackend:
             # A link in one store that points where another store is mounted: the file it
             # names is hidden by that mount, and following it would reach the other store.
             raise FsError(
-                ErrorCode.FS_OUTSIDE_ROOT, path=display(key), reason="path_symlink_escapes"
+                ErrorCode.FS_OUTSIDE_ROOT, path=display(key), reason=Reason.path_symlink_escapes
             )
         return resolved
 
@@ -387,7 +387,7 @@ class MountBackend:
         m, inner = self._file(key)
         read = self._extras[m.path].read_version_id
         if read is None:
-            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason="version_unknown",
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.version_unknown,
                           details={"version": version_id})
         with Relocated((inner, key)):
             blob: Blob = read(inner, version_id)

@@ -172,5 +172,5 @@ def _walk_and_read(
 
 
 def _too_large(key: str, size: int | None, cap: int) -> FsError:
-    return FsError(ErrorCode.FS_TOO_LARGE, path=display(key), reason="edit_too_large",
+    return FsError(ErrorCode.FS_TOO_LARGE, path=display(key), reason=Reason.edit_too_large,
                    details={"size": size, "cap": cap})

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...paths import display, to_key
 from ..kept import History, _local_root, keep_history
 from .router import Mount, MountBackend
@@ -26,7 +27,7 @@ def mount_path(path: str) -> str:
         or "\x00" in path
     ):
         raise FsError(
-            ErrorCode.FS_INVALID_ARGUMENT, reason="mount_path_invalid", details={"mount": path}
+            ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.mount_path_invalid, details={"mount": path}
         )
     return to_key(path) if path.strip("/") else ""
 
@@ -49,7 +50,7 @@ def build_mounts(
         if k in keys[:i]:  # "/data" and "/data/" are one mount point
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT,
-                reason="mount_duplicate",
+                reason=Reason.mount_duplicate,
                 details={"mount": display(k)},
             )
     options = _by_mount(storage_options or {}, keys, "storage_options")
@@ -62,7 +63,7 @@ def build_mounts(
         if not isinstance(target, str) and (k in options or k in names):
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT,
-                reason="mount_options_for_backend",
+                reason=Reason.mount_options_for_backend,
                 details={"mount": display(k)},
             )
     mounts = []
@@ -118,7 +119,7 @@ def _outside_trees(path: str, roots: list[str]) -> None:
     real = os.path.realpath(path)
     for root in roots:
         if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="history_inside_root",
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_inside_root,
                           details={"where": path})
 
 
@@ -130,7 +131,7 @@ def _by_mount(values: Mapping[str, Any], keys: list[str], what: str) -> dict[str
         if k not in keys:
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT,
-                reason="mount_unknown",
+                reason=Reason.mount_unknown,
                 details={"mount": display(k), "what": what,
                          "mounts": ", ".join(display(m) for m in sorted(keys))},
             )

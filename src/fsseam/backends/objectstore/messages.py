@@ -8,7 +8,7 @@ backend key; the error carries the path the model sees (``/key``).
 from __future__ import annotations
 
 from ...errors import Conflict, ErrorCode, FsError
-from ...messages import Part
+from ...messages import Part, Reason
 from ...paths import display
 
 __all__ = [
@@ -57,55 +57,57 @@ def no_longer_exists(key: str) -> Conflict:
 
 
 def changed_while_read(key: str) -> FsError:
-    return _at(ErrorCode.FS_STALE, key, "changed_while_read")
+    return _at(ErrorCode.FS_STALE, key, Reason.changed_while_read)
 
 
 def stream_ended(key: str, offset: int, size: int) -> FsError:
-    return _at(ErrorCode.FS_BACKEND, key, "read_cut_short", offset=offset, size=size)
+    return _at(ErrorCode.FS_BACKEND, key, Reason.read_cut_short, offset=offset, size=size)
 
 
 def not_found(key: str) -> FsError:
-    return _at(ErrorCode.FS_NOT_FOUND, key, "missing")
+    return _at(ErrorCode.FS_NOT_FOUND, key, Reason.missing)
 
 
 def is_directory(key: str) -> FsError:
-    return _at(ErrorCode.FS_IS_DIRECTORY, key, "is_directory")
+    return _at(ErrorCode.FS_IS_DIRECTORY, key, Reason.is_directory)
 
 
 def not_a_directory(key: str) -> FsError:
-    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "not_directory")
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, Reason.not_directory)
 
 
 def parent_is_file(key: str, action: str) -> FsError:
-    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "parent_is_file", action=action)
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, Reason.parent_is_file, action=action)
 
 
 def root_is_directory(action: str) -> FsError:
     return FsError(
-        ErrorCode.FS_IS_DIRECTORY, path="/", reason="root_is_directory", details={"action": action}
+        ErrorCode.FS_IS_DIRECTORY, path="/",
+        reason=Reason.root_is_directory, details={"action": action}
     )
 
 
 def create_only_delete(key: str) -> FsError:
-    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "create_only_delete")
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, Reason.create_only_delete)
 
 
 def create_only_source(key: str) -> FsError:
-    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "create_only_copy")
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, Reason.create_only_copy)
 
 
 def no_bucket(scheme: str) -> FsError:
-    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="no_bucket", details={"scheme": scheme})
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.no_bucket,
+                   details={"scheme": scheme})
 
 
 def not_positive(name: str) -> FsError:
-    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason="below_one", details={"arg": name})
+    return FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.below_one, details={"arg": name})
 
 
 def bucket_missing(bucket: str, key: str, action: str) -> FsError:
     """``reason`` is ``bucket_missing``: callers branch on it (a missing bucket is not a
     missing file)."""
-    return _at(ErrorCode.FS_NOT_FOUND, key, "bucket_missing", bucket=bucket, action=action)
+    return _at(ErrorCode.FS_NOT_FOUND, key, Reason.bucket_missing, bucket=bucket, action=action)
 
 
 def no_credentials(store: str, key: str, action: str, detail: str, configure: str) -> FsError:
@@ -119,7 +121,7 @@ def no_credentials(store: str, key: str, action: str, detail: str, configure: st
 def credentials_unusable(store: str, detail: str, configure: str) -> FsError:
     return FsError(
         ErrorCode.FS_PERMISSION_DENIED,
-        reason="credentials_unusable",
+        reason=Reason.credentials_unusable,
         details={"store": store, "detail": detail, "configure": Part(configure)},
     )
 
@@ -132,30 +134,32 @@ def denied(store: str, key: str, action: str, detail: str, grant: str) -> FsErro
 
 
 def too_large(store: str, key: str, detail: str) -> FsError:
-    return _at(ErrorCode.FS_TOO_LARGE, key, "too_large_for_storage", detail=f"{store}: {detail}")
+    return _at(ErrorCode.FS_TOO_LARGE, key, Reason.too_large_for_storage,
+               detail=f"{store}: {detail}")
 
 
 def busy(store: str, key: str, action: str, detail: str) -> FsError:
-    return _at(ErrorCode.FS_BACKEND, key, "store_busy", store=store, action=action,
+    return _at(ErrorCode.FS_BACKEND, key, Reason.store_busy, store=store, action=action,
                detail=detail)
 
 
 def invalid_request(store: str, key: str, action: str, detail: str) -> FsError:
-    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, "store_rejected", store=store, action=action,
+    return _at(ErrorCode.FS_INVALID_ARGUMENT, key, Reason.store_rejected, store=store,
+               action=action,
                detail=detail)
 
 
 def storage_failed(key: str, action: str, detail: str) -> FsError:
-    return _at(ErrorCode.FS_BACKEND, key, "storage_failed", action=action, detail=detail)
+    return _at(ErrorCode.FS_BACKEND, key, Reason.storage_failed, action=action, detail=detail)
 
 
 def no_version(store: str, key: str) -> FsError:
-    return _at(ErrorCode.FS_BACKEND, key, "no_version", store=store)
+    return _at(ErrorCode.FS_BACKEND, key, Reason.no_version, store=store)
 
 
 def history_off(store: str, bucket: str, key: str) -> FsError:
-    return _at(ErrorCode.FS_UNSUPPORTED, key, "history_off", store=store, bucket=bucket)
+    return _at(ErrorCode.FS_UNSUPPORTED, key, Reason.history_off, store=store, bucket=bucket)
 
 
 def version_not_kept(key: str, version: str) -> FsError:
-    return _at(ErrorCode.FS_NOT_FOUND, key, "version_not_kept", version=version)
+    return _at(ErrorCode.FS_NOT_FOUND, key, Reason.version_not_kept, version=version)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ...messages import MESSAGES, render
+from ...messages import MESSAGES, Reason, render
 from .rigs import FaultRig, url_of
 
 __all__ = ["ChangeFaultSuite"]
@@ -54,7 +54,7 @@ class ChangeFaultSuite:
         faulty_store.fail(f"{self.prefix}/{name}", _OPS[name])
         res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
         assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
-        assert res.text.endswith(render("change_not_applied")), res.text
+        assert res.text.endswith(render(Reason.change_not_applied)), res.text
         faulty_store.clear()
         assert faulty_store.stored(self.prefix) == _BEFORE
         if not faulty_store.content_versions:
@@ -91,9 +91,9 @@ class ChangeFaultSuite:
         faulty_store.clear()
         assert res.error is not None and res.error.code is ErrorCode.FS_BACKEND, res.text
         files = "; ".join([
-            render("rollback_restored", "/n.txt"), render("rollback_changed", "/a.txt"),
-            render("rollback_restored", "/b.txt"), render("rollback_untouched", "/c.txt"),
-            render("rollback_untouched", "/d.txt"),
+            render(Reason.rollback_restored, "/n.txt"), render(Reason.rollback_changed, "/a.txt"),
+            render(Reason.rollback_restored, "/b.txt"), render(Reason.rollback_untouched, "/c.txt"),
+            render(Reason.rollback_untouched, "/d.txt"),
         ])
         tail = MESSAGES["change_rollback_incomplete"].rsplit("{files}", 1)[1]
         assert f"{files}{tail}" in res.text, res.text
