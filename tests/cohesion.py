@@ -219,9 +219,8 @@ def _methods_outside(module: str, tree: ast.Module) -> Iterator[Breach]:
                     and (target.value.id in classes or target.value.id[:1].isupper())
                     and isinstance(node.value, ast.Name | ast.Attribute)
                 ):
-                    yield Breach(
-                        METHOD_OUTSIDE, module, node.lineno, f"{target.value.id}.{target.attr} = ..."
-                    )
+                    bound = f"{target.value.id}.{target.attr} = ..."
+                    yield Breach(METHOD_OUTSIDE, module, node.lineno, bound)
         elif isinstance(node, ast.ClassDef):
             yield from _bound_in_body(module, node)
 
@@ -240,9 +239,8 @@ def _bound_in_body(module: str, cls: ast.ClassDef) -> Iterator[Breach]:
                 and not (isinstance(value, ast.Name) and value.id in local)
                 and _looks_like_function(value)
             ):
-                yield Breach(
-                    METHOD_OUTSIDE, module, node.lineno, f"{cls.name}.{target.id} = {_dotted(value)}"
-                )
+                bound = f"{cls.name}.{target.id} = {_dotted(value)}"
+                yield Breach(METHOD_OUTSIDE, module, node.lineno, bound)
 
 
 def _looks_like_function(value: ast.expr) -> bool:

@@ -478,5 +478,5 @@ def test_a_missing_bucket_is_not_reported_as_a_missing_file() -> None:
         "URL."
     )
     assert rec.names == []
-    plain = ws.context("a").fs._missing("a.md", FsError(ErrorCode.FS_NOT_FOUND, "gone"))
+    plain = ws.context("a").fs.not_found("a.md", FsError(ErrorCode.FS_NOT_FOUND, "gone"))
     assert plain.message.endswith("or create the file.")

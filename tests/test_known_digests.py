@@ -126,5 +126,5 @@ def test_holds_answers_as_the_digest_does(kept: bytes, given_: bytes, cached: bo
     seam = Workspace("memory://holds", fs=isolated_memory_filesystem()).context("a").fs
     version = digest_version(kept)
     if cached:
-        seam._docs.put("f.txt", version, decode(b"x", "/f.txt").format, kept)
-    assert seam._holds("f.txt", version, given_, None) is (given_ == kept)
+        seam.docs.put("f.txt", version, decode(b"x", "/f.txt").format, kept)
+    assert seam.holds("f.txt", version, given_, None) is (given_ == kept)

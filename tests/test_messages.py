@@ -21,7 +21,7 @@ TESTING = SRC / "fsseam" / "testing"
 CONFLICT_REASONS = {"exists", "mismatch", "missing"}
 # Where a literal message may pass through: a plugin's own text (an intent's conflict_hint),
 # which the seam hands on as it is. (file, function)
-PASSTHROUGH = {("seam.py", "_conflict"), ("core.py", "_conflict")}
+PASSTHROUGH = {("seam.py", "_conflict"), ("core.py", "refusal_for")}
 # A literal run of a template at least this long is a sentence (or most of one).
 SENTENCE_CHARS = 25
 

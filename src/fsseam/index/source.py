@@ -56,7 +56,7 @@ class Owner(Protocol):
 
     owner: str
     extras: Extras
-    _gate: Gate
+    gate: Gate
 
     @property
     def backend(self) -> Backend: ...
@@ -85,7 +85,7 @@ def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[Read] 
     ``batch_size`` files at a time (the seam's walk batch, which the list hook sees); None
     when it has none, or when ``search.key`` is not a directory (the plain path says what
     it is)."""
-    index = index_of(fs._gate)
+    index = index_of(fs.gate)
     walk = fs.extras.walk_versioned
     if index is None or walk is None:
         return None
@@ -101,11 +101,11 @@ def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[Read] 
 def _visible(fs: Owner, key: str, batch: list[tuple[Entry, Version | None]]
              ) -> list[tuple[Entry, Version | None]]:
     files = [(e, v) for e, v in batch if e.kind == "file"]
-    if not fs._gate.hooked("fs/list"):
+    if not fs.gate.hooked("fs/list"):
         return files
     event = ListEvent(owner=fs.owner, key=key, path=display(key), operation="walk",
                       entries=[e for e, _ in files])
-    fs._gate.dispatch(event)
+    fs.gate.dispatch(event)
     kept = {e.key for e in event.entries}
     return [(e, v) for e, v in files if e.key in kept]
 

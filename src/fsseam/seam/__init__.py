@@ -135,7 +135,7 @@ class Seam(Core):
         small file it has just read or written whole), else None; no request to the
         storage. A surface that must show what a window of lines cannot (whether the last
         line ends in a newline) asks here."""
-        return self._docs.raw(self.key(path), version)
+        return self.docs.raw(self.key(path), version)
 
     def list(
         self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None,

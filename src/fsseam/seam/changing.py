@@ -55,14 +55,14 @@ def _text_or_none(data: bytes) -> str | None:
 
 def change(fs: Core, changes: Sequence[FileChange]) -> ChangeOutcome:
     """See :meth:`fsseam.seam.Seam.change`."""
-    fs._writable()
+    fs.check_writable()
     if not changes:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.change_empty)
     for c in changes:
         if isinstance(c, Create):
             check_new_text(c.content, "content")
     prepared = [_prepare(fs, c, key, dst) for c, key, dst in _resolved(fs, changes)]
-    run(fs, Plan([step for p in prepared for step in p.steps], fs._meta()))
+    run(fs, Plan([step for p in prepared for step in p.steps], fs.write_meta()))
     return _committed(fs, prepared)
 
 
@@ -72,11 +72,11 @@ def _resolved(fs: Core, changes: Sequence[FileChange]
     named: set[str] = set()
     resolved: list[tuple[FileChange, str, str | None]] = []
     for c in changes:
-        key = fs._file(c.path)[0]
+        key = fs.resolve_file(c.path)[0]
         dst: str | None = None
         if isinstance(c, Update):
             if c.move_to is not None:
-                dst = fs._file(c.move_to)[0]
+                dst = fs.resolve_file(c.move_to)[0]
                 dst = None if dst == key else dst
             if c.edit is None and dst is None:
                 raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
@@ -113,7 +113,7 @@ def _lost_part(fs: Core, key: str, shown: str, pre: Precondition, action: str,
     change: the refusal says so)."""
 
     def lost(err: Conflict) -> FsError:
-        fallback = fs._conflict(err, shown, *lost_of(intent))
+        fallback = fs.refusal_for(err, shown, *lost_of(intent))
         if err.reason != ConflictKind.mismatch or not isinstance(pre, IfMatch):
             return fallback
         if data is not None:
@@ -137,7 +137,7 @@ def _prepare(fs: Core, c: FileChange, key: str, dst: str | None) -> _Prepared:
 
 
 def _prepare_delete(fs: Core, c: Delete, key: str, shown: str) -> _Prepared:
-    raw, current = fs._load_bytes(key)
+    raw, current = fs.load_bytes(key)
     intent = ask(fs, "delete", key, shown, operation="delete", current=current)
     pre = intent.precondition
     stale_before(fs, pre, (raw, current), key, shown, intent, "delete")
@@ -156,10 +156,10 @@ def _prepare_create(fs: Core, c: Create, key: str, shown: str) -> _Prepared:
     ask(fs, "write", key, shown, operation="create", size=len(c.content))
     _absent(fs, key, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists))
     data = encode_checked(lambda: encode_new(c.content, None), "content")
-    fs._check_size(shown, len(data))
+    fs.check_edit_size(shown, len(data))
 
     def exists(err: Conflict) -> FsError:
-        return fs._conflict(err, shown, ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
+        return fs.refusal_for(err, shown, ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
 
     step = Step("create", key, shown, CreateOnly(), exists, data=data)
     return _Prepared(c, key, shown, [step], before="", after=decode(data, shown))
@@ -182,7 +182,7 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
             step = Step("write", key, shown, pre, lost, data=data, old=old)
             return _Prepared(c, key, shown, [step], before=before, after=after)
     else:
-        old, current = fs._load_bytes(key)
+        old, current = fs.load_bytes(key)
     assert dst is not None
     dst_shown = display(dst)
     move = ask(fs, "delete", key, shown, operation="move", current=current,
@@ -217,7 +217,7 @@ def _committed(fs: Core, prepared: Sequence[_Prepared]) -> ChangeOutcome:
     diffs: list[tuple[str, str | None, str]] = []
     for p in prepared:
         if isinstance(p.change, Delete):
-            fs._gate.dispatch(DeletedEvent(owner=fs.owner, key=p.key, path=p.shown))
+            fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=p.key, path=p.shown))
             files.append(ChangedFile(path=p.shown, action="delete"))
             diffs.append((p.shown, p.before, ""))
             continue
@@ -237,7 +237,7 @@ def _written(fs: Core, p: _Prepared, diffs: list[tuple[str, str | None, str]]
     if p.after is not None:
         # The bytes, not only the text: a later conflict's diff starts from them.
         kept = written.data if written.data is not None else p.after.view
-        fs._docs.put(key, version, p.after.format, kept)
+        fs.docs.put(key, version, p.after.format, kept)
     operation: Literal["create", "edit", "move"] = (
         "create" if isinstance(p.change, Create) else "move" if p.dst is not None else "edit"
     )
@@ -247,14 +247,14 @@ def _written(fs: Core, p: _Prepared, diffs: list[tuple[str, str | None, str]]
     pre = written.precondition
     replaced = pre.version if operation == "edit" and isinstance(pre, IfMatch) else None
     if operation != "move":  # a moved file's bytes are its source's author's
-        fs._authors.note(key, version, fs.owner)
+        fs.authors.note(key, version, fs.owner)
     event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=operation,
                          version=version, created=operation != "edit", replaced=replaced)
     if new_view is not None:
         event = event.with_diff(shown, p.before, new_view)
-    fs._gate.dispatch(event)
+    fs.gate.dispatch(event)
     if p.dst is not None:
-        fs._gate.dispatch(DeletedEvent(owner=fs.owner, key=p.key, path=p.shown,
+        fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=p.key, path=p.shown,
                                        operation="move", destination=shown))
     action: Literal["add", "update", "move"] = (
         "add" if operation == "create" else "move" if operation == "move" else "update"

@@ -65,9 +65,9 @@ class Core:
         self.owner = owner
         self.limits = limits or Limits()
         self.read_only = read_only
-        self._gate = gate
-        self._docs = docs or DocCache(self.limits.doc_cache_bytes)
-        self._authors = authors or Authors()
+        self.gate = gate
+        self.docs = docs or DocCache(self.limits.doc_cache_bytes)
+        self.authors = authors or Authors()
         self._observing = observing
         self.observations = observations
 
@@ -96,26 +96,26 @@ class Core:
         key = to_key(path if below is None else below or "/")
         return self.backend.resolve(key)
 
-    def _file(self, path: str) -> tuple[str, str]:
+    def resolve_file(self, path: str) -> tuple[str, str]:
         """The key and shown path of a file argument (the root is a directory)."""
         key = self.key(path)
         if not key:
             raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
         return key, display(key)
 
-    def _missing(self, key: str, err: FsError) -> FsError:
+    def not_found(self, key: str, err: FsError) -> FsError:
         # A missing bucket is not a missing file: "create the file" would send the model
         # into writes that fail the same way, and absence must not be recorded for it.
         if err.code is ErrorCode.FS_NOT_FOUND and err.reason != Reason.bucket_missing:
-            self._gate.dispatch(MissingEvent(owner=self.owner, key=key, path=display(key)))
+            self.gate.dispatch(MissingEvent(owner=self.owner, key=key, path=display(key)))
             return FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.not_found)
         return err
 
-    def _writable(self) -> None:
+    def check_writable(self) -> None:
         if self.read_only:
             raise FsError(ErrorCode.FS_READ_ONLY, reason=Reason.read_only)
 
-    def _writable_at(self, *keys: str) -> None:
+    def check_writable_at(self, *keys: str) -> None:
         """A store mounted read-only refuses a change before anything is read for it (a
         backend with ``check_writable``: mounts), as a read-only workspace does."""
         check = self.extras.check_writable
@@ -123,7 +123,7 @@ class Core:
             for key in keys:
                 check(key)
 
-    def _keeps_history(self, key: str) -> bool:
+    def keeps_history(self, key: str) -> bool:
         """Whether the store holding ``key`` keeps versions: under mounts, the mount's own
         store decides (one mount's versioned bucket keeps history where another does not)."""
         for_key = self.extras.capabilities_for
@@ -131,13 +131,13 @@ class Core:
         return bool(caps.history)
 
     # -- whole files -------------------------------------------------------
-    def _load(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
+    def load_text(self, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
         """The whole file as text, for an edit: one round trip, and never more than the
         edit limit fetched (a huge object is refused, not downloaded)."""
-        data, version = self._load_bytes(key, record_missing)
+        data, version = self.load_bytes(key, record_missing)
         return decode(data, display(key)), version
 
-    def _load_bytes(self, key: str, record_missing: bool = True) -> tuple[bytes, Version]:
+    def load_bytes(self, key: str, record_missing: bool = True) -> tuple[bytes, Version]:
         """The whole file's bytes and their version, within the edit limit."""
         shown = display(key)
         cap = self.limits.max_edit_bytes
@@ -146,7 +146,7 @@ class Core:
         except FsError as e:
             if not record_missing:
                 raise
-            raise self._missing(key, e) from None
+            raise self.not_found(key, e) from None
         parts: list[bytes] = []
         size = stream.size or 0
         try:
@@ -161,7 +161,7 @@ class Core:
         except FsError as e:
             if not record_missing:
                 raise
-            raise self._missing(key, e) from None
+            raise self.not_found(key, e) from None
         finally:
             stream.close()
         if size > cap:
@@ -172,23 +172,23 @@ class Core:
             raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.no_version)
         return b"".join(parts), version
 
-    def _check_size(self, shown: str, n: int) -> None:
+    def check_edit_size(self, shown: str, n: int) -> None:
         if n > self.limits.max_edit_bytes:
             raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.content_too_large,
                           details={"size": n, "cap": self.limits.max_edit_bytes})
 
     # -- what this owner has seen -----------------------------------------
-    def _observed(self, key: str, shown: str, data: bytes, version: Version) -> None:
+    def record_observed(self, key: str, shown: str, data: bytes, version: Version) -> None:
         """Record that this owner has seen ``data`` as the file's ``version``."""
         try:
             fmt = decode(data, shown).format
         except FsError:
             fmt = None
         if fmt is not None:
-            self._docs.put(key, version, fmt, data)
-        self._gate.dispatch(ReadEvent(owner=self.owner, key=key, path=shown, version=version))
+            self.docs.put(key, version, fmt, data)
+        self.gate.dispatch(ReadEvent(owner=self.owner, key=key, path=shown, version=version))
 
-    def _holds(self, key: str, version: Version, data: bytes, data_version: Version | None
+    def holds(self, key: str, version: Version, data: bytes, data_version: Version | None
                ) -> bool:
         """Whether the file at ``version`` holds exactly ``data``, known without a request:
         the versions are equal, a content digest says so, or the cached bytes do."""
@@ -196,14 +196,14 @@ class Core:
             return True
         # The bytes kept for ``version`` are exactly its content, so comparing with them (a
         # memcmp) answers as the digest would, without hashing every write's bytes.
-        raw = self._docs.raw(key, version)
+        raw = self.docs.raw(key, version)
         if raw is not None:
             return raw == data
         if version.kind == "sha256":
             return hashlib.sha256(data).hexdigest() == version.value
         return False
 
-    def _probe(self, key: str) -> Version | None:
+    def probe_version(self, key: str) -> Version | None:
         """The file's version now, from the smallest read the store allows (None: gone):
         a 1-byte range where the version comes with the first response (S3, GCS, a local
         file whose digest is cached), else one whole read (a digest needs every byte)."""
@@ -219,12 +219,12 @@ class Core:
                 return None
             raise
 
-    def _text_at(self, key: str, version: Version) -> TextDoc | None:
+    def text_or_none(self, key: str, version: Version) -> TextDoc | None:
         """The text of ``version`` as the agent saw it, or None (see :func:`text_at`)."""
         text = text_at(self, key, version)
         return text if isinstance(text, TextDoc) else None
 
-    def _conflict(self, err: Conflict, path: str, code: ErrorCode | None, reason: str | None,
+    def refusal_for(self, err: Conflict, path: str, code: ErrorCode | None, reason: str | None,
                   hint: str | None) -> FsError:
         """What a lost precondition means to this caller (the intent's code and reason)."""
         if code is None:
@@ -236,10 +236,10 @@ class Core:
         return FsError(code, path=path, reason=reason or err.reason)
 
     # -- the backend's changes, on this owner's behalf (made by the pipeline) --
-    def _meta(self) -> WriteMeta:
+    def write_meta(self) -> WriteMeta:
         return WriteMeta(owner=self.owner)
 
-    def _landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
+    def landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
                       action: str, author: str | None) -> Version:
         """A write that failed without a refusal may have landed: the version it made when
         the file holds exactly its bytes and no store's record names another writer (one
@@ -255,7 +255,7 @@ class Core:
         if outcome == "done":
             assert version is not None
             if author is not None:
-                self._authors.note(key, version, author)
+                self.authors.note(key, version, author)
             return version
         if outcome == "unknown":
             raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
@@ -267,8 +267,8 @@ def text_at(fs: Core, key: str, version: Version) -> TextDoc | Reason:
     """The text of ``version`` as the agent saw it: cached bytes (shared by this process's
     workspaces of the store), else (on a conflict path only) the store's history; else why
     it cannot be had, a catalogue sentence for the refusal."""
-    raw = fs._docs.raw(key, version)
-    if raw is None and not fs._keeps_history(key):
+    raw = fs.docs.raw(key, version)
+    if raw is None and not fs.keeps_history(key):
         return Reason.unshown_not_kept
     if raw is None:
         try:

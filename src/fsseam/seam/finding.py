@@ -106,7 +106,7 @@ class _Search(Scan):
 
     def seen(self, key: str, path: str, version: Version) -> None:
         fs = self.fs
-        fs._gate.dispatch(ReadEvent(owner=fs.owner, key=key, path=path, version=version,
+        fs.gate.dispatch(ReadEvent(owner=fs.owner, key=key, path=path, version=version,
                                     partial=True))
 
     def candidates(self) -> Iterator[Entry]:
@@ -120,11 +120,11 @@ class _Search(Scan):
             head = list(itertools.islice(walked, 1))
         except FsError as err:
             if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
-                raise fs._missing(key, err) from None
+                raise fs.not_found(key, err) from None
             try:
                 st = fs.backend.stat(key)
             except FsError as err2:
-                raise fs._missing(key, err2) from None
+                raise fs.not_found(key, err2) from None
             if st.kind != "file":
                 raise
             if st.size is not None and st.size > self.cap:
@@ -153,13 +153,13 @@ class _Search(Scan):
         fs, key = self.fs, self.key
         split = fs.extras.split_tree
         n = fanout.processes(fs.limits.finder_processes)
-        if split is None or not n or fs._gate.hooked("fs/list"):
+        if split is None or not n or fs.gate.hooked("fs/list"):
             return False
         try:
             parts = split(key, n * PARTS_PER_HELPER)
         except FsError as err:
             if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
-                raise fs._missing(key, err) from None
+                raise fs.not_found(key, err) from None
             return False
         if len(parts) < 2:
             return False
@@ -176,7 +176,7 @@ class _Search(Scan):
         so the search stops at that file with a prefix searched."""
         fs, key, needle = self.fs, self.key, self.needle
         fused = fs.extras.read_tree_unhashed
-        if fused is None or fs._gate.hooked("fs/list"):
+        if fused is None or fs.gate.hooked("fs/list"):
             return None
         holds = None if needle is None else (lambda data: needle in data)
         reads: Iterator[tuple[str, bytes | FsError, bool]] = fused(
@@ -188,7 +188,7 @@ class _Search(Scan):
             return iter(())
         except FsError as err:
             if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
-                raise fs._missing(key, err) from None
+                raise fs.not_found(key, err) from None
             return None
         return itertools.chain(head, reads)
 

@@ -36,8 +36,8 @@ DEFAULT_HISTORY_LIMIT = 10
 def _require_history(fs: Core, key: str, shown: str, tool: str) -> None:
     # Asked as a stat of the file: a plugin that hides or refuses it (reserved keys) keeps
     # its versions from being listed or read back too.
-    fs._gate.dispatch(StatEvent(owner=fs.owner, key=key, path=shown, type="file"))
-    if not fs._keeps_history(key):
+    fs.gate.dispatch(StatEvent(owner=fs.owner, key=key, path=shown, type="file"))
+    if not fs.keeps_history(key):
         raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason=Reason.history_not_kept,
                       details={"tool": tool})
 
@@ -46,10 +46,10 @@ def history(fs: Core, path: str, limit: int) -> HistoryOutcome:
     """The versions the store keeps of a file, newest first (at most ``limit``)."""
     if limit < 1:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.limit_below_one)
-    key, shown = fs._file(path)
+    key, shown = fs.resolve_file(path)
     _require_history(fs, key, shown, "history")
     kept = fs.backend.versions(key, limit)
-    entries = [HistoryEntry.of(k, fs._authors.owner(key, k.version)) for k in kept]
+    entries = [HistoryEntry.of(k, fs.authors.owner(key, k.version)) for k in kept]
     return HistoryOutcome(path=shown, entries=entries, limit=limit, you=fs.owner)
 
 
@@ -57,20 +57,20 @@ def restore(fs: Core, path: str, version: str) -> RestoreOutcome:
     """Write back the bytes of a kept version (named by its id, or a unique prefix), as a
     guarded write: conditional on the version this owner observed, or create-only when it
     saw the file absent."""
-    fs._writable()
-    key, shown = fs._file(path)
+    fs.check_writable()
+    key, shown = fs.resolve_file(path)
     _require_history(fs, key, shown, "restore")
     old = _by_id(fs, key, version)
     if old is None:
         match = match_version(version, fs.backend.versions(key), shown)
         old = fs.backend.read_version(key, match.version)
         restored = _id(match.version)
-        author = match.owner or fs._authors.owner(key, match.version)
+        author = match.owner or fs.authors.owner(key, match.version)
     else:
         # Read by its full id, with no listing: the owner comes from what this process saw
         # written (a listing's metadata is not at hand).
         restored = _id(old.version)
-        author = fs._authors.owner(key, old.version)
+        author = fs.authors.owner(key, old.version)
     intent = ask(fs, "write", key, shown, operation="restore", size=len(old.data))
     return _write_back(fs, key, shown, old, intent.precondition, "restore", restored,
                        lost_of(intent), author=author)
@@ -94,8 +94,8 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
     """Take back this owner's last change of the file: the version before it written back,
     conditional on the version the change made (or, for a change that created the file,
     the file deleted, conditional likewise)."""
-    fs._writable()
-    key, shown = fs._file(path)
+    fs.check_writable()
+    key, shown = fs.resolve_file(path)
     intent = ask(fs, "undo", key, shown)
     after, before = intent.after, intent.before
     if after is None:
@@ -108,16 +108,16 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
     old = fs.backend.read_version(key, before)
     return _write_back(fs, key, shown, old, IfMatch(after), "undo", _id(before),
                        (ErrorCode.FS_STALE, None, None), plain,
-                       author=fs._authors.owner(key, before))
+                       author=fs.authors.owner(key, before))
 
 
 def _undo_create(fs: Core, key: str, shown: str, after: Version, plain: FsError
                  ) -> RestoreOutcome:
     plan = FilePlan(key, shown, b"", IfMatch(after), "delete", "undo",
-                    (ErrorCode.FS_STALE, None, None), fs._meta(), plain=plain, undo=True,
+                    (ErrorCode.FS_STALE, None, None), fs.write_meta(), plain=plain, undo=True,
                     gone_is_done=True)
     run(fs, Plan.one("delete", plan))
-    fs._gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
+    fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
     return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
                           replaced=after, deleted=True)
 
@@ -143,19 +143,19 @@ def _write_back(
     seen = pre.version if isinstance(pre, IfMatch) else None
     old_view = None
     if seen is not None:
-        cached = fs._docs.get(key, seen)
+        cached = fs.docs.get(key, seen)
         old_view = cached[1] if cached is not None else None
     try:
         doc: TextDoc | None = decode(data, shown)
     except FsError:
         doc = None
     if doc is not None:
-        fs._docs.put(key, version, doc.format, data)
+        fs.docs.put(key, version, doc.format, data)
     created = isinstance(pre, CreateOnly)
     before, after = "" if created else old_view, doc.view if doc is not None else ""
     event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=op,
                          version=version, created=created, replaced=seen)
-    fs._gate.dispatch(event.with_diff(shown, before, after))
+    fs.gate.dispatch(event.with_diff(shown, before, after))
     outcome = RestoreOutcome(
         path=shown, operation=op, restored=restored, version=version, replaced=seen,
         created=created, size=len(data), lines=doc.lines if doc is not None else None,
@@ -167,10 +167,10 @@ def _write_back(
 def _unchanged_back(fs: Core, key: str, shown: str, data: bytes, version: Version,
                     op: Literal["restore", "undo"], restored: str) -> RestoreOutcome:
     """The file already holds the bytes to write back: nothing is written."""
-    fs._observed(key, shown, data, version)
+    fs.record_observed(key, shown, data, version)
     if op == "undo":
         # The change is undone all the same: the record of it is taken off the stack.
-        fs._gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="undo",
+        fs.gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="undo",
                                        version=version, created=False, unchanged=True))
     try:
         lines: list[str] | None = decode(data, shown).lines

@@ -83,7 +83,7 @@ def visible(fs: Core, key: str, entries: Sequence[Entry], operation: Literal["li
     """Entries after the gate's list hook (plugins may hide some)."""
     event = ListEvent(owner=fs.owner, key=key, path=display(key), operation=operation,
                       entries=list(entries))
-    fs._gate.dispatch(event)
+    fs.gate.dispatch(event)
     return event.entries
 
 

@@ -59,7 +59,7 @@ def run(fs: Core, plan: Plan) -> list[Step]:
             continue
         if lone is not None and step.action == "write" and lone.meta.owner is not None:
             assert step.version is not None
-            fs._authors.note(step.key, step.version, lone.meta.owner)
+            fs.authors.note(step.key, step.version, lone.meta.owner)
         done.append(step)
     return ordered
 
@@ -88,7 +88,7 @@ def _lone_failed(fs: Core, step: Step, plan: FilePlan, failure: Exception,
             seen = pre.version if isinstance(pre, IfMatch) else None
             step.version, step.unchanged = _lost(fs, plan, failure, seen, None)
         else:
-            step.version = fs._landed_write(failure, plan.key, plan.shown, plan.data,
+            step.version = fs.landed_write(failure, plan.key, plan.shown, plan.data,
                                             plan.action, plan.meta.owner)
     elif step.action == "copy":
         _copy_failed(fs, plan, step, failure)
@@ -106,9 +106,9 @@ def _held_already(fs: Core, plan: FilePlan, seen: Version | None
     :attr:`FilePlan.check_first`); None: write."""
     key, data, current = plan.key, plan.data, plan.current
     if plan.check_first == "back":
-        if seen is None or not fs._holds(key, seen, data, plan.data_version):
+        if seen is None or not fs.holds(key, seen, data, plan.data_version):
             return None
-        return (seen, True) if fs._probe(key) == seen else None
+        return (seen, True) if fs.probe_version(key) == seen else None
     if plan.check_first != "write":
         return None
     if current is not None and (seen is None or current[1] == seen):
@@ -119,10 +119,10 @@ def _held_already(fs: Core, plan: FilePlan, seen: Version | None
         return None
     if current is not None and current[1] != seen:
         return _lost(fs, plan, Conflict("mismatch", path=plan.shown), seen, current)
-    if current is None and fs._holds(key, seen, data, None):
+    if current is None and fs.holds(key, seen, data, None):
         # Writing back exactly what was read: one look at the version instead of a write
         # (which would make a new version of the same bytes).
-        now = fs._probe(key)
+        now = fs.probe_version(key)
         if now == seen:
             return seen, True
         lost = (Conflict("missing", path=plan.shown) if now is None
@@ -141,7 +141,7 @@ def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
         raise fallback
     if current is None:
         try:
-            current = fs._load_bytes(plan.key, record_missing=False)
+            current = fs.load_bytes(plan.key, record_missing=False)
         except FsError as e:
             if plan.unread_is_unknown:
                 raise _unverified(c, shown, plan.action, fallback, e) from None
@@ -184,7 +184,7 @@ def _explained(fs: Core, plan: FilePlan, c: Conflict) -> FsError:
     """What the lost guard means, as the intent (or an undo) says."""
     if plan.plain is not None and c.reason == ConflictKind.mismatch:
         return plan.plain
-    return fs._conflict(c, plan.shown, *plan.lost)
+    return fs.refusal_for(c, plan.shown, *plan.lost)
 
 
 def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
@@ -214,7 +214,7 @@ def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
     if plan.gone_is_done and gone_already(failure):
         return
     if isinstance(failure, FsError) and not ambiguous(failure):
-        raise fs._missing(key, failure) if failure.reason != Reason.is_directory else (
+        raise fs.not_found(key, failure) if failure.reason != Reason.is_directory else (
             failure) from None
     # The delete may have landed: the file gone is the delete done.
     _landed_delete(fs, failure, key, shown)
@@ -260,7 +260,7 @@ def _copy_failed(fs: Core, plan: FilePlan, copy: Step, failure: Exception) -> No
         raise stale_source(fs, failure, src, src_shown, plan.precondition, plan.lost,
                            "move") from None
     if isinstance(failure, FsError):
-        raise fs._missing(src, failure) if failure.code is ErrorCode.FS_NOT_FOUND else (
+        raise fs.not_found(src, failure) if failure.code is ErrorCode.FS_NOT_FOUND else (
             failure) from None
     raise failure
 

@@ -81,7 +81,7 @@ def ask(
                               destination=destination)
     else:
         intent = UndoIntent(owner=owner, key=key, path=shown)
-    fs._gate.dispatch(intent)
+    fs.gate.dispatch(intent)
     return intent
 
 

@@ -44,7 +44,7 @@ class PreparedEdit(Generic[R]):
 def new_bytes(fs: Core, shown: str, doc: TextDoc) -> bytes:
     """The edited text's bytes, refused when not UTF-8 or over the edit limit."""
     data = encode_checked(doc.encode, "new")
-    fs._check_size(shown, len(data))
+    fs.check_edit_size(shown, len(data))
     return data
 
 
@@ -61,7 +61,7 @@ def prepare_edit(
     holds the change, made by another writer; for a single edit, done without a write when
     the store says the current version is this owner's own write.
     ``ops``: the edits whose replacements a stale diff locates."""
-    doc, current = fs._load(key)
+    doc, current = fs.load_text(key)
     try:
         intent = ask(fs, "edit", key, shown, operation=operation, current=current)
     except FsError as e:
@@ -71,7 +71,7 @@ def prepare_edit(
         return _refused_stale(fs, key, shown, doc, current, seen, e, make, after, lone, ops)
     pre = intent.precondition
     if lone and isinstance(pre, IfMatch) and pre.version != current:
-        raise fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
+        raise fs.refusal_for(Conflict("mismatch", path=shown), shown, *lost_of(intent))
     if isinstance(pre, IfMatch) and pre.version != current:  # the bytes only then
         stale_before(fs, pre, (doc.encode(), current), key, shown, intent, "edit")
     return PreparedEdit(doc, current, make(doc), intent)
@@ -88,7 +88,7 @@ def _refused_stale(
     refusal saying another writer made exactly this change."""
     # The text read is needed for the diff anyway: the refusal's one extra question is
     # whether the edit, made on it, gives exactly the current bytes.
-    old = fs._text_at(key, seen)
+    old = fs.text_or_none(key, seen)
     same: SameChange | None = None
     held = doc.encode()
     if old is not None:

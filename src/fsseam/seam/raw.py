@@ -13,7 +13,7 @@ __all__ = ["read_bytes"]
 def read_bytes(fs: Core, path: str) -> tuple[bytes, Version]:
     """The whole file (at most the edit limit) and its version; the owner has now observed
     that version, as after a read of every line."""
-    key, shown = fs._file(path)
-    data, version = fs._load_bytes(key)
-    fs._observed(key, shown, data, version)
+    key, shown = fs.resolve_file(path)
+    data, version = fs.load_bytes(key)
+    fs.record_observed(key, shown, data, version)
     return data, version

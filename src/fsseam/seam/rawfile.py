@@ -25,12 +25,12 @@ def read_range(fs: Core, path: str, start: int = 0, end: int | None = None
     """The bytes ``[start, end)`` of a file (``end`` None: to its end) and the version they
     come from, in one read; at most ``Limits.max_edit_bytes`` of them (FS_TOO_LARGE). The
     owner has now observed that version."""
-    key, shown = fs._file(path)
+    key, shown = fs.resolve_file(path)
     cap = fs.limits.max_edit_bytes
     try:
         stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
     except FsError as e:
-        raise fs._missing(key, e) from None
+        raise fs.not_found(key, e) from None
     parts: list[bytes] = []
     kept = pos = 0
     whole = True
@@ -49,7 +49,7 @@ def read_range(fs: Core, path: str, start: int = 0, end: int | None = None
                 whole = False
                 break
     except FsError as e:
-        raise fs._missing(key, e) from None
+        raise fs.not_found(key, e) from None
     finally:
         stream.close()
     version = stream.version
@@ -57,9 +57,9 @@ def read_range(fs: Core, path: str, start: int = 0, end: int | None = None
         raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.no_version)
     data = b"".join(parts)
     if whole and start <= 0 and (end is None or end >= pos):
-        fs._observed(key, shown, data, version)
+        fs.record_observed(key, shown, data, version)
     else:
-        fs._gate.dispatch(ReadEvent(owner=fs.owner, key=key, path=shown, version=version,
+        fs.gate.dispatch(ReadEvent(owner=fs.owner, key=key, path=shown, version=version,
                                     partial=True))
     return data, version
 
@@ -67,15 +67,15 @@ def read_range(fs: Core, path: str, start: int = 0, end: int | None = None
 def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     """Create a new file holding exactly ``data``; never replaces one (FS_ALREADY_EXISTS),
     whatever this owner observed of the path."""
-    fs._writable()
-    key, shown = fs._file(path)
-    fs._writable_at(key)
-    fs._check_size(shown, len(data))
+    fs.check_writable()
+    key, shown = fs.resolve_file(path)
+    fs.check_writable_at(key)
+    fs.check_edit_size(shown, len(data))
     intent = ask(fs, "write", key, shown, operation="create", size=len(data))
     # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
     # file there, this owner's earlier one included: no owner on the object makes it ours.
     plan = FilePlan(key, shown, data, CreateOnly(), "create", "write", lost_of(intent),
-                    fs._meta(), rerun_is_own=False)
+                    fs.write_meta(), rerun_is_own=False)
     plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -85,8 +85,8 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
         raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists)
     with contextlib.suppress(FsError):  # not text: no diff will start from it
         # The text of the version written, which a later refusal's diff starts from.
-        fs._docs.put(key, version, decode(data, shown).format, data)
-    fs._gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="create",
+        fs.docs.put(key, version, decode(data, shown).format, data)
+    fs.gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="create",
                                    version=version, created=True))
     return version
 
@@ -94,5 +94,5 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
 def version_now(fs: Core, path: str) -> Version | None:
     """The file's version now (None: it does not exist), from the smallest read the store
     allows; not an observation (nothing was shown)."""
-    key, _ = fs._file(path)
-    return fs._probe(key)
+    key, _ = fs.resolve_file(path)
+    return fs.probe_version(key)

@@ -66,8 +66,8 @@ def read(
                 check_text(raw, shown)
             except FsError as e:
                 raise _shown_words(e, images, shown) from None
-        fs._docs.put(key, version, window.format, raw)
-    fs._gate.dispatch(
+        fs.docs.put(key, version, window.format, raw)
+    fs.gate.dispatch(
         ReadEvent(owner=fs.owner, key=key, path=shown, version=version, partial=partial)
     )
     # Built from values of the declared types, so not validated again: checking each of
@@ -97,7 +97,7 @@ def _check_offset(window: LineWindow, complete: bool, shown: str) -> None:
 def _image(fs: Core, key: str, shown: str, found: _Media) -> ImageOutcome:
     # The whole image was shown: an observation of that version, as a full text read is,
     # so a write may replace it and an outside change since is FS_STALE.
-    fs._gate.dispatch(
+    fs.gate.dispatch(
         ReadEvent(owner=fs.owner, key=key, path=shown, version=found.version, partial=False)
     )
     return ImageOutcome(path=shown, media_type=found.media_type, size=len(found.data),
@@ -112,7 +112,7 @@ def _pdf(fs: Core, key: str, shown: str, found: _Media, window: LineWindow) -> P
     returned = len(window.lines)
     partial = not (window.first == 1 and returned == window.count)
     # Never put in the document cache: the text shown is not the file's bytes.
-    fs._gate.dispatch(
+    fs.gate.dispatch(
         ReadEvent(owner=fs.owner, key=key, path=shown, version=found.version, partial=partial)
     )
     return PdfOutcome(
@@ -130,7 +130,7 @@ def _fill(fs: Core, key: str, window: LineWindow, images: bool
     try:
         stream = fs.backend.open_read(key, fs.limits.read_chunk_bytes)
     except FsError as e:
-        raise fs._missing(key, e) from None
+        raise fs.not_found(key, e) from None
     small: list[bytes] | None = []
     complete = False
     try:
@@ -161,7 +161,7 @@ def _fill(fs: Core, key: str, window: LineWindow, images: bool
             window.feed(b"", final=True)
             complete = True
     except FsError as e:
-        raise fs._missing(key, e) from None
+        raise fs.not_found(key, e) from None
     finally:
         stream.close()
     return _version(stream.version, key), small, complete
@@ -189,7 +189,7 @@ def stat(fs: Core, path: str) -> StatOutcome:
     key = fs.key(path)
     st = fs.backend.stat(key)
     event = StatEvent(owner=fs.owner, key=key, path=display(key), type=st.kind, size=st.size)
-    fs._gate.dispatch(event)
+    fs.gate.dispatch(event)
     return StatOutcome(path=display(key), type=st.kind, size=st.size)
 
 
@@ -200,12 +200,12 @@ def show(fs: Core, path: str) -> str:
     key = fs.key(path)
     shown = display(key)
     try:
-        data, version = fs._load_bytes(key)
+        data, version = fs.load_bytes(key)
     except FsError as e:
         if e.reason != Reason.edit_too_large:
             raise
         raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.show_too_large,
                       details=e.details) from None
     text = decode(data, shown).view  # a binary file is refused here, before it counts
-    fs._observed(key, shown, data, version)
+    fs.record_observed(key, shown, data, version)
     return text

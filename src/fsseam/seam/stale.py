@@ -48,7 +48,7 @@ def stale(
     if fs.limits.conflict_diff_chars <= 0 or seen is None:
         return fallback
     try:
-        data, version = current if current is not None else fs._load_bytes(key, False)
+        data, version = current if current is not None else fs.load_bytes(key, False)
     except FsError:
         return fallback
     try:
@@ -63,7 +63,7 @@ def stale(
         old = known
     summary = summarize(shown, old.view, new.view, fs.limits.conflict_diff_chars)
     if summary.complete and action in DIFF_IS_A_READ:
-        fs._observed(key, shown, data, version)
+        fs.record_observed(key, shown, data, version)
     plain = Reason.stale_undo if undo else Reason.stale_changed
     reason = plain if same is None else fallback.reason
     return FsError(
@@ -106,7 +106,7 @@ def same_part(fs: Core, key: str, shown: str, seen: Version, data: bytes, action
     exactly the write's bytes, the refusal says another writer made this change (the one
     rule, :func:`~fsseam.versions.same_change`), else what changed since ``seen``."""
     try:
-        current = fs._load_bytes(key, False)
+        current = fs.load_bytes(key, False)
     except FsError:
         return fallback
     verdict = judge(fs.backend, key, data, current[0], current[1], seen=seen, observed=True,
@@ -120,7 +120,7 @@ def same_part(fs: Core, key: str, shown: str, seen: Version, data: bytes, action
 def stale_source(fs: Core, c: Conflict, key: str, shown: str, pre: Precondition,
                  lost: Lost, action: str) -> FsError:
     """A delete or move whose source moved on: what changed, when it is FS_STALE."""
-    fallback = fs._conflict(c, shown, *lost)
+    fallback = fs.refusal_for(c, shown, *lost)
     if not isinstance(pre, IfMatch) or lost[0] is not ErrorCode.FS_STALE:
         return fallback
     return stale(fs, key, shown, pre.version, None, action=action, fallback=fallback)
@@ -131,7 +131,7 @@ def stale_before(fs: Core, pre: Precondition, current: tuple[bytes, Version], ke
     """A precondition already lost against the version just read: refuse now, with what
     changed since the agent's read."""
     if isinstance(pre, IfMatch) and pre.version != current[1]:
-        fallback = fs._conflict(Conflict("mismatch", path=shown), shown, *lost_of(intent))
+        fallback = fs.refusal_for(Conflict("mismatch", path=shown), shown, *lost_of(intent))
         raise stale_part(fs, key, shown, pre.version, current, action, fallback)
 
 

@@ -50,12 +50,12 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
           ) -> WriteOutcome:
     """Replace (or create) the whole file, or create a new one (see
     :meth:`fsseam.seam.Seam.write` and :meth:`~fsseam.seam.Seam.create`)."""
-    fs._writable()
-    key, shown = fs._file(path)
-    fs._writable_at(key)
+    fs.check_writable()
+    key, shown = fs.resolve_file(path)
+    fs.check_writable_at(key)
     intent = ask(fs, "write", key, shown, operation=operation, size=len(content))
     plan = FilePlan(key, shown, b"", intent.precondition, operation, "write", lost_of(intent),
-                    fs._meta(), check_first="write")
+                    fs.write_meta(), check_first="write")
     if operation == "create":
         plan.precondition = CreateOnly()
         plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
@@ -64,7 +64,7 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     # The new text as decoding its bytes would give it (no NUL: checked; UTF-8: encoded).
     new_doc = new_text_doc(content, fmt)
     plan.data = encode_checked(new_doc.encode, "content")
-    fs._check_size(shown, len(plan.data))
+    fs.check_edit_size(shown, len(plan.data))
     done = run(fs, Plan.one("write", plan))[0]
     version, unchanged = done.version, done.unchanged
     assert version is not None
@@ -72,14 +72,14 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
         return _unchanged_write(fs, plan, version, operation)
     pre, current = plan.precondition, plan.current
     created = isinstance(pre, CreateOnly) or (isinstance(pre, Overwrite) and current is None)
-    fs._docs.put(key, version, new_doc.format, plan.data)
+    fs.docs.put(key, version, new_doc.format, plan.data)
     old_text = "" if created else old_view
     replaced = (pre.version if isinstance(pre, IfMatch)
                 else current[1] if current is not None else None)
     event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=operation,
                          version=version, created=created,
                          replaced=None if created else replaced)
-    fs._gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
+    fs.gate.dispatch(event.with_diff(shown, old_text, new_doc.view))
     outcome = WriteOutcome(path=shown, operation=operation, created=created, version=version,
                            size=len(plan.data), lines=_line_count(new_doc, plan.data))
     outcome.with_diff(shown, old_text, new_doc.view)
@@ -108,19 +108,19 @@ def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, OldTex
     asked for); ``plan.current`` set when read."""
     pre, key, shown = plan.precondition, plan.key, plan.shown
     if isinstance(pre, IfMatch):
-        cached = fs._docs.kept(key, pre.version)
+        cached = fs.docs.kept(key, pre.version)
         if cached is not None:
             fmt, kept = cached
             return fmt, partial(view_of, kept, shown) if isinstance(kept, bytes) else kept
         try:
-            plan.current = fs._load_bytes(key, record_missing=False)
+            plan.current = fs.load_bytes(key, record_missing=False)
         except FsError as e:
             if e.code is not ErrorCode.FS_NOT_FOUND:
                 raise
-            raise fs._conflict(Conflict("missing", path=shown), shown, *plan.lost) from None
+            raise fs.refusal_for(Conflict("missing", path=shown), shown, *plan.lost) from None
     elif isinstance(pre, Overwrite):
         try:
-            plan.current = fs._load_bytes(key, record_missing=False)
+            plan.current = fs.load_bytes(key, record_missing=False)
         except FsError as e:
             if e.code is not ErrorCode.FS_NOT_FOUND:
                 raise
@@ -140,7 +140,7 @@ def _unchanged_write(fs: Core, plan: FilePlan, version: Version,
     """The file holds exactly the bytes already: nothing is written; the writer has now
     observed its current version."""
     shown, data = plan.shown, plan.data
-    fs._observed(plan.key, shown, data, version)
+    fs.record_observed(plan.key, shown, data, version)
     doc = decode(data, shown)
     outcome = WriteOutcome(path=shown, operation=operation, created=False, version=version,
                            size=len(data), lines=len(doc.lines), unchanged=True)
@@ -167,11 +167,11 @@ def check_ops(ops: Sequence[EditOp]) -> None:
 def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     """Apply a sequence of edits as one plan under one compare-and-swap (see
     :meth:`fsseam.seam.Seam.edit`)."""
-    fs._writable()
+    fs.check_writable()
     check_ops(ops)
     key = fs.key(path)
     shown = display(key)
-    fs._writable_at(key)
+    fs.check_writable_at(key)
     operation: EditKind = (
         "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
     )
@@ -194,7 +194,7 @@ def _unchanged_edit(
     operation: EditKind, ops: Sequence[EditOp],
 ) -> EditOutcome:
     """The file already holds the edit's result: nothing is written."""
-    fs._observed(key, shown, doc.encode(), current)
+    fs.record_observed(key, shown, doc.encode(), current)
     first = result.spans[0]
     # The plan's offsets are in the text it made, not in ``doc``: lines are counted.
     snippet, start = _snippet(doc, first, False)
@@ -212,7 +212,7 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditI
     new_doc = result.after
     data = new_bytes(fs, shown, new_doc)
     pre = intent.precondition
-    plan = FilePlan(key, shown, data, pre, "edit", "edit", lost_of(intent), fs._meta(),
+    plan = FilePlan(key, shown, data, pre, "edit", "edit", lost_of(intent), fs.write_meta(),
                     old=result.before, ops=ops)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -232,10 +232,10 @@ def _edit_done(fs: Core, key: str, shown: str, result: EditPlan, operation: Edit
     new_doc = result.after
     if data is None:
         data = new_bytes(fs, shown, new_doc)
-    fs._docs.put(key, version, new_doc.format, data)
+    fs.docs.put(key, version, new_doc.format, data)
     event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=operation,
                          version=version, created=False, replaced=seen)
-    fs._gate.dispatch(event.with_diff(shown, result.before.view, new_doc.view))
+    fs.gate.dispatch(event.with_diff(shown, result.before.view, new_doc.view))
     first = result.spans[0]
     snippet, start = _snippet(new_doc, first, len(result.spans) == 1)
     outcome = EditOutcome(
@@ -259,17 +259,17 @@ def write_bytes(fs: Core, path: str, data: bytes,
     owner observed since: another handle of the same owner writing first moves the
     owner's observation on, not what these bytes were built on, so that write would be
     lost. A lost ``base`` is FS_STALE."""
-    fs._writable()
-    key, shown = fs._file(path)
-    fs._writable_at(key)
-    fs._check_size(shown, len(data))
+    fs.check_writable()
+    key, shown = fs.resolve_file(path)
+    fs.check_writable_at(key)
+    fs.check_edit_size(shown, len(data))
     intent = ask(fs, "write", key, shown, operation="write", size=len(data))
     precondition, lost = intent.precondition, lost_of(intent)
     if base is not None:
         precondition = base
         lost = (ErrorCode.FS_STALE, Reason.stale_write if isinstance(base, IfMatch)
                 else Reason.created_since_absent_write, None)
-    plan = FilePlan(key, shown, data, precondition, "write", "write", lost, fs._meta(),
+    plan = FilePlan(key, shown, data, precondition, "write", "write", lost, fs.write_meta(),
                     check_first="write", rerun_is_own=base is None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -282,11 +282,11 @@ def write_bytes(fs: Core, path: str, data: bytes,
             seen = base.version if isinstance(base, IfMatch) else None
             raise stale(fs, key, shown, seen, (data, version), action="write",
                         fallback=fallback)
-        fs._observed(key, shown, data, version)
+        fs.record_observed(key, shown, data, version)
         return version
     pre = plan.precondition
     _keep(fs, key, shown, data, version)
-    fs._gate.dispatch(WrittenEvent(
+    fs.gate.dispatch(WrittenEvent(
         owner=fs.owner, key=key, path=shown, operation="write", version=version,
         created=isinstance(pre, CreateOnly),
         replaced=pre.version if isinstance(pre, IfMatch) else None))
@@ -299,4 +299,4 @@ def _keep(fs: Core, key: str, shown: str, data: bytes, version: Version) -> None
         fmt = decode(data, shown).format
     except FsError:
         return
-    fs._docs.put(key, version, fmt, data)
+    fs.docs.put(key, version, fmt, data)
