@@ -3,9 +3,11 @@
     python bench/architecture.py
 
 Prints the import graph (modules, edges, circles, what breaks the layers), the layers with
-their modules, the modules over 300 lines and the functions over 60, and the lines of each
-store package (``backends/*``: its ``src`` and its ``tests``). The layer table and the
-graph are the ones ``tests/test_architecture.py`` checks (``tests/architecture.py``).
+their modules, the cohesion counts (private names across modules, methods outside their
+class, modules and functions over the bound: ``tests/cohesion.py``) with the longest
+modules, and the lines of each store package (``backends/*``: its ``src`` and its
+``tests``). The checks are the ones ``tests/test_architecture.py`` and
+``tests/test_cohesion.py`` run.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
-LONG_MODULE = 300
-LONG_FUNCTION = 60
 
 
 def _checker() -> ModuleType:
-    name = "fsseam_architecture_check"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "architecture.py")
+    return _load("fsseam_architecture_check", "architecture.py")
+
+
+def _load(name: str, file: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(name, module)  # dataclasses look their module up there
@@ -71,19 +76,23 @@ def graph_summary(arch: ModuleType) -> list[str]:
     return out
 
 
-def size_summary(arch: ModuleType) -> list[str]:
+def cohesion_summary() -> list[str]:
+    """The counts the cohesion rule checks (``tests/cohesion.py``), by kind and module."""
+    check = _load("fsseam_cohesion_check", "cohesion.py")
+    arch = _checker()
+    found = check.scan_tree(arch.source_roots(ROOT))
     files = arch.source_files(arch.source_roots(ROOT))
-    long_modules = sorted(
-        ((arch.module_lines(p), m) for m, p in files.items()
-         if arch.module_lines(p) > LONG_MODULE), reverse=True)
-    long_functions = sorted(
-        ((n, f"{m}:{name}") for m, p in files.items()
-         for name, _, n in arch.function_lengths(p) if n > LONG_FUNCTION), reverse=True)
-    out = ["", f"## Modules over {LONG_MODULE} lines", "", "| module | lines |", "| --- | --- |"]
-    out += [f"| {m} | {n} |" for n, m in long_modules]
-    out += ["", f"## Functions over {LONG_FUNCTION} lines", "", "| function | lines |",
-            "| --- | --- |"]
-    out += [f"| {f} | {n} |" for n, f in long_functions]
+    longest = sorted(((arch.module_lines(p), m) for m, p in files.items()), reverse=True)[:5]
+    kinds = Counter(b.kind for b in found)
+    out = ["", "## Cohesion", "", "| what breaks the rule | count |", "| --- | --- |"]
+    for kind in (check.PRIVATE_IMPORT, check.PRIVATE_ATTRIBUTE, check.METHOD_OUTSIDE,
+                 check.FOREIGN_ATTRIBUTE, check.LONG_MODULE, check.LONG_FUNCTION):
+        out.append(f"| {kind.rstrip(':')} | {kinds[kind]} |")
+    out += [f"| private names of other packages, each explained | "
+            f"{len(check.FOREIGN_PRIVATE)} |"]
+    out += ["", "Longest modules:", "", "| module | lines |", "| --- | --- |"]
+    out += [f"| {m} | {n} |" for n, m in longest]
+    out += [f"  - {b}" for b in found]
     return out
 
 
@@ -98,7 +107,7 @@ def store_summary() -> list[str]:
 
 def main() -> int:
     arch = _checker()
-    print("\n".join([*graph_summary(arch), *size_summary(arch), *store_summary()]))
+    print("\n".join([*graph_summary(arch), *cohesion_summary(), *store_summary()]))
     return 0
 
 
