@@ -27,12 +27,10 @@ from ...versions import Capabilities, Precondition, Version
 from .._digest import KnownDigests, digest_version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 from . import search
-from .digests import Digests, _LocalStream
-from .files import _kept_changing, _outside
+from .digests import Digests, LocalStream
 from .parts import TreePart, split_tree
-from .temps import is_temp as _is_temp
-from .tree import Tree
-from .writes import Writes
+from .tree import Tree, kept_changing, outside_root
+from .writes import Writes, is_temp
 
 __all__ = ["DURABILITY_OPTION", "Durability", "LocalBackend"]
 
@@ -113,7 +111,7 @@ class LocalBackend:
                 os.close(fd)
             if blob is not None:
                 return blob
-        raise _kept_changing(key, "read")
+        raise kept_changing(key, "read")
 
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
         """Whole files, in the order given. Consecutive files of one directory share one
@@ -144,7 +142,7 @@ class LocalBackend:
         ``parts.split_tree``)."""
         return split_tree(self._tree, key, want)
 
-    def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> LocalStream:
         fd, st = self._tree.open_file(key)
         return self._digests.stream(fd, st, key, chunk_size)
 
@@ -158,7 +156,7 @@ class LocalBackend:
         finally:
             os.close(dfd)
         if stat_mod.S_ISLNK(st.st_mode):
-            raise _outside(key)
+            raise outside_root(key)
         if stat_mod.S_ISDIR(st.st_mode):
             return Stat(key=key, kind="directory")
         return Stat(key=key, kind="file", size=st.st_size)
@@ -170,14 +168,14 @@ class LocalBackend:
         """The children of ``key`` in the directory's own order, one entry per
         ``readdir`` result as it comes (the directory stays open until the last), temp
         files of writes left out."""
-        return (e for e in self._tree.list_lazy(key) if not _is_temp(e.name))
+        return (e for e in self._tree.list_lazy(key) if not is_temp(e.name))
 
     def walk(self, key: str) -> Iterator[Entry]:
         """Every file below ``key`` in ascending key order, by descriptors that never follow
         a link nor leave the root; directories deeper than paths may go are not entered, and
         one that cannot be opened (no permission, removed meanwhile) is skipped."""
         for _, child, d in self._tree.dirents(key):
-            if not _is_temp(d.name):
+            if not is_temp(d.name):
                 yield self._tree.entry(child, d)
 
     # -- writes ------------------------------------------------------------

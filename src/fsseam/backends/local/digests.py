@@ -14,26 +14,48 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from ...errors import ErrorCode, FsError
+from ...messages import Reason
 from ...oserrors import mapped
+from ...paths import display
 from ...versions import Version
 from .._digest import KnownDigests, hasher, version_of
 from ..base import Blob
-from .files import HASH_CHUNK, _changed_while_read, _Sig, _sig
+
+__all__ = [
+    "HASH_CHUNK", "RACY_WINDOW_NS", "Digests", "LocalStream", "Signature",
+    "changed_while_read", "signature",
+]
+
+HASH_CHUNK = 1 << 20
+"""The read size of a file hashed as it passes (never held whole in memory)."""
 
 # Files modified this recently before they were hashed are not trusted from the cache:
 # coarse clocks and FAT/NFS stamp several writes within one tick with one mtime.
 RACY_WINDOW_NS = 2_000_000_000  # module default; tests may lower it
 
+Signature = tuple[int, int, int, int, int]
+"""A file's stat signature: device, inode, size, mtime and ctime (ctime, so that
+``os.utime`` cannot hide a change)."""
+
+
+def signature(st: os.stat_result) -> Signature:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def changed_while_read(key: str) -> FsError:
+    return FsError(ErrorCode.FS_STALE, path=display(key), reason=Reason.changed_while_read)
+
 
 class _StatCache:
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[_Sig, Version]] = {}
+        self._entries: dict[str, tuple[Signature, Version]] = {}
         self._lock = threading.Lock()
 
     def get(self, path: str, st: os.stat_result) -> Version | None:
         with self._lock:
             hit = self._entries.get(path)
-        if hit is not None and hit[0] == _sig(st):
+        if hit is not None and hit[0] == signature(st):
             return hit[1]
         return None
 
@@ -43,8 +65,7 @@ class _StatCache:
             if racy:
                 self._entries.pop(path, None)
             else:
-                self._entries[path] = (_sig(st), version)
-
+                self._entries[path] = (signature(st), version)
 
 
 def _at_end(st: os.stat_result, seen: int, chunk: bytes, want: int) -> bool:
@@ -73,7 +94,9 @@ def _read_all(fd: int, st: os.stat_result) -> list[bytes]:
     return parts
 
 
-class _LocalStream:
+class LocalStream:
+    """A chunked read of one open file (``open_read``), its version known by its end."""
+
     def __init__(self, fd: int, st: os.stat_result, cached: Version | None, chunk_size: int,
                  key: str, on_done: Callable[[os.stat_result, Version, int], None],
                  known: KnownDigests) -> None:
@@ -103,19 +126,19 @@ class _LocalStream:
                 h = hasher()
         started = time.time_ns()
         seen = 0
-        sig = _sig(self._st)
+        sig = signature(self._st)
         while True:
             # os.read allocates the full request up front: ask for what the file holds (plus
             # slack for growth), not a 64 MiB edit-sized chunk for an 80 KB file.
             want = min(self._chunk_size, max(self._st.st_size - seen, 0) + (1 << 16))
             with mapped(self._key, "read"):
                 chunk = os.read(self._fd, want)
-                unchanged = self._version is None or _sig(os.fstat(self._fd)) == sig
+                unchanged = self._version is None or signature(os.fstat(self._fd)) == sig
             if not unchanged:
                 # The version came from the stat cache: it names these bytes only while the
                 # file is untouched. Checked before every chunk is handed out, so a reader
                 # that stops early has only verified bytes too.
-                raise _changed_while_read(self._key)
+                raise changed_while_read(self._key)
             if not chunk:
                 break
             seen += len(chunk)
@@ -134,7 +157,7 @@ class _LocalStream:
                 assert h is not None
                 self._version = version_of(h)
             with mapped(self._key, "read"):
-                if _sig(os.fstat(self._fd)) == sig:
+                if signature(os.fstat(self._fd)) == sig:
                     self._on_done(self._st, self._version, started)
 
     def close(self) -> None:
@@ -156,7 +179,7 @@ class Digests:
         """All bytes of an open file and their version; None if it changed while read."""
         started = time.time_ns()
         parts = _read_all(fd, st)
-        if _sig(os.fstat(fd)) != _sig(st):
+        if signature(os.fstat(fd)) != signature(st):
             return None  # written in place while we read
         data = b"".join(parts)
         path = self.path(key)
@@ -177,7 +200,7 @@ class Digests:
         started = time.time_ns()
         if self.known.keeps(st.st_size):
             parts = _read_all(fd, st)
-            if _sig(os.fstat(fd)) != _sig(st):
+            if signature(os.fstat(fd)) != signature(st):
                 return None
             version = self.known.version(key, b"".join(parts))
         else:
@@ -187,17 +210,17 @@ class Digests:
                 if not chunk:
                     break
                 h.update(chunk)
-            if _sig(os.fstat(fd)) != _sig(st):
+            if signature(os.fstat(fd)) != signature(st):
                 return None
             version = version_of(h)
         self.cache.put(path, st, version, started)
         return version
 
-    def stream(self, fd: int, st: os.stat_result, key: str, chunk_size: int) -> _LocalStream:
+    def stream(self, fd: int, st: os.stat_result, key: str, chunk_size: int) -> LocalStream:
         """A chunked read of the open file ``fd``; its version is remembered once known."""
         path = self.path(key)
 
         def done(st_: os.stat_result, version: Version, started: int) -> None:
             self.cache.put(path, st_, version, started)
 
-        return _LocalStream(fd, st, self.cache.get(path, st), chunk_size, key, done, self.known)
+        return LocalStream(fd, st, self.cache.get(path, st), chunk_size, key, done, self.known)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ...errors import FsError
 from ...paths import MAX_PATH_DEPTH
 from . import search
-from .tree import Tree, _sorted_dirents
+from .tree import Tree, sorted_dirents
 
 __all__ = ["RUN_FILES", "TreePart", "split_tree"]
 
@@ -119,7 +119,7 @@ def _split(tree: Tree, fd: int, key: str) -> list[TreePart]:
             parts.append(TreePart(tree.root, tree.given, key, (chunk[0], chunk[-1])))
         run.clear()
 
-    for child, d, is_dir in _sorted_dirents(fd, key):
+    for child, d, is_dir in sorted_dirents(fd, key):
         if not is_dir:
             run.append(d.name)
         elif child.count("/") + 1 < MAX_PATH_DEPTH:
