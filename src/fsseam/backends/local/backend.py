@@ -21,7 +21,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from ...errors import ErrorCode, FsError
 from ...messages import Reason
-from ...oserrors import mapped
+from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import Capabilities, Precondition, Version
 from .._digest import KnownDigests, digest_version
@@ -76,7 +76,7 @@ class LocalBackend:
             ))
         self._tree = Tree(real, os.path.abspath(root))
         self._known = KnownDigests()
-        self._digests = Digests(self._tree.path, self._known)
+        self._digests = Digests(self._known)
         self._writes = Writes(
             self._tree, self._digests, self._known, sync=durability == "fsync"
         )
@@ -105,8 +105,9 @@ class LocalBackend:
         for _ in range(5):
             fd, st = self._tree.open_file(key)
             try:
-                with mapped(key, "read"):
-                    blob = self._digests.read_fd(fd, st, key)
+                blob = self._digests.read_fd(fd, st, key)
+            except OSError as e:
+                raise map_os_error(e, key, "read") from e
             finally:
                 os.close(fd)
             if blob is not None:
@@ -151,8 +152,9 @@ class LocalBackend:
             return Stat(key=key, kind="directory")
         dfd, name = self._tree.parent(key, "stat")
         try:
-            with mapped(key, "stat"):
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except OSError as e:
+            raise map_os_error(e, key, "stat") from e
         finally:
             os.close(dfd)
         if stat_mod.S_ISLNK(st.st_mode):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 from ...errors import ErrorCode, FsError
 from ...messages import Reason
-from ...oserrors import mapped
+from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import Version
 from .._digest import KnownDigests, hasher, version_of
@@ -52,20 +52,20 @@ class _StatCache:
         self._entries: dict[str, tuple[Signature, Version]] = {}
         self._lock = threading.Lock()
 
-    def get(self, path: str, st: os.stat_result) -> Version | None:
+    def get(self, key: str, st: os.stat_result) -> Version | None:
         with self._lock:
-            hit = self._entries.get(path)
+            hit = self._entries.get(key)
         if hit is not None and hit[0] == signature(st):
             return hit[1]
         return None
 
-    def put(self, path: str, st: os.stat_result, version: Version, hashed_at_ns: int) -> None:
+    def put(self, key: str, st: os.stat_result, version: Version, hashed_at_ns: int) -> None:
         racy = max(st.st_mtime_ns, st.st_ctime_ns) >= hashed_at_ns - RACY_WINDOW_NS
         with self._lock:
             if racy:
-                self._entries.pop(path, None)
+                self._entries.pop(key, None)
             else:
-                self._entries[path] = (signature(st), version)
+                self._entries[key] = (signature(st), version)
 
 
 def _at_end(st: os.stat_result, seen: int, chunk: bytes, want: int) -> bool:
@@ -95,7 +95,8 @@ def _read_all(fd: int, st: os.stat_result) -> list[bytes]:
 
 
 class LocalStream:
-    """A chunked read of one open file (``open_read``), its version known by its end."""
+    """A chunked read of one open file (``open_read``): its version from the stat cache at
+    once, or from its bytes when the last chunk is read."""
 
     def __init__(self, fd: int, st: os.stat_result, cached: Version | None, chunk_size: int,
                  key: str, on_done: Callable[[os.stat_result, Version, int], None],
@@ -131,9 +132,11 @@ class LocalStream:
             # os.read allocates the full request up front: ask for what the file holds (plus
             # slack for growth), not a 64 MiB edit-sized chunk for an 80 KB file.
             want = min(self._chunk_size, max(self._st.st_size - seen, 0) + (1 << 16))
-            with mapped(self._key, "read"):
+            try:
                 chunk = os.read(self._fd, want)
                 unchanged = self._version is None or signature(os.fstat(self._fd)) == sig
+            except OSError as e:
+                raise map_os_error(e, self._key, "read") from e
             if not unchanged:
                 # The version came from the stat cache: it names these bytes only while the
                 # file is untouched. Checked before every chunk is handed out, so a reader
@@ -156,9 +159,11 @@ class LocalStream:
             else:
                 assert h is not None
                 self._version = version_of(h)
-            with mapped(self._key, "read"):
+            try:
                 if signature(os.fstat(self._fd)) == sig:
                     self._on_done(self._st, self._version, started)
+            except OSError as e:
+                raise map_os_error(e, self._key, "read") from e
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -170,9 +175,9 @@ class Digests:
     """The versions of one tree's files: from the stat cache, from the bytes last read or
     written here (``known``), or digested."""
 
-    def __init__(self, path: Callable[[str], str], known: KnownDigests) -> None:
-        self.path = path
+    def __init__(self, known: KnownDigests) -> None:
         self.cache = _StatCache()
+        """Versions by key: the keys of one root name one file each, as its paths do."""
         self.known = known
 
     def read_fd(self, fd: int, st: os.stat_result, key: str) -> Blob | None:
@@ -182,19 +187,17 @@ class Digests:
         if signature(os.fstat(fd)) != signature(st):
             return None  # written in place while we read
         data = b"".join(parts)
-        path = self.path(key)
-        version = self.cache.get(path, st)
+        version = self.cache.get(key, st)
         if version is None:
             version = self.known.version(key, data)
-            self.cache.put(path, st, version, started)
+            self.cache.put(key, st, version, started)
         return Blob(data=data, version=version)
 
     def digest_fd(self, fd: int, st: os.stat_result, key: str) -> Version | None:
         """The version of an open file, from the cache, from a comparison with the bytes
         last read or written here (a small file, read whole), or hashed in chunks (never
         held whole in memory); None if it changed meanwhile."""
-        path = self.path(key)
-        cached = self.cache.get(path, st)
+        cached = self.cache.get(key, st)
         if cached is not None:
             return cached
         started = time.time_ns()
@@ -213,14 +216,13 @@ class Digests:
             if signature(os.fstat(fd)) != signature(st):
                 return None
             version = version_of(h)
-        self.cache.put(path, st, version, started)
+        self.cache.put(key, st, version, started)
         return version
 
     def stream(self, fd: int, st: os.stat_result, key: str, chunk_size: int) -> LocalStream:
         """A chunked read of the open file ``fd``; its version is remembered once known."""
-        path = self.path(key)
 
         def done(st_: os.stat_result, version: Version, started: int) -> None:
-            self.cache.put(path, st_, version, started)
+            self.cache.put(key, st_, version, started)
 
-        return LocalStream(fd, st, self.cache.get(path, st), chunk_size, key, done, self.known)
+        return LocalStream(fd, st, self.cache.get(key, st), chunk_size, key, done, self.known)

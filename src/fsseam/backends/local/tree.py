@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from ...errors import ErrorCode, FsError
 from ...messages import Part, Reason
-from ...oserrors import map_os_error, mapped
+from ...oserrors import map_os_error
 from ...paths import MAX_PATH_DEPTH, display
 from ..base import Entry
 
@@ -195,10 +195,12 @@ class Tree:
         ``resolve``) is FS_OUTSIDE_ROOT. The caller closes the descriptor.
         """
         parts = key.split("/") if key else []
-        with mapped(key, action):
-            fd = os.open(self.root, _DIR_FLAGS)
         try:
-            with mapped(key, action):
+            fd = os.open(self.root, _DIR_FLAGS)
+        except OSError as e:
+            raise map_os_error(e, key, action) from e
+        try:
+            try:
                 for i, part in enumerate(parts[:-1]):
                     while True:
                         try:
@@ -218,12 +220,14 @@ class Tree:
                             st = os.stat(part, dir_fd=fd, follow_symlinks=False)
                             if stat_mod.S_ISLNK(st.st_mode):
                                 raise outside_root("/".join(parts[: i + 1])) from e
-                            # The OS's own words: mapped() turns it into the catalogue's
+                            # The OS's own words: map_os_error turns it into the catalogue's
                             # parent_is_file / missing_below_file, which never show them.
                             raise NotADirectoryError(
                                 errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from e
                     os.close(fd)
                     fd = nfd
+            except OSError as e:
+                raise map_os_error(e, key, action) from e
         except BaseException:
             os.close(fd)
             raise
@@ -240,21 +244,24 @@ class Tree:
             raise map_os_error(IsADirectoryError(key), key, action)
         dfd, name = self.parent(key, action)
         try:
-            with mapped(key, action):
-                pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                check_kind(key, pre)
-                try:
-                    fd = os.open(name, READ_FLAGS, dir_fd=dfd)
-                except OSError as e:
-                    if e.errno == errno.ELOOP:
-                        raise outside_root(key) from e
-                    raise
+            pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            check_kind(key, pre)
+            try:
+                fd = os.open(name, READ_FLAGS, dir_fd=dfd)
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise outside_root(key) from e
+                raise
+        except OSError as e:
+            raise map_os_error(e, key, action) from e
         finally:
             os.close(dfd)
         try:
-            with mapped(key, action):
+            try:
                 st = os.fstat(fd)
                 check_kind(key, st)  # swapped between the lstat and the open
+            except OSError as e:
+                raise map_os_error(e, key, action) from e
         except BaseException:
             os.close(fd)
             raise
@@ -264,21 +271,22 @@ class Tree:
         """An O_NOFOLLOW descriptor of the directory ``key`` (the caller closes it)."""
         dfd, name = self.parent(key, action)
         try:
-            with mapped(key, action):
-                if not name:
-                    return os.dup(dfd)
-                try:
-                    return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dfd)
-                except OSError as e:
-                    if e.errno not in (errno.ENOTDIR, errno.ELOOP):
-                        raise
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                    if stat_mod.S_ISLNK(st.st_mode):
-                        raise outside_root(key) from e
-                    raise FsError(
-                        ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
-                        reason=Reason.not_directory
-                    ) from e
+            if not name:
+                return os.dup(dfd)
+            try:
+                return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dfd)
+            except OSError as e:
+                if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if stat_mod.S_ISLNK(st.st_mode):
+                    raise outside_root(key) from e
+                raise FsError(
+                    ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
+                    reason=Reason.not_directory
+                ) from e
+        except OSError as e:
+            raise map_os_error(e, key, action) from e
         finally:
             os.close(dfd)
 
@@ -302,9 +310,11 @@ class Tree:
         ``readdir`` result as it comes (the directory stays open until the last)."""
         fd = self.open_dir(key, "list")
         try:
-            with mapped(key, "list"), os.scandir(fd) as it:
+            with os.scandir(fd) as it:
                 for d in it:
                     yield self.entry(f"{key}/{d.name}" if key else d.name, d)
+        except OSError as e:
+            raise map_os_error(e, key, "list") from e
         finally:
             os.close(fd)
 
@@ -365,8 +375,11 @@ class Tree:
 def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
     """The entries of the open directory ``fd`` (whose key is ``prefix``) in the walk's
     order: each one's key, the entry, and whether it is a directory."""
-    with mapped(prefix, "walk"), os.scandir(fd) as it:
-        found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d)) for d in it]
+    try:
+        with os.scandir(fd) as it:
+            found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d)) for d in it]
+    except OSError as e:
+        raise map_os_error(e, prefix, "walk") from e
     # Keys sort as strings: everything below "a" starts with "a/", which sorts after
     # "a.txt" and "a-b" but before "a0"; so a directory sorts as name + "/".
     found.sort(key=lambda f: f[0] + "/" if f[2] else f[0])

@@ -39,7 +39,7 @@ import time
 
 from ...errors import Conflict, ErrorCode, FsError
 from ...messages import Part, Reason
-from ...oserrors import map_os_error, mapped
+from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import CreateOnly, IfMatch, Precondition, Version
 from .._digest import KnownDigests, check_precondition, digest_version, hasher, version_of
@@ -306,8 +306,10 @@ class Writes:
             dfd, name = self.tree.parent(key, "write", created)
             ok = False
             try:
-                with mapped(key, "write"):
+                try:
                     self._write_at(dfd, key, name, data, precondition)
+                except OSError as e:
+                    raise map_os_error(e, key, "write") from e
                 ok = True
                 self._sync_created(created)
                 version = digest_version(data)
@@ -341,7 +343,8 @@ class Writes:
             if isinstance(pre, CreateOnly):
                 # Only existence matters: never open (a FIFO) or read (a huge file) it.
                 raise Conflict("exists", path=display(key))
-            check_kind(key, st)
+            if not stat_mod.S_ISREG(st.st_mode):  # the call only to refuse it
+                check_kind(key, st)
             if _check_writable(dfd, name, st, key, "write"):
                 return st
             st = _lstat(dfd, name)
@@ -357,7 +360,8 @@ class Writes:
                 return None
             try:
                 st = os.fstat(fd)
-                check_kind(key, st)
+                if not stat_mod.S_ISREG(st.st_mode):
+                    check_kind(key, st)
                 version = self.digests.digest_fd(fd, st, key)
             finally:
                 os.close(fd)
@@ -425,33 +429,34 @@ class Writes:
             )
         dfd, name = self.tree.parent(key, "delete")
         try:
-            with mapped(key, "delete"):
-                fcntl.flock(dfd, fcntl.LOCK_EX)
-                for _ in range(5):
-                    st = _lstat(dfd, name)
-                    if st is None:
-                        if isinstance(precondition, IfMatch):
-                            raise Conflict("missing", path=display(key))
-                        raise map_os_error(FileNotFoundError(key), key, "delete")
-                    check_kind(key, st)
-                    if not _check_writable(dfd, name, st, key, "delete"):
-                        continue
+            fcntl.flock(dfd, fcntl.LOCK_EX)
+            for _ in range(5):
+                st = _lstat(dfd, name)
+                if st is None:
                     if isinstance(precondition, IfMatch):
-                        current = self._current(dfd, name, key)
-                        check_precondition(
-                            key, precondition, None if current is None else current[0]
-                        )
-                        assert current is not None
-                        now = _lstat(dfd, name)
-                        if now is None or signature(now) != signature(current[1]):
-                            continue
-                    os.unlink(name, dir_fd=dfd)
-                    self.known.forget(key)
-                    break
-                else:
-                    raise kept_changing(key, "checked")
-                fcntl.flock(dfd, fcntl.LOCK_UN)
-                self._sync_dir(dfd)
+                        raise Conflict("missing", path=display(key))
+                    raise map_os_error(FileNotFoundError(key), key, "delete")
+                check_kind(key, st)
+                if not _check_writable(dfd, name, st, key, "delete"):
+                    continue
+                if isinstance(precondition, IfMatch):
+                    current = self._current(dfd, name, key)
+                    check_precondition(
+                        key, precondition, None if current is None else current[0]
+                    )
+                    assert current is not None
+                    now = _lstat(dfd, name)
+                    if now is None or signature(now) != signature(current[1]):
+                        continue
+                os.unlink(name, dir_fd=dfd)
+                self.known.forget(key)
+                break
+            else:
+                raise kept_changing(key, "checked")
+            fcntl.flock(dfd, fcntl.LOCK_UN)
+            self._sync_dir(dfd)
+        except OSError as e:
+            raise map_os_error(e, key, "delete") from e
         finally:
             os.close(dfd)
 
@@ -473,7 +478,7 @@ class Writes:
             raise
         try:
             if isinstance(source, IfMatch):
-                cached = self.digests.cache.get(self.tree.path(src), sst)
+                cached = self.digests.cache.get(src, sst)
                 if cached is not None and cached != source.version:
                     raise Conflict("mismatch", path=display(src))
             for _ in range(3):
@@ -481,8 +486,10 @@ class Writes:
                 dfd, name = self.tree.parent(dst, _COPY_TO, created)
                 ok = False
                 try:
-                    with mapped(dst, _COPY_TO):
+                    try:
                         version = self._copy_into(sfd, sst, src, source, dfd, dst, name)
+                    except OSError as e:
+                        raise map_os_error(e, dst, _COPY_TO) from e
                     ok = True
                     self._sync_created(created)
                     return version
@@ -508,7 +515,7 @@ class Writes:
         try:
             started = time.time_ns()
             h = hasher()
-            with mapped(src, "copy"):
+            try:
                 while True:
                     chunk = os.read(sfd, HASH_CHUNK)
                     if not chunk:
@@ -517,8 +524,10 @@ class Writes:
                     temp.write_all(chunk)
                 if signature(os.fstat(sfd)) != signature(sst):
                     raise changed_while_read(src)
+            except OSError as e:
+                raise map_os_error(e, src, "copy") from e
             version = version_of(h)
-            self.digests.cache.put(self.tree.path(src), sst, version, started)
+            self.digests.cache.put(src, sst, version, started)
             if isinstance(source, IfMatch) and version != source.version:
                 raise Conflict("mismatch", path=display(src))
             os.fchmod(temp.fd, stat_mod.S_IMODE(sst.st_mode) & 0o777 & ~_process_umask())
