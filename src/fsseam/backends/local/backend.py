@@ -28,7 +28,7 @@ from .._digest import KnownDigests, digest_version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 from . import search
 from .digests import Digests, LocalStream
-from .parts import TreePart, split_tree
+from .parts import LocalTreePart, split_tree
 from .tree import Tree, kept_changing, outside_root
 from .writes import Writes, is_temp
 
@@ -138,7 +138,7 @@ class LocalBackend:
         ``search.read_tree_unhashed``)."""
         return search.read_tree_unhashed(self._tree, key, accept, max_bytes, wanted)
 
-    def split_tree(self, key: str, want: int) -> builtins.list[TreePart]:
+    def split_tree(self, key: str, want: int) -> builtins.list[LocalTreePart]:
         """The walk of the directory ``key`` as parts that other processes can search (see
         ``parts.split_tree``)."""
         return split_tree(self._tree, key, want)
