@@ -78,7 +78,7 @@ def read_in(
     it did). Returns the bytes and that answer (True without ``wanted``)."""
     for _ in range(5):
         try:
-            # S_ISREG inline: the call to _check_kind costs more than the test, and
+            # S_ISREG inline: the call to check_kind costs more than the test, and
             # nearly every file of a search is regular.
             if not regular:
                 pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
