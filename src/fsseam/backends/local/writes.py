@@ -54,7 +54,7 @@ __all__ = ["TEMP_MARK", "Writes", "is_temp", "is_temp_name", "temp_name"]
 _COPY_TO = Part("_copy_to")
 
 
-# -- temp files ----------------------------------------------------------
+# -- temp files ------------------------------------------------------------
 
 TEMP_MARK = ".fsseam-"
 
@@ -182,7 +182,7 @@ def _link_create(dfd: int, key: str, tmp: str, name: str) -> None:
         raise Conflict("exists", path=display(key)) from e
 
 
-# -- the file replaced --------------------------------------------------
+# -- the file replaced -----------------------------------------------------
 
 def _root_is_directory() -> FsError:
     return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
@@ -261,6 +261,8 @@ def _process_umask() -> int:
 def _meta(st: os.stat_result | None) -> tuple[int, int, int] | None:
     return None if st is None else (st.st_uid, st.st_gid, stat_mod.S_IMODE(st.st_mode))
 
+
+# -- directories a write made ----------------------------------------------
 
 def _undo_dirs(created: list[tuple[int, str]], keep: bool) -> None:
     """Close the records of directories made by ``Tree.parent``; unless ``keep``, remove them
