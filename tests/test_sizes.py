@@ -26,7 +26,6 @@ EXCEPTIONS: dict[str, str] = {
     "fsseam_s3.client": "the S3 store client, one class whole",
     "fsseam_gcs.client": "the GCS store client, one class whole",
     "fsseam_azure.client": "the Azure store client, one class whole",
-    "fsseam.backends.local.writes": "the durable write protocol and its temp files, one concept",
 }
 
 
