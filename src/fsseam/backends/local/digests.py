@@ -4,7 +4,8 @@ Why a digest and not (mtime, size, inode): all three repeat (one clock tick for 
 same-size rewrites, inode numbers reused at once after ``os.replace``). The stat cache only
 spares re-hashing a file whose stat signature (which includes ctime, so ``os.utime`` cannot
 hide a change) is unchanged and was already old when it was hashed, as git treats "racy"
-index entries.
+index entries. The same signature, taken again after a read, says whether the file changed
+while it was read (which every reader and the compare-and-swap ask).
 """
 
 from __future__ import annotations
