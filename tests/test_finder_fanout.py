@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import fsseam.seam.deadline
 from fsseam import Limits, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import parts as local_parts
-from fsseam.backends.local.temps import _temp_name
+from fsseam.backends.local.writes import temp_name
 from fsseam.outcomes import GrepOutcome
 from fsseam.seam import fanout, workers
 
@@ -75,7 +75,7 @@ def _tree(root: Path, dirs: int = 6, per_dir: int = 25) -> None:
     nm.mkdir(parents=True)
     (nm / "index.js").write_text("needle\n")
     os.symlink(root / "top.txt", root / "d0" / "link.txt")
-    (root / "d1" / _temp_name("f00.txt")).write_text("needle in a temp file\n")
+    (root / "d1" / temp_name("f00.txt")).write_text("needle in a temp file\n")
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 import fsseam.backends.local.digests as digests_mod
-import fsseam.backends.local.temps as temps_mod
+import fsseam.backends.local.writes as writes_mod
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite, Workspace
 from fsseam.backends import LocalBackend
 
@@ -532,9 +532,9 @@ def test_sweep_keeps_files_named_like_temp_files(root: Path) -> None:
 
 
 def test_names_of_fsseam_temp_files_are_reserved(root: Path) -> None:
-    name = temps_mod._temp_name("notes.md")
-    assert temps_mod.is_temp_name(name)
-    assert not temps_mod.is_temp_name(name.replace(".tmp", ".txt"))
+    name = writes_mod.temp_name("notes.md")
+    assert writes_mod.is_temp_name(name)
+    assert not writes_mod.is_temp_name(name.replace(".tmp", ".txt"))
     ws = Workspace(str(root), load_entry_points=False)
     fails(call(ws, "a", "write", file_path="/" + name, content="x"),
           ErrorCode.FS_INVALID_ARGUMENT)

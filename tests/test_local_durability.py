@@ -25,7 +25,7 @@ import pytest
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Workspace
 from fsseam.backends import LocalBackend
 from fsseam.backends.kept import History
-from fsseam.backends.local import is_temp_name, temps
+from fsseam.backends.local import is_temp_name, writes
 from fsseam.messages import Reason
 
 MODES = ("fsync", "rename")
@@ -181,13 +181,13 @@ def test_a_stale_edit_is_refused_and_the_file_unchanged(root: Path, mode: str) -
 def outsider_during_write(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
     """Another program writes f.txt just after fsseam wrote its temp file: after the first
     check, before the lock and the re-check."""
-    real = temps._Temp.write_all
+    real = writes._Temp.write_all
 
-    def write_all(self: temps._Temp, data: bytes) -> None:
+    def write_all(self: writes._Temp, data: bytes) -> None:
         real(self, data)
         (root / "f.txt").write_bytes(b"theirs, meanwhile\n")
 
-    monkeypatch.setattr(temps._Temp, "write_all", write_all)
+    monkeypatch.setattr(writes._Temp, "write_all", write_all)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -1,7 +1,9 @@
 """OSError -> FsError, in one place for every backend that speaks OSError.
 
-Backends wrap every storage call in :func:`mapped`, so no OSError (EIO from a disk, ENOLCK
-from a network mount, EROFS, EINVAL from a path that changed mid-call) leaves a backend.
+Backends wrap every storage call in :func:`mapped`, or catch OSError and raise
+:func:`map_os_error` of it (the local backend, whose edit path would otherwise enter a context
+manager a dozen times), so no OSError (EIO from a disk, ENOLCK from a network mount, EROFS,
+EINVAL from a path that changed mid-call) leaves a backend.
 """
 
 from __future__ import annotations
@@ -52,11 +54,11 @@ def map_os_error(exc: BaseException, key: str, action: str) -> FsError:
     return fact(ErrorCode.FS_BACKEND, Reason.storage_failed, detail=f"{type(exc).__name__}: {exc}")
 
 
-class mapped:  # lower case: it was a function and is used as one, ``with mapped(...):``
+class mapped:  # lower case: used as a function, ``with mapped(...):``
     """Run a block of storage calls; any OSError leaves it as the FsError it maps to.
 
-    A class rather than a generator context manager: a local write enters it four times
-    and an edit a dozen, and each generator-based entry costs several times more."""
+    A class rather than a generator context manager: each generator-based entry costs
+    several times more."""
 
     __slots__ = ("action", "key")
 

@@ -21,18 +21,16 @@ from fsspec.implementations.local import LocalFileSystem
 
 from ...errors import ErrorCode, FsError
 from ...messages import Reason
-from ...oserrors import mapped
+from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import Capabilities, Precondition, Version
 from .._digest import KnownDigests, digest_version
 from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
 from . import search
-from .digests import Digests, _LocalStream
-from .files import _kept_changing, _outside
-from .parts import TreePart, split_tree
-from .temps import is_temp as _is_temp
-from .tree import Tree
-from .writes import Writes
+from .digests import Digests, LocalStream
+from .parts import LocalTreePart, split_tree
+from .tree import Tree, kept_changing, outside_root
+from .writes import Writes, is_temp
 
 __all__ = ["DURABILITY_OPTION", "Durability", "LocalBackend"]
 
@@ -78,7 +76,7 @@ class LocalBackend:
             ))
         self._tree = Tree(real, os.path.abspath(root))
         self._known = KnownDigests()
-        self._digests = Digests(self._tree.path, self._known)
+        self._digests = Digests(self._known)
         self._writes = Writes(
             self._tree, self._digests, self._known, sync=durability == "fsync"
         )
@@ -107,13 +105,14 @@ class LocalBackend:
         for _ in range(5):
             fd, st = self._tree.open_file(key)
             try:
-                with mapped(key, "read"):
-                    blob = self._digests.read_fd(fd, st, key)
+                blob = self._digests.read_fd(fd, st, key)
+            except OSError as e:
+                raise map_os_error(e, key, "read") from e
             finally:
                 os.close(fd)
             if blob is not None:
                 return blob
-        raise _kept_changing(key, "read")
+        raise kept_changing(key, "read")
 
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
         """Whole files, in the order given. Consecutive files of one directory share one
@@ -139,12 +138,12 @@ class LocalBackend:
         ``search.read_tree_unhashed``)."""
         return search.read_tree_unhashed(self._tree, key, accept, max_bytes, wanted)
 
-    def split_tree(self, key: str, want: int) -> builtins.list[TreePart]:
+    def split_tree(self, key: str, want: int) -> builtins.list[LocalTreePart]:
         """The walk of the directory ``key`` as parts that other processes can search (see
         ``parts.split_tree``)."""
         return split_tree(self._tree, key, want)
 
-    def open_read(self, key: str, chunk_size: int = 1 << 20) -> _LocalStream:
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> LocalStream:
         fd, st = self._tree.open_file(key)
         return self._digests.stream(fd, st, key, chunk_size)
 
@@ -153,12 +152,13 @@ class LocalBackend:
             return Stat(key=key, kind="directory")
         dfd, name = self._tree.parent(key, "stat")
         try:
-            with mapped(key, "stat"):
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except OSError as e:
+            raise map_os_error(e, key, "stat") from e
         finally:
             os.close(dfd)
         if stat_mod.S_ISLNK(st.st_mode):
-            raise _outside(key)
+            raise outside_root(key)
         if stat_mod.S_ISDIR(st.st_mode):
             return Stat(key=key, kind="directory")
         return Stat(key=key, kind="file", size=st.st_size)
@@ -170,14 +170,14 @@ class LocalBackend:
         """The children of ``key`` in the directory's own order, one entry per
         ``readdir`` result as it comes (the directory stays open until the last), temp
         files of writes left out."""
-        return (e for e in self._tree.list_lazy(key) if not _is_temp(e.name))
+        return (e for e in self._tree.list_lazy(key) if not is_temp(e.name))
 
     def walk(self, key: str) -> Iterator[Entry]:
         """Every file below ``key`` in ascending key order, by descriptors that never follow
         a link nor leave the root; directories deeper than paths may go are not entered, and
         one that cannot be opened (no permission, removed meanwhile) is skipped."""
         for _, child, d in self._tree.dirents(key):
-            if not _is_temp(d.name):
+            if not is_temp(d.name):
                 yield self._tree.entry(child, d)
 
     # -- writes ------------------------------------------------------------

@@ -4,7 +4,8 @@ Why a digest and not (mtime, size, inode): all three repeat (one clock tick for 
 same-size rewrites, inode numbers reused at once after ``os.replace``). The stat cache only
 spares re-hashing a file whose stat signature (which includes ctime, so ``os.utime`` cannot
 hide a change) is unchanged and was already old when it was hashed, as git treats "racy"
-index entries.
+index entries. The same signature, taken again after a read, says whether the file changed
+while it was read (which every reader and the compare-and-swap ask).
 """
 
 from __future__ import annotations
@@ -14,37 +15,58 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from ...oserrors import mapped
+from ...errors import ErrorCode, FsError
+from ...messages import Reason
+from ...oserrors import map_os_error
+from ...paths import display
 from ...versions import Version
 from .._digest import KnownDigests, hasher, version_of
 from ..base import Blob
-from .files import HASH_CHUNK, _changed_while_read, _Sig, _sig
+
+__all__ = [
+    "HASH_CHUNK", "RACY_WINDOW_NS", "Digests", "LocalStream", "Signature",
+    "changed_while_read", "signature",
+]
+
+HASH_CHUNK = 1 << 20
+"""The read size of a file hashed as it passes (never held whole in memory)."""
 
 # Files modified this recently before they were hashed are not trusted from the cache:
 # coarse clocks and FAT/NFS stamp several writes within one tick with one mtime.
 RACY_WINDOW_NS = 2_000_000_000  # module default; tests may lower it
 
+Signature = tuple[int, int, int, int, int]
+"""A file's stat signature: device, inode, size, mtime and ctime (ctime, so that
+``os.utime`` cannot hide a change)."""
+
+
+def signature(st: os.stat_result) -> Signature:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def changed_while_read(key: str) -> FsError:
+    return FsError(ErrorCode.FS_STALE, path=display(key), reason=Reason.changed_while_read)
+
 
 class _StatCache:
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[_Sig, Version]] = {}
+        self._entries: dict[str, tuple[Signature, Version]] = {}
         self._lock = threading.Lock()
 
-    def get(self, path: str, st: os.stat_result) -> Version | None:
+    def get(self, key: str, st: os.stat_result) -> Version | None:
         with self._lock:
-            hit = self._entries.get(path)
-        if hit is not None and hit[0] == _sig(st):
+            hit = self._entries.get(key)
+        if hit is not None and hit[0] == signature(st):
             return hit[1]
         return None
 
-    def put(self, path: str, st: os.stat_result, version: Version, hashed_at_ns: int) -> None:
+    def put(self, key: str, st: os.stat_result, version: Version, hashed_at_ns: int) -> None:
         racy = max(st.st_mtime_ns, st.st_ctime_ns) >= hashed_at_ns - RACY_WINDOW_NS
         with self._lock:
             if racy:
-                self._entries.pop(path, None)
+                self._entries.pop(key, None)
             else:
-                self._entries[path] = (_sig(st), version)
-
+                self._entries[key] = (signature(st), version)
 
 
 def _at_end(st: os.stat_result, seen: int, chunk: bytes, want: int) -> bool:
@@ -73,7 +95,10 @@ def _read_all(fd: int, st: os.stat_result) -> list[bytes]:
     return parts
 
 
-class _LocalStream:
+class LocalStream:
+    """A chunked read of one open file (``open_read``): its version from the stat cache at
+    once, or from its bytes when the last chunk is read."""
+
     def __init__(self, fd: int, st: os.stat_result, cached: Version | None, chunk_size: int,
                  key: str, on_done: Callable[[os.stat_result, Version, int], None],
                  known: KnownDigests) -> None:
@@ -103,19 +128,21 @@ class _LocalStream:
                 h = hasher()
         started = time.time_ns()
         seen = 0
-        sig = _sig(self._st)
+        sig = signature(self._st)
         while True:
             # os.read allocates the full request up front: ask for what the file holds (plus
             # slack for growth), not a 64 MiB edit-sized chunk for an 80 KB file.
             want = min(self._chunk_size, max(self._st.st_size - seen, 0) + (1 << 16))
-            with mapped(self._key, "read"):
+            try:
                 chunk = os.read(self._fd, want)
-                unchanged = self._version is None or _sig(os.fstat(self._fd)) == sig
+                unchanged = self._version is None or signature(os.fstat(self._fd)) == sig
+            except OSError as e:
+                raise map_os_error(e, self._key, "read") from e
             if not unchanged:
                 # The version came from the stat cache: it names these bytes only while the
                 # file is untouched. Checked before every chunk is handed out, so a reader
                 # that stops early has only verified bytes too.
-                raise _changed_while_read(self._key)
+                raise changed_while_read(self._key)
             if not chunk:
                 break
             seen += len(chunk)
@@ -133,9 +160,11 @@ class _LocalStream:
             else:
                 assert h is not None
                 self._version = version_of(h)
-            with mapped(self._key, "read"):
-                if _sig(os.fstat(self._fd)) == sig:
+            try:
+                if signature(os.fstat(self._fd)) == sig:
                     self._on_done(self._st, self._version, started)
+            except OSError as e:
+                raise map_os_error(e, self._key, "read") from e
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -147,37 +176,35 @@ class Digests:
     """The versions of one tree's files: from the stat cache, from the bytes last read or
     written here (``known``), or digested."""
 
-    def __init__(self, path: Callable[[str], str], known: KnownDigests) -> None:
-        self.path = path
+    def __init__(self, known: KnownDigests) -> None:
         self.cache = _StatCache()
+        """Versions by key: the keys of one root name one file each, as its paths do."""
         self.known = known
 
     def read_fd(self, fd: int, st: os.stat_result, key: str) -> Blob | None:
         """All bytes of an open file and their version; None if it changed while read."""
         started = time.time_ns()
         parts = _read_all(fd, st)
-        if _sig(os.fstat(fd)) != _sig(st):
+        if signature(os.fstat(fd)) != signature(st):
             return None  # written in place while we read
         data = b"".join(parts)
-        path = self.path(key)
-        version = self.cache.get(path, st)
+        version = self.cache.get(key, st)
         if version is None:
             version = self.known.version(key, data)
-            self.cache.put(path, st, version, started)
+            self.cache.put(key, st, version, started)
         return Blob(data=data, version=version)
 
     def digest_fd(self, fd: int, st: os.stat_result, key: str) -> Version | None:
         """The version of an open file, from the cache, from a comparison with the bytes
         last read or written here (a small file, read whole), or hashed in chunks (never
         held whole in memory); None if it changed meanwhile."""
-        path = self.path(key)
-        cached = self.cache.get(path, st)
+        cached = self.cache.get(key, st)
         if cached is not None:
             return cached
         started = time.time_ns()
         if self.known.keeps(st.st_size):
             parts = _read_all(fd, st)
-            if _sig(os.fstat(fd)) != _sig(st):
+            if signature(os.fstat(fd)) != signature(st):
                 return None
             version = self.known.version(key, b"".join(parts))
         else:
@@ -187,17 +214,16 @@ class Digests:
                 if not chunk:
                     break
                 h.update(chunk)
-            if _sig(os.fstat(fd)) != _sig(st):
+            if signature(os.fstat(fd)) != signature(st):
                 return None
             version = version_of(h)
-        self.cache.put(path, st, version, started)
+        self.cache.put(key, st, version, started)
         return version
 
-    def stream(self, fd: int, st: os.stat_result, key: str, chunk_size: int) -> _LocalStream:
+    def stream(self, fd: int, st: os.stat_result, key: str, chunk_size: int) -> LocalStream:
         """A chunked read of the open file ``fd``; its version is remembered once known."""
-        path = self.path(key)
 
         def done(st_: os.stat_result, version: Version, started: int) -> None:
-            self.cache.put(path, st_, version, started)
+            self.cache.put(key, st_, version, started)
 
-        return _LocalStream(fd, st, self.cache.get(path, st), chunk_size, key, done, self.known)
+        return LocalStream(fd, st, self.cache.get(key, st), chunk_size, key, done, self.known)

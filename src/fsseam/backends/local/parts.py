@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from ...errors import FsError
 from ...paths import MAX_PATH_DEPTH
 from . import search
-from .tree import Tree, _sorted_dirents
+from .tree import Tree, sorted_dirents
 
-__all__ = ["RUN_FILES", "TreePart", "split_tree"]
+__all__ = ["RUN_FILES", "LocalTreePart", "split_tree"]
 
 RUN_FILES = 2000
 """The most files of one directory in one part: a flat directory of 100,000 files is
@@ -33,8 +33,9 @@ once more than the search does: a few dozen)."""
 
 
 @dataclass(frozen=True)
-class TreePart:
-    """One part of a search's walk (see the module docstring)."""
+class LocalTreePart:
+    """One part of a search's walk over a local tree (see the module docstring); a
+    ``backends.contract.TreePart``."""
 
     root: str
     given: str
@@ -75,7 +76,7 @@ def _subtree(tree: Tree, key: str, accept: Callable[[str], bool], max_bytes: int
         return
 
 
-def split_tree(tree: Tree, key: str, want: int) -> list[TreePart]:
+def split_tree(tree: Tree, key: str, want: int) -> list[LocalTreePart]:
     """The walk of the directory ``key`` as parts, in order: the top directory's subtrees
     and runs of files, then each level's subtrees split in turn (up to three levels down)
     until there are ``want`` parts or no subtree is left. A part is a few strings, so
@@ -94,7 +95,7 @@ def split_tree(tree: Tree, key: str, want: int) -> list[TreePart]:
     return parts
 
 
-def _split_below(tree: Tree, key: str) -> list[TreePart]:
+def _split_below(tree: Tree, key: str) -> list[LocalTreePart]:
     try:
         fd = tree.open_dir(key, "walk")
     except FsError:
@@ -107,23 +108,23 @@ def _split_below(tree: Tree, key: str) -> list[TreePart]:
         os.close(fd)
 
 
-def _split(tree: Tree, fd: int, key: str) -> list[TreePart]:
+def _split(tree: Tree, fd: int, key: str) -> list[LocalTreePart]:
     """The parts of the directory open as ``fd``, one level: by the walk's own order and
     rules (``Tree.runs``)."""
-    parts: list[TreePart] = []
+    parts: list[LocalTreePart] = []
     run: list[str] = []
 
     def flush() -> None:
         for i in range(0, len(run), RUN_FILES):
             chunk = run[i:i + RUN_FILES]
-            parts.append(TreePart(tree.root, tree.given, key, (chunk[0], chunk[-1])))
+            parts.append(LocalTreePart(tree.root, tree.given, key, (chunk[0], chunk[-1])))
         run.clear()
 
-    for child, d, is_dir in _sorted_dirents(fd, key):
+    for child, d, is_dir in sorted_dirents(fd, key):
         if not is_dir:
             run.append(d.name)
         elif child.count("/") + 1 < MAX_PATH_DEPTH:
             flush()
-            parts.append(TreePart(tree.root, tree.given, child))
+            parts.append(LocalTreePart(tree.root, tree.given, child))
     flush()
     return parts

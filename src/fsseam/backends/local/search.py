@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat as stat_mod
 from collections.abc import Callable, Iterable, Iterator
 
 from ...errors import ErrorCode, FsError
@@ -16,9 +17,11 @@ from ...messages import Reason
 from ...oserrors import map_os_error
 from ...paths import display
 from ..base import Entry
-from .files import _READ_FLAGS, _S_ISREG, _check_kind, _kept_changing, _outside
-from .temps import TEMP_MARK, is_temp_name
-from .tree import Tree, _sorted_dirents
+from .tree import READ_FLAGS, Tree, check_kind, kept_changing, outside_root, sorted_dirents
+from .writes import TEMP_MARK, is_temp_name
+
+# Bound once: the test of nearly every file a search reads.
+_S_ISREG = stat_mod.S_ISREG
 
 __all__ = [
     "read_in", "read_many_unhashed", "read_one", "read_span_unhashed", "read_tree_unhashed",
@@ -75,22 +78,22 @@ def read_in(
     it did). Returns the bytes and that answer (True without ``wanted``)."""
     for _ in range(5):
         try:
-            # S_ISREG inline: the call to _check_kind costs more than the test, and
+            # S_ISREG inline: the call to check_kind costs more than the test, and
             # nearly every file of a search is regular.
             if not regular:
                 pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
                 if not _S_ISREG(pre.st_mode):
-                    _check_kind(key, pre)
+                    check_kind(key, pre)
             try:
-                fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
+                fd = os.open(name, READ_FLAGS, dir_fd=dfd)
             except OSError as e:
                 if e.errno == errno.ELOOP:
-                    raise _outside(key) from e
+                    raise outside_root(key) from e
                 raise
             try:
                 st = os.fstat(fd)
                 if not _S_ISREG(st.st_mode):
-                    _check_kind(key, st)
+                    check_kind(key, st)
                 if st.st_size > max_bytes >= 0:
                     raise FsError(ErrorCode.FS_TOO_LARGE, path=display(key),
                                   reason=Reason.edit_too_large,
@@ -114,7 +117,7 @@ def read_in(
             raise map_os_error(e, key, "read") from e
         if same:
             return data, keep
-    raise _kept_changing(key, "read")
+    raise kept_changing(key, "read")
 
 
 def read_tree_unhashed(
@@ -166,7 +169,7 @@ def read_span_unhashed(
         return
     try:
         try:
-            found = _sorted_dirents(fd, key)
+            found = sorted_dirents(fd, key)
         except FsError:
             return
         for child, d, is_dir in found:
@@ -211,7 +214,7 @@ def _read_plain(dfd: int, name: str, limit: int, wanted: Callable[[bytes], bool]
     else (another kind, larger, an error, a change while read), which ``read_in`` redoes
     and says what it is."""
     try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
+        fd = os.open(name, READ_FLAGS, dir_fd=dfd)
     except OSError:
         return None
     try:

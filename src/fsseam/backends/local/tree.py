@@ -5,24 +5,80 @@ Every operation walks from the root to the parent directory one component at a t
 a symlink after the seam checked the path cannot lead a read or a write outside the root.
 Only regular files are opened, and never in a way that can block: a FIFO or a device is
 refused from its ``lstat``, before any ``open``.
+
+Here too are the rules every operation applies to the entry it meets: the kinds refused
+(a link met after ``resolve``, a directory, a FIFO, a device) and the errors that say so.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat as stat_mod
 from collections.abc import Iterator
 
 from ...errors import ErrorCode, FsError
-from ...messages import Reason
-from ...oserrors import map_os_error, mapped
+from ...messages import Part, Reason
+from ...oserrors import map_os_error
 from ...paths import MAX_PATH_DEPTH, display
 from ..base import Entry
-from .files import _DIR_FLAGS, _READ_FLAGS, _check_kind, _is_dir, _outside
 
-__all__ = ["Tree", "undo_dirs"]
+__all__ = [
+    "READ_FLAGS", "Tree", "check_kind", "kept_changing", "outside_root", "sorted_dirents",
+]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+"""How a regular file is opened: never through a link, and never waiting on a FIFO."""
+
+
+def kept_changing(key: str, doing: str) -> FsError:
+    return FsError(
+        ErrorCode.FS_BACKEND, path=display(key),
+        reason=Reason.kept_changing, details={"doing": doing}
+    )
+
+
+def outside_root(key: str) -> FsError:
+    return FsError(ErrorCode.FS_OUTSIDE_ROOT, path=display(key), reason=Reason.path_symlink_escapes)
+
+
+_KINDS = {
+    stat_mod.S_IFIFO: Part("_fifo"),
+    stat_mod.S_IFCHR: Part("_char_device"),
+    stat_mod.S_IFBLK: Part("_block_device"),
+    stat_mod.S_IFSOCK: Part("_socket"),
+}
+
+
+def _special(key: str, mode: int) -> FsError:
+    kind = _KINDS.get(stat_mod.S_IFMT(mode), Part("_special"))
+    return FsError(
+        ErrorCode.FS_UNSUPPORTED, path=display(key), reason=Reason.special_file,
+        details={"kind": kind},
+    )
+
+
+def check_kind(key: str, st: os.stat_result) -> None:
+    """Refuse a symlink (only a swap after ``resolve`` can put one here), a directory, and
+    anything that is not a regular file."""
+    mode = st.st_mode
+    if stat_mod.S_ISREG(mode):
+        return
+    if stat_mod.S_ISLNK(mode):
+        raise outside_root(key)
+    if stat_mod.S_ISDIR(mode):
+        raise map_os_error(IsADirectoryError(key), key, "use")
+    raise _special(key, mode)
+
+
+def _is_dir(d: os.DirEntry[str]) -> bool:
+    """A directory, not through a link (from the entry's type; an entry removed meanwhile
+    is not one)."""
+    try:
+        return d.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 class Tree:
@@ -81,7 +137,7 @@ class Tree:
             return key
         below = self._below(self.realpath(key), self.root)
         if below is None:
-            raise _outside(key)
+            raise outside_root(key)
         return below
 
     def _plain(self, key: str) -> bool:
@@ -139,10 +195,12 @@ class Tree:
         ``resolve``) is FS_OUTSIDE_ROOT. The caller closes the descriptor.
         """
         parts = key.split("/") if key else []
-        with mapped(key, action):
-            fd = os.open(self.root, _DIR_FLAGS)
         try:
-            with mapped(key, action):
+            fd = os.open(self.root, _DIR_FLAGS)
+        except OSError as e:
+            raise map_os_error(e, key, action) from e
+        try:
+            try:
                 for i, part in enumerate(parts[:-1]):
                     while True:
                         try:
@@ -161,13 +219,15 @@ class Tree:
                                 raise
                             st = os.stat(part, dir_fd=fd, follow_symlinks=False)
                             if stat_mod.S_ISLNK(st.st_mode):
-                                raise _outside("/".join(parts[: i + 1])) from e
-                            # The OS's own words: mapped() turns it into the catalogue's
+                                raise outside_root("/".join(parts[: i + 1])) from e
+                            # The OS's own words: map_os_error turns it into the catalogue's
                             # parent_is_file / missing_below_file, which never show them.
                             raise NotADirectoryError(
                                 errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from e
                     os.close(fd)
                     fd = nfd
+            except OSError as e:
+                raise map_os_error(e, key, action) from e
         except BaseException:
             os.close(fd)
             raise
@@ -184,21 +244,24 @@ class Tree:
             raise map_os_error(IsADirectoryError(key), key, action)
         dfd, name = self.parent(key, action)
         try:
-            with mapped(key, action):
-                pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                _check_kind(key, pre)
-                try:
-                    fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
-                except OSError as e:
-                    if e.errno == errno.ELOOP:
-                        raise _outside(key) from e
-                    raise
+            pre = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            check_kind(key, pre)
+            try:
+                fd = os.open(name, READ_FLAGS, dir_fd=dfd)
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise outside_root(key) from e
+                raise
+        except OSError as e:
+            raise map_os_error(e, key, action) from e
         finally:
             os.close(dfd)
         try:
-            with mapped(key, action):
+            try:
                 st = os.fstat(fd)
-                _check_kind(key, st)  # swapped between the lstat and the open
+                check_kind(key, st)  # swapped between the lstat and the open
+            except OSError as e:
+                raise map_os_error(e, key, action) from e
         except BaseException:
             os.close(fd)
             raise
@@ -208,21 +271,22 @@ class Tree:
         """An O_NOFOLLOW descriptor of the directory ``key`` (the caller closes it)."""
         dfd, name = self.parent(key, action)
         try:
-            with mapped(key, action):
-                if not name:
-                    return os.dup(dfd)
-                try:
-                    return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dfd)
-                except OSError as e:
-                    if e.errno not in (errno.ENOTDIR, errno.ELOOP):
-                        raise
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                    if stat_mod.S_ISLNK(st.st_mode):
-                        raise _outside(key) from e
-                    raise FsError(
-                        ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
-                        reason=Reason.not_directory
-                    ) from e
+            if not name:
+                return os.dup(dfd)
+            try:
+                return os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dfd)
+            except OSError as e:
+                if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if stat_mod.S_ISLNK(st.st_mode):
+                    raise outside_root(key) from e
+                raise FsError(
+                    ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
+                    reason=Reason.not_directory
+                ) from e
+        except OSError as e:
+            raise map_os_error(e, key, action) from e
         finally:
             os.close(dfd)
 
@@ -246,9 +310,11 @@ class Tree:
         ``readdir`` result as it comes (the directory stays open until the last)."""
         fd = self.open_dir(key, "list")
         try:
-            with mapped(key, "list"), os.scandir(fd) as it:
+            with os.scandir(fd) as it:
                 for d in it:
                     yield self.entry(f"{key}/{d.name}" if key else d.name, d)
+        except OSError as e:
+            raise map_os_error(e, key, "list") from e
         finally:
             os.close(fd)
 
@@ -268,7 +334,7 @@ class Tree:
         # never iterated holds no descriptor.
         top = self.open_dir(key, "walk")
         try:
-            first = _sorted_dirents(top, key)
+            first = sorted_dirents(top, key)
         except BaseException:
             os.close(top)
             raise
@@ -288,7 +354,7 @@ class Tree:
                     except OSError:
                         continue
                     try:
-                        children = _sorted_dirents(sub, child)
+                        children = sorted_dirents(sub, child)
                     except FsError:
                         os.close(sub)
                         continue
@@ -306,21 +372,15 @@ class Tree:
                 os.close(fd)
 
 
-def _sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
-    with mapped(prefix, "walk"), os.scandir(fd) as it:
-        found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d)) for d in it]
+def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+    """The entries of the open directory ``fd`` (whose key is ``prefix``) in the walk's
+    order: each one's key, the entry, and whether it is a directory."""
+    try:
+        with os.scandir(fd) as it:
+            found = [(f"{prefix}/{d.name}" if prefix else d.name, d, _is_dir(d)) for d in it]
+    except OSError as e:
+        raise map_os_error(e, prefix, "walk") from e
     # Keys sort as strings: everything below "a" starts with "a/", which sorts after
     # "a.txt" and "a-b" but before "a0"; so a directory sorts as name + "/".
     found.sort(key=lambda f: f[0] + "/" if f[2] else f[0])
     return iter(found)
-
-
-def undo_dirs(created: list[tuple[int, str]], keep: bool) -> None:
-    """Close the records of directories made by ``Tree.parent``; unless ``keep``, remove them
-    (innermost first, and only while empty: another writer may be using one)."""
-    for pfd, name in reversed(created):
-        if not keep:
-            with contextlib.suppress(OSError):
-                os.rmdir(name, dir_fd=pfd)
-        os.close(pfd)
-    created.clear()
