@@ -46,6 +46,8 @@ FOREIGN_PRIVATE: dict[str, str] = {
     "deepagents.backends.utils._get_file_type": "deepagents' own rule for which files read "
         "as binary, so that fsseam's reads answer as deepagents' do",
     "deepagents.backends.utils._get_backend_read_file_type": "the same rule, per backend",
+    "_strip_protocol": "fsspec's rule for turning a URL into a path, per filesystem class, has "
+        "no public spelling (fsspec.core.strip_protocol picks the class by the URL instead)",
     "azure.storage.blob.aio._download_async": "the SDK downloader's module, whose fixed 1 s "
         "pause a test shortens; the SDK offers no hook for it",
 }
