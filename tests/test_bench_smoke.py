@@ -167,3 +167,36 @@ def test_finders_bench_local_rows() -> None:
     assert all(int(r[found]) > 0 for r in rows), rows
     rg = header.index("ripgrep")
     assert all((r[rg] == "missing") == (shutil.which("rg") is None) for r in rows), rows
+
+
+def test_report_prints_the_performance_table_with_its_date_and_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/report.py: one run of the fast benchmarks, headed by its date and commit; the
+    page it writes holds its markers, and ``update`` replaces only what lies between them."""
+    import re
+
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "report.py"), "--quick"],
+        capture_output=True, text=True, timeout=180, cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    head = proc.stdout.splitlines()[0]
+    assert re.match(r"Run on \d{4}-\d\d-\d\d \d\d:\d\d UTC at commit `([0-9a-f]{4,}|unknown)`",
+                    head), head
+    tables = _tables(proc.stdout)
+    for column in ("read ratio", "ratio to floor", "lost updates", "peak RSS above baseline",
+                   "fsseam tool"):
+        _table_with(tables, column)
+
+    spec = importlib.util.spec_from_file_location("report", ROOT / "bench" / "report.py")
+    assert spec is not None and spec.loader is not None
+    report = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "report", report)  # its dataclass looks itself up there
+    spec.loader.exec_module(report)
+    assert report.START in report.PAGE.read_text(encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text(f"before\n{report.START}\nold\n{report.END}\nafter\n", encoding="utf-8")
+    report.update("new\n", page)
+    assert page.read_text(encoding="utf-8") == (
+        f"before\n{report.START}\n\nnew\n\n{report.END}\nafter\n")

@@ -10,6 +10,8 @@ page, so a stale entry fails too.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import sys
@@ -168,6 +170,17 @@ def test_page_runs_verbatim(name: str, isolated: Path, request: pytest.FixtureRe
     values = page_values(PAGES.get(name, Page()), isolated, request, monkeypatch)
     execute(page_steps(name, values), isolated, shell_env())
 
+
+
+def test_the_readme_example_prints_what_the_readme_shows(isolated: Path) -> None:
+    """The README's example and the output shown under it are one run's."""
+    page = blocks(ROOT / "README.md", "README.md")
+    example = next(b for b in page if b.lang == "python")
+    shown = next(b for b in page[page.index(example) + 1:] if b.lang == "text")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(example.text, "README.md", "exec"), {"__name__": "__main__"})
+    assert printed.getvalue() == shown.text + "\n"
 
 # -- the harness's own rules ----------------------------------------------------------------
 FENCE = "```"

@@ -1,5 +1,5 @@
 """The per-call shortcuts of a local write and edit, each pinned to the long way it
-replaces (docs/performance.md, "Local durability"): the newline count, the new document
+replaces (docs/decisions.md): the newline count, the new document
 built from the text instead of decoded from its bytes, the resolution of a key without
 ``os.path.realpath``, the old text of a write decoded only for its diff, and a read that
 stops at the file's size."""

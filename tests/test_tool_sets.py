@@ -128,9 +128,7 @@ def _help(command: str) -> str:
 def test_call_help_names_every_tool_and_no_count_is_left_stale() -> None:
     assert ", ".join(TOOL_SETS["all"]) in _help("call")
     stale = re.compile(r"\bthe (three|four|five) tools\b", re.IGNORECASE)
-    # docs/decisions.md is a record of choices as they were made, counts of the day included.
-    pages = [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").rglob("*.md"))
-                                   if p.name != "decisions.md")]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     for text in [*(p.read_text(encoding="utf-8") for p in pages),
                  *(_help(c) for c in ("demo", "mcp", "call", "schema"))]:
         assert not stale.search(text)
