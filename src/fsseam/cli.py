@@ -31,7 +31,7 @@ from .observations.file import FileObservations, read_ledger, write_ledger
 from .observations.texts import KeptText, load_texts, save_texts, texts_path
 from .policy import Ledger
 from .text import TextFormat
-from .tools.run import parse_arguments
+from .tools.base import parse_arguments
 from .tools.sets import TOOL_SETS
 from .workspace import Workspace
 

@@ -42,9 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from .conflicts import stale_story
 from .messages import Reason, render
+from .tools.base import ToolResult, facts
 from .tools.registry import UnknownToolError
-from .tools.result import ToolResult
-from .tools.run import facts
 from .tools.sets import TOOL_SETS
 
 if TYPE_CHECKING:

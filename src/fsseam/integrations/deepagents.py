@@ -19,7 +19,7 @@ error deepagents shows the model, with fsseam's code and next step.
 Semantics follow deepagents' protocol where fsseam has none of its own (listed in
 ``docs/integrations/deepagents.md``), and on a ``CompositeBackend`` route see ``route``.
 
-Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.run`): ``write_file``,
+Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.base`): ``write_file``,
 ``edit_file`` and the delete of a file are fsseam's ``write``, ``edit`` and ``delete`` tools
 in deepagents' words; the rest (see :mod:`fsseam.integrations._deepagents_ops`) are seam
 calls through the same exception ladder and result builder. deepagents' middleware decides
@@ -63,11 +63,9 @@ except ImportError:  # pragma: no cover - deepagents before its video reads
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Reason
 from ..seam.deadline import Deadline
-from ..tools.base import Tool
+from ..tools.base import Tool, ToolResult, attempt, failed, perform
 from ..tools.file_tools import EditTool, WriteTool
 from ..tools.manage import DeleteTool
-from ..tools.result import ToolResult
-from ..tools.run import attempt, failed, perform
 from ..workspace import Context, Workspace
 from ._common import context_of
 from ._deepagents_ops import (

@@ -41,7 +41,7 @@ from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..observations import Entry, newer
 from ..observations.sealing import SEAL_FIELD, Binding, opened, sealed
-from ..tools.run import failed
+from ..tools.base import failed
 from ..workspace import Context
 
 if TYPE_CHECKING:

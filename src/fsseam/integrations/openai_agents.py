@@ -55,8 +55,8 @@ from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
 from ..tools import ToolResult
+from ..tools.base import perform
 from ..tools.native import ApplyPatchCallTool
-from ..tools.run import perform
 from ..tools.sets import expand_tool_names
 from ..workspace import Context, Workspace
 from ._common import context_of

@@ -62,9 +62,7 @@ except ImportError:  # pragma: no cover - older releases: the next result carrie
 from ..errors import ErrorCode, FsError
 from ..observations import ObservationStore
 from ..observations.sealing import Binding
-from ..tools.base import Tool
-from ..tools.result import ToolResult
-from ..tools.run import answer, attempt, facts, parse_arguments
+from ..tools.base import Tool, ToolResult, answer, attempt, facts, parse_arguments
 from ..tools.sets import expand_tool_names
 from ..workspace import Context, Workspace
 from ._common import context_of

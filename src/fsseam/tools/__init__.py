@@ -2,7 +2,7 @@
 multi_edit, apply_patch, memory, history and restore."""
 
 from .annotations import ToolAnnotations
-from .base import Tool
+from .base import ImageContent, Tool, ToolError, ToolResult
 from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
@@ -11,7 +11,6 @@ from .history import HistoryTool, RestoreTool
 from .manage import DeleteTool, MoveTool
 from .memory import MemoryOutcome, MemoryTool
 from .registry import ToolRegistry, UnknownToolError, default_tools
-from .result import ImageContent, ToolError, ToolResult
 from .sets import TOOL_SETS, expand_tool_names
 
 __all__ = [

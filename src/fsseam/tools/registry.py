@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..seam import Seam
-from .base import Tool
+from .base import Tool, ToolResult, failed, offered, parse_arguments, perform, run_tool
 from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
 from .file_tools import EditTool, ReadTool, WriteTool
@@ -27,8 +27,6 @@ from .native import (
     reply,
     sole_path,
 )
-from .result import ToolResult
-from .run import failed, offered, parse_arguments, perform, run_tool
 from .schema import Dialect, tool_schema
 from .sets import expand_tool_names
 

@@ -8,7 +8,7 @@ import threading
 from ...errors import ErrorCode
 from ...events import EditIntent
 from ...gate import hookimpl
-from ...tools.result import ToolResult
+from ...tools.base import ToolResult
 from ...versions import Overwrite
 from ...workspace import Workspace
 from .base import Settings
