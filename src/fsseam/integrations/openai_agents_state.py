@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
-from ..observations import Entry, newer
+from ..observations import ObservationEntry, newer
 from ..observations.sealing import Binding, opened, sealed
 from ..workspace import Context, Workspace
 
@@ -69,7 +69,7 @@ def _foreign(where: str, detail: str) -> FsError:
                    details={"where": where, "detail": detail})
 
 
-def _entry(raw: Any, binding: Binding, key: str, where: str) -> Entry | None:
+def _entry(raw: Any, binding: Binding, key: str, where: str) -> ObservationEntry | None:
     """The entry kept as ``raw`` (JSON text or its dict), or None when its seal does not
     vouch for it here; a value that is no entry is refused as foreign."""
     try:
@@ -138,12 +138,12 @@ class ContextObservations:
         owner = self.owner()
         return Binding(owner, self.workspace, owner, self.key)
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         raw = self.state()["entries"].get(key)
         where = f"{_WHERE}[{key!r}]"
         return None if raw is None else _entry(raw, self.binding(), key, where)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         kept: dict[str, Any] = self.state()["entries"]
         binding = self.binding()
         with _LOCK:
@@ -206,13 +206,13 @@ class SessionObservations:
             self._ready = True
         return conn
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         with self._connection() as conn:
             row = conn.execute(_SELECT, (self.session_id, key)).fetchone()
         where = f"{self.db_path}:{TABLE}[{key!r}]"
         return None if row is None else _entry(row[0], self.binding, key, where)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         with self._connection() as conn, conn:
             # One write transaction: two processes merging into one session take turns.
             conn.execute("BEGIN IMMEDIATE")

@@ -11,7 +11,7 @@ it is; an object that says otherwise is refused, never overwritten.
 
 Every update of a shard is the store's own compare-and-swap, conditional on the version
 this process last read (``IfMatch``; ``CreateOnly`` for a new shard). On a lost swap the
-shard is read again, the updates merged key by key (:func:`~fsseam.observations.entry.newer`)
+shard is read again, the updates merged key by key (:func:`~fsseam.observations.store.newer`)
 and the write retried, so two workers updating one owner never lose an update.
 """
 
@@ -34,7 +34,7 @@ from ..backends.registry import open_backend
 from ..errors import Conflict, ErrorCode, FsError
 from ..messages import Part, Reason
 from ..versions import CreateOnly, IfMatch, Precondition, Version
-from .entry import Entry, newer
+from .store import ObservationEntry, newer
 
 __all__ = ["SHARD_FORMAT", "Shard", "ShardedObservations", "corrupt", "digest", "refused"]
 
@@ -54,7 +54,7 @@ class Shard(BaseModel):
     scope: str
     owner: str
     shard: int
-    entries: dict[str, Entry] = {}
+    entries: dict[str, ObservationEntry] = {}
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class _Kept:
     """A shard as this process last read or wrote it (``version`` None: it did not exist)."""
 
     version: Version | None
-    entries: dict[str, Entry]
+    entries: dict[str, ObservationEntry]
 
 
 class ShardedObservations:
@@ -125,15 +125,15 @@ class ShardedObservations:
         return f"{digest(self.scope)}/{digest(owner)}/{shard:04d}.json"
 
     # -- the protocol --------------------------------------------------------
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         shard = self.shard_of(key)
         kept = None if fresh else self._cached(owner, shard)
         if kept is None:
             kept = self._load(owner, shard)
         return self._live(kept.entries.get(key))
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
-        groups: dict[int, dict[str, Entry]] = {}
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
+        groups: dict[int, dict[str, ObservationEntry]] = {}
         for key, entry in entries.items():
             groups.setdefault(self.shard_of(key), {})[key] = entry
         if len(groups) == 1:
@@ -147,9 +147,9 @@ class ShardedObservations:
         if errors:
             raise errors[0]
 
-    def entries(self, owner: str) -> dict[str, Entry]:
+    def entries(self, owner: str) -> dict[str, ObservationEntry]:
         """Every live entry of ``owner`` (one request per shard: for tools and tests)."""
-        out: dict[str, Entry] = {}
+        out: dict[str, ObservationEntry] = {}
         for shard in range(self.shards):
             for key, entry in self._load(owner, shard).entries.items():
                 if self._live(entry) is not None:
@@ -214,7 +214,7 @@ class ShardedObservations:
             raise refused(shown, "_observations_foreign", found=parsed.shard)
         return parsed
 
-    def _put_shard(self, owner: str, shard: int, updates: Mapping[str, Entry]) -> None:
+    def _put_shard(self, owner: str, shard: int, updates: Mapping[str, ObservationEntry]) -> None:
         kept = self._cached(owner, shard) or self._load(owner, shard)
         key = self.object_key(owner, shard)
         for _ in range(self.retries):
@@ -236,8 +236,8 @@ class ShardedObservations:
         raise FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_contended,
                       details={"store": self.name, "attempts": self.retries})
 
-    def _merged(self, entries: Mapping[str, Entry], updates: Mapping[str, Entry]
-                ) -> dict[str, Entry]:
+    def _merged(self, entries: Mapping[str, ObservationEntry],
+                updates: Mapping[str, ObservationEntry]) -> dict[str, ObservationEntry]:
         merged = dict(entries)
         for key, entry in updates.items():
             won = newer(merged.get(key), entry)
@@ -251,7 +251,7 @@ class ShardedObservations:
                 del merged[k]
         return merged
 
-    def _live(self, entry: Entry | None) -> Entry | None:
+    def _live(self, entry: ObservationEntry | None) -> ObservationEntry | None:
         if entry is None or self.max_age is None or entry.at >= time.time() - self.max_age:
             return entry
         return None
