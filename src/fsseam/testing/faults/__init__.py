@@ -20,12 +20,11 @@ counts stay what the client library does.
 Everything binds 127.0.0.1 on a free port and stops on exit.
 """
 
-from ..proxy import serve_http
+from ..proxy import ProxiedRequest, serve_http
 from .plan import CutBody, ErrorBody, Fault, FaultPlan, WsgiApp, abort
 from .proxy import (
     CountingProxy,
     FaultProxy,
-    ProxiedRequest,
     counting_proxy,
     fault_proxy,
     serve_proxy,

@@ -15,8 +15,9 @@ ErrorBody = Callable[[int, str], tuple[str, bytes]]
 
 WsgiApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
 
-_REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server "
-            "Error", 503: "Service Unavailable"}
+REASON_PHRASES = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+                  500: "Internal Server Error", 503: "Service Unavailable"}
+"""The reason phrase of an injected status (``Error`` for any other)."""
 
 
 @dataclass
@@ -114,7 +115,7 @@ class FaultPlan:
                     status = int(fault.kind)
                     content_type, data = error_body(status, path)
                     start_response(
-                        f"{status} {_REASONS.get(status, 'Error')}",
+                        f"{status} {REASON_PHRASES.get(status, 'Error')}",
                         [("Content-Type", content_type), ("Content-Length", str(len(data)))],
                     )
                     return [data]
