@@ -62,7 +62,7 @@ except ImportError:  # pragma: no cover - deepagents before its video reads
 
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Reason
-from ..seam.deadline import Deadline
+from ..seam import Deadline
 from ..tools.base import Tool, ToolResult, attempt, failed, perform
 from ..tools.file_tools import EditTool, WriteTool
 from ..tools.manage import DeleteTool

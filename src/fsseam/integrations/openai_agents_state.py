@@ -236,6 +236,8 @@ class SessionObservations:
 _LIVE: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 """In-memory sessions of this process by token: their database is reachable only through
 the session object, which a JSON context cannot hold."""
+_TOKENS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""The token of each in-memory session, the same for every context made for it."""
 
 
 def session_context(session: Any, context: MutableMapping[str, Any] | None = None
@@ -253,8 +255,7 @@ def session_context(session: Any, context: MutableMapping[str, Any] | None = Non
         link["db"] = str(db) if str(db) == ":memory:" else os.path.abspath(db)
         link["sessions_table"] = str(getattr(session, "sessions_table", "agent_sessions"))
         if link["db"] == ":memory:":
-            token = getattr(session, "_fsseam_token", None) or uuid.uuid4().hex
-            session._fsseam_token = token
+            token = _TOKENS.setdefault(session, uuid.uuid4().hex)
             _LIVE[token] = session
             link["token"] = token
     # The owner names the session's database too: two conversations of one id in two
