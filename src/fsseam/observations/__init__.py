@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .file import FileObservations
 from .opening import open_observations
-from .sharded import SHARD_FORMAT, Shard, ShardedObservations
+from .sharded import SHARD_FORMAT, ObservationShard, ShardedObservations
 from .store import (
     DEFAULT_MAX_ENTRIES,
     LEDGER_FORMAT,
@@ -32,8 +32,8 @@ __all__ = [
     "Ledger",
     "MemoryObservations",
     "ObservationEntry",
+    "ObservationShard",
     "ObservationStore",
-    "Shard",
     "ShardedObservations",
     "newer",
     "open_observations",

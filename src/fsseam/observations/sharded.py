@@ -6,8 +6,8 @@ Layout under the store's root (docs/observations.md)::
 
 ``scope`` is a digest of the workspace's canonical URL (two workspaces sharing one prefix
 never mix), ``owner`` a digest of the owner, ``shard`` the key's hash modulo the number of
-shards. Each shard object is a :class:`Shard` and says, inside, which scope, owner and shard
-it is; an object that says otherwise is refused, never overwritten.
+shards. Each shard object is an :class:`ObservationShard` and says, inside, which scope,
+owner and shard it is; an object that says otherwise is refused, never overwritten.
 
 Every update of a shard is the store's own compare-and-swap, conditional on the version
 this process last read (``IfMatch``; ``CreateOnly`` for a new shard). On a lost swap the
@@ -36,7 +36,8 @@ from ..messages import Part, Reason
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .store import ObservationEntry, newer
 
-__all__ = ["SHARD_FORMAT", "Shard", "ShardedObservations", "corrupt", "digest", "refused"]
+__all__ = ["SHARD_FORMAT", "ObservationShard", "ShardedObservations", "corrupt", "digest",
+           "refused"]
 
 SHARD_FORMAT: Literal["fsseam-observations/1"] = "fsseam-observations/1"
 
@@ -46,7 +47,7 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-class Shard(BaseModel):
+class ObservationShard(BaseModel):
     """One shard object: part of one owner's entries in one workspace."""
 
     model_config = ConfigDict(extra="forbid")
@@ -204,10 +205,10 @@ class ShardedObservations:
             return plain(key, data, precondition)
         return self.backend.write(key, data, precondition)
 
-    def _parse(self, key: str, data: bytes, owner: str, shard: int) -> Shard:
+    def _parse(self, key: str, data: bytes, owner: str, shard: int) -> ObservationShard:
         shown = f"{self.name.rstrip('/')}/{key}"
         try:
-            parsed = Shard.model_validate_json(data)
+            parsed = ObservationShard.model_validate_json(data)
         except ValidationError as e:
             raise corrupt(shown, e) from None
         if (parsed.scope, parsed.owner, parsed.shard) != (self.scope, owner, shard):
@@ -221,8 +222,8 @@ class ShardedObservations:
             merged = self._merged(kept.entries, updates)
             if merged == kept.entries:
                 return
-            body = Shard(format=SHARD_FORMAT, scope=self.scope, owner=owner, shard=shard,
-                         entries=merged)
+            body = ObservationShard(format=SHARD_FORMAT, scope=self.scope, owner=owner,
+                                    shard=shard, entries=merged)
             precondition = IfMatch(kept.version) if kept.version is not None else CreateOnly()
             try:
                 version = self._write(key, body.model_dump_json().encode(), precondition)

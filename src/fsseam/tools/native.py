@@ -173,12 +173,12 @@ class DeleteFileOp(_Op):
     type: Literal["delete_file"]
 
 
-Operation = Annotated[CreateFileOp | UpdateFileOp | DeleteFileOp, Field(discriminator="type")]
+PatchOperation = Annotated[CreateFileOp | UpdateFileOp | DeleteFileOp, Field(discriminator="type")]
 
 
 class ApplyPatchCallArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    operations: list[Operation] = Field(min_length=1)
+    operations: list[PatchOperation] = Field(min_length=1)
 
 
 NATIVE_PATCH_VOCABULARY = {**APPLY_PATCH_VOCABULARY, "patch": "diff"}

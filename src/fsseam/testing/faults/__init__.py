@@ -21,7 +21,7 @@ Everything binds 127.0.0.1 on a free port and stops on exit.
 """
 
 from ..proxy import ProxiedRequest, serve_http
-from .plan import CutBody, ErrorBody, Fault, FaultPlan, WsgiApp, abort
+from .plan import CutBody, ErrorBody, FaultPlan, PlannedFault, WsgiApp, abort
 from .proxy import (
     CountingProxy,
     FaultProxy,
@@ -35,9 +35,9 @@ __all__ = [
     "CountingProxy",
     "CutBody",
     "ErrorBody",
-    "Fault",
     "FaultPlan",
     "FaultProxy",
+    "PlannedFault",
     "ProxiedRequest",
     "WsgiApp",
     "abort",

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..proxy import ProxiedRequest, serve_http
-from .plan import REASON_PHRASES, ErrorBody, Fault, FaultPlan, abort
+from .plan import REASON_PHRASES, ErrorBody, FaultPlan, PlannedFault, abort
 
 
 @dataclass
@@ -117,7 +117,7 @@ class _Forward(BaseHTTPRequestHandler):
             return
         self._pass(path, query, body, length, headers, lost=fault is not None)
 
-    def _reset(self, fault: Fault, length: int, headers: dict[str, str]) -> None:
+    def _reset(self, fault: PlannedFault, length: int, headers: dict[str, str]) -> None:
         """The upstream gets the headers and the first bytes of the body, then both
         connections are reset."""
         part = self.rfile.read(min(length, fault.cut_after)) if length else b""
