@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
-from ..messages import Reason
+from ..messages import Clause, Reason
 from .sharded import corrupt, refused
 from .store import DEFAULT_MAX_ENTRIES, LEDGER_FORMAT, Ledger, MemoryObservations, ObservationEntry
 
@@ -46,19 +46,19 @@ def read_ledger(path: Path) -> Ledger:
     try:
         raw = json.loads(data)
     except ValueError:  # UnicodeDecodeError included
-        raise refused(shown, "_observations_not_json") from None
+        raise refused(shown, Clause.observations_not_json) from None
     except RecursionError:  # arrays nested past the interpreter's depth
-        raise refused(shown, "_observations_too_deep") from None
+        raise refused(shown, Clause.observations_too_deep) from None
     found = raw.get("format") if isinstance(raw, dict) else None
     if type(found) is not int or found != LEDGER_FORMAT:
-        raise refused(shown, "_observations_format", found=repr(found),
+        raise refused(shown, Clause.observations_format, found=repr(found),
                       expected=repr(LEDGER_FORMAT))
     try:
         return Ledger.model_validate(raw)
     except ValidationError as e:
         raise corrupt(shown, e) from None
     except RecursionError:
-        raise refused(shown, "_observations_too_deep") from None
+        raise refused(shown, Clause.observations_too_deep) from None
 
 
 def write_ledger(ledger: Ledger, path: Path) -> None:

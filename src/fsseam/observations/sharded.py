@@ -32,7 +32,7 @@ from ..backends.base import Backend, Blob
 from ..backends.contract import extras_of
 from ..backends.registry import open_backend
 from ..errors import Conflict, ErrorCode, FsError
-from ..messages import Part, Reason
+from ..messages import Clause, Part, Reason
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .store import ObservationEntry, newer
 
@@ -212,7 +212,7 @@ class ShardedObservations:
         except ValidationError as e:
             raise corrupt(shown, e) from None
         if (parsed.scope, parsed.owner, parsed.shard) != (self.scope, owner, shard):
-            raise refused(shown, "_observations_foreign", found=parsed.shard)
+            raise refused(shown, Clause.observations_foreign, found=parsed.shard)
         return parsed
 
     def _put_shard(self, owner: str, shard: int, updates: Mapping[str, ObservationEntry]) -> None:
@@ -272,9 +272,9 @@ def corrupt(shown: str, err: ValidationError) -> FsError:
     """The refusal of an object that does not validate (``shown`` names it)."""
     first = err.errors()[0]
     if first["type"] == "json_invalid":
-        return refused(shown, "_observations_not_json")
+        return refused(shown, Clause.observations_not_json)
     if first["loc"] == ("format",):
-        return refused(shown, "_observations_format", found=repr(first.get("input")),
+        return refused(shown, Clause.observations_format, found=repr(first.get("input")),
                        expected=repr(SHARD_FORMAT))
-    return refused(shown, "_observations_malformed",
+    return refused(shown, Clause.observations_malformed,
                    field=".".join(str(p) for p in first["loc"]) or "/", problem=first["msg"])

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 from ..changes import Create, Delete, DocEdit, FileChange, Update
 from ..errors import ErrorCode, FsError
-from ..messages import Reason, Role, render
+from ..messages import Clause, Reason, Role, render
 from ..text import TextDoc, split_lines
 from .parse import AddFile, DeleteFile, PatchHunk, PatchOp, quoted
 
@@ -83,7 +83,7 @@ def _clause(name: str, **facts: object) -> str:
 
 
 def _where(after: int) -> str:
-    return _clause("_patch_after_line", after=after) if after else ""
+    return _clause(Clause.patch_after_line, after=after) if after else ""
 
 
 _LEVELS: tuple[Callable[[str], str] | None, ...] = (None, str.rstrip, str.strip)
@@ -145,7 +145,7 @@ def _locate(lines: list[str], h: PatchHunk, index: int, cursor: int, path: str
                 raise _ambiguous(found, h, index, path)
             if found:
                 return found[0], c[0], c[1] if norm is None else _kept(lines, found[0], c)
-    where = _clause("_patch_at_end") if h.end_of_file else _where(pos)
+    where = _clause(Clause.patch_at_end) if h.end_of_file else _where(pos)
     raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason=Reason.patch_hunk_no_match,
                   details={"hunk": index, "line": h.line, "first": _first(h), "where": where})
 
@@ -156,7 +156,7 @@ def _ambiguous(found: list[int], h: PatchHunk, index: int, path: str) -> FsError
     return FsError(ErrorCode.FS_MULTIPLE_MATCHES, path=path, reason=Reason.patch_hunk_ambiguous,
                    details={"hunk": index, "line": h.line, "count": len(found),
                             "lines": ", ".join(str(i + 1) for i in listed),
-                            "more": _clause("_patch_more") if more else "",
+                            "more": _clause(Clause.patch_more) if more else "",
                             "match_lines": [i + 1 for i in listed]})
 
 

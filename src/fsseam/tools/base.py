@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import ErrorCode, FsError
-from ..messages import DEFAULT_VOCABULARY, Part, Reason, Vocabulary
+from ..messages import DEFAULT_VOCABULARY, Clause, Part, Reason, Vocabulary
 from ..messages import render as say
 from ..oserrors import map_os_error
 from ..outcomes import ImageOutcome
@@ -277,9 +277,9 @@ def _describe(err: ValidationError, vocabulary: Vocabulary) -> str:
             loc = loc[1:]
         field = ".".join(loc) or "arguments"
         if e["type"] == "extra_forbidden":
-            parts.append(say("_arg_unexpected", details={"arg": field}))
+            parts.append(say(Clause.arg_unexpected, details={"arg": field}))
         elif e["type"] == "missing":
-            parts.append(say("_arg_missing", details={"arg": field}))
+            parts.append(say(Clause.arg_missing, details={"arg": field}))
         elif e["type"] == "string_too_short" and field in ("old_string", "old_str"):
             # The sentence the seam says of an empty old text, as one clause of the list.
             words = {**vocabulary, "old": field}
@@ -287,10 +287,10 @@ def _describe(err: ValidationError, vocabulary: Vocabulary) -> str:
         elif e["type"] == "union_tag_invalid":
             ctx = e.get("ctx") or {}
             tag = str(ctx.get("discriminator", "command")).strip("'")
-            parts.append(say("_tag_invalid",
+            parts.append(say(Clause.tag_invalid,
                                 details={"tag": tag, "expected": ctx.get("expected_tags", "")}))
         elif e["type"] == "union_tag_not_found":
-            parts.append(say("_arg_missing", details={"arg": "command"}))
+            parts.append(say(Clause.arg_missing, details={"arg": "command"}))
         else:
             msg = e["msg"].removeprefix("Value error, ")
             parts.append(f"{field}: {msg}")
@@ -386,9 +386,9 @@ def _path_of(args: object) -> str:
 
 
 # What the arguments were instead of an object, as JSON names it (catalogue clauses).
-_JSON_KINDS = {list: Part("_json_array"), str: Part("_json_string"),
-               int: Part("_json_number"), float: Part("_json_number"),
-               bool: Part("_json_boolean"), type(None): Part("_json_null")}
+_JSON_KINDS = {list: Part(Clause.json_array), str: Part(Clause.json_string),
+               int: Part(Clause.json_number), float: Part(Clause.json_number),
+               bool: Part(Clause.json_boolean), type(None): Part(Clause.json_null)}
 
 
 def parse_arguments(args: Mapping[str, Any] | str | None) -> dict[str, Any]:
