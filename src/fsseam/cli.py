@@ -32,7 +32,7 @@ from .observations.texts import KeptText, load_texts, save_texts, texts_path
 from .policy import Ledger
 from .text import TextFormat
 from .tools.base import parse_arguments
-from .tools.sets import TOOL_SETS
+from .tools.registry import TOOL_SETS
 from .workspace import Workspace
 
 __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]

@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING, Any
 from .conflicts import stale_story
 from .messages import Reason, render
 from .tools.base import ToolResult, facts
-from .tools.registry import UnknownToolError
-from .tools.sets import TOOL_SETS
+from .tools.registry import TOOL_SETS, UnknownToolError
 
 if TYPE_CHECKING:
     from .workspace import Context, Workspace

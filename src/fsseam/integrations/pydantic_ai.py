@@ -63,7 +63,7 @@ from ..errors import ErrorCode, FsError
 from ..observations import ObservationStore
 from ..observations.sealing import Binding
 from ..tools.base import Tool, ToolResult, answer, attempt, facts, parse_arguments
-from ..tools.sets import expand_tool_names
+from ..tools.registry import expand_tool_names
 from ..workspace import Context, Workspace
 from ._common import context_of
 from .pydantic_ai_history import (

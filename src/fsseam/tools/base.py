@@ -41,15 +41,16 @@ from ..oserrors import map_os_error
 from ..outcomes import ImageOutcome
 from ..paths import escape_surrogates
 from ..seam import Seam
-from .annotations import ToolAnnotations
 from .render import render, render_error
 from .schema import parameters_schema, strict_schema
 
 __all__ = [
+    "READ_ONLY",
     "ArgsT",
     "ImageContent",
     "OutcomeT",
     "Tool",
+    "ToolAnnotations",
     "ToolError",
     "ToolResult",
     "answer",
@@ -67,6 +68,37 @@ __all__ = [
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 OutcomeT = TypeVar("OutcomeT", bound=BaseModel)
 T = TypeVar("T")
+
+
+# -- what a tool may do ----------------------------------------------------------------------
+# MCP's tool annotations: hints a client uses to decide what to show, confirm or serve
+# (``fsseam mcp --read-only`` serves only read-only tools). They are not in the schemas,
+# which are pinned byte for byte (a provider's prompt cache keys on them).
+class ToolAnnotations(BaseModel):
+    """The MCP hints of one tool (``readOnlyHint``, ``destructiveHint``, ...)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    read_only: bool
+    """Never modifies the workspace."""
+    destructive: bool
+    """May replace or remove content (as opposed to only adding)."""
+    idempotent: bool
+    """Calling it again with the same arguments has no further effect."""
+    open_world: bool = False
+    """Reaches beyond the workspace (no fsseam tool does)."""
+
+    def mcp(self) -> dict[str, Any]:
+        """The wire shape of MCP's ``ToolAnnotations``."""
+        return {
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
+
+
+READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
 
 
 # -- the tool --------------------------------------------------------------------------------

@@ -6,8 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..outcomes import EditOutcome, ImageOutcome, ReadOutcome, WriteOutcome
 from ..seam import Seam
-from .annotations import READ_ONLY, ToolAnnotations
-from .base import Tool
+from .base import READ_ONLY, Tool, ToolAnnotations
 from .render import MAX_LINE_CHARS, MAX_READ_CHARS
 
 __all__ = ["EditArgs", "EditTool", "ReadArgs", "ReadTool", "WriteArgs", "WriteTool"]

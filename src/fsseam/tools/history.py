@@ -8,8 +8,7 @@ from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome
 from ..messages import Clause, Part, Reason
 from ..messages import render as say
 from ..seam import Seam
-from .annotations import READ_ONLY, ToolAnnotations
-from .base import Tool
+from .base import READ_ONLY, Tool, ToolAnnotations
 from .render import render, size_text
 
 __all__ = [
