@@ -67,8 +67,7 @@ from ..messages import DEFAULT_VOCABULARY, Reason
 from ..outcomes import ListEntry, ReadOutcome
 from ..seam import Deadline
 from ..tools.base import Tool, ToolResult, attempt, failed, perform
-from ..tools.file_tools import EditTool, WriteTool
-from ..tools.manage import DeleteTool
+from ..tools.file_tools import DeleteTool, EditTool, WriteTool
 from ..workspace import Context, Workspace
 from ._common import context_of
 from ._deepagents_ops import (

@@ -4,10 +4,9 @@ multi_edit, apply_patch, memory, history and restore."""
 from .base import ImageContent, Tool, ToolAnnotations, ToolError, ToolResult
 from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
-from .file_tools import EditTool, ReadTool, WriteTool
+from .file_tools import DeleteTool, EditTool, MoveTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
 from .history import HistoryTool, RestoreTool
-from .manage import DeleteTool, MoveTool
 from .memory import MemoryOutcome, MemoryTool
 from .registry import TOOL_SETS, ToolRegistry, UnknownToolError, default_tools, expand_tool_names
 

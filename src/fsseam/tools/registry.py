@@ -13,10 +13,9 @@ from ..seam import Seam
 from .base import Tool, ToolResult, failed, offered, parse_arguments, perform, run_tool
 from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
-from .file_tools import EditTool, ReadTool, WriteTool
+from .file_tools import DeleteTool, EditTool, MoveTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
 from .history import HistoryTool, RestoreTool
-from .manage import DeleteTool, MoveTool
 from .memory import MemoryTool
 from .native import (
     NATIVE_ANTHROPIC,
