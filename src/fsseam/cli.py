@@ -260,7 +260,6 @@ def _add_tools(p: argparse.ArgumentParser, default: str) -> None:
 # -- the parser ----------------------------------------------------------------------------
 class _Commands(Protocol):
     """What ``ArgumentParser.add_subparsers()`` returns, as far as the commands use it."""
-
     def add_parser(self, name: str, *, help: str | None = ...,
                    description: str | None = ...) -> argparse.ArgumentParser: ...
 

@@ -253,9 +253,8 @@ class ObservationPolicy:
             return (False, None)
         return (True, entry.version)
 
-    def update(self, owner: str, key: str,
-               change: Callable[[ObservationEntry], ObservationEntry], *,
-               changed: str | None = None) -> None:
+    def update(self, owner: str, key: str, change: Callable[[ObservationEntry],
+               ObservationEntry], *, changed: str | None = None) -> None:
         """Record ``change`` of the owner's entry for ``key``: kept for the end of the
         call in progress, or written now when there is none. ``changed``: the shown path
         of a file the call changed."""
