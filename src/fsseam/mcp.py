@@ -10,7 +10,7 @@ surface that needs it raises :class:`McpUnavailable` with the install hint.
 What a client sees:
 
 - ``tools/list`` returns the tools of one tool set (``tools``: names of
-  :data:`~fsseam.tools.sets.TOOL_SETS` and tool names, mixed; default ``files``), each
+  :data:`~fsseam.tools.TOOL_SETS` and tool names, mixed; default ``files``), each
   exactly as ``ctx.tools.schemas("json")`` has it: name, description and the parameters
   schema as ``inputSchema`` (byte-for-byte the schemas the library pins), plus its MCP
   ``annotations`` (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,

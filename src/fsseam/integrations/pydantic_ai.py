@@ -98,7 +98,7 @@ _ANY_OBJECT = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(),
 
 class FsseamToolset(AbstractToolset[Any]):
     """fsseam's tools (``names``: tool names and set names of
-    :data:`~fsseam.tools.sets.TOOL_SETS`, mixed, or a string of them separated by commas;
+    :data:`~fsseam.tools.TOOL_SETS`, mixed, or a string of them separated by commas;
     default the set ``files``) of one context.
 
     ``source``: a ``Workspace`` (a context per conversation, or of ``owner``, is made on

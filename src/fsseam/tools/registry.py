@@ -155,7 +155,7 @@ class ToolRegistry:
 
     def offered(self, names: Iterable[str] | None = None) -> list[str]:
         """The names of the tools a surface offers (``names``: tool names and names of
-        :data:`~fsseam.tools.sets.TOOL_SETS`, default all, in their order): on a read-only
+        :data:`~fsseam.tools.TOOL_SETS`, default all, in their order): on a read-only
         workspace only the tools that modify nothing. An unknown name raises
         UnknownToolError."""
         wanted = self._tools if names is None else expand_tool_names(names)
