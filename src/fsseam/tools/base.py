@@ -147,6 +147,7 @@ class Tool(ABC, Generic[ArgsT, OutcomeT]):
 
 ToolT = TypeVar("ToolT", bound=Tool[Any, Any])
 
+
 # -- what a call returns --------------------------------------------------------------------
 class ImageContent(BaseModel):
     """An image a tool result carries beside its text (a read of a PNG, JPEG, GIF or WebP
@@ -251,11 +252,6 @@ def result_markdown(
     return "\n\n".join(parts)
 
 
-# Fields of an outcome left out of the structured facts: the file's text is in the text
-# already, and a client should not get it twice.
-_BULKY_FIELDS = {"lines", "snippet"}
-
-
 # -- the exception ladder --------------------------------------------------------------------
 def attempt(
     call: Callable[[], T],
@@ -345,6 +341,11 @@ def offered(where: _Surface, tools: Iterable[ToolT]) -> list[ToolT]:
 
 
 # -- the result builders ---------------------------------------------------------------------
+# Fields of an outcome left out of the structured facts: the file's text is in the text
+# already, and a client should not get it twice.
+_BULKY_FIELDS = {"lines", "snippet"}
+
+
 def _safe(text: str) -> str:
     """``text`` as every surface can carry it: lone surrogates (never valid in JSON or
     UTF-8) escaped as paths escape them. Paths are escaped already; this is the net."""
