@@ -783,7 +783,7 @@ def _overwrite() -> Any:
 
 
 class RecordsCounter:
-    """Requests seen by an ``fsseam.testing.proxy.CountingProxy``."""
+    """Requests seen by an ``fsseam.testing.proxy.ForwardingProxy``."""
 
     def __init__(self, proxy: Any) -> None:
         self.proxy = proxy

@@ -310,11 +310,11 @@ def test_issue_table_through_an_intermediary_whose_head_says_zero_bytes(
     HEAD and showed an empty file; the write after it was FS_STALE, the edit FS_NO_MATCH.
     Reads now take the bytes (and their length) from the GET itself."""
     from fsseam.testing.azurite import ACCOUNT_NAME, connection_string
-    from fsseam.testing.proxy import CountingProxy, forwarding_handler, serve_http
+    from fsseam.testing.proxy import ForwardingProxy, forwarding_handler, serve_http
 
     az = request.getfixturevalue("azurite")
     container = az.create_container()
-    proxy = CountingProxy(url="", upstream=az.server_url)
+    proxy = ForwardingProxy(url="", upstream=az.server_url)
 
     class ZeroLengthHead(forwarding_handler(proxy)):  # type: ignore[misc]
         def send_header(self, keyword: str, value: str) -> None:

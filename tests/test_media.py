@@ -23,7 +23,7 @@ from fsseam.messages import Reason
 from fsseam.outcomes import ImageOutcome, PdfOutcome
 from fsseam.seam import media
 from fsseam.tools import ToolResult
-from fsseam.tools.run import facts
+from fsseam.tools.base import facts
 from fsseam.versions import Overwrite
 
 

@@ -453,6 +453,16 @@ def test_reason_names_every_sentence_of_the_catalogue() -> None:
                for member in Reason)
 
 
+
+def test_clause_names_every_clause_of_the_catalogue() -> None:
+    """``Clause`` and the catalogue agree: one member per clause, named as the clause
+    without its underscore and equal to the clause's name."""
+    from fsseam.messages import Clause
+
+    clauses = [k for k in _core() if k.startswith("_")]
+    assert [member.value for member in Clause] == clauses
+    assert all(member.value == f"_{name}" for name, member in Clause.__members__.items())
+
 def test_a_reason_compares_equal_to_the_string_errors_are_built_with() -> None:
     from fsseam.messages import Reason
 
@@ -477,7 +487,8 @@ def test_conflict_kinds_are_typed_and_agree_with_the_literal() -> None:
 
 def test_every_sentence_of_the_catalogue_is_used() -> None:
     """A sentence nothing can say is dead text: each entry is named somewhere in the code
-    (a string, ``Reason.x``, a clause field of another entry), or built from a prefix."""
+    (a string, ``Reason.x``, ``Clause.x``, a clause field of another entry), or built from
+    a prefix."""
     named: set[str] = set()
     for path, tree in _trees():
         if path.parent.name == "messages":
@@ -488,6 +499,9 @@ def test_every_sentence_of_the_catalogue_is_used() -> None:
             elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                   and node.value.id == "Reason"):
                 named.add(node.attr)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.value.id == "Clause"):
+                named.add(f"_{node.attr}")
     for template in _core().values():
         named |= _fields(template)
     unused = [k for k in _core() if k not in named and not k.startswith(tuple(BUILT_REASONS))]

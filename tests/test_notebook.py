@@ -113,7 +113,7 @@ def test_markdown_of_a_refusal_outgrows_backticks_in_its_diff() -> None:
 def test_markdown_of_a_refusal_without_a_diff_is_its_text() -> None:
     """Text with no hunk header stays one block, lines that look like diff lines included."""
     from fsseam.errors import ErrorCode
-    from fsseam.tools.display import result_markdown
+    from fsseam.tools.base import result_markdown
 
     message = "Could not apply:\n- first\n+ second"
     assert result_markdown("edit", "", None, (ErrorCode.FS_NO_MATCH, message)) == (

@@ -21,8 +21,8 @@ from fsseam.errors import ErrorCode, FsError
 from fsseam.events import DeleteIntent, EditIntent, WriteIntent
 from fsseam.gate import hookimpl
 from fsseam.observations import (
-    Entry,
     MemoryObservations,
+    ObservationEntry,
     ShardedObservations,
     open_observations,
 )
@@ -100,13 +100,13 @@ class Failing(MemoryObservations):
         super().__init__()
         self.down = False
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         if self.down:
             raise FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
                           details={"store": "failing", "detail": "down"})
         return super().get(owner, key, fresh=fresh)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         if self.down:
             raise FsError(ErrorCode.FS_BACKEND, reason="observations_unreachable",
                           details={"store": "failing", "detail": "down"})
@@ -156,7 +156,7 @@ class Overflowing(MemoryObservations):
 
     armed = False
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         if self.armed:
             raise RecursionError("maximum recursion depth exceeded")
         super().put(owner, entries)
@@ -254,7 +254,7 @@ def test_a_ledger_damaged_while_an_edit_lands_is_answered_as_changed(tmp_path: P
 def planted_ahead(kind: str, url: str, version: Version) -> Any:
     """The workspace's store after another worker, its clock an hour ahead, recorded a read
     of ``version`` of a.txt."""
-    entry = Entry(version=version, at=time.time() + 3600)
+    entry = ObservationEntry(version=version, at=time.time() + 3600)
     if kind == "memory":
         store = MemoryObservations()
         store.put("agent", {"a.txt": entry})

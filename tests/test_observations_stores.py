@@ -17,10 +17,10 @@ from fsseam.cli import main
 from fsseam.errors import Conflict, ErrorCode, FsError
 from fsseam.messages import Reason
 from fsseam.observations import (
-    Entry,
     FileObservations,
     Ledger,
     MemoryObservations,
+    ObservationEntry,
     ShardedObservations,
     open_observations,
 )
@@ -88,8 +88,8 @@ def test_two_processes_updating_one_ledger_file_lose_nothing(tmp_path: Path) -> 
     path = tmp_path / "obs.json"
     a, b = FileObservations(path), FileObservations(path)
     v = Version(kind="sha256", value="1")
-    a.put("agent", {"x": Entry(version=v, at=1.0)})
-    b.put("agent", {"y": Entry(version=v, at=2.0)})  # b had read the file before a wrote
+    a.put("agent", {"x": ObservationEntry(version=v, at=1.0)})
+    b.put("agent", {"y": ObservationEntry(version=v, at=2.0)})  # b had read the file before a wrote
     again = FileObservations(path)
     assert again.get("agent", "x") is not None and again.get("agent", "y") is not None
     assert a.get("agent", "y", fresh=True) is not None
@@ -143,7 +143,7 @@ def test_two_workers_updating_one_shard_merge_and_lose_nothing() -> None:
 
     def put(store: ShardedObservations, key: str) -> None:
         start.wait()
-        store.put("agent", {key: Entry(version=v, at=1.0)})
+        store.put("agent", {key: ObservationEntry(version=v, at=1.0)})
 
     threads = [threading.Thread(target=put, args=(s, k)) for s, k in ((one, "x"), (two, "y"))]
     for t in threads:
@@ -153,8 +153,8 @@ def test_two_workers_updating_one_shard_merge_and_lose_nothing() -> None:
     assert set(open_observations(obs, workspace_url=url, shards=1)
                .entries("agent")) == {"x", "y"}  # type: ignore[attr-defined]
     # The same key from two workers: the later recording wins, whoever writes last.
-    one.put("agent", {"x": Entry(version=Version(kind="sha256", value="2"), at=5.0)})
-    two.put("agent", {"x": Entry(version=Version(kind="sha256", value="3"), at=4.0)})
+    one.put("agent", {"x": ObservationEntry(version=Version(kind="sha256", value="2"), at=5.0)})
+    two.put("agent", {"x": ObservationEntry(version=Version(kind="sha256", value="3"), at=4.0)})
     won = one.get("agent", "x", fresh=True)
     assert won is not None and won.version == Version(kind="sha256", value="2")
 
@@ -332,7 +332,7 @@ def test_stores_at_a_url_are_sent_to_another_process_as_what_they_open(
     url = fresh("ws")
     for spec in (str(tmp_path / "obs.json"), fresh("obs")):
         store = open_observations(spec, workspace_url=url)
-        store.put("agent", {"k": Entry(at=1.0)})
+        store.put("agent", {"k": ObservationEntry(at=1.0)})
         again = pickle.loads(pickle.dumps(store))
         assert type(again) is type(store) and again is not store
         kept = again.get("agent", "k")
@@ -353,9 +353,10 @@ def test_the_in_process_store_drops_its_oldest_tenth_at_the_bound() -> None:
     ledger = Ledger()
     store = MemoryObservations(ledger, max_entries=20)
     for i in range(20):
-        store.put("a", {f"f{i}": Entry(version=Version(kind="sha256", value=str(i)), at=i)})
+        version = Version(kind="sha256", value=str(i))
+        store.put("a", {f"f{i}": ObservationEntry(version=version, at=i)})
     assert len(store.entries("a")) == 20
-    store.put("a", {"new": Entry(version=None, at=100)})
+    store.put("a", {"new": ObservationEntry(version=None, at=100)})
     kept = store.entries("a")
     assert sorted(kept) == sorted(["new", *(f"f{i}" for i in range(3, 20))])
     assert set(ledger.owners["a"]) == set(kept)  # the mirrored ledger forgets them too

@@ -8,7 +8,7 @@ from fsseam import ErrorCode, FsError
 from fsseam.patches import (
     AddFile,
     DeleteFile,
-    Hunk,
+    PatchHunk,
     UpdateFile,
     apply_hunks,
     parse_create_diff,
@@ -43,9 +43,9 @@ def test_every_section_kind() -> None:
         AddFile("src/new.py", "import os\n\n\tx = 1\n", 2),
         DeleteFile("old.txt", 6),
         UpdateFile("a.py", (
-            Hunk(("class A:", "    def f(self):"), ("        pass",), ("        return 1",),
+            PatchHunk(("class A:", "    def f(self):"), ("        pass",), ("        return 1",),
                  False, 9),
-            Hunk((), ("context",), ("context", "added"), True, 13),
+            PatchHunk((), ("context",), ("context", "added"), True, 13),
         ), "b/a.py", 7),
     ]
 
@@ -55,7 +55,7 @@ def test_lenient_wrapping_crlf_and_whitespace_around_markers() -> None:
             "*** End Patch  \r\nEOF\r\n")
     (op,) = parse_patch(text)
     assert isinstance(op, UpdateFile)
-    assert op.hunks == (Hunk((), ("a",), ("b",), False, 4),)
+    assert op.hunks == (PatchHunk((), ("a",), ("b",), False, 4),)
 
 
 def test_first_hunk_needs_no_header_and_blank_lines_are_empty_context() -> None:

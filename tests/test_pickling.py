@@ -29,7 +29,7 @@ from fsseam import (
     open_backend,
 )
 from fsseam.messages import Reason
-from fsseam.observations import Entry, Ledger, MemoryObservations
+from fsseam.observations import Ledger, MemoryObservations, ObservationEntry
 from fsseam.observations.file import FileObservations
 from fsseam.spec import ContextSpec, WorkspaceSpec
 
@@ -46,9 +46,9 @@ class PicklableStore:
     reaches; a plain dict, no lock)."""
 
     def __init__(self) -> None:
-        self.kept: dict[str, dict[str, Entry]] = {}
+        self.kept: dict[str, dict[str, ObservationEntry]] = {}
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         return self.kept.get(owner, {}).get(key)
 
     def put(self, owner: str, entries: Any) -> None:

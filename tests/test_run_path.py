@@ -1,4 +1,4 @@
-"""The one tool-run path (:mod:`fsseam.tools.run`): its exception ladder, its read-only
+"""The one tool-run path (:mod:`fsseam.tools.base`): its exception ladder, its read-only
 filter and its result builders, each written once and taken by every surface that needs no
 framework (the registry, its native shapes, MCP, the command line). The frameworks' surfaces
 are in tests/integrations/test_surfaces.py."""
@@ -6,6 +6,7 @@ are in tests/integrations/test_surfaces.py."""
 from __future__ import annotations
 
 import ast
+import inspect
 import io
 import json
 import uuid
@@ -19,10 +20,11 @@ from pydantic import BaseModel, ValidationError
 from fsseam import TOOL_SETS, ErrorCode, FsError, Workspace, WriteIntent, hookimpl
 from fsseam.cli import main
 from fsseam.mcp import ToolServer
-from fsseam.tools.run import attempt, failed, offered
+from fsseam.tools.base import attempt, failed, offered
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "fsseam"
-RUN = SRC / "tools" / "run.py"
+# The module of the ladder, wherever it lives: the tests below say it is the only one.
+RUN = Path(inspect.getfile(attempt))
 SURFACES = [
     SRC / "tools" / "registry.py", SRC / "tools" / "native.py", SRC / "tools" / "__init__.py",
     SRC / "mcp.py", SRC / "cli.py", SRC / "demo.py", SRC / "workspace.py",
@@ -48,7 +50,7 @@ def _caught(handler: ast.ExceptHandler) -> set[str]:
 
 def test_no_surface_has_a_ladder_of_its_own() -> None:
     """A try that turns FsError and a stray error (OSError, a bad path, deep arguments,
-    refused arguments) into an answer is the ladder: only tools/run.py has one."""
+    refused arguments) into an answer is the ladder: only the run path's module has one."""
     ladders = []
     for path in SURFACES:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -63,7 +65,7 @@ def test_no_surface_has_a_ladder_of_its_own() -> None:
 
 
 def test_results_are_built_in_one_place() -> None:
-    """``ToolResult(...)`` and ``ToolError(...)`` are made by tools/run.py alone."""
+    """``ToolResult(...)`` and ``ToolError(...)`` are made by the run path's module alone."""
     built = []
     for path in SRC.rglob("*.py"):
         if path == RUN:

@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .backends.kept import History
 from .errors import FsError
@@ -31,8 +31,8 @@ from .observations.file import FileObservations, read_ledger, write_ledger
 from .observations.texts import KeptText, load_texts, save_texts, texts_path
 from .policy import Ledger
 from .text import TextFormat
-from .tools.run import parse_arguments
-from .tools.sets import TOOL_SETS
+from .tools.base import parse_arguments
+from .tools.registry import TOOL_SETS
 from .workspace import Workspace
 
 __all__ = ["LedgerError", "load_ledger", "main", "save_ledger"]
@@ -211,13 +211,13 @@ def cmd_call(args: argparse.Namespace) -> int:
 
 def _recall(ws: Workspace, path: Path) -> None:
     for t in load_texts(path):
-        ws._docs.put(t.key, t.version, TextFormat(bom=t.bom, newline=t.newline), t.data)
+        ws.docs.put(t.key, t.version, TextFormat(bom=t.bom, newline=t.newline), t.data)
 
 
 def _remember(ws: Workspace, path: Path) -> None:
     with contextlib.suppress(OSError):  # a cache: failing to keep it costs a diff, no more
         save_texts(path, [KeptText(key=k, version=v, bom=f.bom, newline=f.newline, data=d)
-                          for k, v, f, d in ws._docs.entries()])
+                          for k, v, f, d in ws.docs.entries()])
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -258,9 +258,13 @@ def _add_tools(p: argparse.ArgumentParser, default: str) -> None:
 
 
 # -- the parser ----------------------------------------------------------------------------
+class _Commands(Protocol):
+    """What ``ArgumentParser.add_subparsers()`` returns, as far as the commands use it."""
+    def add_parser(self, name: str, *, help: str | None = ...,
+                   description: str | None = ...) -> argparse.ArgumentParser: ...
 
 
-def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_demo(sub: _Commands) -> None:
     """``fsseam demo``."""
     from .demo import DEMO_DESCRIPTION
 
@@ -283,7 +287,7 @@ def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo.set_defaults(func=cmd_demo)
 
 
-def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_mcp(sub: _Commands) -> None:
     """``fsseam mcp``."""
     mcp = sub.add_parser(
         "mcp",
@@ -304,7 +308,7 @@ def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mcp.set_defaults(func=cmd_mcp)
 
 
-def _add_call(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_call(sub: _Commands) -> None:
     """``fsseam call``."""
     call = sub.add_parser(
         "call",
@@ -340,7 +344,7 @@ def _add_call(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     call.set_defaults(func=cmd_call)
 
 
-def _add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_schema(sub: _Commands) -> None:
     """``fsseam schema``."""
     schema = sub.add_parser(
         "schema",

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from .conflicts import stale_story
 from .errors import ErrorCode, FsError
-from .tools.result import ToolResult
+from .tools.base import ToolResult
 from .versions import Overwrite
 from .workspace import Context, Workspace
 

@@ -10,7 +10,7 @@ surface that needs it raises :class:`McpUnavailable` with the install hint.
 What a client sees:
 
 - ``tools/list`` returns the tools of one tool set (``tools``: names of
-  :data:`~fsseam.tools.sets.TOOL_SETS` and tool names, mixed; default ``files``), each
+  :data:`~fsseam.tools.TOOL_SETS` and tool names, mixed; default ``files``), each
   exactly as ``ctx.tools.schemas("json")`` has it: name, description and the parameters
   schema as ``inputSchema`` (byte-for-byte the schemas the library pins), plus its MCP
   ``annotations`` (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
@@ -42,10 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from .conflicts import stale_story
 from .messages import Reason, render
-from .tools.registry import UnknownToolError
-from .tools.result import ToolResult
-from .tools.run import facts
-from .tools.sets import TOOL_SETS
+from .tools.base import ToolResult, facts
+from .tools.registry import TOOL_SETS, UnknownToolError
 
 if TYPE_CHECKING:
     from .workspace import Context, Workspace

@@ -27,7 +27,7 @@ from .backends.kept import History
 from .errors import ErrorCode, FsError
 from .limits import Limits
 from .messages import Reason
-from .observations import Entry, MemoryObservations, ObservationStore
+from .observations import MemoryObservations, ObservationEntry, ObservationStore
 
 __all__ = [
     "ContextSpec", "WorkspaceSpec", "opened", "received_store", "shipped_store", "spec_of",
@@ -61,7 +61,7 @@ class WorkspaceSpec(BaseModel):
     backend: str | dict[str, str] | None = None
     history: History | dict[str, History] | None = None
     observations: str | tuple[str, dict[str, Any]] | None = None
-    observed: dict[str, dict[str, Entry]] | None = None
+    observed: dict[str, dict[str, ObservationEntry]] | None = None
     content_index: bool | None = None
     observation_key: bytes | None = Field(default=None, repr=False)
     load_entry_points: bool = True
@@ -144,7 +144,7 @@ def spec_of(made: Mapping[str, Any], store: ObservationStore | None, *,
 
 
 def shipped_store(store: ObservationStore, *, snapshot: bool = False
-                  ) -> ObservationStore | dict[str, dict[str, Entry]]:
+                  ) -> ObservationStore | dict[str, dict[str, ObservationEntry]]:
     """What of an observation store travels: the store itself when it pickles (a store
     every process reaches), a copy of an in-process store's entries when ``snapshot``,
     else FsError naming the fix."""
@@ -155,7 +155,7 @@ def shipped_store(store: ObservationStore, *, snapshot: bool = False
     return _picklable("observations", store)
 
 
-def received_store(shipped: ObservationStore | dict[str, dict[str, Entry]] | None
+def received_store(shipped: ObservationStore | dict[str, dict[str, ObservationEntry]] | None
                    ) -> ObservationStore | None:
     """The store :func:`shipped_store` sent, in the receiving process (a copy of entries
     becomes an in-process store of its own)."""

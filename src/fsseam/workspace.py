@@ -124,8 +124,9 @@ class Workspace:
         index = plugin(content_index, self.backend, read_only=read_only)
         if index is not None:
             self.gate.pm.register(index, name=PLUGIN_NAME)
-        self._docs = self._doc_cache(url, storage_options, backend,
-                                     private=fs is not None or isinstance(backend, Backend))
+        self.docs = self._doc_cache(url, storage_options, backend,
+                                    private=fs is not None or isinstance(backend, Backend))
+        """The text of what was read, kept to show what changed when a write is refused."""
         self._authors = Authors()
 
     @staticmethod
@@ -264,7 +265,7 @@ class Context:
             workspace.gate,
             owner,
             limits=workspace.limits,
-            docs=workspace._docs,
+            docs=workspace.docs,
             read_only=workspace.read_only,
             authors=workspace._authors,
             observing=workspace.policy.call if workspace.policy is not None else None,

@@ -19,8 +19,7 @@ from deepagents.backends import CompositeBackend, StateBackend
 from deepagents.backends.protocol import DeleteResult
 
 from fsseam import ErrorCode, FsError, Workspace
-from fsseam.integrations.deepagents import FsseamBackend, create_deep_agent
-from fsseam.integrations.deepagents_paths import Route
+from fsseam.integrations.deepagents import FsseamBackend, Route, create_deep_agent
 
 from .helpers import NOT_OBSERVED, retries, seed, stale, stored
 from .test_deepagents import ScriptedModel, call, run, script

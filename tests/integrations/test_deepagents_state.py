@@ -31,7 +31,7 @@ from fsseam.integrations.deepagents_state import (
     RUN_KEY,
     merge_observations,
 )
-from fsseam.observations import Entry
+from fsseam.observations import ObservationEntry
 from fsseam.observations.sealing import Binding, sealed
 from fsseam.versions import Version
 
@@ -311,8 +311,8 @@ def test_the_merge_keeps_the_later_recording_and_is_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     v1, v2 = Version(kind="sha256", value="1"), Version(kind="sha256", value="2")
-    early = Entry(version=v1, at=1.0).model_dump(mode="json")
-    late = Entry(version=v2, at=2.0).model_dump(mode="json")
+    early = ObservationEntry(version=v1, at=1.0).model_dump(mode="json")
+    late = ObservationEntry(version=v2, at=2.0).model_dump(mode="json")
     assert merge_observations({"s": {"k": late}}, {"s": {"k": early}}) == {"s": {"k": late}}
     assert merge_observations({"s": {"k": early}}, {"s": {"k": late}}) == {"s": {"k": late}}
     assert merge_observations(None, {"t": {"k": early}}) == {"t": {"k": early}}
@@ -326,7 +326,7 @@ def test_a_command_result_carries_the_delta_beside_its_own_update() -> None:
 
     from fsseam.integrations.deepagents_state import with_update
 
-    entry = Entry(version=Version(kind="sha256", value="1"), at=1.0)
+    entry = ObservationEntry(version=Version(kind="sha256", value="1"), at=1.0)
     binding = Binding("deepagents", "memory://x", "t")
     message = ToolMessage(content="ok", tool_call_id="c1")
     own = Command(update={"messages": [message], "files": {"/x": None}})
@@ -345,17 +345,18 @@ def test_a_call_parses_only_the_entries_it_uses(
     """A thread that has read 5,000 files: an edit reads one entry of the state."""
     backend, checkpointer = FsseamBackend(ws), InMemorySaver()
     go(proc.agent(backend, [proc.read("/config.toml")], checkpointer), "many")
-    other = Entry(version=Version(kind="sha256", value="x"), at=1.0).model_dump(mode="json")
+    other = ObservationEntry(version=Version(kind="sha256", value="x"),
+                             at=1.0).model_dump(mode="json")
     proc.agent(backend, [], checkpointer).update_state(proc.thread("many"), {OBSERVATIONS_KEY: {
         backend.threads.scope: {f"f{n}.txt": other for n in range(5000)}}})
     parsed: list[Any] = []
-    validate = Entry.model_validate
+    validate = ObservationEntry.model_validate
 
-    def counting(value: Any, *args: Any, **kwargs: Any) -> Entry:
+    def counting(value: Any, *args: Any, **kwargs: Any) -> ObservationEntry:
         parsed.append(value)
         return validate(value, *args, **kwargs)
 
-    monkeypatch.setattr(Entry, "model_validate", counting)
+    monkeypatch.setattr(ObservationEntry, "model_validate", counting)
     edit = proc.edit("/config.toml", "retries = 1", "retries = 9")
     assert go(proc.agent(backend, [edit], checkpointer), "many")[-1][0] == "success"
     assert (tmp_path / "config.toml").read_bytes() == b"retries = 9\n"

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from fsseam import Workspace
-from fsseam.observations import Entry
+from fsseam.observations import ObservationEntry
 from fsseam.observations.sealing import Binding, sealed
 from fsseam.versions import Version
 
@@ -56,7 +56,7 @@ def change(ws: Workspace) -> None:
 
 def hand_written(ws: Workspace) -> dict[str, Any]:
     """An entry for the file's current version, written by someone who never read it."""
-    return Entry(version=current(ws), at=time.time()).model_dump(mode="json")
+    return ObservationEntry(version=current(ws), at=time.time()).model_dump(mode="json")
 
 
 def retargeted(raw: dict[str, Any], ws: Workspace) -> dict[str, Any]:
@@ -67,7 +67,7 @@ def retargeted(raw: dict[str, Any], ws: Workspace) -> dict[str, Any]:
 def unsigned(ws: Workspace, owner: str, thread: str) -> dict[str, Any]:
     """What anyone can make without the key: the right binding, sealed with the public
     digest only."""
-    return sealed(Binding(owner, ws.url, thread), "config.toml", Entry(
+    return sealed(Binding(owner, ws.url, thread), "config.toml", ObservationEntry(
         version=current(ws), at=time.time()))
 
 

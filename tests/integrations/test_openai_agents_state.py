@@ -26,7 +26,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from fsseam import Workspace
 from fsseam.integrations.openai_agents import fsseam_tools, session_context
 from fsseam.integrations.openai_agents_state import STATE_KEY, SessionObservations
-from fsseam.observations import Entry
+from fsseam.observations import ObservationEntry
 from fsseam.versions import Version
 
 from .helpers import NOT_OBSERVED, seed, stored
@@ -275,10 +275,11 @@ def test_two_writers_of_one_session_merge_key_by_key(tmp_path: Path) -> None:
     write lands last."""
     SQLiteSession("chat", tmp_path / "chat.db").close()
     a, b = (SessionObservations(str(tmp_path / "chat.db"), "chat") for _ in range(2))
-    old, new = Entry(version=Version(kind="etag", value="1"), at=1.0), Entry(at=2.0)
+    old = ObservationEntry(version=Version(kind="etag", value="1"), at=1.0)
+    new = ObservationEntry(at=2.0)
     start = threading.Barrier(2)
 
-    def put(store: SessionObservations, entries: dict[str, Entry]) -> None:
+    def put(store: SessionObservations, entries: dict[str, ObservationEntry]) -> None:
         start.wait(timeout=30)
         store.put("o", entries)
 

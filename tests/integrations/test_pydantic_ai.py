@@ -30,8 +30,8 @@ from pydantic_ai.usage import RunUsage
 
 from fsseam import ErrorCode, ReadEvent, UnknownToolError, Workspace, hookimpl
 from fsseam.integrations.pydantic_ai import DEFAULT_TOOLS, RESULT_KEY, FsseamToolset, strict_form
-from fsseam.tools.result import ImageContent, ToolResult
-from fsseam.tools.sets import TOOL_SETS, expand_tool_names
+from fsseam.tools.base import ImageContent, ToolResult
+from fsseam.tools.registry import TOOL_SETS, expand_tool_names
 from fsseam.versions import CreateOnly
 
 from .helpers import (

@@ -45,7 +45,7 @@ import s3fs.core
 from fsseam_s3.testing import CREDENTIALS, moto_server
 
 from fsseam import Conflict, ErrorCode, FsError, Workspace
-from fsseam.testing.faults import Fault, FaultPlan, shorten_sleeps
+from fsseam.testing.faults import FaultPlan, PlannedFault, shorten_sleeps
 from fsseam.versions import CreateOnly, IfMatch, Overwrite
 
 KEY = "doc.txt"
@@ -77,7 +77,7 @@ class FaultyS3:
         return self.plan.requests
 
     @property
-    def faults(self) -> list[Fault]:
+    def faults(self) -> list[PlannedFault]:
         return self.plan.faults
 
     @property

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-from .errors import GuardExists, GuardRefused
-from .guarded import GuardedFileSystem
+from .guarded import GuardedFileSystem, GuardExists, GuardRefused
 
 __all__ = ["GuardExists", "GuardRefused", "GuardedFileSystem"]

@@ -1,6 +1,6 @@
 """What the integrations share: the context an integration object stands for. How a call
 runs and what the model reads of it is the tool layer's one path
-(:mod:`fsseam.tools.run`), the same for every surface.
+(:mod:`fsseam.tools.base`), the same for every surface.
 
 Imports no framework.
 """

@@ -19,7 +19,7 @@ error deepagents shows the model, with fsseam's code and next step.
 Semantics follow deepagents' protocol where fsseam has none of its own (listed in
 ``docs/integrations/deepagents.md``), and on a ``CompositeBackend`` route see ``route``.
 
-Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.run`): ``write_file``,
+Every call takes fsseam's one tool-run path (:mod:`fsseam.tools.base`): ``write_file``,
 ``edit_file`` and the delete of a file are fsseam's ``write``, ``edit`` and ``delete`` tools
 in deepagents' words; the rest (see :mod:`fsseam.integrations._deepagents_ops`) are seam
 calls through the same exception ladder and result builder. deepagents' middleware decides
@@ -28,6 +28,8 @@ which tools the model gets; on a read-only workspace its changes are refused (FS
 
 from __future__ import annotations
 
+import base64
+import copy
 from collections.abc import Callable
 from typing import Any, Final, TypeVar, cast
 
@@ -62,12 +64,10 @@ except ImportError:  # pragma: no cover - deepagents before its video reads
 
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Reason
-from ..seam.deadline import Deadline
-from ..tools.base import Tool
-from ..tools.file_tools import EditTool, WriteTool
-from ..tools.manage import DeleteTool
-from ..tools.result import ToolResult
-from ..tools.run import attempt, failed, perform
+from ..outcomes import ListEntry, ReadOutcome
+from ..seam import Deadline
+from ..tools.base import Tool, ToolResult, attempt, failed, perform
+from ..tools.file_tools import DeleteTool, EditTool, WriteTool
 from ..workspace import Context, Workspace
 from ._common import context_of
 from ._deepagents_ops import (
@@ -79,8 +79,6 @@ from ._deepagents_ops import (
     unterminated,
     upload,
 )
-from .deepagents_paths import Route
-from .deepagents_results import MAX_MEDIA_BYTES, UPLOAD_ERRORS, info, media_result, read_result
 from .deepagents_state import FsseamMiddleware, ThreadContexts, with_middleware
 
 __all__ = [
@@ -101,6 +99,108 @@ MAX_GREP_MATCHES = 10_000
 """A grep without ``max_count`` shows at most this many lines (``truncated``)."""
 
 T = TypeVar("T")
+
+
+# -- fsseam's outcomes as the fields of deepagents' results (ReadResult, FileInfo) -----------
+MAX_MEDIA_BYTES = 20 * 1024 * 1024
+"""The largest image, audio, video or document file ``read_file`` returns whole, as a
+content block (the largest image the model providers accept inline); larger is
+FS_TOO_LARGE."""
+
+UPLOAD_ERRORS: dict[ErrorCode, Any] = {
+    ErrorCode.FS_NOT_FOUND: "file_not_found",
+    ErrorCode.FS_PERMISSION_DENIED: "permission_denied",
+    ErrorCode.FS_READ_ONLY: "permission_denied",
+    ErrorCode.FS_IS_DIRECTORY: "is_directory",
+    ErrorCode.FS_OUTSIDE_ROOT: "invalid_path",
+    ErrorCode.FS_INVALID_ARGUMENT: "invalid_path",
+}
+"""fsseam codes that are one of deepagents' ``FileOperationError`` literals."""
+
+
+def info(e: ListEntry) -> dict[str, Any]:
+    """A ``FileInfo``: a directory's path ends in ``/``, a file's carries its size."""
+    if e.type == "directory":
+        return {"path": e.path.rstrip("/") + "/", "is_dir": True}
+    out: dict[str, Any] = {"path": e.path, "is_dir": False}
+    if e.size is not None:
+        out["size"] = e.size
+    return out
+
+
+def read_result(out: ReadOutcome, unterminated: bool = False) -> dict[str, Any]:
+    """A ``ReadResult``: the window as deepagents' middleware numbers it, raw lines, each
+    ending in a newline but the file's last when it has none (``unterminated``), with where
+    it starts, ends and how to go on."""
+    if not out.lines:
+        return {"file_data": {"content": "", "encoding": "utf-8"}}
+    content = "".join(f"{line}\n" for line in out.lines)
+    if unterminated:
+        content = content[:-1]
+    start = out.offset
+    end = start + out.returned - 1
+    more = out.total is None or end < out.total
+    return {
+        "file_data": {"content": content, "encoding": "utf-8"},
+        "total_lines": out.total,
+        "start_line": start,
+        "end_line": end,
+        "next_offset": end if more else None,
+    }
+
+
+def media_result(data: bytes) -> dict[str, Any]:
+    """A ``ReadResult`` of a whole media file as deepagents' own backends return it:
+    base64, which its middleware turns into an image (audio, video, file) content block."""
+    encoded = base64.standard_b64encode(data).decode("ascii")
+    return {"file_data": {"content": encoded, "encoding": "base64"}}
+
+
+# -- a route of deepagents' CompositeBackend -----------------------------------------------
+# The composite strips a route's prefix before it calls the route's backend
+# (``/data/config.toml`` reaches fsseam as ``/config.toml``) and puts it back on the paths of
+# results (a listing, a match, the path of a write), never in an error's text. An error that
+# named the stripped path would send a model that follows its advice ("read it first") to the
+# default backend's file of that name, so the backend puts the prefix back on every path an
+# error names: its path, the paths among its details, and so every sentence nested in it.
+# Details that hold paths: one path, or several joined by "; " (a change's files).
+_ONE_PATH = frozenset(("source", "destination"))
+_JOINED = frozenset(("files",))
+_LISTED = frozenset(("rollback",))
+
+
+class Route:
+    """The prefix a composite strips (``/data/``), put back on the paths errors name."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = "/" + prefix.strip("/")
+
+    def __repr__(self) -> str:
+        return f"Route({self.prefix!r})"
+
+    def path(self, shown: str) -> str:
+        """``/config.toml`` as the model named it (``/data/config.toml``); the route's own
+        root is the prefix itself."""
+        if not shown.startswith("/") or self.prefix == "/":
+            return shown
+        return self.prefix if shown == "/" else self.prefix + shown
+
+    def error(self, err: FsError) -> FsError:
+        """``err`` with every path it names under the route."""
+        new = copy.copy(err)  # FsError copies as the facts it carries
+        if isinstance(err.path, str):
+            new.path = self.path(err.path)
+        new.details = {name: self._detail(name, value) for name, value in err.details.items()}
+        return new
+
+    def _detail(self, name: str, value: Any) -> Any:
+        if name in _ONE_PATH and isinstance(value, str):
+            return self.path(value)
+        if name in _JOINED and isinstance(value, str):
+            return "; ".join(self.path(p) for p in value.split("; "))
+        if name in _LISTED and isinstance(value, (list, tuple)):
+            return [self.path(p) if isinstance(p, str) else p for p in value]
+        return value
 
 _BUDGET: Final = "budget"
 """deepagents' truncation reason for a glob that stopped at its cap."""

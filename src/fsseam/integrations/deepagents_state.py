@@ -39,9 +39,9 @@ from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
-from ..observations import Entry, newer
+from ..observations import ObservationEntry, newer
 from ..observations.sealing import SEAL_FIELD, Binding, opened, sealed
-from ..tools.run import failed
+from ..tools.base import failed
 from ..workspace import Context
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ __all__ = [
 ]
 
 OBSERVATIONS_KEY: Final = "fsseam_observations"
-"""The state channel: ``{scope: {key: Entry as JSON}}``; a scope is one backend (its owner
-name and workspace URL), so two backends of one agent never mix their keys."""
+"""The state channel: ``{scope: {key: ObservationEntry as JSON}}``; a scope is one backend
+(its owner name and workspace URL), so two backends of one agent never mix their keys."""
 RUN_KEY: Final = "fsseam_run"
 """The state channel naming the owner of a run that has no thread id (one per run)."""
 MAX_STATE_OBSERVATIONS = 10_000
@@ -83,10 +83,10 @@ def _wins(kept: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     return newer(before, after) is after
 
 
-def _parsed(raw: Mapping[str, Any]) -> Entry:
+def _parsed(raw: Mapping[str, Any]) -> ObservationEntry:
     """The entry an element of the channel says (its seal aside: the reducer only orders
     entries; a call checks the seal of each one it uses)."""
-    return Entry.model_validate({k: v for k, v in raw.items() if k != SEAL_FIELD})
+    return ObservationEntry.model_validate({k: v for k, v in raw.items() if k != SEAL_FIELD})
 
 
 def merge_observations(left: Scoped | None, right: Scoped | None) -> Scoped:
@@ -126,8 +126,8 @@ class StateObservations:
         self.binding = binding
         self._lock = threading.Lock()
         self._raw: Mapping[str, Any] = {}
-        self._entries: dict[str, Entry] = {}
-        self._unsent: dict[str, Entry] = {}
+        self._entries: dict[str, ObservationEntry] = {}
+        self._unsent: dict[str, ObservationEntry] = {}
 
     def __repr__(self) -> str:
         return f"StateObservations(entries={len(self._raw) + len(self._entries)})"
@@ -137,7 +137,7 @@ class StateObservations:
         with self._lock:
             self._raw = raw
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         with self._lock:
             mine = self._entries.get(key)
             if key not in self._raw:
@@ -152,14 +152,14 @@ class StateObservations:
                 raise _corrupt(str(e)) from e
             return newer(kept, mine)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         with self._lock:
             for key, entry in entries.items():
                 won = newer(self._entries.get(key), entry)
                 assert won is not None
                 self._entries[key] = self._unsent[key] = won
 
-    def drain(self) -> dict[str, Entry]:
+    def drain(self) -> dict[str, ObservationEntry]:
         """What was recorded since the last drain (the state update of one call)."""
         with self._lock:
             out, self._unsent = self._unsent, {}
@@ -197,7 +197,8 @@ def thread_of(config: Mapping[str, Any] | None, state: Any) -> str | None:
 
 
 def with_update(result: ToolMessage | Command[Any], scope: str,
-                delta: Mapping[str, Entry], binding: Binding) -> ToolMessage | Command[Any]:
+                delta: Mapping[str, ObservationEntry],
+                binding: Binding) -> ToolMessage | Command[Any]:
     """The tool's result carrying ``delta`` into the thread's state, sealed for
     ``binding``."""
     if not delta:

@@ -55,9 +55,9 @@ from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
 from ..tools import ToolResult
+from ..tools.base import perform
 from ..tools.native import ApplyPatchCallTool
-from ..tools.run import perform
-from ..tools.sets import expand_tool_names
+from ..tools.registry import expand_tool_names
 from ..workspace import Context, Workspace
 from ._common import context_of
 from .openai_agents_state import DEFAULT_MAX_OBSERVATIONS, Conversations, session_context

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
-from ..observations import Entry, newer
+from ..observations import ObservationEntry, newer
 from ..observations.sealing import Binding, opened, sealed
 from ..workspace import Context, Workspace
 
@@ -69,7 +69,7 @@ def _foreign(where: str, detail: str) -> FsError:
                    details={"where": where, "detail": detail})
 
 
-def _entry(raw: Any, binding: Binding, key: str, where: str) -> Entry | None:
+def _entry(raw: Any, binding: Binding, key: str, where: str) -> ObservationEntry | None:
     """The entry kept as ``raw`` (JSON text or its dict), or None when its seal does not
     vouch for it here; a value that is no entry is refused as foreign."""
     try:
@@ -138,12 +138,12 @@ class ContextObservations:
         owner = self.owner()
         return Binding(owner, self.workspace, owner, self.key)
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         raw = self.state()["entries"].get(key)
         where = f"{_WHERE}[{key!r}]"
         return None if raw is None else _entry(raw, self.binding(), key, where)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         kept: dict[str, Any] = self.state()["entries"]
         binding = self.binding()
         with _LOCK:
@@ -206,13 +206,13 @@ class SessionObservations:
             self._ready = True
         return conn
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         with self._connection() as conn:
             row = conn.execute(_SELECT, (self.session_id, key)).fetchone()
         where = f"{self.db_path}:{TABLE}[{key!r}]"
         return None if row is None else _entry(row[0], self.binding, key, where)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         with self._connection() as conn, conn:
             # One write transaction: two processes merging into one session take turns.
             conn.execute("BEGIN IMMEDIATE")
@@ -236,6 +236,8 @@ class SessionObservations:
 _LIVE: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 """In-memory sessions of this process by token: their database is reachable only through
 the session object, which a JSON context cannot hold."""
+_TOKENS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""The token of each in-memory session, the same for every context made for it."""
 
 
 def session_context(session: Any, context: MutableMapping[str, Any] | None = None
@@ -253,8 +255,7 @@ def session_context(session: Any, context: MutableMapping[str, Any] | None = Non
         link["db"] = str(db) if str(db) == ":memory:" else os.path.abspath(db)
         link["sessions_table"] = str(getattr(session, "sessions_table", "agent_sessions"))
         if link["db"] == ":memory:":
-            token = getattr(session, "_fsseam_token", None) or uuid.uuid4().hex
-            session._fsseam_token = token
+            token = _TOKENS.setdefault(session, uuid.uuid4().hex)
             _LIVE[token] = session
             link["token"] = token
     # The owner names the session's database too: two conversations of one id in two

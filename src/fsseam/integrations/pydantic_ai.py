@@ -62,10 +62,8 @@ except ImportError:  # pragma: no cover - older releases: the next result carrie
 from ..errors import ErrorCode, FsError
 from ..observations import ObservationStore
 from ..observations.sealing import Binding
-from ..tools.base import Tool
-from ..tools.result import ToolResult
-from ..tools.run import answer, attempt, facts, parse_arguments
-from ..tools.sets import expand_tool_names
+from ..tools.base import Tool, ToolResult, answer, attempt, facts, parse_arguments
+from ..tools.registry import expand_tool_names
 from ..workspace import Context, Workspace
 from ._common import context_of
 from .pydantic_ai_history import (
@@ -100,7 +98,7 @@ _ANY_OBJECT = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(),
 
 class FsseamToolset(AbstractToolset[Any]):
     """fsseam's tools (``names``: tool names and set names of
-    :data:`~fsseam.tools.sets.TOOL_SETS`, mixed, or a string of them separated by commas;
+    :data:`~fsseam.tools.TOOL_SETS`, mixed, or a string of them separated by commas;
     default the set ``files``) of one context.
 
     ``source``: a ``Workspace`` (a context per conversation, or of ``owner``, is made on

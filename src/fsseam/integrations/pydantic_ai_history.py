@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..observations import Entry, MemoryObservations, ObservationStore, newer
+from ..observations import MemoryObservations, ObservationEntry, ObservationStore, newer
 from ..observations.sealing import Binding, opened, sealed
 
 __all__ = [
@@ -54,20 +54,20 @@ class HistoryObservations:
     """One conversation's observations for one run: an in-memory store seeded from the
     history, which remembers what has not travelled yet (:meth:`take`)."""
 
-    def __init__(self, entries: Mapping[str, Entry] | None = None) -> None:
+    def __init__(self, entries: Mapping[str, ObservationEntry] | None = None) -> None:
         self.memory = MemoryObservations()
         self._lock = threading.Lock()
-        self._unsent: dict[str, dict[str, Entry]] = {}
+        self._unsent: dict[str, dict[str, ObservationEntry]] = {}
         self._seed = dict(entries or {})
 
     def __repr__(self) -> str:
         return f"HistoryObservations(seeded={len(self._seed)})"
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         mine = self.memory.get(owner, key)
         return mine if mine is not None else self._seed.get(key)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         self.memory.put(owner, {k: _won(self._seed.get(k), e) for k, e in entries.items()})
         with self._lock:
             unsent = self._unsent.setdefault(owner, {})
@@ -81,7 +81,7 @@ class HistoryObservations:
             self._seed.clear()
             self._unsent.clear()
 
-    def take(self, owner: str) -> dict[str, Entry]:
+    def take(self, owner: str) -> dict[str, ObservationEntry]:
         """The owner's entries recorded since the last take: the next tool result carries
         them."""
         with self._lock:
@@ -99,10 +99,10 @@ class AsOwner:
     def __repr__(self) -> str:
         return f"AsOwner({self.store!r}, {self.owner!r})"
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         return self.store.get(self.owner, key, fresh=fresh)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         self.store.put(self.owner, entries)
 
 
@@ -126,27 +126,27 @@ def release(policy: object, owner: str) -> None:
         _RUNNING.get(policy, set()).discard(owner)
 
 
-def _won(a: Entry | None, b: Entry) -> Entry:
+def _won(a: ObservationEntry | None, b: ObservationEntry) -> ObservationEntry:
     won = newer(a, b)
     assert won is not None
     return won
 
 
-def metadata_of(binding: Binding, entries: Mapping[str, Entry]) -> dict[str, Any]:
+def metadata_of(binding: Binding, entries: Mapping[str, ObservationEntry]) -> dict[str, Any]:
     """A tool result's metadata carrying ``entries``, sealed for ``binding``."""
     carried = Carried(workspace=binding.workspace,
                       entries={k: sealed(binding, k, e) for k, e in entries.items()})
     return {HISTORY_KEY: carried.model_dump(mode="json")}
 
 
-def entries_from(messages: Iterable[Any], binding: Binding) -> dict[str, Entry]:
+def entries_from(messages: Iterable[Any], binding: Binding) -> dict[str, ObservationEntry]:
     """The entries a history carries for the workspace of ``binding`` whose seals vouch
     for them there (per key the later recording wins); one that was not recorded for this
     owner, workspace and conversation, or was altered, is left out (logged).
 
     Raises ValueError on an entry fsseam did not write (a corrupt or foreign format): a
     history that cannot be read is refused, never read as "nothing was read"."""
-    found: dict[str, Entry] = {}
+    found: dict[str, ObservationEntry] = {}
     for message in messages:
         for part in getattr(message, "parts", ()):
             metadata = getattr(part, "metadata", None)

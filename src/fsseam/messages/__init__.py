@@ -30,11 +30,12 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from . import edits, files, history, outcomes, stores, tools
-from .reasons import Reason
+from .reasons import Clause, Reason
 
 __all__ = [
     "DEFAULT_VOCABULARY",
     "MESSAGES",
+    "Clause",
     "Part",
     "Reason",
     "Role",

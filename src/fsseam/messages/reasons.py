@@ -1,4 +1,4 @@
-"""Every sentence of the core catalogue by name: a reason as a typed value.
+"""Every sentence and clause of the core catalogue by name: a reason as a typed value.
 
 ``Reason.bucket_missing == "bucket_missing"``, so errors built with ``reason="..."`` compare
 equal to a member; code that branches on a reason names the member, and a misspelt one is a
@@ -7,13 +7,15 @@ taken. The members are the catalogue's sentence names, in its order;
 ``tests/test_messages.py`` proves the two agree (clauses, whose names start with ``_``, are
 parts of sentences, not reasons). Adapters' own reasons (added with
 :func:`fsseam.messages.add`) are not members: an adapter names them in its own code.
+
+:class:`Clause` names the clauses the same way (``Clause.bytes == "_bytes"``).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum, auto
 
-__all__ = ["Reason"]
+__all__ = ["Clause", "Reason"]
 
 
 class Reason(StrEnum):
@@ -336,3 +338,104 @@ class Reason(StrEnum):
     observations_at_root = auto()
     reserved_index = auto()
     content_index_unsupported = auto()
+
+
+class Clause(StrEnum):
+    """The name of a catalogue clause: part of sentences, written once (``Part(Clause.bytes)``
+    puts ``_bytes`` where a sentence names it). The member is the clause's name without its
+    leading underscore; its value is the name."""
+
+    @staticmethod
+    def _generate_next_value_(name: str, start: int, count: int, last_values: list[str]) -> str:
+        return f"_{name}"
+
+    # -- files (fsseam.messages.files) --------------------------------------------------------
+    below_file = auto()
+    inside_only = auto()
+    choose_other = auto()
+    failed_to = auto()
+    copy_to = auto()
+    kept_copying = auto()
+    nul_bytes = auto()
+    bad_utf8 = auto()
+    bad_utf8_at = auto()
+    fifo = auto()
+    char_device = auto()
+    block_device = auto()
+    socket = auto()
+    special = auto()
+
+    # -- edits (fsseam.messages.edits) --------------------------------------------------------
+    times = auto()
+    times_over = auto()
+    at_line = auto()
+    at_lines = auto()
+    at_lines_more = auto()
+    patch_after_line = auto()
+    patch_at_end = auto()
+    patch_more = auto()
+
+    # -- stores (fsseam.messages.stores) ------------------------------------------------------
+    s3_configure = auto()
+    s3_grant = auto()
+    gcs_configure = auto()
+    gcs_grant = auto()
+    azure_configure = auto()
+    azure_grant = auto()
+    timed_out = auto()
+    observations_not_json = auto()
+    observations_too_deep = auto()
+    observations_format = auto()
+    observations_foreign = auto()
+    observations_malformed = auto()
+
+    # -- tools (fsseam.messages.tools) --------------------------------------------------------
+    arg_unexpected = auto()
+    arg_missing = auto()
+    tag_invalid = auto()
+    insert_text_missing = auto()
+    insert_text_twice = auto()
+    json_array = auto()
+    json_string = auto()
+    json_number = auto()
+    json_boolean = auto()
+    json_null = auto()
+
+    # -- history (fsseam.messages.history) ----------------------------------------------------
+    same_change_next = auto()
+    which_edit = auto()
+    diff_line_cut = auto()
+    index_not_object = auto()
+    index_wrong_format = auto()
+    index_entries_not_list = auto()
+    index_bad_entry = auto()
+
+    # -- outcomes (fsseam.messages.outcomes) --------------------------------------------------
+    one_line = auto()
+    n_lines = auto()
+    bytes = auto()
+    bytes_one_line = auto()
+    bytes_lines = auto()
+    lines_span = auto()
+    lines_of = auto()
+    skipped_binary = auto()
+    skipped_not_utf8 = auto()
+    skipped_too_large = auto()
+    skipped_timeout = auto()
+    skipped_unreadable = auto()
+    skipped_hidden = auto()
+    narrow_at = auto()
+    narrow = auto()
+    n_matching_lines = auto()
+    n_files = auto()
+    cat_n = auto()
+    two_levels = auto()
+    one_version = auto()
+    n_versions = auto()
+    deleted_mark = auto()
+    current_mark = auto()
+    you_mark = auto()
+    by_owner = auto()
+    time_unknown = auto()
+    size_unknown = auto()
+    restored_at = auto()

@@ -2,17 +2,25 @@
 store shared by many machines, or in a framework's own state.
 
 The observation policy (:mod:`fsseam.policy.observation`) decides; a store only keeps
-:class:`Entry` values by (owner, key). See docs/observations.md.
+:class:`ObservationEntry` values by (owner, key). See docs/observations.md.
 """
 
 from __future__ import annotations
 
-from .entry import UNDO_DEPTH, Change, Entry, newer
 from .file import FileObservations
-from .memory import DEFAULT_MAX_ENTRIES, LEDGER_FORMAT, Ledger, MemoryObservations
 from .opening import open_observations
-from .sharded import SHARD_FORMAT, Shard, ShardedObservations
-from .store import ObservationStore
+from .sharded import SHARD_FORMAT, ObservationShard, ShardedObservations
+from .store import (
+    DEFAULT_MAX_ENTRIES,
+    LEDGER_FORMAT,
+    UNDO_DEPTH,
+    Change,
+    Ledger,
+    MemoryObservations,
+    ObservationEntry,
+    ObservationStore,
+    newer,
+)
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
@@ -20,12 +28,12 @@ __all__ = [
     "SHARD_FORMAT",
     "UNDO_DEPTH",
     "Change",
-    "Entry",
     "FileObservations",
     "Ledger",
     "MemoryObservations",
+    "ObservationEntry",
+    "ObservationShard",
     "ObservationStore",
-    "Shard",
     "ShardedObservations",
     "newer",
     "open_observations",

@@ -1,6 +1,6 @@
 """Observations in one JSON ledger file: the CLI's ``--ledger FILE``, for one machine.
 
-The file is the :class:`~fsseam.observations.memory.Ledger` format the CLI has always
+The file is the :class:`~fsseam.observations.store.Ledger` format the CLI has always
 written (``format`` 1), replaced atomically (a temp file in the same directory, fsync,
 ``os.replace``). Processes sharing the file take an exclusive lock on ``FILE.lock`` for each
 update and merge into what the file holds then, so none loses another's update. A file that
@@ -19,10 +19,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import ErrorCode, FsError
-from ..messages import Reason
-from .entry import Entry
-from .memory import DEFAULT_MAX_ENTRIES, LEDGER_FORMAT, Ledger, MemoryObservations, _entries_of
+from ..messages import Clause, Reason
 from .sharded import corrupt, refused
+from .store import DEFAULT_MAX_ENTRIES, LEDGER_FORMAT, Ledger, MemoryObservations, ObservationEntry
 
 try:
     import fcntl
@@ -47,19 +46,19 @@ def read_ledger(path: Path) -> Ledger:
     try:
         raw = json.loads(data)
     except ValueError:  # UnicodeDecodeError included
-        raise refused(shown, "_observations_not_json") from None
+        raise refused(shown, Clause.observations_not_json) from None
     except RecursionError:  # arrays nested past the interpreter's depth
-        raise refused(shown, "_observations_too_deep") from None
+        raise refused(shown, Clause.observations_too_deep) from None
     found = raw.get("format") if isinstance(raw, dict) else None
     if type(found) is not int or found != LEDGER_FORMAT:
-        raise refused(shown, "_observations_format", found=repr(found),
+        raise refused(shown, Clause.observations_format, found=repr(found),
                       expected=repr(LEDGER_FORMAT))
     try:
         return Ledger.model_validate(raw)
     except ValidationError as e:
         raise corrupt(shown, e) from None
     except RecursionError:
-        raise refused(shown, "_observations_too_deep") from None
+        raise refused(shown, Clause.observations_too_deep) from None
 
 
 def write_ledger(ledger: Ledger, path: Path) -> None:
@@ -101,7 +100,7 @@ class FileObservations(MemoryObservations):
         # Another process opens the file again: the file, not this process's copy of it.
         return (_reopen, (str(self.path), self.max_entries))
 
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         # Without ``fresh``, one stat: a file another process replaced is read now, before
         # the change this answer checks lands, so a damaged file refuses the change instead
         # of failing the call after it. Read under the lock, as ``put`` merges: a reload
@@ -111,7 +110,7 @@ class FileObservations(MemoryObservations):
                 self._reload()
         return super().get(owner, key)
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         with self._locked():
             self._reload()
             super().put(owner, entries)
@@ -137,7 +136,7 @@ class FileObservations(MemoryObservations):
         ledger = read_ledger(self.path)
         with self._lock:
             self.ledger = ledger
-            self._owners = _entries_of(ledger)
+            self._owners = ledger.entries()
         self._seen = self._stamp()
 
     @contextlib.contextmanager

@@ -24,9 +24,8 @@ from ..backends.registry import backend_class, open_backend
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from .file import FileObservations
-from .memory import Ledger, MemoryObservations
 from .sharded import ShardedObservations
-from .store import ObservationStore
+from .store import Ledger, MemoryObservations, ObservationStore
 
 __all__ = [
     "ObservationsSpec",

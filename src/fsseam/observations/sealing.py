@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .entry import Entry
+from .store import ObservationEntry
 
 __all__ = ["SEAL_FIELD", "Binding", "check_key", "fingerprint", "opened", "sealed"]
 
@@ -71,20 +71,20 @@ class Binding:
         return (f"Binding(owner={self.owner!r}, workspace={self.workspace!r}, "
                 f"thread={self.thread!r}{signed})")
 
-    def _message(self, file: str, entry: Entry) -> bytes:
+    def _message(self, file: str, entry: ObservationEntry) -> bytes:
         said = [_CONTEXT, self.owner, self.workspace, self.thread, file,
                 entry.model_dump(mode="json")]
         return json.dumps(said, sort_keys=True, separators=(",", ":"),
                           ensure_ascii=True).encode()
 
-    def seal(self, file: str, entry: Entry) -> str:
+    def seal(self, file: str, entry: ObservationEntry) -> str:
         """The seal of ``entry`` for the key ``file``, recorded here."""
         message = self._message(file, entry)
         if self.key is None:
             return _DIGEST + hashlib.sha256(message).hexdigest()
         return _SIGNED + hmac.new(self.key, message, hashlib.sha256).hexdigest()
 
-    def why_not(self, file: str, entry: Entry, seal: object) -> str | None:
+    def why_not(self, file: str, entry: ObservationEntry, seal: object) -> str | None:
         """Why ``seal`` does not vouch for ``entry`` here, or None when it does:
         ``unsealed`` (none: written by hand, or by an fsseam that sealed none),
         ``foreign_seal`` (not one fsseam writes), ``unsigned`` (only the public digest, and
@@ -102,18 +102,18 @@ class Binding:
         return None
 
 
-def sealed(binding: Binding, file: str, entry: Entry) -> dict[str, Any]:
+def sealed(binding: Binding, file: str, entry: ObservationEntry) -> dict[str, Any]:
     """``entry``'s JSON with its seal, for client-held state."""
     return {**entry.model_dump(mode="json"), SEAL_FIELD: binding.seal(file, entry)}
 
 
 def opened(binding: Binding, file: str, raw: Mapping[str, Any], *, where: str = ""
-           ) -> Entry | None:
+           ) -> ObservationEntry | None:
     """The entry ``raw`` (its JSON with the seal) when its seal vouches for it here, else
     None (logged, naming why: it reads as not observed). A value that is no entry at all
     raises pydantic's ``ValidationError`` (the caller says whose state is damaged)."""
     body = {k: v for k, v in raw.items() if k != SEAL_FIELD}
-    entry = Entry.model_validate(body)
+    entry = ObservationEntry.model_validate(body)
     why = binding.why_not(file, entry, raw.get(SEAL_FIELD))
     if why is None:
         return entry

@@ -6,12 +6,12 @@ Layout under the store's root (docs/observations.md)::
 
 ``scope`` is a digest of the workspace's canonical URL (two workspaces sharing one prefix
 never mix), ``owner`` a digest of the owner, ``shard`` the key's hash modulo the number of
-shards. Each shard object is a :class:`Shard` and says, inside, which scope, owner and shard
-it is; an object that says otherwise is refused, never overwritten.
+shards. Each shard object is an :class:`ObservationShard` and says, inside, which scope,
+owner and shard it is; an object that says otherwise is refused, never overwritten.
 
 Every update of a shard is the store's own compare-and-swap, conditional on the version
 this process last read (``IfMatch``; ``CreateOnly`` for a new shard). On a lost swap the
-shard is read again, the updates merged key by key (:func:`~fsseam.observations.entry.newer`)
+shard is read again, the updates merged key by key (:func:`~fsseam.observations.store.newer`)
 and the write retried, so two workers updating one owner never lose an update.
 """
 
@@ -32,11 +32,12 @@ from ..backends.base import Backend, Blob
 from ..backends.contract import extras_of
 from ..backends.registry import open_backend
 from ..errors import Conflict, ErrorCode, FsError
-from ..messages import Part, Reason
+from ..messages import Clause, Part, Reason
 from ..versions import CreateOnly, IfMatch, Precondition, Version
-from .entry import Entry, newer
+from .store import ObservationEntry, newer
 
-__all__ = ["SHARD_FORMAT", "Shard", "ShardedObservations", "corrupt", "digest", "refused"]
+__all__ = ["SHARD_FORMAT", "ObservationShard", "ShardedObservations", "corrupt", "digest",
+           "refused"]
 
 SHARD_FORMAT: Literal["fsseam-observations/1"] = "fsseam-observations/1"
 
@@ -46,7 +47,7 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-class Shard(BaseModel):
+class ObservationShard(BaseModel):
     """One shard object: part of one owner's entries in one workspace."""
 
     model_config = ConfigDict(extra="forbid")
@@ -54,7 +55,7 @@ class Shard(BaseModel):
     scope: str
     owner: str
     shard: int
-    entries: dict[str, Entry] = {}
+    entries: dict[str, ObservationEntry] = {}
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class _Kept:
     """A shard as this process last read or wrote it (``version`` None: it did not exist)."""
 
     version: Version | None
-    entries: dict[str, Entry]
+    entries: dict[str, ObservationEntry]
 
 
 class ShardedObservations:
@@ -125,15 +126,15 @@ class ShardedObservations:
         return f"{digest(self.scope)}/{digest(owner)}/{shard:04d}.json"
 
     # -- the protocol --------------------------------------------------------
-    def get(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         shard = self.shard_of(key)
         kept = None if fresh else self._cached(owner, shard)
         if kept is None:
             kept = self._load(owner, shard)
         return self._live(kept.entries.get(key))
 
-    def put(self, owner: str, entries: Mapping[str, Entry]) -> None:
-        groups: dict[int, dict[str, Entry]] = {}
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
+        groups: dict[int, dict[str, ObservationEntry]] = {}
         for key, entry in entries.items():
             groups.setdefault(self.shard_of(key), {})[key] = entry
         if len(groups) == 1:
@@ -147,9 +148,9 @@ class ShardedObservations:
         if errors:
             raise errors[0]
 
-    def entries(self, owner: str) -> dict[str, Entry]:
+    def entries(self, owner: str) -> dict[str, ObservationEntry]:
         """Every live entry of ``owner`` (one request per shard: for tools and tests)."""
-        out: dict[str, Entry] = {}
+        out: dict[str, ObservationEntry] = {}
         for shard in range(self.shards):
             for key, entry in self._load(owner, shard).entries.items():
                 if self._live(entry) is not None:
@@ -204,25 +205,25 @@ class ShardedObservations:
             return plain(key, data, precondition)
         return self.backend.write(key, data, precondition)
 
-    def _parse(self, key: str, data: bytes, owner: str, shard: int) -> Shard:
+    def _parse(self, key: str, data: bytes, owner: str, shard: int) -> ObservationShard:
         shown = f"{self.name.rstrip('/')}/{key}"
         try:
-            parsed = Shard.model_validate_json(data)
+            parsed = ObservationShard.model_validate_json(data)
         except ValidationError as e:
             raise corrupt(shown, e) from None
         if (parsed.scope, parsed.owner, parsed.shard) != (self.scope, owner, shard):
-            raise refused(shown, "_observations_foreign", found=parsed.shard)
+            raise refused(shown, Clause.observations_foreign, found=parsed.shard)
         return parsed
 
-    def _put_shard(self, owner: str, shard: int, updates: Mapping[str, Entry]) -> None:
+    def _put_shard(self, owner: str, shard: int, updates: Mapping[str, ObservationEntry]) -> None:
         kept = self._cached(owner, shard) or self._load(owner, shard)
         key = self.object_key(owner, shard)
         for _ in range(self.retries):
             merged = self._merged(kept.entries, updates)
             if merged == kept.entries:
                 return
-            body = Shard(format=SHARD_FORMAT, scope=self.scope, owner=owner, shard=shard,
-                         entries=merged)
+            body = ObservationShard(format=SHARD_FORMAT, scope=self.scope, owner=owner,
+                                    shard=shard, entries=merged)
             precondition = IfMatch(kept.version) if kept.version is not None else CreateOnly()
             try:
                 version = self._write(key, body.model_dump_json().encode(), precondition)
@@ -236,8 +237,8 @@ class ShardedObservations:
         raise FsError(ErrorCode.FS_BACKEND, reason=Reason.observations_contended,
                       details={"store": self.name, "attempts": self.retries})
 
-    def _merged(self, entries: Mapping[str, Entry], updates: Mapping[str, Entry]
-                ) -> dict[str, Entry]:
+    def _merged(self, entries: Mapping[str, ObservationEntry],
+                updates: Mapping[str, ObservationEntry]) -> dict[str, ObservationEntry]:
         merged = dict(entries)
         for key, entry in updates.items():
             won = newer(merged.get(key), entry)
@@ -251,7 +252,7 @@ class ShardedObservations:
                 del merged[k]
         return merged
 
-    def _live(self, entry: Entry | None) -> Entry | None:
+    def _live(self, entry: ObservationEntry | None) -> ObservationEntry | None:
         if entry is None or self.max_age is None or entry.at >= time.time() - self.max_age:
             return entry
         return None
@@ -271,9 +272,9 @@ def corrupt(shown: str, err: ValidationError) -> FsError:
     """The refusal of an object that does not validate (``shown`` names it)."""
     first = err.errors()[0]
     if first["type"] == "json_invalid":
-        return refused(shown, "_observations_not_json")
+        return refused(shown, Clause.observations_not_json)
     if first["loc"] == ("format",):
-        return refused(shown, "_observations_format", found=repr(first.get("input")),
+        return refused(shown, Clause.observations_format, found=repr(first.get("input")),
                        expected=repr(SHARD_FORMAT))
-    return refused(shown, "_observations_malformed",
+    return refused(shown, Clause.observations_malformed,
                    field=".".join(str(p) for p in first["loc"]) or "/", problem=first["msg"])

@@ -18,7 +18,7 @@ from .parse import MOVE as MOVE
 from .parse import UPDATE as UPDATE
 from .parse import AddFile as AddFile
 from .parse import DeleteFile as DeleteFile
-from .parse import Hunk as Hunk
+from .parse import PatchHunk as PatchHunk
 from .parse import PatchOp as PatchOp
 from .parse import UpdateFile as UpdateFile
 from .parse import parse_create_diff as parse_create_diff
@@ -28,7 +28,7 @@ from .parse import parse_update_diff as parse_update_diff
 __all__ = [
     "AddFile",
     "DeleteFile",
-    "Hunk",
+    "PatchHunk",
     "PatchOp",
     "UpdateFile",
     "apply_hunks",

@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 
 from ..changes import Create, Delete, DocEdit, FileChange, Update
 from ..errors import ErrorCode, FsError
-from ..messages import Reason, Role, render
+from ..messages import Clause, Reason, Role, render
 from ..text import TextDoc, split_lines
-from .parse import AddFile, DeleteFile, Hunk, PatchOp, quoted
+from .parse import AddFile, DeleteFile, PatchHunk, PatchOp, quoted
 
 __all__ = ["MAX_LISTED_MATCHES", "apply_hunks", "as_changes", "hunk_edit"]
 
@@ -83,7 +83,7 @@ def _clause(name: str, **facts: object) -> str:
 
 
 def _where(after: int) -> str:
-    return _clause("_patch_after_line", after=after) if after else ""
+    return _clause(Clause.patch_after_line, after=after) if after else ""
 
 
 _LEVELS: tuple[Callable[[str], str] | None, ...] = (None, str.rstrip, str.strip)
@@ -95,7 +95,7 @@ twice there is refused as ambiguous, never applied at the first place."""
 _Candidate = tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]
 
 
-def _candidates(h: Hunk) -> list[_Candidate]:
+def _candidates(h: PatchHunk) -> list[_Candidate]:
     """(old, new, sources) to look for: the hunk, then, when it closes with a blank line,
     without it. A blank line closing a hunk is usually the separator before the next one,
     not a line of the file (and its twin among the new lines goes with it)."""
@@ -116,7 +116,7 @@ def _kept(lines: list[str], start: int, c: _Candidate) -> tuple[str, ...]:
                  for text, s in zip(new, sources, strict=False))
 
 
-def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
+def _locate(lines: list[str], h: PatchHunk, index: int, cursor: int, path: str
             ) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
     """(first line, old, new) of hunk ``index`` (1-based) in ``lines``, from ``cursor``."""
     pos = cursor
@@ -145,22 +145,22 @@ def _locate(lines: list[str], h: Hunk, index: int, cursor: int, path: str
                 raise _ambiguous(found, h, index, path)
             if found:
                 return found[0], c[0], c[1] if norm is None else _kept(lines, found[0], c)
-    where = _clause("_patch_at_end") if h.end_of_file else _where(pos)
+    where = _clause(Clause.patch_at_end) if h.end_of_file else _where(pos)
     raise FsError(ErrorCode.FS_NO_MATCH, path=path, reason=Reason.patch_hunk_no_match,
                   details={"hunk": index, "line": h.line, "first": _first(h), "where": where})
 
 
-def _ambiguous(found: list[int], h: Hunk, index: int, path: str) -> FsError:
+def _ambiguous(found: list[int], h: PatchHunk, index: int, path: str) -> FsError:
     listed = found[:MAX_LISTED_MATCHES]
     more = len(found) - len(listed)
     return FsError(ErrorCode.FS_MULTIPLE_MATCHES, path=path, reason=Reason.patch_hunk_ambiguous,
                    details={"hunk": index, "line": h.line, "count": len(found),
                             "lines": ", ".join(str(i + 1) for i in listed),
-                            "more": _clause("_patch_more") if more else "",
+                            "more": _clause(Clause.patch_more) if more else "",
                             "match_lines": [i + 1 for i in listed]})
 
 
-def _first(h: Hunk) -> str:
+def _first(h: PatchHunk) -> str:
     first = next((line for line in h.old if line.strip()), h.old[0] if h.old else "")
     return quoted(first)
 
@@ -187,7 +187,7 @@ def _region(doc: TextDoc, start: int, n: int, new: Sequence[str]) -> tuple[int, 
     return begin - 1, end, ""
 
 
-def apply_hunks(doc: TextDoc, hunks: Sequence[Hunk], path: str) -> TextDoc:
+def apply_hunks(doc: TextDoc, hunks: Sequence[PatchHunk], path: str) -> TextDoc:
     """``doc`` with every hunk applied in order (raises FS_NO_MATCH, FS_MULTIPLE_MATCHES,
     FS_INVALID_ARGUMENT; ``path`` names the file in errors)."""
     current = doc
@@ -204,7 +204,7 @@ def apply_hunks(doc: TextDoc, hunks: Sequence[Hunk], path: str) -> TextDoc:
     return current
 
 
-def hunk_edit(hunks: Sequence[Hunk]) -> DocEdit:
+def hunk_edit(hunks: Sequence[PatchHunk]) -> DocEdit:
     """The hunks as an edit of a whole text, for :class:`fsseam.changes.Update`."""
     frozen = tuple(hunks)
 

@@ -24,7 +24,7 @@ from ..messages import Reason
 __all__ = [
     "AddFile",
     "DeleteFile",
-    "Hunk",
+    "PatchHunk",
     "PatchOp",
     "UpdateFile",
     "parse_create_diff",
@@ -47,7 +47,7 @@ _SHOWN_CHARS = 60
 
 
 @dataclass(frozen=True)
-class Hunk:
+class PatchHunk:
     """One hunk: where it applies (``anchors``, ``end_of_file``) and what it changes."""
 
     anchors: tuple[str, ...]
@@ -81,7 +81,7 @@ class DeleteFile:
 @dataclass(frozen=True)
 class UpdateFile:
     path: str
-    hunks: tuple[Hunk, ...]
+    hunks: tuple[PatchHunk, ...]
     move_to: str | None = None
     line: int = 0
 
@@ -116,8 +116,8 @@ class _Hunks:
         self.i = i
         self.first_needs_header = first_needs_header
 
-    def read(self) -> tuple[Hunk, ...]:
-        hunks: list[Hunk] = []
+    def read(self) -> tuple[PatchHunk, ...]:
+        hunks: list[PatchHunk] = []
         while self.i < len(self.lines):
             line = self.lines[self.i]
             if line == "":
@@ -147,7 +147,7 @@ class _Hunks:
         text = line[3:] if line.startswith("@@ ") else ""
         return text if text.strip() else None
 
-    def _hunk(self, needs_header: bool) -> Hunk | None:
+    def _hunk(self, needs_header: bool) -> PatchHunk | None:
         start = self.i + 1
         anchors: list[str] = []
         headers = 0
@@ -189,7 +189,7 @@ class _Hunks:
             self.i += 1
         if not (old or new):
             raise _invalid(Reason.patch_empty_hunk, line=start)
-        return Hunk(tuple(anchors), tuple(old), tuple(new), end_of_file, start, tuple(sources))
+        return PatchHunk(tuple(anchors), tuple(old), tuple(new), end_of_file, start, tuple(sources))
 
 
 def _bounds(lines: list[str]) -> tuple[int, int]:
@@ -262,7 +262,7 @@ def _section(line: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def parse_update_diff(diff: str) -> tuple[Hunk, ...]:
+def parse_update_diff(diff: str) -> tuple[PatchHunk, ...]:
     """The hunks of a V4A diff without the envelope (an ``update_file`` operation)."""
     lines = _lines(diff)
     while lines and (lines[-1] == "" or lines[-1].rstrip() == END):

@@ -52,9 +52,9 @@ from ..messages import Reason
 from ..observations import (
     UNDO_DEPTH,
     Change,
-    Entry,
     Ledger,
     MemoryObservations,
+    ObservationEntry,
     ObservationStore,
 )
 from ..versions import CreateOnly, IfMatch, Version
@@ -70,7 +70,7 @@ class _Call:
     store: ObservationStore
     owner: str
     depth: int = 0
-    pending: dict[str, Entry] = field(default_factory=dict)
+    pending: dict[str, ObservationEntry] = field(default_factory=dict)
     changed: str | None = None
     """A file the call changed (its shown path): a failure to store what the call recorded
     must then say the file changed."""
@@ -219,7 +219,7 @@ class ObservationPolicy:
             self._store(running.owner, running.store, running.pending, running.changed,
                         failed, running.unsaved)
 
-    def _store(self, owner: str, store: ObservationStore, pending: dict[str, Entry],
+    def _store(self, owner: str, store: ObservationStore, pending: dict[str, ObservationEntry],
                changed: str | None, failed: bool, unsaved: FsError | None = None) -> None:
         """Write what a call recorded. A store that fails it fails the call (nothing is
         let through unguarded: the next call asks the store again); when the call changed a
@@ -237,7 +237,7 @@ class ObservationPolicy:
                 raise
             raise _not_saved(changed, e, store) from e
 
-    def entry(self, owner: str, key: str, *, fresh: bool = False) -> Entry | None:
+    def entry(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
         running = self._running(owner)
         if running is not None:
             with self._lock:
@@ -253,8 +253,8 @@ class ObservationPolicy:
             return (False, None)
         return (True, entry.version)
 
-    def update(self, owner: str, key: str, change: Callable[[Entry], Entry], *,
-               changed: str | None = None) -> None:
+    def update(self, owner: str, key: str, change: Callable[[ObservationEntry],
+               ObservationEntry], *, changed: str | None = None) -> None:
         """Record ``change`` of the owner's entry for ``key``: kept for the end of the
         call in progress, or written now when there is none. ``changed``: the shown path
         of a file the call changed."""
@@ -278,7 +278,7 @@ class ObservationPolicy:
             raise _not_saved(changed, e, store) from e
         with self._lock:
             held = running.pending.get(key) if running is not None else None
-            before = held or stored or Entry(seen=False)
+            before = held or stored or ObservationEntry(seen=False)
             after = change(before).model_copy(update={"at": _later(before.at)})
             if after.same(before) and before.at:
                 return
@@ -350,7 +350,7 @@ class ObservationPolicy:
             self.record(event.owner, event.key, made, changed=event.path)
             return
 
-        def written(entry: Entry) -> Entry:
+        def written(entry: ObservationEntry) -> ObservationEntry:
             stack = list(entry.changes)
             if event.operation == "undo":
                 undone = stack.pop() if stack else None
@@ -360,7 +360,7 @@ class ObservationPolicy:
                     stack[-1] = Change(before=stack[-1].before, after=made)
             else:
                 stack.append(Change(before=event.replaced, after=made))
-            return Entry(seen=True, version=made, changes=tuple(stack[-UNDO_DEPTH:]))
+            return ObservationEntry(seen=True, version=made, changes=tuple(stack[-UNDO_DEPTH:]))
 
         self.update(event.owner, event.key, written, changed=event.path)
 
@@ -391,10 +391,10 @@ class ObservationPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_deleted(self, event: DeletedEvent) -> None:
-        def deleted(entry: Entry) -> Entry:
+        def deleted(entry: ObservationEntry) -> ObservationEntry:
             stack = entry.changes
             if event.operation == "undo":  # the undo of a change that created the file
                 stack = stack[:-1]
-            return Entry(seen=True, version=None, changes=stack)
+            return ObservationEntry(seen=True, version=None, changes=stack)
 
         self.update(event.owner, event.key, deleted, changed=event.path)

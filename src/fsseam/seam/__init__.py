@@ -42,9 +42,10 @@ from ..versions import CreateOnly, IfMatch, Version
 from . import changing, finding, listing, managing, raw, rawfile, reading, writing
 from . import history as _history
 from .core import Core
+from .deadline import Deadline
 from .listing import smallest
 
-__all__ = ["Limits", "Seam", "smallest"]
+__all__ = ["Deadline", "Limits", "Seam", "smallest"]
 
 T = TypeVar("T")
 

@@ -44,7 +44,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .proxy import CountingProxy, ProxiedRequest, counting_proxy
+from .proxy import ForwardingProxy, ProxiedRequest, counting_proxy
 
 __all__ = [
     "ACCOUNT_KEY",
@@ -149,7 +149,7 @@ class AzuriteEndpoint:
     blob_endpoint: str
     server_url: str
     log_path: Path
-    proxy: CountingProxy | None
+    proxy: ForwardingProxy | None
 
     @property
     def connection_string(self) -> str:

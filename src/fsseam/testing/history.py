@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import ErrorCode, FsError
-from ..tools.result import ToolResult
+from ..tools.base import ToolResult
 from ..workspace import Context, Workspace
 
 __all__ = ["HistoryConformance"]

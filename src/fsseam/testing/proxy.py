@@ -37,8 +37,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["CountingProxy", "ProxiedRequest", "counting_proxy", "forwarding_handler", "main",
-           "serve_http"]
+__all__ = ["ForwardingProxy", "ProxiedRequest", "counting_proxy", "forwarding_handler",
+           "main", "serve_http"]
 
 # Hop-by-hop headers (RFC 9110 7.6.1) are the proxy's own business on each side.
 _HOP_BY_HOP = frozenset(
@@ -49,6 +49,8 @@ _HOP_BY_HOP = frozenset(
 
 @dataclass(frozen=True)
 class ProxiedRequest:
+    """One request a proxy forwarded (or answered itself, with an injected fault)."""
+
     method: str
     path: str
     """The request path without the query string."""
@@ -59,7 +61,7 @@ class ProxiedRequest:
 
 
 @dataclass
-class CountingProxy:
+class ForwardingProxy:
     """Where the proxy listens (``url``) and what it forwarded since the last take."""
 
     url: str
@@ -115,7 +117,7 @@ class _Forward(BaseHTTPRequestHandler):
     # for the client's delayed ACK of the headers (40 ms on Linux) on small answers.
     disable_nagle_algorithm = True
     upstream_conn: http.client.HTTPConnection | None = None
-    proxy: CountingProxy
+    proxy: ForwardingProxy
     host: str
     port: int | None
 
@@ -192,7 +194,7 @@ class _Forward(BaseHTTPRequestHandler):
         pass
 
 
-def forwarding_handler(proxy: CountingProxy) -> type[BaseHTTPRequestHandler]:
+def forwarding_handler(proxy: ForwardingProxy) -> type[BaseHTTPRequestHandler]:
     """The request handler class of ``proxy`` (forward to ``proxy.upstream``, record).
     Subclass it to alter answers (a fault or a misbehaving intermediary) and serve it with
     :func:`serve_http`."""
@@ -225,10 +227,10 @@ def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
 
 
 @contextmanager
-def counting_proxy(upstream: str, *, latency: float = 0.0) -> Iterator[CountingProxy]:
+def counting_proxy(upstream: str, *, latency: float = 0.0) -> Iterator[ForwardingProxy]:
     """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``
     (each delayed by ``latency`` seconds, if given)."""
-    proxy = CountingProxy(url="", upstream=upstream.rstrip("/"), latency=latency)
+    proxy = ForwardingProxy(url="", upstream=upstream.rstrip("/"), latency=latency)
     with serve_http(forwarding_handler(proxy)) as url:
         proxy.url = url
         yield proxy
@@ -239,7 +241,7 @@ class _Control(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    proxy: CountingProxy
+    proxy: ForwardingProxy
 
     def _reply(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -1,18 +1,14 @@
 """Model-facing tools: read, write, edit, str_replace_editor, the finders, delete and move,
 multi_edit, apply_patch, memory, history and restore."""
 
-from .annotations import ToolAnnotations
-from .base import Tool
+from .base import ImageContent, Tool, ToolAnnotations, ToolError, ToolResult
 from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
-from .file_tools import EditTool, ReadTool, WriteTool
+from .file_tools import DeleteTool, EditTool, MoveTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
 from .history import HistoryTool, RestoreTool
-from .manage import DeleteTool, MoveTool
 from .memory import MemoryOutcome, MemoryTool
-from .registry import ToolRegistry, UnknownToolError, default_tools
-from .result import ImageContent, ToolError, ToolResult
-from .sets import TOOL_SETS, expand_tool_names
+from .registry import TOOL_SETS, ToolRegistry, UnknownToolError, default_tools, expand_tool_names
 
 __all__ = [
     "TOOL_SETS",

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from ..errors import ErrorCode, FsError
 from ..history import RestoreOutcome
-from ..messages import DEFAULT_VOCABULARY, Reason, Sentence, render
+from ..messages import DEFAULT_VOCABULARY, Clause, Reason, Sentence, render
 from ..outcomes import (
     EditOutcome,
     ImageOutcome,
@@ -90,13 +90,13 @@ class InsertCmd(_Cmd):
     @model_validator(mode="after")
     def _one_text(self) -> InsertCmd:
         if self.new_str is None and self.insert_text is None:
-            raise ValueError(render("_insert_text_missing", vocabulary=EDITOR_VOCABULARY))
+            raise ValueError(render(Clause.insert_text_missing, vocabulary=EDITOR_VOCABULARY))
         if (
             self.new_str is not None
             and self.insert_text is not None
             and self.new_str != self.insert_text
         ):
-            raise ValueError(render("_insert_text_twice", vocabulary=EDITOR_VOCABULARY))
+            raise ValueError(render(Clause.insert_text_twice, vocabulary=EDITOR_VOCABULARY))
         return self
 
     @property

@@ -15,8 +15,7 @@ from ..globs import compile_glob
 from ..grep import MAX_CONTEXT, compile_pattern
 from ..outcomes import GlobOutcome, GrepOutcome, ListOutcome
 from ..seam import Seam
-from .annotations import READ_ONLY
-from .base import Tool
+from .base import READ_ONLY, Tool
 from .render import MAX_LIST_CHARS, render_glob, render_grep, render_ls
 
 __all__ = [

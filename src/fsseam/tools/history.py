@@ -5,11 +5,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome
-from ..messages import Part, Reason
+from ..messages import Clause, Part, Reason
 from ..messages import render as say
 from ..seam import Seam
-from .annotations import READ_ONLY, ToolAnnotations
-from .base import Tool
+from .base import READ_ONLY, Tool, ToolAnnotations
 from .render import render, size_text
 
 __all__ = [
@@ -87,24 +86,24 @@ class RestoreTool(Tool[RestoreArgs, RestoreOutcome]):
 
 def _row(e: HistoryEntry, you: str) -> str:
     when = (e.modified.strftime("%Y-%m-%d %H:%M:%S UTC") if e.modified
-            else say("_time_unknown"))
+            else say(Clause.time_unknown))
     if e.deleted:
-        what = f"{say('_deleted_mark')}  {when}"
+        what = f"{say(Clause.deleted_mark)}  {when}"
     else:
-        size = size_text(e.size) if e.size is not None else say("_size_unknown")
-        current = f"  {say('_current_mark')}" if e.latest else ""
+        size = size_text(e.size) if e.size is not None else say(Clause.size_unknown)
+        current = f"  {say(Clause.current_mark)}" if e.latest else ""
         what = f"{e.id}{current}  {when}  {size}"
     if e.owner is not None:
-        what += "  " + say("_by_owner", details={"owner": e.owner})
+        what += "  " + say(Clause.by_owner, details={"owner": e.owner})
         if e.owner == you:
-            what += " " + say("_you_mark")
+            what += " " + say(Clause.you_mark)
     return what
 
 
 def render_history(o: HistoryOutcome) -> str:
     n = len(o.entries)
     head = say(Reason.history_head, o.path, {
-        "count": n, "versions": Part("_one_version" if n == 1 else "_n_versions")})
+        "count": n, "versions": Part(Clause.one_version if n == 1 else Clause.n_versions)})
     rows = [f"{i}. {_row(e, o.you)}" for i, e in enumerate(o.entries, 1)]
     tail = []
     if n >= o.limit:
@@ -117,8 +116,8 @@ def render_history(o: HistoryOutcome) -> str:
 def _extent(o: RestoreOutcome) -> Part:
     """The size of a restored file: bytes, and lines when it has any."""
     if not o.lines:
-        return Part("_bytes")
-    return Part("_bytes_one_line" if len(o.lines) == 1 else "_bytes_lines")
+        return Part(Clause.bytes)
+    return Part(Clause.bytes_one_line if len(o.lines) == 1 else Clause.bytes_lines)
 
 
 def render_restore(o: RestoreOutcome) -> str:

@@ -29,10 +29,9 @@ from ..messages import Reason
 from ..outcomes import ChangeOutcome
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
 from ..seam import Seam
-from .base import Tool
+from .base import Tool, ToolResult
 from .changes import APPLY_PATCH_VOCABULARY, not_applied
 from .render import render_change
-from .result import ToolResult
 
 __all__ = [
     "ANTHROPIC_EDITOR_NAME",
@@ -174,12 +173,12 @@ class DeleteFileOp(_Op):
     type: Literal["delete_file"]
 
 
-Operation = Annotated[CreateFileOp | UpdateFileOp | DeleteFileOp, Field(discriminator="type")]
+PatchOperation = Annotated[CreateFileOp | UpdateFileOp | DeleteFileOp, Field(discriminator="type")]
 
 
 class ApplyPatchCallArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    operations: list[Operation] = Field(min_length=1)
+    operations: list[PatchOperation] = Field(min_length=1)
 
 
 NATIVE_PATCH_VOCABULARY = {**APPLY_PATCH_VOCABULARY, "patch": "diff"}

@@ -1,21 +1,21 @@
-"""ctx.tools: the tool registry of one context."""
+"""ctx.tools: the tool registry of one context, and the named tool sets a surface offers."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..seam import Seam
-from .base import Tool
+from .base import Tool, ToolResult, failed, offered, parse_arguments, perform, run_tool
 from .changes import ApplyPatchTool, MultiEditTool
 from .editor import StrReplaceEditor
-from .file_tools import EditTool, ReadTool, WriteTool
+from .file_tools import DeleteTool, EditTool, MoveTool, ReadTool, WriteTool
 from .finders import GlobTool, GrepTool, LsTool
 from .history import HistoryTool, RestoreTool
-from .manage import DeleteTool, MoveTool
 from .memory import MemoryTool
 from .native import (
     NATIVE_ANTHROPIC,
@@ -27,14 +27,55 @@ from .native import (
     reply,
     sole_path,
 )
-from .result import ToolResult
-from .run import failed, offered, parse_arguments, perform, run_tool
 from .schema import Dialect, tool_schema
-from .sets import expand_tool_names
 
-__all__ = ["ToolRegistry", "UnknownToolError", "default_tools", "parse_arguments"]
+__all__ = [
+    "TOOL_SETS",
+    "ToolRegistry",
+    "UnknownToolError",
+    "default_tools",
+    "expand_tool_names",
+    "parse_arguments",
+]
 
 
+# -- named tool sets ------------------------------------------------------------------------
+# Five tools edit a file in overlapping ways (edit, str_replace_editor, multi_edit,
+# apply_patch, memory); a model offered all of them chooses worse and pays for every schema
+# in its prompt. A set gives it one way to edit, in the shape it was trained on, under the
+# same name on every surface.
+_FINDERS = ("ls", "glob", "grep")
+
+TOOL_SETS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "files": ("read", "write", "edit", *_FINDERS, "delete", "move", "history", "restore"),
+    "anthropic": ("str_replace_editor", "memory", *_FINDERS),
+    "openai": ("apply_patch", "read", *_FINDERS),
+    "all": (
+        "read", "write", "edit", "str_replace_editor", *_FINDERS, "delete", "move",
+        "multi_edit", "apply_patch", "memory", "history", "restore",
+    ),
+})
+"""Set name -> its tools, in the order a surface lists them. ``files``: fsseam's own file
+tools (one editor: ``edit``; ``write`` for whole files); ``anthropic``: the shapes Claude is
+trained on; ``openai``: the shape OpenAI's models are trained on (``apply_patch`` adds,
+deletes, moves and edits); ``all``: every tool."""
+
+
+def expand_tool_names(names: str | Iterable[str]) -> tuple[str, ...]:
+    """Tool names from set names and tool names, mixed (a string is split at commas:
+    ``"files,multi_edit"``), each once, in order. Names that are neither stay, for the
+    registry to refuse with the list of tools."""
+    items = names.split(",") if isinstance(names, str) else list(names)
+    out: dict[str, None] = {}
+    for item in (n.strip() for n in items):
+        if not item:
+            continue
+        for name in TOOL_SETS.get(item, (item,)):
+            out[name] = None
+    return tuple(out)
+
+
+# -- the registry ----------------------------------------------------------------------------
 class UnknownToolError(LookupError):
     """No tool of that name is registered: raised by ``get`` and by ``execute(...,
     strict=True)``; a plain ``execute`` answers with an FS_INVALID_ARGUMENT result."""
@@ -114,7 +155,7 @@ class ToolRegistry:
 
     def offered(self, names: Iterable[str] | None = None) -> list[str]:
         """The names of the tools a surface offers (``names``: tool names and names of
-        :data:`~fsseam.tools.sets.TOOL_SETS`, default all, in their order): on a read-only
+        :data:`~fsseam.tools.TOOL_SETS`, default all, in their order): on a read-only
         workspace only the tools that modify nothing. An unknown name raises
         UnknownToolError."""
         wanted = self._tools if names is None else expand_tool_names(names)

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from ..errors import ErrorCode
 from ..globs import echo
-from ..messages import Part, Reason
+from ..messages import Clause, Part, Reason
 from ..messages import render as say
 from ..outcomes import (
     ChangeOutcome,
@@ -194,7 +194,7 @@ def _(o: ChangeOutcome) -> str:
 def shown_lines(total: int | None) -> Part:
     """The clause of a range of lines shown: ``3-9 of 40``, or ``3-9`` when the total is
     not known."""
-    return Part("_lines_span" if total is None else "_lines_of")
+    return Part(Clause.lines_span if total is None else Clause.lines_of)
 
 
 def render_read(o: ReadOutcome, max_chars: int = MAX_READ_CHARS) -> str:
@@ -225,7 +225,7 @@ def render_image(o: ImageOutcome) -> str:
 def render_write(o: WriteOutcome) -> str:
     if o.unchanged:
         return say(Reason.write_unchanged, o.path)
-    count = Part("_one_line" if o.lines == 1 else "_n_lines")
+    count = Part(Clause.one_line if o.lines == 1 else Clause.n_lines)
     return say(Reason.write_created if o.created else Reason.write_wrote, o.path,
                {"lines": o.lines, "count": count})
 
@@ -272,7 +272,7 @@ MAX_LIST_CHARS = 100_000
 
 def size_text(size: int) -> str:
     """``1,234 bytes``."""
-    return say("_bytes", details={"size": f"{size:,}"})
+    return say(Clause.bytes, details={"size": f"{size:,}"})
 
 
 def render_ls(o: ListOutcome) -> str:
@@ -310,15 +310,15 @@ def render_glob(o: GlobOutcome) -> str:
 
 def _out_of_time(reason: Reason, o: GlobOutcome | GrepOutcome) -> str:
     """The note of a finder whose time ran out (a line of its own), else nothing."""
-    where = Part("_narrow" if o.next_path is None else "_narrow_at")
+    where = Part(Clause.narrow if o.next_path is None else Clause.narrow_at)
     details = {"resume": o.unsearched_from, "next": o.next_path, "narrow": where}
     return "" if o.unsearched_from is None else "\n" + say(reason, details=details)
 
 
 # Why a search skipped files, as the clause that counts them.
-_SKIPPED = {"binary": "_skipped_binary", "not_utf8": "_skipped_not_utf8",
-            "too_large": "_skipped_too_large", "timeout": "_skipped_timeout",
-            "unreadable": "_skipped_unreadable", "hidden": "_skipped_hidden"}
+_SKIPPED = {"binary": Clause.skipped_binary, "not_utf8": Clause.skipped_not_utf8,
+            "too_large": Clause.skipped_too_large, "timeout": Clause.skipped_timeout,
+            "unreadable": Clause.skipped_unreadable, "hidden": Clause.skipped_hidden}
 
 
 def _skipped(kind: str, count: int) -> str:
@@ -367,7 +367,7 @@ def render_grep(o: GrepOutcome) -> str:
     if o.truncated or clipped:
         content = o.mode == "content"
         text += "\n\n" + say(Reason.grep_limited, details={
-            "found": Part("_n_matching_lines" if content else "_n_files"),
+            "found": Part(Clause.n_matching_lines if content else Clause.n_files),
             "total": o.lines_matched if content else o.files_matched})
     return "\n".join([text, *notes])
 

@@ -8,7 +8,6 @@ provider's prompt cache keys on it).
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -140,38 +139,3 @@ def tool_schema(
     if dialect == "json":
         return {"name": name, "description": description, "parameters": parameters}
     raise ValueError(f"unknown schema dialect {dialect!r}: use 'openai', 'anthropic' or 'json'")
-
-
-def drop_nulls(model: type[BaseModel], args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` without the null values of ``model``'s optional fields (recursively into
-    lists of nested models), so their defaults apply: what a strict-schema call sends for
-    an argument it leaves out."""
-    fields = _fields(model)
-    out: dict[str, Any] = {}
-    for name, value in args.items():
-        field = fields.get(name)
-        if field is None:
-            out[name] = value
-            continue
-        required, inner = field
-        if value is None and not required:
-            continue
-        if inner is not None and isinstance(value, list):
-            value = [drop_nulls(inner, v) if isinstance(v, dict) else v for v in value]
-        out[name] = value
-    return out
-
-
-@functools.lru_cache(maxsize=256)
-def _fields(model: type[BaseModel]) -> dict[str, tuple[bool, type[BaseModel] | None]]:
-    """Per field of ``model``: whether it is required, and the model of its list items.
-    Looked up once per model, not on every tool call."""
-    return {name: (f.is_required(), _item_model(f.annotation))
-            for name, f in model.model_fields.items()}
-
-
-def _item_model(annotation: Any) -> type[BaseModel] | None:
-    for arg in getattr(annotation, "__args__", ()):
-        if isinstance(arg, type) and issubclass(arg, BaseModel):
-            return arg
-    return None

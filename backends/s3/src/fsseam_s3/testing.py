@@ -40,12 +40,12 @@ import logging
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from fsseam.testing.faults import FaultPlan
+from fsseam.testing.faults import FaultPlan, WsgiApp
 
 __all__ = [
     "CREDENTIALS",
@@ -60,9 +60,6 @@ __all__ = [
 
 CREDENTIALS = {"key": "testing", "secret": "testing"}
 """Any key/secret works with moto; these are the ones the helpers use."""
-
-WsgiApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
-
 
 @dataclass(frozen=True)
 class Request:

@@ -20,12 +20,11 @@ counts stay what the client library does.
 Everything binds 127.0.0.1 on a free port and stops on exit.
 """
 
-from ..proxy import serve_http
-from .plan import CutBody, ErrorBody, Fault, FaultPlan, WsgiApp, abort
+from ..proxy import ProxiedRequest, serve_http
+from .plan import CutBody, ErrorBody, FaultPlan, PlannedFault, WsgiApp, abort
 from .proxy import (
     CountingProxy,
     FaultProxy,
-    ProxiedRequest,
     counting_proxy,
     fault_proxy,
     serve_proxy,
@@ -36,9 +35,9 @@ __all__ = [
     "CountingProxy",
     "CutBody",
     "ErrorBody",
-    "Fault",
     "FaultPlan",
     "FaultProxy",
+    "PlannedFault",
     "ProxiedRequest",
     "WsgiApp",
     "abort",

@@ -15,12 +15,13 @@ ErrorBody = Callable[[int, str], tuple[str, bytes]]
 
 WsgiApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
 
-_REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server "
-            "Error", 503: "Service Unavailable"}
+REASON_PHRASES = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+                  500: "Internal Server Error", 503: "Service Unavailable"}
+"""The reason phrase of an injected status (``Error`` for any other)."""
 
 
 @dataclass
-class Fault:
+class PlannedFault:
     method: str
     path: str
     """A substring of the request path."""
@@ -37,7 +38,7 @@ class Fault:
 class FaultPlan:
     """Faults to inject, and what was seen. Thread-safe."""
 
-    faults: list[Fault] = field(default_factory=list)
+    faults: list[PlannedFault] = field(default_factory=list)
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     """(method, path, query) of every request, in arrival order."""
     forwarded: list[tuple[str, str, str]] = field(default_factory=list)
@@ -57,7 +58,7 @@ class FaultPlan:
         cut_after: int = 32 * 1024,
     ) -> None:
         with self.lock:
-            self.faults.append(Fault(method, path, kind, times, query, cut_after))
+            self.faults.append(PlannedFault(method, path, kind, times, query, cut_after))
 
     def clear(self) -> None:
         """Forget every fault and every request seen."""
@@ -77,7 +78,7 @@ class FaultPlan:
         with self.lock:
             return sum(f.times for f in self.faults)
 
-    def take(self, method: str, path: str, query: str) -> Fault | None:
+    def take(self, method: str, path: str, query: str) -> PlannedFault | None:
         """Record a request; the fault it meets, if any (used up by one)."""
         with self.lock:
             self.requests.append((method, path, query))
@@ -114,7 +115,7 @@ class FaultPlan:
                     status = int(fault.kind)
                     content_type, data = error_body(status, path)
                     start_response(
-                        f"{status} {_REASONS.get(status, 'Error')}",
+                        f"{status} {REASON_PHRASES.get(status, 'Error')}",
                         [("Content-Type", content_type), ("Content-Length", str(len(data)))],
                     )
                     return [data]

@@ -13,18 +13,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from ..proxy import serve_http
-from .plan import _REASONS, ErrorBody, Fault, FaultPlan, abort
-
-
-@dataclass(frozen=True)
-class ProxiedRequest:
-    method: str
-    path: str
-    status: int
-    request_bytes: int
-    response_bytes: int
-    query: str = ""
+from ..proxy import ProxiedRequest, serve_http
+from .plan import REASON_PHRASES, ErrorBody, FaultPlan, PlannedFault, abort
 
 
 @dataclass
@@ -100,8 +90,9 @@ class _Forward(BaseHTTPRequestHandler):
 
     def _record(self, path: str, query: str, status: int, sent: int, got: int) -> None:
         with self.proxy.lock:
-            self.proxy.records.append(ProxiedRequest(self.command, path, status, sent, got,
-                                                     query))
+            self.proxy.records.append(ProxiedRequest(
+                method=self.command, path=path, query=query, status=status,
+                request_bytes=sent, response_bytes=got))
 
     def _forward(self) -> None:
         if "chunked" in self.headers.get("Transfer-Encoding", ""):
@@ -120,13 +111,13 @@ class _Forward(BaseHTTPRequestHandler):
             status = int(fault.kind)
             assert isinstance(self.proxy, FaultProxy)
             content_type, data = self.proxy.error_body(status, path)
-            self._answer(status, _REASONS.get(status, "Error"),
+            self._answer(status, REASON_PHRASES.get(status, "Error"),
                          [("Content-Type", content_type)], data)
             self._record(path, query, status, length, len(data))
             return
         self._pass(path, query, body, length, headers, lost=fault is not None)
 
-    def _reset(self, fault: Fault, length: int, headers: dict[str, str]) -> None:
+    def _reset(self, fault: PlannedFault, length: int, headers: dict[str, str]) -> None:
         """The upstream gets the headers and the first bytes of the body, then both
         connections are reset."""
         part = self.rfile.read(min(length, fault.cut_after)) if length else b""

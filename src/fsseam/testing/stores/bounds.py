@@ -6,11 +6,10 @@ from __future__ import annotations
 import tracemalloc
 
 from ...errors import ErrorCode
+from ...limits import MiB
 from .rigs import StoreRig, url_of
 
 __all__ = ["BoundsSuite"]
-
-MiB = 1 << 20
 
 
 class BoundsSuite:

@@ -95,6 +95,6 @@ class ChangeFaultSuite:
             render(Reason.rollback_restored, "/b.txt"), render(Reason.rollback_untouched, "/c.txt"),
             render(Reason.rollback_untouched, "/d.txt"),
         ])
-        tail = MESSAGES["change_rollback_incomplete"].rsplit("{files}", 1)[1]
+        tail = MESSAGES[Reason.change_rollback_incomplete].rsplit("{files}", 1)[1]
         assert f"{files}{tail}" in res.text, res.text
         assert faulty_store.stored(self.prefix) == {**_BEFORE, "a.txt": b"theirs\n"}

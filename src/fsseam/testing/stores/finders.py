@@ -90,8 +90,14 @@ class FinderSuite:
         threaded: list[Any] = []
 
         class Counting(ThreadPoolExecutor):
+            def __init__(self, max_workers: int | None = None,
+                         thread_name_prefix: str = "") -> None:
+                super().__init__(max_workers, thread_name_prefix)
+                # The pool of reads names its threads so (the pool of client calls does not).
+                self.reads = thread_name_prefix == "fsseam-read"
+
             def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-                if fn is parallel._caught:  # a read on a thread of the pool
+                if self.reads:  # a read on a thread of the pool
                     threaded.append(args)
                 return super().submit(fn, *args, **kwargs)
 
