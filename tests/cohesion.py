@@ -48,6 +48,9 @@ FOREIGN_PRIVATE: dict[str, str] = {
     "deepagents.backends.utils._get_backend_read_file_type": "the same rule, per backend",
     "_strip_protocol": "fsspec's rule for turning a URL into a path, per filesystem class, has "
         "no public spelling (fsspec.core.strip_protocol picks the class by the URL instead)",
+    "_locked_connection": "the Agents SDK's SQLite session holds its in-memory database behind "
+        "this method only, which also takes the SDK's own lock, so fsseam's writes wait for "
+        "the SDK's",
     "azure.storage.blob.aio._download_async": "the SDK downloader's module, whose fixed 1 s "
         "pause a test shortens; the SDK offers no hook for it",
 }
