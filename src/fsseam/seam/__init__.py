@@ -5,10 +5,11 @@ through the gate, and calls the backend with the precondition the gate decided. 
 method returns a pydantic outcome or raises FsError; a failed call changes nothing.
 
 :class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat),
-``listing`` (list, walk), ``finding`` (glob, grep), ``writing`` (write, create, edit),
-``changing`` (several files as one), ``managing`` (delete, move) and ``history``
-(history, restore, undo). Every change asks the gate through ``plans.ask`` and is a plan
-(one file or many) that ``pipeline.run`` commits.
+``listing`` (list, walk), ``finding`` (glob, grep), ``changing`` (write, create, edit,
+delete, move, and several files as one), ``commit`` (the plan of a change, committed
+against the store, and what a failed step leaves) and ``history`` (history, restore,
+undo). Every change asks the gate through ``changing.ask`` and is a plan (one file or
+many) that ``commit.run`` commits.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from typing import Any, Literal, TypeVar, cast
 
 from ..changes import FileChange
 from ..edits import EditOp, Insert, Replace
+from ..errors import ErrorCode, FsError
+from ..events import ReadEvent
 from ..globs import Glob
 from ..grep import Pattern
 from ..history import HistoryOutcome, RestoreOutcome
 from ..limits import Limits
+from ..messages import Reason
 from ..outcomes import (
     ChangeOutcome,
     DeleteOutcome,
@@ -39,7 +43,7 @@ from ..outcomes import (
     WriteOutcome,
 )
 from ..versions import CreateOnly, IfMatch, Version
-from . import changing, finding, listing, managing, raw, rawfile, reading, writing
+from . import changing, finding, listing, reading
 from . import history as _history
 from .core import Core
 from .listing import smallest
@@ -98,19 +102,22 @@ class Seam(Core):
     def read_bytes(self, path: str) -> tuple[bytes, Version]:
         """The whole file (at most ``Limits.max_edit_bytes``) and its version, for a surface
         whose API is bytes; the owner has now observed that version."""
-        return raw.read_bytes(self, path)
+        key, shown = self.resolve_file(path)
+        data, version = self.load_bytes(key)
+        self.record_observed(key, shown, data, version)
+        return data, version
 
     def write_bytes(self, path: str, data: bytes) -> Version:
         """Replace (or create) the whole file with exactly ``data``, for a surface whose API
         is bytes (no text rules), guarded as a whole-file write; the version it now has."""
-        return writing.write_bytes(self, path, data)
+        return changing.write_bytes(self, path, data)
 
     def rewrite_bytes(self, path: str, data: bytes, base: Version | None) -> Version:
         """Replace the whole file with exactly ``data``, made from the file at ``base`` (the
         version a handle read when it opened; None: it found no file): conditional on that
         version (create-only for None), whatever this owner observed since. A lost
         condition is FS_STALE with what changed; the version the file now has."""
-        return writing.write_bytes(self, path, data,
+        return changing.write_bytes(self, path, data,
                                    CreateOnly() if base is None else IfMatch(base))
 
     def read_range(self, path: str, start: int = 0, end: int | None = None
@@ -118,17 +125,56 @@ class Seam(Core):
         """The bytes ``[start, end)`` of a file and their version, recorded as a read (a
         partial one unless the range is the whole file), for a surface whose API is a file
         system."""
-        return rawfile.read_range(self, path, start, end)
+        key, shown = self.resolve_file(path)
+        cap = self.limits.max_edit_bytes
+        try:
+            stream = self.backend.open_read(key, self.limits.read_chunk_bytes)
+        except FsError as e:
+            raise self.not_found(key, e) from None
+        parts: list[bytes] = []
+        kept = pos = 0
+        whole = True
+        try:
+            for chunk in stream.chunks():
+                lo = max(start - pos, 0)
+                hi = len(chunk) if end is None else min(end - pos, len(chunk))
+                pos += len(chunk)
+                if hi > lo:
+                    parts.append(chunk[lo:hi])
+                    kept += hi - lo
+                    if kept > cap:
+                        raise FsError(ErrorCode.FS_TOO_LARGE, path=shown,
+                                      reason=Reason.edit_too_large,
+                                      details={"size": stream.size or kept, "cap": cap})
+                if end is not None and pos >= end and stream.version is not None:
+                    # The rest is not needed, and the version is known without it.
+                    whole = False
+                    break
+        except FsError as e:
+            raise self.not_found(key, e) from None
+        finally:
+            stream.close()
+        version = stream.version
+        if version is None:  # pragma: no cover - a backend bug
+            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.no_version)
+        data = b"".join(parts)
+        if whole and start <= 0 and (end is None or end >= pos):
+            self.record_observed(key, shown, data, version)
+        else:
+            self.gate.dispatch(ReadEvent(owner=self.owner, key=key, path=shown, version=version,
+                                        partial=True))
+        return data, version
 
     def create_bytes(self, path: str, data: bytes) -> Version:
         """Create a file holding exactly ``data``, create-only (FS_ALREADY_EXISTS if it
         exists); the version it now has."""
-        return rawfile.create_bytes(self, path, data)
+        return changing.create_bytes(self, path, data)
 
     def version_now(self, path: str) -> Version | None:
         """The version a file has now (None: it does not exist), for a listing's details;
         observes nothing."""
-        return rawfile.version_now(self, path)
+        key, _ = self.resolve_file(path)
+        return self.probe_version(key)
 
     def kept(self, path: str, version: Version) -> bytes | None:
         """The exact bytes of ``path`` at ``version`` while this workspace keeps them (a
@@ -157,11 +203,11 @@ class Seam(Core):
     # -- writes ------------------------------------------------------------
     def write(self, path: str, content: str) -> WriteOutcome:
         """Replace (or create) the whole file; an existing file keeps BOM and newlines."""
-        return writing.write(self, path, content, "write")
+        return changing.write(self, path, content, "write")
 
     def create(self, path: str, content: str) -> WriteOutcome:
         """Create a new file; never replaces one (FS_ALREADY_EXISTS)."""
-        return writing.write(self, path, content, "create")
+        return changing.write(self, path, content, "create")
 
     def edit(self, path: str, ops: Sequence[EditOp]) -> EditOutcome:
         """Apply a sequence of edits as one plan under one compare-and-swap.
@@ -170,7 +216,7 @@ class Seam(Core):
         (the observation policy), the plan (any failing edit refuses the whole call), and
         one conditional write. A failed call changes nothing.
         """
-        return writing.edit(self, path, ops)
+        return changing.edit(self, path, ops)
 
     def replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
         """Replace a literal, unique (or every, with ``replace_all``) occurrence of ``old``."""
@@ -189,7 +235,7 @@ class Seam(Core):
         named twice), one read of each file updated, moved or deleted, the gate's intent for
         each (the observation policy decides each precondition: a fresh observation of
         each existing file, the absence of each new one), every new content computed and
-        within the limits. Then :func:`fsseam.seam.pipeline.run` commits it in a fixed order,
+        within the limits. Then :func:`fsseam.seam.commit.run` commits it in a fixed order,
         each step conditional, undoing the steps done if one fails. The written and deleted
         events are dispatched only once the whole change has committed.
         """
@@ -223,7 +269,7 @@ class Seam(Core):
     # -- managing ----------------------------------------------------------
     def delete(self, path: str) -> DeleteOutcome:
         """Delete a file, only at the version this owner observed (with the policy on)."""
-        return managing.delete(self, path)
+        return changing.delete(self, path)
 
     def move(self, source: str, destination: str) -> MoveOutcome:
         """Move a file to a path that does not exist yet.
@@ -233,7 +279,7 @@ class Seam(Core):
         observed version, then a delete conditional on it; if that delete loses (the source
         changed meanwhile) the copy is removed again, conditional on its own version.
         """
-        return managing.move(self, source, destination)
+        return changing.move(self, source, destination)
 
     # -- history -----------------------------------------------------------
     def history(self, path: str, limit: int = _history.DEFAULT_HISTORY_LIMIT

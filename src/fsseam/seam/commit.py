@@ -1,7 +1,12 @@
-"""The commit stage of the pipeline: the one call that changes the store, and what a
-failed step of a plan of several steps leaves.
+"""Committing a change: the plan every change is made of, the one call that changes the
+store, and what a failed step leaves.
 
-:func:`fsseam.seam.pipeline.run` performs a plan's steps through :func:`perform`:
+What a change does is a :class:`Plan`: its :class:`Step` list (create, write, copy,
+delete; each with its precondition). A one-file operation (write, create, edit, delete,
+move, restore, undo) is a plan of one step (a move: two) that carries a
+:class:`FilePlan`, which says how that operation explains its refusals. :func:`run`
+commits a plan, one file or many, and is the only caller of :func:`perform`, the one call
+that changes the store (a rollback's changes too):
 
 - in a fixed order (:func:`commit_order`): files created (new files, moves'
   destinations) first, then files updated in place, then files deleted (deletes, moves'
@@ -12,31 +17,589 @@ failed step of a plan of several steps leaves.
   there;
 - every step is conditional (create-only, or compare-and-swap on the version the agent
   observed), so another writer's change is never overwritten;
+- a one-file write is nothing when the file already holds the bytes at the version the
+  agent read, else one conditional write;
+- a failed step is not taken as one that changed nothing: whether it landed after all is
+  one read (:func:`landed`), and equal bytes are judged by the one rule
+  (:func:`~fsseam.versions.same_change`, through :func:`judge`): the agent's own landed
+  write is success, another writer's identical change made since the agent's read is
+  FS_STALE saying so. When the file cannot be read back, its state is unknown;
 - when a step of several fails (a lost compare-and-swap, a storage error, a size limit,
   anything), the steps already done are undone in reverse order, each again conditional
   on the version this change just wrote: a file someone else changed meanwhile is left
-  as they made it, and the error says exactly which file holds what (:class:`Rollback`);
-- a failed step is not taken as one that changed nothing: its outcome is done, not done
-  or unknown (:func:`settle`). A store that loses an answer may have done the step (a
-  delete whose resend finds the file gone, a write that landed and then raised): the
-  step then counts as done and the commit goes on. When the file cannot be read back,
-  its state is unknown: nothing that may depend on it is undone (the copy of a move whose
-  source may be gone is kept), and the error names each file and what it holds.
+  as they made it, and the error says exactly which file holds what (:class:`Rollback`).
+  Nothing that may depend on a step of unknown outcome is undone (the copy of a move
+  whose source may be gone is kept). A move of one file takes its copy back when the
+  store refuses the source's delete.
+
+A lost precondition tells the agent FS_STALE with what changed since its read (a diff,
+and where each edit's replacement stands now: :func:`stale`), or the policy's
+explanation when no diff can be made.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
 
 from ..backends.base import Backend, WriteMeta, delete_as, write_as
-from ..changes import Outcome, ambiguous, cause_text, gone_already, landed
+from ..backends.contract import extras_of
+from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status, unshown_part
+from ..edits import EditOp
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
-from ..messages import Reason, render
-from ..versions import CreateOnly, IfMatch, Version
-from .plans import Action, Step
+from ..messages import Reason, Sentence, render
+from ..text import TextDoc, decode
+from ..versions import CreateOnly, IfMatch, Precondition, SameChange, Version, same_change
+from .core import Core, Lost, text_at
 
-__all__ = ["Rollback", "commit_order", "perform", "rollback", "settle", "step_failed"]
+__all__ = [
+    "Action",
+    "FilePlan",
+    "Outcome",
+    "Plan",
+    "Rollback",
+    "Step",
+    "ambiguous",
+    "cause_text",
+    "commit_order",
+    "gone_already",
+    "judge",
+    "landed",
+    "perform",
+    "rollback",
+    "run",
+    "same_part",
+    "settle",
+    "stale",
+    "stale_part",
+    "stale_source",
+    "written_by",
+]
+
+
+Action = Literal["create", "copy", "write", "delete"]
+
+
+@dataclass
+class FilePlan:
+    """One file's new bytes (or its deletion) and how to make the change: the plan every
+    single-file change (write, create, edit, restore, undo, delete, move) carries on the
+    one step of its :class:`Plan`.
+
+    The paths differ where their behaviour has always differed; the flags say where."""
+
+    key: str
+    shown: str
+    data: bytes
+    precondition: Precondition
+    action: str
+    """The action an unknown outcome's cause names."""
+    stale_action: str
+    """The action a stale diff names."""
+    lost: Lost
+    meta: WriteMeta
+    """On whose behalf the bytes are written (an undo or a restore: their first author)."""
+    current: tuple[bytes, Version] | None = None
+    """The file's bytes and version when the call read them already (no extra request)."""
+    data_version: Version | None = None
+    """The version ``data`` was read from (a restore, an undo), when it is one."""
+    old: TextDoc | None = None
+    """The text the change was made on, for a stale diff."""
+    ops: Sequence[EditOp] = ()
+    """The edits, whose replacements a stale diff locates."""
+    plain: FsError | None = None
+    """An undo's refusal when its guard lost to a changed file and no diff is made."""
+    check_first: Literal["none", "write", "back"] = "none"
+    """Before writing, whether the file already holds the bytes: ``write`` (a whole-file
+    write: the bytes it read, else a look at the version when the plan would write back
+    what was read), ``back`` (a restore or an undo: a look at the version)."""
+    unread_is_unknown: bool = True
+    """After a refusal, a file that cannot be read back: the outcome is unknown (write,
+    edit) rather than the refusal itself (restore, undo)."""
+    undo: bool = False
+    """A stale diff says the undo's change is what was lost."""
+    gone_is_done: bool = False
+    """A delete that finds no file has done its job (an undo of a create), rather than
+    being refused (a delete)."""
+    rerun_is_own: bool = True
+    """Equal bytes that the store names this owner as the writer of are this owner's own
+    landed write (a task run again after its answer was lost). False where the bytes were
+    built in this process for one write only (an append handle's close): another handle
+    of the same owner made them, so they are not this write's."""
+
+
+@dataclass
+class Step:
+    """One change of one file in a plan: a conditional storage call, how a lost
+    precondition is explained and how to undo it; or, a one-file operation's only step,
+    the :class:`FilePlan` whose flags say how its refusals are explained."""
+
+    action: Action
+    key: str
+    shown: str
+    precondition: Precondition
+    explain: Callable[[Conflict], FsError] | None = None
+    """What a lost precondition means to the agent (FS_STALE, FS_ALREADY_EXISTS, ...);
+    a part of a change."""
+    data: bytes | None = None
+    """create / write: the new bytes; copy: the bytes copied (to recognise a copy that
+    landed although its call failed)."""
+    source: str | None = None
+    """copy: the key copied from."""
+    old: bytes | None = None
+    """write / delete: the bytes before, which an undo puts back."""
+    moved_to: str | None = None
+    """delete of a move's source: the key its bytes were copied to. That copy is never
+    undone while the source is not known to hold them again."""
+    version: Version | None = field(default=None, compare=False)
+    """Set once the step is done: the version it wrote (None for a delete)."""
+    shared: bool = field(default=False, compare=False)
+    """Done by a refusal: the store answered that the file already held exactly the step's
+    bytes (or, for a delete, no file), which may be another writer's identical change, not
+    only a resend of ours. A rollback leaves such a file as it is: undoing it could take
+    away their file, or bring back one they deleted."""
+    alone: FilePlan | None = field(default=None, compare=False)
+    """A one-file operation's step: how its refusals are explained (see
+    :class:`FilePlan`); None for a part of a change."""
+    unchanged: bool = field(default=False, compare=False)
+    """A one-file step that wrote nothing: the file holds its bytes already."""
+
+
+@dataclass
+class Plan:
+    """A change of one file or many: its steps, made on behalf of ``meta``'s owner. A
+    plan of several steps commits all or nothing (the steps done are undone when one
+    fails); a one-file operation's plan is one step, with nothing to undo."""
+
+    steps: list[Step]
+    meta: WriteMeta
+
+    @classmethod
+    def one(cls, action: Literal["write", "delete", "move"], plan: FilePlan, *,
+            destination: tuple[str, str] | None = None) -> Plan:
+        """The plan of a one-file operation: a write, a delete, or a move (to
+        ``destination``, a key and its shown path): a guarded copy, then a guarded delete
+        of the source, both under the source's guard."""
+        if action == "write":
+            steps = [Step("write", plan.key, plan.shown, plan.precondition, data=plan.data,
+                          alone=plan)]
+        elif action == "delete":
+            steps = [Step("delete", plan.key, plan.shown, plan.precondition, alone=plan)]
+        else:
+            assert destination is not None
+            dst, dst_shown = destination
+            steps = [Step("copy", dst, dst_shown, plan.precondition, source=plan.key,
+                          alone=plan),
+                     Step("delete", plan.key, plan.shown, plan.precondition, moved_to=dst,
+                          alone=plan)]
+        return cls(steps, plan.meta)
+
+
+Outcome = Literal["done", "not_done", "unknown", "maybe"]
+"""What a failed call left: done, not done, unknown (the file cannot be read), or maybe:
+the file holds exactly the call's bytes, written since the read by a writer the store
+cannot name (another writer's same change, or this call's own resent request)."""
+
+
+def gone_already(failure: BaseException) -> bool:
+    """Whether a delete's failure says the file is not there (a precondition that met no
+    file, or a plain 404): the goal of the delete, whoever reached it."""
+    if isinstance(failure, Conflict):
+        return failure.reason == ConflictKind.missing
+    return (isinstance(failure, FsError) and failure.code is ErrorCode.FS_NOT_FOUND
+            and failure.reason != Reason.bucket_missing)
+
+
+def ambiguous(failure: BaseException) -> bool:
+    """Whether the store may have done what a failed call asked: a storage error, a lost
+    answer whose recovery failed, anything unexpected. A refusal the store answered (a
+    lost precondition, a size limit, permissions) changed nothing."""
+    if isinstance(failure, FsError):
+        return failure.code is ErrorCode.FS_BACKEND and not isinstance(failure, Conflict)
+    return True
+
+
+def landed(backend: Backend, key: str, want: bytes | None, *, owner: str | None = None,
+           seen: Version | None = None, observed: bool = True, answered: bool = False,
+           ) -> tuple[Outcome, Version | None]:
+    """One read after a call that may have landed: "done" (with the version read) when
+    the file holds exactly ``want`` (None: it is absent) and :func:`judge` takes the bytes
+    as the change done (``owner``'s own write, or nothing lost: see
+    :func:`~fsseam.versions.same_change`), "not_done" when it holds anything else or
+    another writer's equal bytes, "maybe" when it holds equal bytes whose writer the store
+    cannot name, "unknown" when it cannot be read. ``answered``: the call was refused by
+    the store (not a call that failed without an answer)."""
+    try:
+        now = backend.read(key)
+    except FsError as e:
+        if gone_already(e):
+            return ("done" if want is None else "not_done"), None
+        return "unknown", None
+    except Exception:
+        return "unknown", None
+    if want is None:
+        return "not_done", None
+    verdict = judge(backend, key, want, now.data, now.version, seen=seen, observed=observed,
+                    owner=owner, answered=answered)
+    if verdict in (SameChange.HELD, SameChange.OURS):
+        return "done", now.version
+    if verdict is SameChange.MAYBE_OURS:
+        return "maybe", now.version
+    return "not_done", None
+
+
+def written_by(backend: Backend, key: str, version: Version, owner: str | None
+               ) -> bool | None:
+    """Whether ``owner``'s write made ``version`` of the file, where the store keeps who
+    wrote an object (one HEAD); None where it cannot say (no writer kept, no owner, the
+    file moved on again, the look failed)."""
+    ask = extras_of(backend).writer_of
+    if owner is None or ask is None:
+        return None
+    try:
+        found = ask(key)
+    except FsError:
+        return None
+    if found is None or found[0] != version:
+        return None
+    return found[1] == owner
+
+
+def judge(backend: Backend, key: str, data: bytes, held: bytes, version: Version, *,
+          seen: Version | None, observed: bool, owner: str | None, answered: bool,
+          ) -> SameChange:
+    """:func:`~fsseam.versions.same_change` for a file read as ``held`` at ``version``,
+    whose change would write ``data`` over ``seen`` (the version it rests on; None: the
+    file seen absent, or no read): the store is asked who wrote it only when that decides."""
+    equal = held == data
+    moved = seen is None or version != seen
+    ours = written_by(backend, key, version, owner) if equal and moved else None
+    return same_change(equal=equal, moved=moved, observed=observed, ours=ours,
+                       answered=answered)
+
+
+def cause_text(failure: BaseException, shown: str, action: str) -> str:
+    """A failure's sentence without the "nothing was changed" a storage error adds: the
+    failed call may have taken effect."""
+    if isinstance(failure, Conflict):
+        return render(Reason.step_refused, shown, {"action": action})
+    if isinstance(failure, FsError):
+        if failure.reason in (Reason.storage_failed, Reason.store_busy) and {
+                "action", "detail"} <= failure.details.keys():
+            return render(Reason.step_failed, failure.path, failure.details)
+        return failure.message
+    return render(Reason.step_failed, shown, {"action": action, "detail": repr(failure)})
+
+
+def run(fs: Core, plan: Plan) -> list[Step]:
+    """Commit ``plan``'s steps in their commit order, each through the one call that
+    changes the store: the steps, each with the version it wrote (and, a one-file step,
+    whether it wrote nothing). Raises the refusal; a plan of several steps has undone what
+    it did first."""
+    ordered = commit_order(plan.steps)
+    done: list[Step] = []
+    for i, step in enumerate(ordered):
+        lone = step.alone
+        if lone is not None and _held(fs, step, lone):
+            continue
+        try:
+            step.version = perform(fs.backend, step, plan.meta)
+        except BaseException as failure:
+            if lone is None:
+                # Returns only when the step is found done after all; it joined ``done``.
+                step_failed(fs.backend, step, failure, done, ordered[i + 1:], plan.meta)
+            elif isinstance(failure, Exception):
+                _lone_failed(fs, step, lone, failure, done)
+                done.append(step)
+            else:
+                raise
+            continue
+        if lone is not None and step.action == "write" and lone.meta.owner is not None:
+            assert step.version is not None
+            fs.authors.note(step.key, step.version, lone.meta.owner)
+        done.append(step)
+    return ordered
+
+
+def _held(fs: Core, step: Step, plan: FilePlan) -> bool:
+    """A one-file write whose file holds its bytes before anything is written: nothing to
+    write (the step's version and ``unchanged`` set). Raises the refusal found instead."""
+    if step.action != "write":
+        return False
+    pre = plan.precondition
+    early = _held_already(fs, plan, pre.version if isinstance(pre, IfMatch) else None)
+    if early is None:
+        return False
+    step.version, step.unchanged = early
+    return True
+
+
+def _lone_failed(fs: Core, step: Step, plan: FilePlan, failure: Exception,
+                 done: list[Step]) -> None:
+    """A one-file operation's step failed: returns when it is done after all (the step's
+    version set), else raises the refusal as that operation explains it. Nothing is
+    undone, but a move's copy when the source's delete loses."""
+    if step.action == "write":
+        if isinstance(failure, Conflict):
+            pre = plan.precondition
+            seen = pre.version if isinstance(pre, IfMatch) else None
+            step.version, step.unchanged = _lost(fs, plan, failure, seen, None)
+        else:
+            step.version = landed_write(fs, failure, plan.key, plan.shown, plan.data,
+                                         plan.action, plan.meta.owner)
+    elif step.action == "copy":
+        _copy_failed(fs, plan, step, failure)
+    elif step.moved_to is not None:
+        copy = done[-1]
+        assert copy.version is not None
+        _unmove(fs, failure, plan, copy, copy.version)
+    else:
+        _delete_failed(fs, plan, failure)
+
+
+def _held_already(fs: Core, plan: FilePlan, seen: Version | None
+                  ) -> tuple[Version, bool] | None:
+    """Whether the file holds the plan's bytes before anything is written (see
+    :attr:`FilePlan.check_first`); None: write."""
+    key, data, current = plan.key, plan.data, plan.current
+    if plan.check_first == "back":
+        if seen is None or not fs.holds(key, seen, data, plan.data_version):
+            return None
+        return (seen, True) if fs.probe_version(key) == seen else None
+    if plan.check_first != "write":
+        return None
+    if current is not None and (seen is None or current[1] == seen):
+        held = _judged(fs, plan, seen, current, answered=True)
+        if held is not None:
+            return held
+    if seen is None:
+        return None
+    if current is not None and current[1] != seen:
+        return _lost(fs, plan, Conflict("mismatch", path=plan.shown), seen, current)
+    if current is None and fs.holds(key, seen, data, None):
+        # Writing back exactly what was read: one look at the version instead of a write
+        # (which would make a new version of the same bytes).
+        now = fs.probe_version(key)
+        if now == seen:
+            return seen, True
+        lost = (Conflict("missing", path=plan.shown) if now is None
+                else Conflict("mismatch", path=plan.shown))
+        return _lost(fs, plan, lost, seen, None)
+    return None
+
+
+def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
+          current: tuple[bytes, Version] | None) -> tuple[Version, bool]:
+    """A write whose precondition failed: success after all when the file already holds
+    exactly these bytes, else the refusal, with what changed when it is FS_STALE."""
+    shown = plan.shown
+    fallback = _explained(fs, plan, c)
+    if c.reason == ConflictKind.missing:
+        raise fallback
+    if current is None:
+        try:
+            current = fs.load_bytes(plan.key, record_missing=False)
+        except FsError as e:
+            if plan.unread_is_unknown:
+                raise _unverified(c, shown, plan.action, fallback, e) from None
+            raise fallback from None
+    held = _judged(fs, plan, seen, current, answered=True)
+    if held is not None:
+        return held
+    raise _stale_or(fs, plan, seen, current, fallback)
+
+
+def _judged(fs: Core, plan: FilePlan, seen: Version | None, current: tuple[bytes, Version],
+            *, answered: bool) -> tuple[Version, bool] | None:
+    """A file that may already hold the plan's bytes, by the one rule: (its version,
+    whether nothing was written) when the change is done (held at the version read, or
+    the owner's own landed write); the refusal saying another writer made exactly this
+    change; None when the file holds other bytes."""
+    # A write back made in another's name (an undo, a restore) is not proven this owner's
+    # by the owner the object names.
+    owner = fs.owner if plan.meta.owner == fs.owner and plan.rerun_is_own else None
+    verdict = judge(fs.backend, plan.key, plan.data, current[0], current[1], seen=seen,
+                    observed=_observed(plan), owner=owner, answered=answered)
+    if verdict is SameChange.DIFFERENT:
+        return None
+    if verdict is SameChange.HELD:
+        return current[1], True
+    if verdict is SameChange.OURS:
+        return current[1], False
+    fallback = _explained(fs, plan, Conflict("mismatch", path=plan.shown))
+    raise stale(fs, plan.key, plan.shown, seen, current, action=plan.stale_action,
+                fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo, same=verdict)
+
+
+def _observed(plan: FilePlan) -> bool:
+    """Whether the change rests on what the agent read (a version, or the file seen
+    absent): the policy explains a lost guard as FS_STALE then."""
+    return plan.lost[0] is ErrorCode.FS_STALE
+
+
+def _explained(fs: Core, plan: FilePlan, c: Conflict) -> FsError:
+    """What the lost guard means, as the intent (or an undo) says."""
+    if plan.plain is not None and c.reason == ConflictKind.mismatch:
+        return plan.plain
+    return fs.refusal_for(c, plan.shown, *plan.lost)
+
+
+def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
+              current: tuple[bytes, Version] | None, fallback: FsError) -> FsError:
+    """FS_STALE with what changed since ``seen``, when the intent says stale; else
+    ``fallback``."""
+    if seen is None or plan.lost[0] is not ErrorCode.FS_STALE:
+        return fallback
+    return stale(fs, plan.key, plan.shown, seen, current, action=plan.stale_action,
+                 fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo)
+
+
+def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
+    """A one-file delete that failed. A guard that met no file is the delete done for an
+    undo (``gone_is_done``), FS_NOT_FOUND for a delete; a guard lost to a changed file is
+    the refusal, FS_STALE with what changed when the intent says stale. A delete that
+    failed without a refusal may have landed: one read says."""
+    key, shown, pre = plan.key, plan.shown, plan.precondition
+    if isinstance(failure, Conflict):
+        if failure.reason == ConflictKind.missing:
+            if plan.gone_is_done:
+                return  # someone deleted it already: the file is as the undo leaves it
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
+                          reason=Reason.deleted_before_delete) from None
+        seen = pre.version if isinstance(pre, IfMatch) else None
+        raise _stale_or(fs, plan, seen, None, _explained(fs, plan, failure)) from None
+    if plan.gone_is_done and gone_already(failure):
+        return
+    if isinstance(failure, FsError) and not ambiguous(failure):
+        raise fs.not_found(key, failure) if failure.reason != Reason.is_directory else (
+            failure) from None
+    # The delete may have landed: the file gone is the delete done.
+    _landed_delete(fs, failure, key, shown)
+
+
+def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: FsError
+                ) -> FsError:
+    """A refused write whose file could not be read back: the refusal may have met our
+    own landed request (a resend after a lost answer), so the outcome is unknown, unless
+    the read itself shows the file is not ours (gone, or too large)."""
+    if read.code is not ErrorCode.FS_BACKEND:
+        return fallback
+    return FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
+                   details={"cause": cause_text(c, shown, action)})
+
+
+def _landed_delete(fs: Core, failure: Exception, key: str, shown: str) -> None:
+    """A delete that failed without a refusal may have landed: returns when the file is
+    gone (the delete done), else raises the failure, or FS_BACKEND saying the outcome is
+    unknown when the file cannot be read either (one read, on this path only)."""
+    if not ambiguous(failure):
+        raise failure
+    outcome, _ = landed(fs.backend, key, None)
+    if outcome == "unknown":
+        raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
+                      details={"cause": cause_text(failure, shown, "delete")}) from failure
+    if outcome == "not_done":
+        raise failure
+
+
+def _copy_failed(fs: Core, plan: FilePlan, copy: Step, failure: Exception) -> None:
+    """A move's guarded copy failed: nothing was changed; the refusal says why (no read is
+    added)."""
+    src, src_shown = plan.key, plan.shown
+    if isinstance(failure, Conflict):
+        if failure.reason == ConflictKind.exists:
+            raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=src_shown,
+                          reason=Reason.move_destination_exists,
+                          details={"destination": copy.shown}) from None
+        if failure.reason == ConflictKind.missing:
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
+                          reason=Reason.deleted_before_move) from None
+        raise stale_source(fs, failure, src, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    if isinstance(failure, FsError):
+        raise fs.not_found(src, failure) if failure.code is ErrorCode.FS_NOT_FOUND else (
+            failure) from None
+    raise failure
+
+
+def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version) -> None:
+    """The source's delete failed after the copy was made. Returns when the source is gone
+    by this move's own delete (its answer lost, a resend found the file gone): the move is
+    done, and its bytes are at the destination. When the store refused the only delete it
+    was sent (no such file, another version), another writer moved, deleted or changed
+    the source since the copy: that is definitive, so the copy is taken back, guarded by
+    its own version (no one's later write to it is lost), and the move refused. Otherwise
+    the copy is taken back too and the error raised; but never while the source may be
+    gone."""
+    src_shown, dst_shown = plan.shown, copy.shown
+    facts = {"destination": dst_shown}
+    if isinstance(e, Conflict) and not e.resent:
+        _take_back(fs, e, plan, copy, version)
+        if e.reason == ConflictKind.missing:
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=src_shown,
+                          reason=Reason.deleted_before_move) from None
+        raise stale_source(fs, e, plan.key, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    if gone_already(e) and not isinstance(e, Conflict):
+        return  # a plain "no such file", which a resend of our own delete also meets
+    if ambiguous(e) or isinstance(e, Conflict):
+        outcome, _ = landed(fs.backend, plan.key, None)
+        if outcome == "done":
+            return
+        if outcome == "unknown":
+            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason=Reason.move_outcome_unknown,
+                          details={**facts, "cause": cause_text(e, src_shown, "delete")},
+                          ) from e
+    _take_back(fs, e, plan, copy, version)
+    if isinstance(e, Conflict):
+        raise stale_source(fs, e, plan.key, src_shown, plan.precondition, plan.lost,
+                           "move") from None
+    raise e
+
+
+def _take_back(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version) -> None:
+    """Delete a move's copy, guarded by the version the copy made; raises when it cannot
+    be taken back (``e``: why the move failed)."""
+    src_shown, dst, dst_shown = plan.shown, copy.key, copy.shown
+    facts = {"destination": dst_shown}
+    try:
+        perform(fs.backend, Step("delete", dst, dst_shown, IfMatch(version)), None)
+    except Conflict as lost:
+        if lost.reason != ConflictKind.missing:  # missing: the copy is gone, as the undo wants
+            raise FsError(ErrorCode.FS_STALE, path=src_shown, reason=Reason.move_rollback_lost,
+                          details=facts) from e
+    except Exception as failed:
+        if landed(fs.backend, dst, None)[0] != "done":
+            details = {**facts, "cause": cause_text(e, src_shown, "delete"),
+                       "error": cause_text(failed, dst_shown, "delete").rstrip(".")}
+            raise FsError(ErrorCode.FS_BACKEND, path=src_shown, reason=Reason.move_copy_kept,
+                          details=details) from e
+
+
+def landed_write(fs: Core, failure: Exception, key: str, shown: str, data: bytes,
+                  action: str, author: str | None) -> Version:
+    """A write that failed without a refusal may have landed: the version it made when
+    the file holds exactly its bytes and no store's record names another writer (one
+    read, on this path only; ``author`` is noted as the writer then); else the failure,
+    or, when the file cannot be read either, FS_BACKEND saying the outcome is unknown
+    instead of "nothing was changed"."""
+    if not ambiguous(failure):
+        raise failure
+    # A write back made in another's name (an undo, a restore) is not proven ours by
+    # the owner the object names.
+    outcome, version = landed(fs.backend, key, data,
+                              owner=author if author == fs.owner else None)
+    if outcome == "done":
+        assert version is not None
+        if author is not None:
+            fs.authors.note(key, version, author)
+        return version
+    if outcome == "unknown":
+        raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
+                      details={"cause": cause_text(failure, shown, action)}) from failure
+    raise failure
+
 
 _GROUP: dict[Action, int] = {"create": 0, "copy": 0, "write": 1, "delete": 2}
 
@@ -242,3 +805,122 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
         details={"cause": cause.message, "files": "; ".join(result.files),
                  "rollback": result.files},
     ) from failure
+
+
+def stale(
+    fs: Core,
+    key: str,
+    shown: str,
+    seen: Version | None,
+    current: tuple[bytes, Version] | None,
+    *,
+    action: str,
+    fallback: FsError,
+    ops: Sequence[EditOp] = (),
+    old: TextDoc | None = None,
+    undo: bool = False,
+    same: SameChange | None = None,
+) -> FsError:
+    """FS_STALE with what changed from ``seen`` (the version the agent read or wrote) to
+    the current version, and where each replacement of ``ops`` stands in it. A diff
+    shown whole counts as a read of the current version only after an edit or an undo
+    (see :data:`~fsseam.conflicts.DIFF_IS_A_READ`). ``fallback`` when no diff can be
+    made (diffs off, the file unreadable now); when the text the agent read cannot be had
+    (no history, a version no longer kept) or one side is not text, FS_STALE saying why.
+    ``same``: the file already holds exactly the change's bytes, made by another writer
+    (:attr:`SameChange.THEIRS`) or by one the store cannot name
+    (:attr:`SameChange.MAYBE_OURS`): the refusal says so, with or without a diff."""
+    if same is not None:
+        fallback = _same_change(shown, action, same, seen, current)
+    if fs.limits.conflict_diff_chars <= 0 or seen is None:
+        return fallback
+    try:
+        data, version = current if current is not None else fs.load_bytes(key, False)
+    except FsError:
+        return fallback
+    try:
+        new = decode(data, shown)
+    except FsError:
+        return _unshown(fallback, shown, Reason.unshown_new_not_text, seen, version, action,
+                        undo, same)
+    if old is None:
+        known = text_at(fs, key, seen)
+        if not isinstance(known, TextDoc):
+            return _unshown(fallback, shown, known, seen, version, action, undo, same)
+        old = known
+    summary = summarize(shown, old.view, new.view, fs.limits.conflict_diff_chars)
+    if summary.complete and action in DIFF_IS_A_READ:
+        fs.record_observed(key, shown, data, version)
+    plain = Reason.stale_undo if undo else Reason.stale_changed
+    reason = plain if same is None else fallback.reason
+    return FsError(
+        ErrorCode.FS_STALE, path=shown, reason=reason,
+        details={"action": action, "changes": changes_part(
+            summary, target_status(new.view, ops), undo=undo, action=action),
+            "observed": seen, "current": version, "complete": summary.complete},
+    )
+
+
+def _unshown(fallback: FsError, shown: str, why: Reason, seen: Version, current: Version,
+             action: str, undo: bool, same: SameChange | None) -> FsError:
+    """FS_STALE without a diff, saying why none can be shown and what to do instead (a
+    same-change refusal keeps its own sentence); a plugin's own words (a literal message,
+    no catalogue reason) are passed on as they are."""
+    if fallback.reason is None:
+        return fallback
+    plain = Reason.stale_undo if undo else Reason.stale_changed
+    reason = plain if same is None else fallback.reason
+    return FsError(
+        ErrorCode.FS_STALE, path=shown, reason=reason,
+        details={"action": action, "changes": unshown_part(why, undo=undo, action=action),
+                 "observed": seen, "current": current, "complete": False},
+    )
+
+
+def stale_part(fs: Core, key: str, shown: str, seen: Version | None,
+               current: tuple[bytes, Version] | None, action: str, fallback: FsError
+               ) -> FsError:
+    """FS_STALE for one file of a change, with what changed since ``seen`` (the same
+    refusal a single edit gives; one more read when ``current`` is not at hand)."""
+    if fallback.code is not ErrorCode.FS_STALE or seen is None:
+        return fallback
+    return stale(fs, key, shown, seen, current, action=action, fallback=fallback)
+
+
+def same_part(fs: Core, key: str, shown: str, seen: Version, data: bytes, action: str,
+              fallback: FsError) -> FsError:
+    """FS_STALE for one file of a change whose write lost its guard: when the file holds
+    exactly the write's bytes, the refusal says another writer made this change (the one
+    rule, :func:`~fsseam.versions.same_change`), else what changed since ``seen``."""
+    try:
+        current = fs.load_bytes(key, False)
+    except FsError:
+        return fallback
+    verdict = judge(fs.backend, key, data, current[0], current[1], seen=seen, observed=True,
+                    owner=fs.owner, answered=True)
+    if verdict is not SameChange.THEIRS and verdict is not SameChange.MAYBE_OURS:
+        return stale_part(fs, key, shown, seen, current, action, fallback)
+    return stale(fs, key, shown, seen, current, action=action, fallback=fallback,
+                 same=verdict)
+
+
+def stale_source(fs: Core, c: Conflict, key: str, shown: str, pre: Precondition,
+                 lost: Lost, action: str) -> FsError:
+    """A delete or move whose source moved on: what changed, when it is FS_STALE."""
+    fallback = fs.refusal_for(c, shown, *lost)
+    if not isinstance(pre, IfMatch) or lost[0] is not ErrorCode.FS_STALE:
+        return fallback
+    return stale(fs, key, shown, pre.version, None, action=action, fallback=fallback)
+
+
+def _same_change(shown: str, action: str, same: SameChange, seen: Version | None,
+                 current: tuple[bytes, Version] | None) -> FsError:
+    """The refusal of a change the file already holds, when no diff can be shown."""
+    reason = (Reason.stale_same_change if same is SameChange.THEIRS
+              else Reason.stale_same_change_maybe)
+    details: dict[str, object] = {"action": action, "changes": Sentence(Reason.changes_unknown)}
+    if seen is not None:
+        details["observed"] = seen
+    if current is not None:
+        details["current"] = current[1]
+    return FsError(ErrorCode.FS_STALE, path=shown, reason=reason, details=details)

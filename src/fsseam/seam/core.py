@@ -13,7 +13,6 @@ from contextlib import AbstractContextManager, nullcontext
 
 from ..backends.base import Backend, WriteMeta
 from ..backends.contract import Extras, extras_of
-from ..changes import ambiguous, cause_text, landed
 from ..doccache import DocCache
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
@@ -235,32 +234,9 @@ class Core:
             return FsError(code, hint, path=path)
         return FsError(code, path=path, reason=reason or err.reason)
 
-    # -- the backend's changes, on this owner's behalf (made by the pipeline) --
     def write_meta(self) -> WriteMeta:
+        """On whose behalf this owner's changes are written (stores that keep it)."""
         return WriteMeta(owner=self.owner)
-
-    def landed_write(self, failure: Exception, key: str, shown: str, data: bytes,
-                      action: str, author: str | None) -> Version:
-        """A write that failed without a refusal may have landed: the version it made when
-        the file holds exactly its bytes and no store's record names another writer (one
-        read, on this path only; ``author`` is noted as the writer then); else the failure,
-        or, when the file cannot be read either, FS_BACKEND saying the outcome is unknown
-        instead of "nothing was changed"."""
-        if not ambiguous(failure):
-            raise failure
-        # A write back made in another's name (an undo, a restore) is not proven ours by
-        # the owner the object names.
-        outcome, version = landed(self.backend, key, data,
-                                  owner=author if author == self.owner else None)
-        if outcome == "done":
-            assert version is not None
-            if author is not None:
-                self.authors.note(key, version, author)
-            return version
-        if outcome == "unknown":
-            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
-                          details={"cause": cause_text(failure, shown, action)}) from failure
-        raise failure
 
 
 def text_at(fs: Core, key: str, version: Version) -> TextDoc | Reason:

@@ -1,7 +1,7 @@
 """History, restore and undo: a store's kept versions, and bringing one back.
 
 Restore and undo build a plan of one step writing the old bytes and run it through
-:func:`~fsseam.seam.pipeline.run`, like any write; an undo of a change that
+:func:`~fsseam.seam.commit.run`, like any write; an undo of a change that
 created the file deletes it instead.
 
 Costs on S3 (counted at the server): ``history`` is one ListObjectVersions page (one per
@@ -24,9 +24,9 @@ from ..history import version_id as _id
 from ..messages import Reason, Sentence
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
+from .changing import ask, lost_of
+from .commit import FilePlan, Plan, run
 from .core import Core, Lost
-from .pipeline import run
-from .plans import FilePlan, Plan, ask, lost_of
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "history", "restore", "undo"]
 
