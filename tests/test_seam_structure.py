@@ -19,9 +19,9 @@ from fsseam.backends.contract import Extras
 from fsseam.backends.kept import History
 from fsseam.changes import Create, Delete, Update
 from fsseam.errors import Conflict
-from fsseam.text import TextDoc, decode
 from fsseam.events import DeleteIntent, EditIntent, UndoIntent, WriteIntent
 from fsseam.gate import hookimpl
+from fsseam.text import TextDoc, decode
 from fsseam.versions import CreateOnly, IfMatch, Precondition, Version
 
 SEAM = Path(__file__).resolve().parents[1] / "src" / "fsseam" / "seam"

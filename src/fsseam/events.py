@@ -10,10 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .backends.base import Entry
 from .diff import LazyDiff
 from .errors import ErrorCode
-from .versions import Overwrite, Precondition, Version
+from .versions import Entry, Overwrite, Precondition, Version
 
 __all__ = [
     "DeleteIntent",

@@ -15,7 +15,6 @@ many) that ``commit.run`` commits.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar, cast
 
@@ -50,7 +49,19 @@ from .listing import smallest
 
 __all__ = ["Limits", "Seam", "smallest"]
 
-T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_call(method: F) -> F:
+    """An operation of the owner: what it observes (a grep: every file it shows) reaches
+    the observation store once, at its end; an operation it calls is part of it."""
+
+    @functools.wraps(method)
+    def call(self: Core, *args: Any, **kwargs: Any) -> Any:
+        with self.observing():
+            return method(self, *args, **kwargs)
+
+    return cast(F, call)
 
 
 class Seam(Core):
@@ -62,6 +73,7 @@ class Seam(Core):
     """
 
     # -- reads -------------------------------------------------------------
+    @one_call
     def read(
         self, path: str, offset: int = 1, limit: int | None = None, *,
         max_chars: int | None = None, max_line_chars: int | None = None,
@@ -79,6 +91,7 @@ class Seam(Core):
         return cast(ReadOutcome,
                     reading.read(self, path, offset, limit, max_chars, max_line_chars))
 
+    @one_call
     def read_any(
         self, path: str, offset: int = 1, limit: int | None = None, *,
         max_chars: int | None = None, max_line_chars: int | None = None,
@@ -90,15 +103,18 @@ class Seam(Core):
         of the file's version, as a read of every line of a text file is."""
         return reading.read(self, path, offset, limit, max_chars, max_line_chars, images=True)
 
+    @one_call
     def stat(self, path: str) -> StatOutcome:
         return reading.stat(self, path)
 
+    @one_call
     def show(self, path: str) -> str:
         """The whole text of a file for an application to put in a prompt (CRLF as LF, no
         BOM), recorded as this owner's read of that version (see
         :meth:`fsseam.Context.show`)."""
         return reading.show(self, path)
 
+    @one_call
     def read_bytes(self, path: str) -> tuple[bytes, Version]:
         """The whole file (at most ``Limits.max_edit_bytes``) and its version, for a surface
         whose API is bytes; the owner has now observed that version."""
@@ -107,11 +123,13 @@ class Seam(Core):
         self.record_observed(key, shown, data, version)
         return data, version
 
+    @one_call
     def write_bytes(self, path: str, data: bytes) -> Version:
         """Replace (or create) the whole file with exactly ``data``, for a surface whose API
         is bytes (no text rules), guarded as a whole-file write; the version it now has."""
         return changing.write_bytes(self, path, data)
 
+    @one_call
     def rewrite_bytes(self, path: str, data: bytes, base: Version | None) -> Version:
         """Replace the whole file with exactly ``data``, made from the file at ``base`` (the
         version a handle read when it opened; None: it found no file): conditional on that
@@ -120,6 +138,7 @@ class Seam(Core):
         return changing.write_bytes(self, path, data,
                                    CreateOnly() if base is None else IfMatch(base))
 
+    @one_call
     def read_range(self, path: str, start: int = 0, end: int | None = None
                    ) -> tuple[bytes, Version]:
         """The bytes ``[start, end)`` of a file and their version, recorded as a read (a
@@ -165,17 +184,20 @@ class Seam(Core):
                                         partial=True))
         return data, version
 
+    @one_call
     def create_bytes(self, path: str, data: bytes) -> Version:
         """Create a file holding exactly ``data``, create-only (FS_ALREADY_EXISTS if it
         exists); the version it now has."""
         return changing.create_bytes(self, path, data)
 
+    @one_call
     def version_now(self, path: str) -> Version | None:
         """The version a file has now (None: it does not exist), for a listing's details;
         observes nothing."""
         key, _ = self.resolve_file(path)
         return self.probe_version(key)
 
+    @one_call
     def kept(self, path: str, version: Version) -> bytes | None:
         """The exact bytes of ``path`` at ``version`` while this workspace keeps them (a
         small file it has just read or written whole), else None; no request to the
@@ -183,6 +205,7 @@ class Seam(Core):
         line ends in a newline) asks here."""
         return self.docs.raw(self.key(path), version)
 
+    @one_call
     def list(
         self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None,
         max_chars: int | None = None,
@@ -195,20 +218,24 @@ class Seam(Core):
         ``ListOutcome.more``, and no directory is listed once the output is full."""
         return listing.list_entries(self, path, depth, skip, max_chars)
 
+    # Not one call: a walk yields lazily and observes nothing.
     def walk(self, path: str = "/") -> Iterator[ListEntry]:
         """Every file (and symlink, never followed) below a directory, in path order, in
         the fewest requests the storage allows; plugins may hide entries."""
         return listing.walk(self, path)
 
     # -- writes ------------------------------------------------------------
+    @one_call
     def write(self, path: str, content: str) -> WriteOutcome:
         """Replace (or create) the whole file; an existing file keeps BOM and newlines."""
         return changing.write(self, path, content, "write")
 
+    @one_call
     def create(self, path: str, content: str) -> WriteOutcome:
         """Create a new file; never replaces one (FS_ALREADY_EXISTS)."""
         return changing.write(self, path, content, "create")
 
+    @one_call
     def edit(self, path: str, ops: Sequence[EditOp]) -> EditOutcome:
         """Apply a sequence of edits as one plan under one compare-and-swap.
 
@@ -218,16 +245,19 @@ class Seam(Core):
         """
         return changing.edit(self, path, ops)
 
+    @one_call
     def replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
         """Replace a literal, unique (or every, with ``replace_all``) occurrence of ``old``."""
         return self.edit(path, [Replace(old, new, replace_all)])
 
+    @one_call
     def insert(self, path: str, line: int, text: str) -> EditOutcome:
         """Insert ``text`` verbatim at the zero-based line boundary ``line`` (0 = the start
         of the file, the line count = its end); no newline is added: end the text with one
         to insert whole lines."""
         return self.edit(path, [Insert(line, text)])
 
+    @one_call
     def change(self, changes: Sequence[FileChange]) -> ChangeOutcome:
         """Create, update, move and delete several files as one change, all or nothing.
 
@@ -242,10 +272,12 @@ class Seam(Core):
         return changing.change(self, changes)
 
     # -- finding -----------------------------------------------------------
+    @one_call
     def glob(self, pattern: Glob, path: str = "/", limit: int = 100) -> GlobOutcome:
         """Files below ``path`` matching ``pattern``, in path order (the first ``limit``)."""
         return finding.glob(self, pattern, path, limit)
 
+    @one_call
     def grep(
         self,
         pattern: Pattern,
@@ -267,10 +299,12 @@ class Seam(Core):
         return finding.grep(self, pattern, path, files, mode, context, limit)
 
     # -- managing ----------------------------------------------------------
+    @one_call
     def delete(self, path: str) -> DeleteOutcome:
         """Delete a file, only at the version this owner observed (with the policy on)."""
         return changing.delete(self, path)
 
+    @one_call
     def move(self, source: str, destination: str) -> MoveOutcome:
         """Move a file to a path that does not exist yet.
 
@@ -282,36 +316,22 @@ class Seam(Core):
         return changing.move(self, source, destination)
 
     # -- history -----------------------------------------------------------
+    @one_call
     def history(self, path: str, limit: int = _history.DEFAULT_HISTORY_LIMIT
                 ) -> HistoryOutcome:
         """The versions the store keeps of a file, newest first (at most ``limit``)."""
         return _history.history(self, path, limit)
 
+    @one_call
     def restore(self, path: str, version: str) -> RestoreOutcome:
         """Write back the bytes of a kept version (named by its id, or a unique prefix), as
         a guarded write: conditional on the version this owner observed, or create-only
         when it saw the file absent."""
         return _history.restore(self, path, version)
 
+    @one_call
     def undo(self, path: str) -> RestoreOutcome:
         """Take back this owner's last change of the file: the version before it written
         back, conditional on the version the change made (or, for a change that created
         the file, the file deleted, conditional likewise)."""
         return _history.undo(self, path)
-
-
-def _one_call(method: Callable[..., T]) -> Callable[..., T]:
-    @functools.wraps(method)
-    def call(self: Seam, *args: Any, **kwargs: Any) -> T:
-        with self.observing():
-            return method(self, *args, **kwargs)
-
-    return call
-
-
-# Every operation is one call of the owner: what it observes (a grep: every file it shows)
-# reaches the observation store once, at its end. ``walk`` yields lazily and observes
-# nothing.
-for _name, _method in list(vars(Seam).items()):
-    if not _name.startswith("_") and inspect.isfunction(_method) and _name != "walk":
-        setattr(Seam, _name, _one_call(_method))
