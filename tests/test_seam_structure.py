@@ -39,8 +39,8 @@ def _calls(path: Path) -> list[tuple[str, int]]:
     return names
 
 
-def test_intents_are_built_by_one_function() -> None:
-    """One function of the seam builds every intent; the operations call it."""
+def test_intents_are_built_in_one_place() -> None:
+    """One module of the seam builds every intent; the operations ask it."""
     tree_of = {m: ast.parse(m.read_text()) for m in SEAM.glob("*.py")}
     builders = {
         (m, owner)
@@ -49,7 +49,7 @@ def test_intents_are_built_by_one_function() -> None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         and node.func.id in INTENTS
     }
-    assert len(builders) == 1
+    assert builders and len({m for m, _ in builders}) == 1
 
 
 def test_the_seam_never_probes_the_backend_by_name() -> None:

@@ -8,12 +8,15 @@ against the read) before anything is written. Each builds a
 :class:`~fsseam.seam.commit.Plan` and runs it through :func:`~fsseam.seam.commit.run`;
 events and the outcome follow only once the plan has committed.
 
-Every change asks the gate first (:func:`ask`, the one builder of intents): an intent
-names the file, the operation and the precondition the seam proposes; plugins (the
-observation policy) set the precondition they require, say how a lost compare-and-swap
-is explained, or veto. The edit of one file and a part of a change share one preparation
-(:func:`prepare_edit`): one read, the intent, the guard checked against the version just
-read, the edit made on the text, the new bytes within the limits.
+Every change asks the gate first, here and only here: :func:`guard_for` builds the
+change's intent (the file, the operation and the precondition the seam proposes) and
+returns the :class:`~fsseam.events.Guard` the gate decides (the plugins, the observation
+policy first, set the precondition they require and how its loss is explained, or
+veto); :func:`ask_undo` asks what an undo takes back.
+
+The edit of one file and a part of a change share one preparation (:func:`prepare_edit`):
+one read, the guard asked, then checked against the version just read, the edit made on
+the text, the new bytes within the limits.
 """
 
 from __future__ import annotations
@@ -22,13 +25,21 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Generic, Literal, TypeVar, overload
+from typing import Generic, Literal, TypeVar
 
 from ..changes import Create, Delete, FileChange, Update
 from ..doccache import view_of
 from ..edits import EditOp, EditPlan, Insert, Replace, Span, apply, check_new_text, check_replace
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
-from ..events import DeletedEvent, DeleteIntent, EditIntent, UndoIntent, WriteIntent, WrittenEvent
+from ..events import (
+    DeletedEvent,
+    DeleteIntent,
+    EditIntent,
+    Guard,
+    UndoIntent,
+    WriteIntent,
+    WrittenEvent,
+)
 from ..messages import Reason
 from ..outcomes import (
     ChangedFile,
@@ -44,16 +55,16 @@ from ..text.rules import new_doc as new_text_doc
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, SameChange, Version
 from . import media
 from .commit import FilePlan, Plan, Step, judge, run, same_part, stale, stale_part
-from .core import Core, Lost, encode_checked
+from .core import Core, encode_checked
 
 __all__ = [
     "PreparedEdit",
-    "ask",
+    "ask_undo",
     "change",
     "create_bytes",
     "delete",
     "edit",
-    "lost_of",
+    "guard_for",
     "move",
     "new_bytes",
     "prepare_edit",
@@ -71,29 +82,21 @@ DeleteOp = Literal["delete", "move"]
 _STALE_REASON = {"delete": Reason.stale_delete, "move": Reason.stale_move}
 
 
-@overload
-def ask(fs: Core, kind: Literal["write"], key: str, shown: str, *, operation: WriteOp,
-        size: int) -> WriteIntent: ...
-@overload
-def ask(fs: Core, kind: Literal["edit"], key: str, shown: str, *, operation: EditKind,
-        current: Version) -> EditIntent: ...
-@overload
-def ask(fs: Core, kind: Literal["delete"], key: str, shown: str, *, operation: DeleteOp,
-        current: Version | None = None, destination: str | None = None) -> DeleteIntent: ...
-@overload
-def ask(fs: Core, kind: Literal["undo"], key: str, shown: str) -> UndoIntent: ...
-def ask(
-    fs: Core, kind: str, key: str, shown: str, *, operation: str = "", size: int = 0,
-    current: Version | None = None, destination: str | None = None,
-) -> WriteIntent | EditIntent | DeleteIntent | UndoIntent:
-    """Build the intent of a change and dispatch it (a plugin's veto raises FsError).
+def guard_for(
+    fs: Core, kind: Literal["write", "edit", "delete"], key: str, shown: str, *,
+    operation: WriteOp | EditKind | DeleteOp, size: int = 0, current: Version | None = None,
+    destination: str | None = None,
+) -> Guard:
+    """The precondition a change of one file carries and how its loss is explained: the
+    seam proposes one on the change's intent, and the gate returns it as the plugins leave
+    it (:meth:`~fsseam.gate.Gate.decide`: the observation policy decides it from what the
+    owner observed; a veto raises FsError).
 
-    ``write``: a whole-file write, proposed without a guard (a create is create-only);
-    ``edit``: guarded by the version just read (``current``), a lost guard is FS_STALE;
-    ``delete`` (a delete, or a move's source): guarded by ``current`` when the file was
-    read for it (a lost guard is FS_STALE then), else proposed without a guard;
-    ``undo``: the policy says what to take back."""
-    intent: WriteIntent | EditIntent | DeleteIntent | UndoIntent
+    The seam proposes, for ``write``: a whole-file write, no guard (a create is
+    create-only); ``edit``: the version just read (``current``), a lost guard is FS_STALE;
+    ``delete`` (a delete, or a move's source): ``current`` when the file was read for it
+    (a lost guard is FS_STALE then), else no guard."""
+    intent: WriteIntent | EditIntent | DeleteIntent
     owner = fs.owner
     if kind == "write":
         pre: Precondition = CreateOnly() if operation == "create" else Overwrite()
@@ -105,23 +108,23 @@ def ask(
                             current=current, precondition=IfMatch(current),
                             conflict_code=ErrorCode.FS_STALE,
                             conflict_reason=Reason.changed_during_edit)
-    elif kind == "delete" and current is not None:
+    elif current is not None:
         intent = DeleteIntent(owner=owner, key=key, path=shown, operation=operation,  # type: ignore[arg-type]
                               destination=destination, precondition=IfMatch(current),
                               conflict_code=ErrorCode.FS_STALE,
                               conflict_reason=_STALE_REASON[operation])
-    elif kind == "delete":
+    else:
         intent = DeleteIntent(owner=owner, key=key, path=shown, operation=operation,  # type: ignore[arg-type]
                               destination=destination)
-    else:
-        intent = UndoIntent(owner=owner, key=key, path=shown)
+    return fs.gate.decide(intent)
+
+
+def ask_undo(fs: Core, key: str, shown: str) -> UndoIntent:
+    """What an undo of this owner's last change of the file takes back, as the plugins
+    that record changes (the observation policy) say; a veto raises FsError."""
+    intent = UndoIntent(owner=fs.owner, key=key, path=shown)
     fs.gate.dispatch(intent)
     return intent
-
-
-def lost_of(intent: WriteIntent | EditIntent | DeleteIntent) -> Lost:
-    """How the intent says a lost precondition is explained."""
-    return intent.conflict_code, intent.conflict_reason, intent.conflict_hint
 
 
 def seen_before(refused: FsError) -> Version | None:
@@ -134,11 +137,11 @@ def seen_before(refused: FsError) -> Version | None:
 
 
 def stale_before(fs: Core, pre: Precondition, current: tuple[bytes, Version], key: str,
-                 shown: str, intent: EditIntent | DeleteIntent, action: str) -> None:
+                 shown: str, guard: Guard, action: str) -> None:
     """A precondition already lost against the version just read: refuse now, with what
     changed since the agent's read."""
     if isinstance(pre, IfMatch) and pre.version != current[1]:
-        fallback = fs.refusal_for(Conflict("mismatch", path=shown), shown, *lost_of(intent))
+        fallback = fs.refusal_for(Conflict("mismatch", path=shown), shown, *guard.lost)
         raise stale_part(fs, key, shown, pre.version, current, action, fallback)
 
 
@@ -148,13 +151,13 @@ R = TypeVar("R")
 @dataclass
 class PreparedEdit(Generic[R]):
     """An edit ready to commit: the file as read, the edit's ``result`` on it, and the
-    intent whose guard the write takes; ``intent`` None: nothing is to be written, the
-    file already holds what the edit made on the agent's read (``result``)."""
+    guard the write takes; ``guard`` None: nothing is to be written, the file already
+    holds what the edit made on the agent's read (``result``)."""
 
     doc: TextDoc
     current: Version
     result: R
-    intent: EditIntent | None
+    guard: Guard | None
     landed_over: Version | None = None
     """The edit is this owner's own, landed already over this version (the one it read):
     its request resent, or run again after its answer was lost. Nothing is written, and
@@ -183,18 +186,18 @@ def prepare_edit(
     ``ops``: the edits whose replacements a stale diff locates."""
     doc, current = fs.load_text(key)
     try:
-        intent = ask(fs, "edit", key, shown, operation=operation, current=current)
+        guard = guard_for(fs, "edit", key, shown, operation=operation, current=current)
     except FsError as e:
         seen = seen_before(e)
         if seen is None:
             raise
         return _refused_stale(fs, key, shown, doc, current, seen, e, make, after, lone, ops)
-    pre = intent.precondition
+    pre = guard.precondition
     if lone and isinstance(pre, IfMatch) and pre.version != current:
-        raise fs.refusal_for(Conflict("mismatch", path=shown), shown, *lost_of(intent))
+        raise fs.refusal_for(Conflict("mismatch", path=shown), shown, *guard.lost)
     if isinstance(pre, IfMatch) and pre.version != current:  # the bytes only then
-        stale_before(fs, pre, (doc.encode(), current), key, shown, intent, "edit")
-    return PreparedEdit(doc, current, make(doc), intent)
+        stale_before(fs, pre, (doc.encode(), current), key, shown, guard, "edit")
+    return PreparedEdit(doc, current, make(doc), guard)
 
 
 def _refused_stale(
@@ -254,8 +257,8 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     fs.check_writable()
     key, shown = fs.resolve_file(path)
     fs.check_writable_at(key)
-    intent = ask(fs, "write", key, shown, operation=operation, size=len(content))
-    plan = FilePlan(key, shown, b"", intent.precondition, operation, "write", lost_of(intent),
+    guard = guard_for(fs, "write", key, shown, operation=operation, size=len(content))
+    plan = FilePlan(key, shown, b"", guard.precondition, operation, "write", guard.lost,
                     fs.write_meta(), check_first="write")
     if operation == "create":
         plan.precondition = CreateOnly()
@@ -378,12 +381,12 @@ def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     )
     prep = prepare_edit(fs, key, shown, operation, lambda doc: apply(doc, ops, shown),
                         _after, lone=True, ops=ops)
-    doc, current, result, intent = prep.doc, prep.current, prep.result, prep.intent
+    doc, current, result, guard = prep.doc, prep.current, prep.result, prep.guard
     if prep.landed_over is not None:
         return _edit_done(fs, key, shown, result, operation, ops, current, prep.landed_over)
-    if intent is None or not result.changed:
+    if guard is None or not result.changed:
         return _unchanged_edit(fs, key, shown, result, doc, current, operation, ops)
-    return _commit_edit(fs, key, shown, result, intent, ops)
+    return _commit_edit(fs, key, shown, result, guard, operation, ops)
 
 
 def _after(result: EditPlan) -> TextDoc:
@@ -408,21 +411,21 @@ def _unchanged_edit(
     return outcome
 
 
-def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, intent: EditIntent,
-                 ops: Sequence[EditOp]) -> EditOutcome:
+def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, guard: Guard,
+                 operation: EditKind, ops: Sequence[EditOp]) -> EditOutcome:
     new_doc = result.after
     data = new_bytes(fs, shown, new_doc)
-    pre = intent.precondition
-    plan = FilePlan(key, shown, data, pre, "edit", "edit", lost_of(intent), fs.write_meta(),
+    pre = guard.precondition
+    plan = FilePlan(key, shown, data, pre, "edit", "edit", guard.lost, fs.write_meta(),
                     old=result.before, ops=ops)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
     if done.unchanged:  # the file holds these bytes at the version read: nothing written
         return _unchanged_edit(fs, key, shown, result, decode(data, shown), version,
-                               intent.operation, ops)
+                               operation, ops)
     seen = pre.version if isinstance(pre, IfMatch) else None
-    return _edit_done(fs, key, shown, result, intent.operation, ops, version, seen, data)
+    return _edit_done(fs, key, shown, result, operation, ops, version, seen, data)
 
 
 def _edit_done(fs: Core, key: str, shown: str, result: EditPlan, operation: EditKind,
@@ -464,8 +467,8 @@ def write_bytes(fs: Core, path: str, data: bytes,
     key, shown = fs.resolve_file(path)
     fs.check_writable_at(key)
     fs.check_edit_size(shown, len(data))
-    intent = ask(fs, "write", key, shown, operation="write", size=len(data))
-    precondition, lost = intent.precondition, lost_of(intent)
+    guard = guard_for(fs, "write", key, shown, operation="write", size=len(data))
+    precondition, lost = guard.precondition, guard.lost
     if base is not None:
         precondition = base
         lost = (ErrorCode.FS_STALE, Reason.stale_write if isinstance(base, IfMatch)
@@ -580,14 +583,14 @@ def _absent(fs: Core, key: str, exists: FsError) -> None:
 
 
 def _lost_part(fs: Core, key: str, shown: str, pre: Precondition, action: str,
-               intent: EditIntent | DeleteIntent, data: bytes | None = None,
+               guard: Guard, data: bytes | None = None,
                ) -> Callable[[Conflict], FsError]:
     """What a step of a change that lost its precondition at commit tells the agent;
     ``data``: a write's bytes, which the file may hold already (another writer's same
     change: the refusal says so)."""
 
     def lost(err: Conflict) -> FsError:
-        fallback = fs.refusal_for(err, shown, *lost_of(intent))
+        fallback = fs.refusal_for(err, shown, *guard.lost)
         if err.reason != ConflictKind.mismatch or not isinstance(pre, IfMatch):
             return fallback
         if data is not None:
@@ -612,10 +615,10 @@ def _prepare(fs: Core, c: FileChange, key: str, dst: str | None) -> _Prepared:
 
 def _prepare_delete(fs: Core, c: Delete, key: str, shown: str) -> _Prepared:
     raw, current = fs.load_bytes(key)
-    intent = ask(fs, "delete", key, shown, operation="delete", current=current)
-    pre = intent.precondition
-    stale_before(fs, pre, (raw, current), key, shown, intent, "delete")
-    stale = _lost_part(fs, key, shown, pre, "delete", intent)
+    guard = guard_for(fs, "delete", key, shown, operation="delete", current=current)
+    pre = guard.precondition
+    stale_before(fs, pre, (raw, current), key, shown, guard, "delete")
+    stale = _lost_part(fs, key, shown, pre, "delete", guard)
 
     def gone(err: Conflict) -> FsError:
         if err.reason == ConflictKind.missing:
@@ -627,7 +630,7 @@ def _prepare_delete(fs: Core, c: Delete, key: str, shown: str) -> _Prepared:
 
 
 def _prepare_create(fs: Core, c: Create, key: str, shown: str) -> _Prepared:
-    ask(fs, "write", key, shown, operation="create", size=len(c.content))
+    guard_for(fs, "write", key, shown, operation="create", size=len(c.content))
     _absent(fs, key, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists))
     data = encode_checked(lambda: encode_new(c.content, None), "content")
     fs.check_edit_size(shown, len(data))
@@ -646,7 +649,7 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
         make = c.edit
         prep = prepare_edit(fs, key, shown, "edit", lambda d: make(d, shown), _same,
                             lone=False)
-        doc, current, after, edit = prep.doc, prep.current, prep.result, prep.intent
+        doc, current, after, edit = prep.doc, prep.current, prep.result, prep.guard
         assert edit is not None  # a change's part is never done without a write
         pre = edit.precondition
         data = new_bytes(fs, shown, after)
@@ -659,7 +662,7 @@ def _prepare_update(fs: Core, c: Update, key: str, shown: str, dst: str | None) 
         old, current = fs.load_bytes(key)
     assert dst is not None
     dst_shown = display(dst)
-    move = ask(fs, "delete", key, shown, operation="move", current=current,
+    move = guard_for(fs, "delete", key, shown, operation="move", current=current,
                destination=dst_shown)
     source = move.precondition
     stale_before(fs, source, (old, current), key, shown, move, "move")
@@ -746,10 +749,10 @@ def delete(fs: Core, path: str) -> DeleteOutcome:
     fs.check_writable()
     key, shown = fs.resolve_file(path)
     fs.check_writable_at(key)
-    intent = ask(fs, "delete", key, shown, operation="delete")
-    pre = intent.precondition
+    guard = guard_for(fs, "delete", key, shown, operation="delete")
+    pre = guard.precondition
     run(fs, Plan.one("delete", FilePlan(key, shown, b"", pre, "delete", "delete",
-                                        lost_of(intent), fs.write_meta())))
+                                        guard.lost, fs.write_meta())))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown))
     return DeleteOutcome(path=shown, version=pre.version if isinstance(pre, IfMatch) else None)
 
@@ -764,8 +767,8 @@ def move(fs: Core, source: str, destination: str) -> MoveOutcome:
     if src == dst:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason=Reason.move_same_path)
     fs.check_writable_at(src, dst)
-    intent = ask(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
-    plan = FilePlan(src, src_shown, b"", intent.precondition, "move", "move", lost_of(intent),
+    guard = guard_for(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
+    plan = FilePlan(src, src_shown, b"", guard.precondition, "move", "move", guard.lost,
                     fs.write_meta())
     version = run(fs, Plan.one("move", plan, destination=(dst, dst_shown)))[0].version
     assert version is not None
@@ -783,10 +786,10 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     key, shown = fs.resolve_file(path)
     fs.check_writable_at(key)
     fs.check_edit_size(shown, len(data))
-    intent = ask(fs, "write", key, shown, operation="create", size=len(data))
+    guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
     # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
     # file there, this owner's earlier one included: no owner on the object makes it ours.
-    plan = FilePlan(key, shown, data, CreateOnly(), "create", "write", lost_of(intent),
+    plan = FilePlan(key, shown, data, CreateOnly(), "create", "write", guard.lost,
                     fs.write_meta(), rerun_is_own=False)
     plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
     done = run(fs, Plan.one("write", plan))[0]

@@ -24,7 +24,7 @@ from ..history import version_id as _id
 from ..messages import Reason, Sentence
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
-from .changing import ask, lost_of
+from .changing import ask_undo, guard_for
 from .commit import FilePlan, Plan, run
 from .core import Core, Lost
 
@@ -71,9 +71,9 @@ def restore(fs: Core, path: str, version: str) -> RestoreOutcome:
         # written (a listing's metadata is not at hand).
         restored = _id(old.version)
         author = fs.authors.owner(key, old.version)
-    intent = ask(fs, "write", key, shown, operation="restore", size=len(old.data))
-    return _write_back(fs, key, shown, old, intent.precondition, "restore", restored,
-                       lost_of(intent), author=author)
+    guard = guard_for(fs, "write", key, shown, operation="restore", size=len(old.data))
+    return _write_back(fs, key, shown, old, guard.precondition, "restore", restored,
+                       guard.lost, author=author)
 
 
 def _by_id(fs: Core, key: str, token: str) -> Blob | None:
@@ -96,7 +96,7 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
     the file deleted, conditional likewise)."""
     fs.check_writable()
     key, shown = fs.resolve_file(path)
-    intent = ask(fs, "undo", key, shown)
+    intent = ask_undo(fs, key, shown)
     after, before = intent.after, intent.before
     if after is None:
         raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason=Reason.undo_needs_policy)
