@@ -54,7 +54,23 @@ from ..text import TextDoc, TextFormat, decode, encode_new
 from ..text.rules import new_doc as new_text_doc
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, SameChange, Version
 from . import media
-from .commit import FilePlan, Plan, Step, judge, run, same_part, stale, stale_part
+from .commit import (
+    CREATE,
+    CREATE_BYTES,
+    DELETE,
+    EDIT,
+    MOVE,
+    WRITE,
+    WRITE_OVER,
+    FilePlan,
+    Plan,
+    Step,
+    judge,
+    run,
+    same_part,
+    stale,
+    stale_part,
+)
 from .core import Core, encode_checked
 
 __all__ = [
@@ -258,8 +274,8 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     key, shown = fs.resolve_file(path)
     fs.check_writable_at(key)
     guard = guard_for(fs, "write", key, shown, operation=operation, size=len(content))
-    plan = FilePlan(key, shown, b"", guard.precondition, operation, "write", guard.lost,
-                    fs.write_meta(), check_first="write")
+    plan = FilePlan(key, shown, b"", guard.precondition,
+                    CREATE if operation == "create" else WRITE, guard.lost, fs.write_meta())
     if operation == "create":
         plan.precondition = CreateOnly()
         plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
@@ -416,7 +432,7 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, guard: Guard,
     new_doc = result.after
     data = new_bytes(fs, shown, new_doc)
     pre = guard.precondition
-    plan = FilePlan(key, shown, data, pre, "edit", "edit", guard.lost, fs.write_meta(),
+    plan = FilePlan(key, shown, data, pre, EDIT, guard.lost, fs.write_meta(),
                     old=result.before, ops=ops)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -473,8 +489,8 @@ def write_bytes(fs: Core, path: str, data: bytes,
         precondition = base
         lost = (ErrorCode.FS_STALE, Reason.stale_write if isinstance(base, IfMatch)
                 else Reason.created_since_absent_write, None)
-    plan = FilePlan(key, shown, data, precondition, "write", "write", lost, fs.write_meta(),
-                    check_first="write", rerun_is_own=base is None)
+    plan = FilePlan(key, shown, data, precondition, WRITE if base is None else WRITE_OVER,
+                    lost, fs.write_meta())
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
@@ -751,8 +767,8 @@ def delete(fs: Core, path: str) -> DeleteOutcome:
     fs.check_writable_at(key)
     guard = guard_for(fs, "delete", key, shown, operation="delete")
     pre = guard.precondition
-    run(fs, Plan.one("delete", FilePlan(key, shown, b"", pre, "delete", "delete",
-                                        guard.lost, fs.write_meta())))
+    run(fs, Plan.one("delete", FilePlan(key, shown, b"", pre, DELETE, guard.lost,
+                                        fs.write_meta())))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown))
     return DeleteOutcome(path=shown, version=pre.version if isinstance(pre, IfMatch) else None)
 
@@ -768,7 +784,7 @@ def move(fs: Core, source: str, destination: str) -> MoveOutcome:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason=Reason.move_same_path)
     fs.check_writable_at(src, dst)
     guard = guard_for(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
-    plan = FilePlan(src, src_shown, b"", guard.precondition, "move", "move", guard.lost,
+    plan = FilePlan(src, src_shown, b"", guard.precondition, MOVE, guard.lost,
                     fs.write_meta())
     version = run(fs, Plan.one("move", plan, destination=(dst, dst_shown)))[0].version
     assert version is not None
@@ -789,8 +805,8 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
     # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
     # file there, this owner's earlier one included: no owner on the object makes it ours.
-    plan = FilePlan(key, shown, data, CreateOnly(), "create", "write", guard.lost,
-                    fs.write_meta(), rerun_is_own=False)
+    plan = FilePlan(key, shown, data, CreateOnly(), CREATE_BYTES, guard.lost,
+                    fs.write_meta())
     plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version

@@ -54,12 +54,23 @@ from ..versions import CreateOnly, IfMatch, Precondition, SameChange, Version, s
 from .core import Core, Lost, text_at
 
 __all__ = [
+    "CREATE",
+    "CREATE_BYTES",
+    "DELETE",
+    "EDIT",
+    "MOVE",
+    "RESTORE",
+    "UNDO",
+    "UNDO_CREATE",
+    "WRITE",
+    "WRITE_OVER",
     "Action",
     "FilePlan",
     "Outcome",
     "Plan",
     "Rollback",
     "Step",
+    "StepRules",
     "ambiguous",
     "cause_text",
     "commit_order",
@@ -81,35 +92,16 @@ __all__ = [
 Action = Literal["create", "copy", "write", "delete"]
 
 
-@dataclass
-class FilePlan:
-    """One file's new bytes (or its deletion) and how to make the change: the plan every
-    single-file change (write, create, edit, restore, undo, delete, move) carries on the
-    one step of its :class:`Plan`.
+@dataclass(frozen=True)
+class StepRules:
+    """How the step of a one-file operation differs from a part of a change: what its
+    refusals name, and when it is done without a write. One value per kind of operation
+    (:data:`WRITE`, :data:`EDIT`, ...); a :class:`FilePlan` carries one."""
 
-    The paths differ where their behaviour has always differed; the flags say where."""
-
-    key: str
-    shown: str
-    data: bytes
-    precondition: Precondition
     action: str
     """The action an unknown outcome's cause names."""
     stale_action: str
     """The action a stale diff names."""
-    lost: Lost
-    meta: WriteMeta
-    """On whose behalf the bytes are written (an undo or a restore: their first author)."""
-    current: tuple[bytes, Version] | None = None
-    """The file's bytes and version when the call read them already (no extra request)."""
-    data_version: Version | None = None
-    """The version ``data`` was read from (a restore, an undo), when it is one."""
-    old: TextDoc | None = None
-    """The text the change was made on, for a stale diff."""
-    ops: Sequence[EditOp] = ()
-    """The edits, whose replacements a stale diff locates."""
-    plain: FsError | None = None
-    """An undo's refusal when its guard lost to a changed file and no diff is made."""
     check_first: Literal["none", "write", "back"] = "none"
     """Before writing, whether the file already holds the bytes: ``write`` (a whole-file
     write: the bytes it read, else a look at the version when the plan would write back
@@ -127,6 +119,50 @@ class FilePlan:
     landed write (a task run again after its answer was lost). False where the bytes were
     built in this process for one write only (an append handle's close): another handle
     of the same owner made them, so they are not this write's."""
+
+
+WRITE = StepRules("write", "write", check_first="write")
+"""A whole-file write (text, or exact bytes)."""
+CREATE = StepRules("create", "write", check_first="write")
+"""A whole-file create of text."""
+WRITE_OVER = StepRules("write", "write", check_first="write", rerun_is_own=False)
+"""Exact bytes built over the version a handle read (an append handle's close)."""
+CREATE_BYTES = StepRules("create", "write", rerun_is_own=False)
+"""A create-only write of exact bytes (fsspec's exclusive create)."""
+EDIT = StepRules("edit", "edit")
+DELETE = StepRules("delete", "delete")
+MOVE = StepRules("move", "move")
+RESTORE = StepRules("write", "restore", check_first="back", unread_is_unknown=False)
+UNDO = StepRules("write", "undo", check_first="back", unread_is_unknown=False, undo=True)
+"""An undo that writes back the version before this owner's change."""
+UNDO_CREATE = StepRules("delete", "undo", undo=True, gone_is_done=True)
+"""An undo of a change that created the file: the file deleted."""
+
+
+@dataclass
+class FilePlan:
+    """One file's new bytes (or its deletion) and how to make the change: the plan every
+    single-file change (write, create, edit, restore, undo, delete, move) carries on the
+    one step of its :class:`Plan`; ``rules`` says how its operation differs."""
+
+    key: str
+    shown: str
+    data: bytes
+    precondition: Precondition
+    rules: StepRules
+    lost: Lost
+    meta: WriteMeta
+    """On whose behalf the bytes are written (an undo or a restore: their first author)."""
+    current: tuple[bytes, Version] | None = None
+    """The file's bytes and version when the call read them already (no extra request)."""
+    data_version: Version | None = None
+    """The version ``data`` was read from (a restore, an undo), when it is one."""
+    old: TextDoc | None = None
+    """The text the change was made on, for a stale diff."""
+    ops: Sequence[EditOp] = ()
+    """The edits, whose replacements a stale diff locates."""
+    plain: FsError | None = None
+    """An undo's refusal when its guard lost to a changed file and no diff is made."""
 
 
 @dataclass
@@ -347,7 +383,7 @@ def _lone_failed(fs: Core, step: Step, plan: FilePlan, failure: Exception,
             step.version, step.unchanged = _lost(fs, plan, failure, seen, None)
         else:
             step.version = landed_write(fs, failure, plan.key, plan.shown, plan.data,
-                                         plan.action, plan.meta.owner)
+                                         plan.rules.action, plan.meta.owner)
     elif step.action == "copy":
         _copy_failed(fs, plan, step, failure)
     elif step.moved_to is not None:
@@ -363,11 +399,11 @@ def _held_already(fs: Core, plan: FilePlan, seen: Version | None
     """Whether the file holds the plan's bytes before anything is written (see
     :attr:`FilePlan.check_first`); None: write."""
     key, data, current = plan.key, plan.data, plan.current
-    if plan.check_first == "back":
+    if plan.rules.check_first == "back":
         if seen is None or not fs.holds(key, seen, data, plan.data_version):
             return None
         return (seen, True) if fs.probe_version(key) == seen else None
-    if plan.check_first != "write":
+    if plan.rules.check_first != "write":
         return None
     if current is not None and (seen is None or current[1] == seen):
         held = _judged(fs, plan, seen, current, answered=True)
@@ -401,8 +437,8 @@ def _lost(fs: Core, plan: FilePlan, c: Conflict, seen: Version | None,
         try:
             current = fs.load_bytes(plan.key, record_missing=False)
         except FsError as e:
-            if plan.unread_is_unknown:
-                raise _unverified(c, shown, plan.action, fallback, e) from None
+            if plan.rules.unread_is_unknown:
+                raise _unverified(c, shown, plan.rules.action, fallback, e) from None
             raise fallback from None
     held = _judged(fs, plan, seen, current, answered=True)
     if held is not None:
@@ -418,7 +454,7 @@ def _judged(fs: Core, plan: FilePlan, seen: Version | None, current: tuple[bytes
     change; None when the file holds other bytes."""
     # A write back made in another's name (an undo, a restore) is not proven this owner's
     # by the owner the object names.
-    owner = fs.owner if plan.meta.owner == fs.owner and plan.rerun_is_own else None
+    owner = fs.owner if plan.meta.owner == fs.owner and plan.rules.rerun_is_own else None
     verdict = judge(fs.backend, plan.key, plan.data, current[0], current[1], seen=seen,
                     observed=_observed(plan), owner=owner, answered=answered)
     if verdict is SameChange.DIFFERENT:
@@ -428,8 +464,8 @@ def _judged(fs: Core, plan: FilePlan, seen: Version | None, current: tuple[bytes
     if verdict is SameChange.OURS:
         return current[1], False
     fallback = _explained(fs, plan, Conflict("mismatch", path=plan.shown))
-    raise stale(fs, plan.key, plan.shown, seen, current, action=plan.stale_action,
-                fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo, same=verdict)
+    raise stale(fs, plan.key, plan.shown, seen, current, action=plan.rules.stale_action,
+                fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.rules.undo, same=verdict)
 
 
 def _observed(plan: FilePlan) -> bool:
@@ -451,8 +487,8 @@ def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
     ``fallback``."""
     if seen is None or plan.lost[0] is not ErrorCode.FS_STALE:
         return fallback
-    return stale(fs, plan.key, plan.shown, seen, current, action=plan.stale_action,
-                 fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.undo)
+    return stale(fs, plan.key, plan.shown, seen, current, action=plan.rules.stale_action,
+                 fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.rules.undo)
 
 
 def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
@@ -463,13 +499,13 @@ def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
     key, shown, pre = plan.key, plan.shown, plan.precondition
     if isinstance(failure, Conflict):
         if failure.reason == ConflictKind.missing:
-            if plan.gone_is_done:
+            if plan.rules.gone_is_done:
                 return  # someone deleted it already: the file is as the undo leaves it
             raise FsError(ErrorCode.FS_NOT_FOUND, path=shown,
                           reason=Reason.deleted_before_delete) from None
         seen = pre.version if isinstance(pre, IfMatch) else None
         raise _stale_or(fs, plan, seen, None, _explained(fs, plan, failure)) from None
-    if plan.gone_is_done and gone_already(failure):
+    if plan.rules.gone_is_done and gone_already(failure):
         return
     if isinstance(failure, FsError) and not ambiguous(failure):
         raise fs.not_found(key, failure) if failure.reason != Reason.is_directory else (

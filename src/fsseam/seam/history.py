@@ -25,7 +25,7 @@ from ..messages import Reason, Sentence
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .changing import ask_undo, guard_for
-from .commit import FilePlan, Plan, run
+from .commit import RESTORE, UNDO, UNDO_CREATE, FilePlan, Plan, run
 from .core import Core, Lost
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "history", "restore", "undo"]
@@ -113,9 +113,8 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
 
 def _undo_create(fs: Core, key: str, shown: str, after: Version, plain: FsError
                  ) -> RestoreOutcome:
-    plan = FilePlan(key, shown, b"", IfMatch(after), "delete", "undo",
-                    (ErrorCode.FS_STALE, None, None), fs.write_meta(), plain=plain, undo=True,
-                    gone_is_done=True)
+    plan = FilePlan(key, shown, b"", IfMatch(after), UNDO_CREATE,
+                    (ErrorCode.FS_STALE, None, None), fs.write_meta(), plain=plain)
     run(fs, Plan.one("delete", plan))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
     return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
@@ -132,9 +131,8 @@ def _write_back(
     known), never as this owner's: an undo or a restore brings back someone's work, it does
     not make it its own."""
     data = old.data
-    plan = FilePlan(key, shown, data, pre, "write", op, lost, WriteMeta(owner=author),
-                    data_version=old.version, plain=plain, check_first="back",
-                    unread_is_unknown=False, undo=op == "undo")
+    plan = FilePlan(key, shown, data, pre, UNDO if op == "undo" else RESTORE, lost,
+                    WriteMeta(owner=author), data_version=old.version, plain=plain)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
