@@ -82,6 +82,7 @@ __all__ = [
     "run",
     "same_part",
     "settle",
+    "settle_failed",
     "stale",
     "stale_part",
     "stale_source",
@@ -200,6 +201,16 @@ class Step:
     :class:`FilePlan`); None for a part of a change."""
     unchanged: bool = field(default=False, compare=False)
     """A one-file step that wrote nothing: the file holds its bytes already."""
+
+    @property
+    def observed(self) -> bool:
+        """Whether the change rests on what the agent read (a version, or the file seen
+        absent), so that equal bytes someone else made since are not this change (see
+        :func:`~fsseam.versions.same_change`): a one-file step whose loss the policy
+        explains as FS_STALE, a part of a change conditional on the version read."""
+        if self.alone is not None:
+            return _observed(self.alone)
+        return isinstance(self.precondition, IfMatch)
 
 
 @dataclass
@@ -342,20 +353,32 @@ def run(fs: Core, plan: Plan) -> list[Step]:
         try:
             step.version = perform(fs.backend, step, plan.meta)
         except BaseException as failure:
-            if lone is None:
-                # Returns only when the step is found done after all; it joined ``done``.
-                step_failed(fs.backend, step, failure, done, ordered[i + 1:], plan.meta)
-            elif isinstance(failure, Exception):
-                _lone_failed(fs, step, lone, failure, done)
-                done.append(step)
-            else:
-                raise
+            # Returns only when the step is found done after all; it joined ``done``.
+            settle_failed(fs, plan, step, failure, done, ordered[i + 1:])
             continue
         if lone is not None and step.action == "write" and lone.meta.owner is not None:
             assert step.version is not None
             fs.authors.note(step.key, step.version, lone.meta.owner)
         done.append(step)
     return ordered
+
+
+def settle_failed(fs: Core, plan: Plan, step: Step, failure: BaseException,
+                  done: list[Step], pending: Sequence[Step]) -> None:
+    """The one settlement of a failed step, for one file and for many: returns when the
+    step is found done after all (it joins ``done``, with the version it wrote), else
+    raises the refusal as the operation explains it, after undoing what the plan did (a
+    plan of several steps: every step done, see :func:`step_failed`; a move of one file:
+    its copy). Whether a step that failed landed after all is one rule, :func:`settle`.
+    Anything at all (an interrupt too) undoes what was done before it goes on."""
+    lone = step.alone
+    if lone is None:
+        step_failed(fs.backend, step, failure, done, pending, plan.meta)
+        return
+    if not isinstance(failure, Exception):
+        raise failure
+    _lone_failed(fs, step, lone, failure, done)
+    done.append(step)
 
 
 def _held(fs: Core, step: Step, plan: FilePlan) -> bool:
@@ -382,16 +405,15 @@ def _lone_failed(fs: Core, step: Step, plan: FilePlan, failure: Exception,
             seen = pre.version if isinstance(pre, IfMatch) else None
             step.version, step.unchanged = _lost(fs, plan, failure, seen, None)
         else:
-            step.version = landed_write(fs, failure, plan.key, plan.shown, plan.data,
-                                         plan.rules.action, plan.meta.owner)
+            step.version = landed_write(fs, step, plan, failure)
     elif step.action == "copy":
         _copy_failed(fs, plan, step, failure)
     elif step.moved_to is not None:
         copy = done[-1]
         assert copy.version is not None
-        _unmove(fs, failure, plan, copy, copy.version)
+        _unmove(fs, failure, plan, step, copy, copy.version)
     else:
-        _delete_failed(fs, plan, failure)
+        _delete_failed(fs, plan, step, failure)
 
 
 def _held_already(fs: Core, plan: FilePlan, seen: Version | None
@@ -491,7 +513,7 @@ def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
                  fallback=fallback, ops=plan.ops, old=plan.old, undo=plan.rules.undo)
 
 
-def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
+def _delete_failed(fs: Core, plan: FilePlan, step: Step, failure: Exception) -> None:
     """A one-file delete that failed. A guard that met no file is the delete done for an
     undo (``gone_is_done``), FS_NOT_FOUND for a delete; a guard lost to a changed file is
     the refusal, FS_STALE with what changed when the intent says stale. A delete that
@@ -511,7 +533,7 @@ def _delete_failed(fs: Core, plan: FilePlan, failure: Exception) -> None:
         raise fs.not_found(key, failure) if failure.reason != Reason.is_directory else (
             failure) from None
     # The delete may have landed: the file gone is the delete done.
-    _landed_delete(fs, failure, key, shown)
+    _landed_delete(fs, step, failure)
 
 
 def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: FsError
@@ -525,13 +547,12 @@ def _unverified(c: Conflict, shown: str, action: str, fallback: FsError, read: F
                    details={"cause": cause_text(c, shown, action)})
 
 
-def _landed_delete(fs: Core, failure: Exception, key: str, shown: str) -> None:
+def _landed_delete(fs: Core, step: Step, failure: Exception) -> None:
     """A delete that failed without a refusal may have landed: returns when the file is
     gone (the delete done), else raises the failure, or FS_BACKEND saying the outcome is
     unknown when the file cannot be read either (one read, on this path only)."""
-    if not ambiguous(failure):
-        raise failure
-    outcome, _ = landed(fs.backend, key, None)
+    shown = step.shown
+    outcome, _ = settle(fs.backend, step, failure)
     if outcome == "unknown":
         raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
                       details={"cause": cause_text(failure, shown, "delete")}) from failure
@@ -559,7 +580,8 @@ def _copy_failed(fs: Core, plan: FilePlan, copy: Step, failure: Exception) -> No
     raise failure
 
 
-def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version) -> None:
+def _unmove(fs: Core, e: Exception, plan: FilePlan, remove: Step, copy: Step,
+            version: Version) -> None:
     """The source's delete failed after the copy was made. Returns when the source is gone
     by this move's own delete (its answer lost, a resend found the file gone): the move is
     done, and its bytes are at the destination. When the store refused the only delete it
@@ -580,7 +602,7 @@ def _unmove(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Version
     if gone_already(e) and not isinstance(e, Conflict):
         return  # a plain "no such file", which a resend of our own delete also meets
     if ambiguous(e) or isinstance(e, Conflict):
-        outcome, _ = landed(fs.backend, plan.key, None)
+        outcome, _ = settle(fs.backend, remove, e)
         if outcome == "done":
             return
         if outcome == "unknown":
@@ -613,27 +635,26 @@ def _take_back(fs: Core, e: Exception, plan: FilePlan, copy: Step, version: Vers
                           details=details) from e
 
 
-def landed_write(fs: Core, failure: Exception, key: str, shown: str, data: bytes,
-                  action: str, author: str | None) -> Version:
-    """A write that failed without a refusal may have landed: the version it made when
-    the file holds exactly its bytes and no store's record names another writer (one
-    read, on this path only; ``author`` is noted as the writer then); else the failure,
-    or, when the file cannot be read either, FS_BACKEND saying the outcome is unknown
-    instead of "nothing was changed"."""
-    if not ambiguous(failure):
-        raise failure
+def landed_write(fs: Core, step: Step, plan: FilePlan, failure: Exception) -> Version:
+    """A one-file write that failed without a refusal may have landed (:func:`settle`):
+    the version it made when the file holds exactly its bytes and no store's record names
+    another writer (one read, on this path only; the plan's writer is noted then); else
+    the failure, or, when the file cannot be read either, FS_BACKEND saying the outcome is
+    unknown instead of "nothing was changed"."""
+    author, shown = plan.meta.owner, plan.shown
     # A write back made in another's name (an undo, a restore) is not proven ours by
     # the owner the object names.
-    outcome, version = landed(fs.backend, key, data,
-                              owner=author if author == fs.owner else None)
+    outcome, version = settle(fs.backend, step, failure,
+                              author if author == fs.owner else None)
     if outcome == "done":
         assert version is not None
         if author is not None:
-            fs.authors.note(key, version, author)
+            fs.authors.note(plan.key, version, author)
         return version
     if outcome == "unknown":
         raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.outcome_unknown,
-                      details={"cause": cause_text(failure, shown, action)}) from failure
+                      details={"cause": cause_text(failure, shown, plan.rules.action)}
+                      ) from failure
     raise failure
 
 
@@ -690,7 +711,7 @@ def settle(backend: Backend, step: Step, failure: BaseException, owner: str | No
     pre = step.precondition
     return landed(backend, step.key, None if delete else step.data, owner=owner,
                   seen=pre.version if isinstance(pre, IfMatch) else None,
-                  observed=isinstance(pre, IfMatch), answered=isinstance(failure, Conflict))
+                  observed=step.observed, answered=isinstance(failure, Conflict))
 
 
 @dataclass
