@@ -80,11 +80,6 @@ class Intent(FsEvent):
         self.conflict_reason = guard.reason
         self.conflict_hint = guard.hint
 
-    def guard(self) -> Guard:
-        """The precondition as the plugins left it, and how its loss is explained."""
-        return Guard(self.precondition, self.conflict_code, self.conflict_reason,
-                     self.conflict_hint)
-
 
 class ReadEvent(FsEvent):
     model_config = ConfigDict(frozen=True)

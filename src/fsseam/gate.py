@@ -132,7 +132,8 @@ class Gate:
         from what the owner observed; another plugin may override it, or veto by raising
         FsError)."""
         self.dispatch(intent)
-        return intent.guard()
+        return Guard(intent.precondition, intent.conflict_code, intent.conflict_reason,
+                     intent.conflict_hint)
 
     def dispatch(self, event: FsEvent) -> None:
         hook = getattr(self.pm.hook, EVENT_HOOKS[event.name])

@@ -33,7 +33,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import TracebackType
 
 from ..errors import ErrorCode, FsError
@@ -315,17 +315,15 @@ class ObservationPolicy:
         # the store before it lands, so a store that cannot be reached refuses every change
         # alike (FS_BACKEND, nothing changed) rather than letting a create land unrecorded.
         known, version = self.observed(event.owner, event.key)
-        proposed = event.guard()
+        hint = event.conflict_hint  # a literal explanation another plugin set stands
         if event.operation == "create":
-            return replace(proposed, precondition=CreateOnly())
+            return Guard(CreateOnly(), event.conflict_code, event.conflict_reason, hint)
         if version is not None:
-            return replace(proposed, precondition=IfMatch(version), code=ErrorCode.FS_STALE,
-                           reason=Reason.stale_write)
+            return Guard(IfMatch(version), ErrorCode.FS_STALE, Reason.stale_write, hint)
         if known:
-            return replace(proposed, precondition=CreateOnly(), code=ErrorCode.FS_STALE,
-                           reason=Reason.created_since_absent_write)
-        return replace(proposed, precondition=CreateOnly(), code=ErrorCode.FS_NOT_OBSERVED,
-                       reason=Reason.not_observed_write)
+            return Guard(CreateOnly(), ErrorCode.FS_STALE, Reason.created_since_absent_write,
+                         hint)
+        return Guard(CreateOnly(), ErrorCode.FS_NOT_OBSERVED, Reason.not_observed_write, hint)
 
     @hookimpl(tryfirst=True)
     def fs_edit_intent(self, event: EditIntent) -> None:
@@ -347,8 +345,8 @@ class ObservationPolicy:
             # The version seen lets the seam show what changed since (fsseam.conflicts).
             raise FsError(ErrorCode.FS_STALE, path=event.path, reason=reason,
                           details={"observed": version})
-        return replace(event.guard(), precondition=IfMatch(version), code=ErrorCode.FS_STALE,
-                       reason=Reason.changed_during_edit)
+        return Guard(IfMatch(version), ErrorCode.FS_STALE, Reason.changed_during_edit,
+                     event.conflict_hint)
 
     @hookimpl(tryfirst=True)
     def fs_written(self, event: WrittenEvent) -> None:
@@ -398,8 +396,8 @@ class ObservationPolicy:
                           reason=Reason.not_observed_move if move else Reason.not_observed_delete)
         if version is None:
             raise FsError(ErrorCode.FS_NOT_FOUND, path=event.path, reason=Reason.absent_observed)
-        return replace(event.guard(), precondition=IfMatch(version), code=ErrorCode.FS_STALE,
-                       reason=Reason.stale_move if move else Reason.stale_delete)
+        return Guard(IfMatch(version), ErrorCode.FS_STALE,
+                     Reason.stale_move if move else Reason.stale_delete, event.conflict_hint)
 
     @hookimpl(tryfirst=True)
     def fs_deleted(self, event: DeletedEvent) -> None:

@@ -248,14 +248,14 @@ class Seam(Core):
     @one_call
     def replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
         """Replace a literal, unique (or every, with ``replace_all``) occurrence of ``old``."""
-        return self.edit(path, [Replace(old, new, replace_all)])
+        return changing.edit(self, path, [Replace(old, new, replace_all)])
 
     @one_call
     def insert(self, path: str, line: int, text: str) -> EditOutcome:
         """Insert ``text`` verbatim at the zero-based line boundary ``line`` (0 = the start
         of the file, the line count = its end); no newline is added: end the text with one
         to insert whole lines."""
-        return self.edit(path, [Insert(line, text)])
+        return changing.edit(self, path, [Insert(line, text)])
 
     @one_call
     def change(self, changes: Sequence[FileChange]) -> ChangeOutcome:
