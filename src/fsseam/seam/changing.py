@@ -90,6 +90,7 @@ __all__ = [
 ]
 
 
+# -- asking the gate -------------------------------------------------------------------
 WriteOp = Literal["write", "create", "restore"]
 EditKind = Literal["replace", "insert", "edit"]
 DeleteOp = Literal["delete", "move"]
@@ -161,6 +162,7 @@ def stale_before(fs: Core, pre: Precondition, current: tuple[bytes, Version], ke
         raise stale_part(fs, key, shown, pre.version, current, action, fallback)
 
 
+# -- an edit's preparation, for one file and a part of a change ------------------------
 R = TypeVar("R")
 
 
@@ -248,6 +250,7 @@ def _refused_stale(
                 fallback=refused, ops=ops, old=old, same=same) from None
 
 
+# -- one file: write, create, edit, exact bytes ----------------------------------------
 SNIPPET_CONTEXT = 3
 
 
@@ -522,6 +525,34 @@ def _keep(fs: Core, key: str, shown: str, data: bytes, version: Version) -> None
     fs.docs.put(key, version, fmt, data)
 
 
+def create_bytes(fs: Core, path: str, data: bytes) -> Version:
+    """Create a new file holding exactly ``data``; never replaces one (FS_ALREADY_EXISTS),
+    whatever this owner observed of the path."""
+    fs.check_writable()
+    key, shown = fs.resolve_file(path)
+    fs.check_writable_at(key)
+    fs.check_edit_size(shown, len(data))
+    guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
+    # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
+    # file there, this owner's earlier one included: no owner on the object makes it ours.
+    plan = FilePlan(key, shown, data, CreateOnly(), CREATE_BYTES, guard.lost,
+                    fs.write_meta())
+    plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
+    done = run(fs, Plan.one("write", plan))[0]
+    version = done.version
+    assert version is not None
+    if done.unchanged:
+        # The file was there already, holding these very bytes: still not a creation.
+        raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists)
+    with contextlib.suppress(FsError):  # not text: no diff will start from it
+        # The text of the version written, which a later refusal's diff starts from.
+        fs.docs.put(key, version, decode(data, shown).format, data)
+    fs.gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="create",
+                                   version=version, created=True))
+    return version
+
+
+# -- several files as one --------------------------------------------------------------
 @dataclass
 class _Prepared:
     """One validated part of a change: its steps and the texts around it."""
@@ -760,6 +791,7 @@ def _written(fs: Core, p: _Prepared, diffs: list[tuple[str, str | None, str]]
     )
 
 
+# -- delete and move -------------------------------------------------------------------
 def delete(fs: Core, path: str) -> DeleteOutcome:
     """Delete a file, only at the version this owner observed (with the policy on)."""
     fs.check_writable()
@@ -793,30 +825,3 @@ def move(fs: Core, source: str, destination: str) -> MoveOutcome:
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=src, path=src_shown,
                                    operation="move", destination=dst_shown))
     return MoveOutcome(source=src_shown, destination=dst_shown, version=version)
-
-
-def create_bytes(fs: Core, path: str, data: bytes) -> Version:
-    """Create a new file holding exactly ``data``; never replaces one (FS_ALREADY_EXISTS),
-    whatever this owner observed of the path."""
-    fs.check_writable()
-    key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
-    fs.check_edit_size(shown, len(data))
-    guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
-    # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
-    # file there, this owner's earlier one included: no owner on the object makes it ours.
-    plan = FilePlan(key, shown, data, CreateOnly(), CREATE_BYTES, guard.lost,
-                    fs.write_meta())
-    plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
-    done = run(fs, Plan.one("write", plan))[0]
-    version = done.version
-    assert version is not None
-    if done.unchanged:
-        # The file was there already, holding these very bytes: still not a creation.
-        raise FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists)
-    with contextlib.suppress(FsError):  # not text: no diff will start from it
-        # The text of the version written, which a later refusal's diff starts from.
-        fs.docs.put(key, version, decode(data, shown).format, data)
-    fs.gate.dispatch(WrittenEvent(owner=fs.owner, key=key, path=shown, operation="create",
-                                   version=version, created=True))
-    return version

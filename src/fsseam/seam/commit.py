@@ -90,6 +90,7 @@ __all__ = [
 ]
 
 
+# -- the plan of a change --------------------------------------------------------------
 Action = Literal["create", "copy", "write", "delete"]
 
 
@@ -243,6 +244,7 @@ class Plan:
         return cls(steps, plan.meta)
 
 
+# -- did a failed call land after all: the one rule ------------------------------------
 Outcome = Literal["done", "not_done", "unknown", "maybe"]
 """What a failed call left: done, not done, unknown (the file cannot be read), or maybe:
 the file holds exactly the call's bytes, written since the read by a writer the store
@@ -339,6 +341,7 @@ def cause_text(failure: BaseException, shown: str, action: str) -> str:
     return render(Reason.step_failed, shown, {"action": action, "detail": repr(failure)})
 
 
+# -- committing a plan, and the one settlement of a failed step ------------------------
 def run(fs: Core, plan: Plan) -> list[Step]:
     """Commit ``plan``'s steps in their commit order, each through the one call that
     changes the store: the steps, each with the version it wrote (and, a one-file step,
@@ -381,6 +384,63 @@ def settle_failed(fs: Core, plan: Plan, step: Step, failure: BaseException,
     done.append(step)
 
 
+_GROUP: dict[Action, int] = {"create": 0, "copy": 0, "write": 1, "delete": 2}
+
+
+def commit_order(steps: Sequence[Step]) -> list[Step]:
+    """Creates and copies, then in-place writes, then deletes; each group by key."""
+    return sorted(steps, key=lambda s: (_GROUP[s.action], s.key))
+
+
+def perform(backend: Backend, step: Step, meta: WriteMeta | None) -> Version | None:
+    """The one call that changes the store: ``step``'s write, copy or delete under its
+    precondition, on behalf of ``meta``'s owner (for stores that keep it). Every change
+    the seam makes, a rollback's too, is made here."""
+    if step.action == "create" or step.action == "write":
+        assert step.data is not None
+        return write_as(backend, step.key, step.data, step.precondition, meta)
+    if step.action == "copy":
+        assert step.source is not None
+        return backend.copy(step.source, step.key, step.precondition)
+    delete_as(backend, step.key, step.precondition, meta)
+    return None
+
+
+def settle(backend: Backend, step: Step, failure: BaseException, owner: str | None = None
+           ) -> tuple[Outcome, Version | None]:
+    """What a failed step left: done after all (with the version it wrote), not done, or
+    unknown. Costs at most one read (and, for equal bytes, one look at who wrote them), on
+    this failure path only. Equal bytes are judged by the one rule
+    (:func:`~fsseam.versions.same_change`): a refused write over a version the agent read
+    is not done when someone else made the same bytes; a create meeting a file with its
+    bytes, or a call that failed without an answer, is."""
+    delete = step.action == "delete"
+    if delete and step.moved_to is not None and isinstance(failure, Conflict):
+        if not failure.resent:
+            # The store refused the only delete it was sent: another writer moved, deleted
+            # or changed the source since the copy; the copy is to be taken back.
+            return "not_done", None
+        # Perhaps the answer to a resend of our own landed delete: one read says.
+        return landed(backend, step.key, None)
+    if delete and gone_already(failure):
+        # A delete's goal, reached by our own resent delete or by someone else's: the file
+        # is gone either way.
+        return "done", None
+    if isinstance(failure, Conflict):
+        if delete or failure.reason == ConflictKind.missing:
+            return "not_done", None
+        # A refused write or copy: a resend meeting our own landed request, when the file
+        # holds exactly our bytes and the store says it is ours; someone else's change
+        # otherwise, unless the step rests on no read (a create).
+    elif not ambiguous(failure):
+        return "not_done", None
+    pre = step.precondition
+    return landed(backend, step.key, None if delete else step.data, owner=owner,
+                  seen=pre.version if isinstance(pre, IfMatch) else None,
+                  observed=step.observed, answered=isinstance(failure, Conflict))
+
+
+# -- a one-file operation: held already, or refused as it explains it ------------------
 def _held(fs: Core, step: Step, plan: FilePlan) -> bool:
     """A one-file write whose file holds its bytes before anything is written: nothing to
     write (the step's version and ``unchanged`` set). Raises the refusal found instead."""
@@ -658,62 +718,7 @@ def landed_write(fs: Core, step: Step, plan: FilePlan, failure: Exception) -> Ve
     raise failure
 
 
-_GROUP: dict[Action, int] = {"create": 0, "copy": 0, "write": 1, "delete": 2}
-
-
-def commit_order(steps: Sequence[Step]) -> list[Step]:
-    """Creates and copies, then in-place writes, then deletes; each group by key."""
-    return sorted(steps, key=lambda s: (_GROUP[s.action], s.key))
-
-
-def perform(backend: Backend, step: Step, meta: WriteMeta | None) -> Version | None:
-    """The one call that changes the store: ``step``'s write, copy or delete under its
-    precondition, on behalf of ``meta``'s owner (for stores that keep it). Every change
-    the seam makes, a rollback's too, is made here."""
-    if step.action == "create" or step.action == "write":
-        assert step.data is not None
-        return write_as(backend, step.key, step.data, step.precondition, meta)
-    if step.action == "copy":
-        assert step.source is not None
-        return backend.copy(step.source, step.key, step.precondition)
-    delete_as(backend, step.key, step.precondition, meta)
-    return None
-
-
-def settle(backend: Backend, step: Step, failure: BaseException, owner: str | None = None
-           ) -> tuple[Outcome, Version | None]:
-    """What a failed step left: done after all (with the version it wrote), not done, or
-    unknown. Costs at most one read (and, for equal bytes, one look at who wrote them), on
-    this failure path only. Equal bytes are judged by the one rule
-    (:func:`~fsseam.versions.same_change`): a refused write over a version the agent read
-    is not done when someone else made the same bytes; a create meeting a file with its
-    bytes, or a call that failed without an answer, is."""
-    delete = step.action == "delete"
-    if delete and step.moved_to is not None and isinstance(failure, Conflict):
-        if not failure.resent:
-            # The store refused the only delete it was sent: another writer moved, deleted
-            # or changed the source since the copy; the copy is to be taken back.
-            return "not_done", None
-        # Perhaps the answer to a resend of our own landed delete: one read says.
-        return landed(backend, step.key, None)
-    if delete and gone_already(failure):
-        # A delete's goal, reached by our own resent delete or by someone else's: the file
-        # is gone either way.
-        return "done", None
-    if isinstance(failure, Conflict):
-        if delete or failure.reason == ConflictKind.missing:
-            return "not_done", None
-        # A refused write or copy: a resend meeting our own landed request, when the file
-        # holds exactly our bytes and the store says it is ours; someone else's change
-        # otherwise, unless the step rests on no read (a create).
-    elif not ambiguous(failure):
-        return "not_done", None
-    pre = step.precondition
-    return landed(backend, step.key, None if delete else step.data, owner=owner,
-                  seen=pre.version if isinstance(pre, IfMatch) else None,
-                  observed=step.observed, answered=isinstance(failure, Conflict))
-
-
+# -- a plan of several files: undoing what was done ------------------------------------
 @dataclass
 class Rollback:
     """What undoing a failed commit left: one sentence per file the commit reached."""
@@ -864,6 +869,7 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
     ) from failure
 
 
+# -- what a lost precondition tells the agent ------------------------------------------
 def stale(
     fs: Core,
     key: str,
