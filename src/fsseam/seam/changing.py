@@ -40,7 +40,7 @@ from ..events import (
     WriteIntent,
     WrittenEvent,
 )
-from ..messages import Reason
+from ..messages import Reason, Role
 from ..outcomes import (
     ChangedFile,
     ChangeOutcome,
@@ -66,21 +66,26 @@ from .commit import (
     Plan,
     Step,
     judge,
+    refusal_for,
     run,
     same_part,
     stale,
     stale_part,
+    text_or_none,
 )
-from .core import Core, encode_checked
+from .core import Core
 
 __all__ = [
     "PreparedEdit",
     "ask_undo",
     "change",
+    "check_edit_size",
     "create_bytes",
     "delete",
     "edit",
+    "encode_checked",
     "guard_for",
+    "load_text",
     "move",
     "new_bytes",
     "prepare_edit",
@@ -88,6 +93,32 @@ __all__ = [
     "write",
     "write_bytes",
 ]
+
+
+# -- new bytes within the limits, and the text an edit is made on -------------------
+def encode_checked(make: Callable[[], bytes], role: str) -> bytes:
+    """The new bytes, or FS_INVALID_ARGUMENT naming the argument that is not UTF-8."""
+    try:
+        return make()
+    except UnicodeEncodeError as e:
+        raise FsError(
+            ErrorCode.FS_INVALID_ARGUMENT,
+            reason=Reason.text_not_utf8,
+            details={"arg": Role(role), "position": e.start},
+        ) from None
+
+
+def check_edit_size(fs: Core, shown: str, n: int) -> None:
+    if n > fs.limits.max_edit_bytes:
+        raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.content_too_large,
+                      details={"size": n, "cap": fs.limits.max_edit_bytes})
+
+
+def load_text(fs: Core, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
+    """The whole file as text, for an edit: one round trip, and never more than the
+    edit limit fetched (a huge object is refused, not downloaded)."""
+    data, version = fs.load_bytes(key, record_missing)
+    return decode(data, display(key)), version
 
 
 # -- asking the gate -------------------------------------------------------------------
@@ -158,7 +189,7 @@ def stale_before(fs: Core, pre: Precondition, current: tuple[bytes, Version], ke
     """A precondition already lost against the version just read: refuse now, with what
     changed since the agent's read."""
     if isinstance(pre, IfMatch) and pre.version != current[1]:
-        fallback = fs.refusal_for(Conflict("mismatch", path=shown), shown, *guard.lost)
+        fallback = refusal_for(Conflict("mismatch", path=shown), shown, *guard.lost)
         raise stale_part(fs, key, shown, pre.version, current, action, fallback)
 
 
@@ -185,7 +216,7 @@ class PreparedEdit(Generic[R]):
 def new_bytes(fs: Core, shown: str, doc: TextDoc) -> bytes:
     """The edited text's bytes, refused when not UTF-8 or over the edit limit."""
     data = encode_checked(doc.encode, "new")
-    fs.check_edit_size(shown, len(data))
+    check_edit_size(fs, shown, len(data))
     return data
 
 
@@ -202,7 +233,7 @@ def prepare_edit(
     holds the change, made by another writer; for a single edit, done without a write when
     the store says the current version is this owner's own write.
     ``ops``: the edits whose replacements a stale diff locates."""
-    doc, current = fs.load_text(key)
+    doc, current = load_text(fs, key)
     try:
         guard = guard_for(fs, "edit", key, shown, operation=operation, current=current)
     except FsError as e:
@@ -212,7 +243,7 @@ def prepare_edit(
         return _refused_stale(fs, key, shown, doc, current, seen, e, make, after, lone, ops)
     pre = guard.precondition
     if lone and isinstance(pre, IfMatch) and pre.version != current:
-        raise fs.refusal_for(Conflict("mismatch", path=shown), shown, *guard.lost)
+        raise refusal_for(Conflict("mismatch", path=shown), shown, *guard.lost)
     if isinstance(pre, IfMatch) and pre.version != current:  # the bytes only then
         stale_before(fs, pre, (doc.encode(), current), key, shown, guard, "edit")
     return PreparedEdit(doc, current, make(doc), guard)
@@ -229,7 +260,7 @@ def _refused_stale(
     refusal saying another writer made exactly this change."""
     # The text read is needed for the diff anyway: the refusal's one extra question is
     # whether the edit, made on it, gives exactly the current bytes.
-    old = fs.text_or_none(key, seen)
+    old = text_or_none(fs, key, seen)
     same: SameChange | None = None
     held = doc.encode()
     if old is not None:
@@ -287,7 +318,7 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     # The new text as decoding its bytes would give it (no NUL: checked; UTF-8: encoded).
     new_doc = new_text_doc(content, fmt)
     plan.data = encode_checked(new_doc.encode, "content")
-    fs.check_edit_size(shown, len(plan.data))
+    check_edit_size(fs, shown, len(plan.data))
     done = run(fs, Plan.one("write", plan))[0]
     version, unchanged = done.version, done.unchanged
     assert version is not None
@@ -340,7 +371,7 @@ def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, OldTex
         except FsError as e:
             if e.code is not ErrorCode.FS_NOT_FOUND:
                 raise
-            raise fs.refusal_for(Conflict("missing", path=shown), shown, *plan.lost) from None
+            raise refusal_for(Conflict("missing", path=shown), shown, *plan.lost) from None
     elif isinstance(pre, Overwrite):
         try:
             plan.current = fs.load_bytes(key, record_missing=False)
@@ -485,7 +516,7 @@ def write_bytes(fs: Core, path: str, data: bytes,
     fs.check_writable()
     key, shown = fs.resolve_file(path)
     fs.check_writable_at(key)
-    fs.check_edit_size(shown, len(data))
+    check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="write", size=len(data))
     precondition, lost = guard.precondition, guard.lost
     if base is not None:
@@ -531,7 +562,7 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     fs.check_writable()
     key, shown = fs.resolve_file(path)
     fs.check_writable_at(key)
-    fs.check_edit_size(shown, len(data))
+    check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
     # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
     # file there, this owner's earlier one included: no owner on the object makes it ours.
@@ -637,7 +668,7 @@ def _lost_part(fs: Core, key: str, shown: str, pre: Precondition, action: str,
     change: the refusal says so)."""
 
     def lost(err: Conflict) -> FsError:
-        fallback = fs.refusal_for(err, shown, *guard.lost)
+        fallback = refusal_for(err, shown, *guard.lost)
         if err.reason != ConflictKind.mismatch or not isinstance(pre, IfMatch):
             return fallback
         if data is not None:
@@ -680,10 +711,10 @@ def _prepare_create(fs: Core, c: Create, key: str, shown: str) -> _Prepared:
     guard_for(fs, "write", key, shown, operation="create", size=len(c.content))
     _absent(fs, key, FsError(ErrorCode.FS_ALREADY_EXISTS, path=shown, reason=Reason.add_exists))
     data = encode_checked(lambda: encode_new(c.content, None), "content")
-    fs.check_edit_size(shown, len(data))
+    check_edit_size(fs, shown, len(data))
 
     def exists(err: Conflict) -> FsError:
-        return fs.refusal_for(err, shown, ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
+        return refusal_for(err, shown, ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
 
     step = Step("create", key, shown, CreateOnly(), exists, data=data)
     return _Prepared(c, key, shown, [step], before="", after=decode(data, shown))

@@ -39,6 +39,7 @@ explanation when no diff can be made.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -49,9 +50,10 @@ from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status, 
 from ..edits import EditOp
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..messages import Reason, Sentence, render
+from ..paths import display
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, SameChange, Version, same_change
-from .core import Core, Lost, text_at
+from .core import Core, Lost
 
 __all__ = [
     "CREATE",
@@ -75,9 +77,11 @@ __all__ = [
     "cause_text",
     "commit_order",
     "gone_already",
+    "holds",
     "judge",
     "landed",
     "perform",
+    "refusal_for",
     "rollback",
     "run",
     "same_part",
@@ -86,6 +90,8 @@ __all__ = [
     "stale",
     "stale_part",
     "stale_source",
+    "text_at",
+    "text_or_none",
     "written_by",
 ]
 
@@ -441,6 +447,22 @@ def settle(backend: Backend, step: Step, failure: BaseException, owner: str | No
 
 
 # -- a one-file operation: held already, or refused as it explains it ------------------
+def holds(fs: Core, key: str, version: Version, data: bytes, data_version: Version | None
+           ) -> bool:
+    """Whether the file at ``version`` holds exactly ``data``, known without a request:
+    the versions are equal, a content digest says so, or the cached bytes do."""
+    if data_version is not None and data_version == version:
+        return True
+    # The bytes kept for ``version`` are exactly its content, so comparing with them (a
+    # memcmp) answers as the digest would, without hashing every write's bytes.
+    raw = fs.docs.raw(key, version)
+    if raw is not None:
+        return raw == data
+    if version.kind == "sha256":
+        return hashlib.sha256(data).hexdigest() == version.value
+    return False
+
+
 def _held(fs: Core, step: Step, plan: FilePlan) -> bool:
     """A one-file write whose file holds its bytes before anything is written: nothing to
     write (the step's version and ``unchanged`` set). Raises the refusal found instead."""
@@ -482,7 +504,7 @@ def _held_already(fs: Core, plan: FilePlan, seen: Version | None
     :attr:`FilePlan.check_first`); None: write."""
     key, data, current = plan.key, plan.data, plan.current
     if plan.rules.check_first == "back":
-        if seen is None or not fs.holds(key, seen, data, plan.data_version):
+        if seen is None or not holds(fs, key, seen, data, plan.data_version):
             return None
         return (seen, True) if fs.probe_version(key) == seen else None
     if plan.rules.check_first != "write":
@@ -495,7 +517,7 @@ def _held_already(fs: Core, plan: FilePlan, seen: Version | None
         return None
     if current is not None and current[1] != seen:
         return _lost(fs, plan, Conflict("mismatch", path=plan.shown), seen, current)
-    if current is None and fs.holds(key, seen, data, None):
+    if current is None and holds(fs, key, seen, data, None):
         # Writing back exactly what was read: one look at the version instead of a write
         # (which would make a new version of the same bytes).
         now = fs.probe_version(key)
@@ -560,7 +582,7 @@ def _explained(fs: Core, plan: FilePlan, c: Conflict) -> FsError:
     """What the lost guard means, as the intent (or an undo) says."""
     if plan.plain is not None and c.reason == ConflictKind.mismatch:
         return plan.plain
-    return fs.refusal_for(c, plan.shown, *plan.lost)
+    return refusal_for(c, plan.shown, *plan.lost)
 
 
 def _stale_or(fs: Core, plan: FilePlan, seen: Version | None,
@@ -870,6 +892,46 @@ def step_failed(backend: Backend, step: Step, failure: BaseException, done: list
 
 
 # -- what a lost precondition tells the agent ------------------------------------------
+def refusal_for(err: Conflict, path: str, code: ErrorCode | None, reason: str | None,
+                hint: str | None) -> FsError:
+    """What a lost precondition means to this caller (the intent's code and reason)."""
+    if code is None:
+        return err
+    if err.reason == ConflictKind.missing:
+        return FsError(code, path=path, reason=Reason.deleted_since_read)
+    if hint is not None:
+        return FsError(code, hint, path=path)
+    return FsError(code, path=path, reason=reason or err.reason)
+
+
+def text_at(fs: Core, key: str, version: Version) -> TextDoc | Reason:
+    """The text of ``version`` as the agent saw it: cached bytes (shared by this process's
+    workspaces of the store), else (on a conflict path only) the store's history; else why
+    it cannot be had, a catalogue sentence for the refusal."""
+    raw = fs.docs.raw(key, version)
+    if raw is None and not fs.keeps_history(key):
+        return Reason.unshown_not_kept
+    if raw is None:
+        try:
+            raw = fs.backend.read_version(key, version).data
+        except FsError as e:
+            if e.code is ErrorCode.FS_UNSUPPORTED:  # a bucket without versioning
+                return Reason.unshown_not_kept
+            if e.code is ErrorCode.FS_NOT_FOUND:
+                return Reason.unshown_gone
+            return Reason.unshown_unreadable
+    try:
+        return decode(raw, display(key))
+    except FsError:
+        return Reason.unshown_old_not_text
+
+
+def text_or_none(fs: Core, key: str, version: Version) -> TextDoc | None:
+    """The text of ``version`` as the agent saw it, or None (see :func:`text_at`)."""
+    text = text_at(fs, key, version)
+    return text if isinstance(text, TextDoc) else None
+
+
 def stale(
     fs: Core,
     key: str,
@@ -970,7 +1032,7 @@ def same_part(fs: Core, key: str, shown: str, seen: Version, data: bytes, action
 def stale_source(fs: Core, c: Conflict, key: str, shown: str, pre: Precondition,
                  lost: Lost, action: str) -> FsError:
     """A delete or move whose source moved on: what changed, when it is FS_STALE."""
-    fallback = fs.refusal_for(c, shown, *lost)
+    fallback = refusal_for(c, shown, *lost)
     if not isinstance(pre, IfMatch) or lost[0] is not ErrorCode.FS_STALE:
         return fallback
     return stale(fs, key, shown, pre.version, None, action=action, fallback=fallback)
