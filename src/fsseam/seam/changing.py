@@ -65,15 +65,10 @@ from .commit import (
     FilePlan,
     Plan,
     Step,
-    judge,
-    refusal_for,
     run,
-    same_part,
-    stale,
-    stale_part,
-    text_or_none,
 )
 from .core import Core
+from .verdicts import judge, refusal_for, same_part, stale, stale_part, text_or_none
 
 __all__ = [
     "PreparedEdit",
