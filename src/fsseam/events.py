@@ -25,6 +25,7 @@ __all__ = [
     "Guard",
     "Intent",
     "ListEvent",
+    "Lost",
     "MissingEvent",
     "ReadEvent",
     "StatEvent",
@@ -45,6 +46,10 @@ class FsEvent(BaseModel):
     """The virtual path shown to the model."""
 
 
+Lost = tuple[ErrorCode | None, str | None, str | None]
+"""How a lost precondition is explained: the code, the catalogue reason, the literal hint."""
+
+
 @dataclass(frozen=True)
 class Guard:
     """The precondition a change carries, and how its loss is explained to the agent:
@@ -57,7 +62,7 @@ class Guard:
     hint: str | None = None
 
     @property
-    def lost(self) -> tuple[ErrorCode | None, str | None, str | None]:
+    def lost(self) -> Lost:
         """How a lost precondition is explained: the code, reason and hint."""
         return self.code, self.reason, self.hint
 

@@ -45,10 +45,11 @@ from typing import Literal
 from ..backends.base import Backend, WriteMeta, delete_as, write_as
 from ..edits import EditOp
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
+from ..events import Lost
 from ..messages import Reason, render
 from ..text import TextDoc
 from ..versions import CreateOnly, IfMatch, Precondition, SameChange, Version
-from .core import Core, Lost
+from .core import Core
 from .verdicts import (
     Outcome,
     ambiguous,
@@ -73,11 +74,11 @@ __all__ = [
     "UNDO_CREATE",
     "WRITE",
     "WRITE_OVER",
-    "Action",
     "FilePlan",
     "Plan",
     "Rollback",
     "Step",
+    "StepAction",
     "StepRules",
     "commit_order",
     "perform",
@@ -90,7 +91,8 @@ __all__ = [
 
 
 # -- the plan of a change --------------------------------------------------------------
-Action = Literal["create", "copy", "write", "delete"]
+StepAction = Literal["create", "copy", "write", "delete"]
+"""The storage call a step makes."""
 
 
 @dataclass(frozen=True)
@@ -170,9 +172,9 @@ class FilePlan:
 class Step:
     """One change of one file in a plan: a conditional storage call, how a lost
     precondition is explained and how to undo it; or, a one-file operation's only step,
-    the :class:`FilePlan` whose flags say how its refusals are explained."""
+    the :class:`FilePlan` whose rules say how its refusals are explained."""
 
-    action: Action
+    action: StepAction
     key: str
     shown: str
     precondition: Precondition
@@ -286,7 +288,7 @@ def settle_failed(fs: Core, plan: Plan, step: Step, failure: BaseException,
     done.append(step)
 
 
-_GROUP: dict[Action, int] = {"create": 0, "copy": 0, "write": 1, "delete": 2}
+_GROUP: dict[StepAction, int] = {"create": 0, "copy": 0, "write": 1, "delete": 2}
 
 
 def commit_order(steps: Sequence[Step]) -> list[Step]:

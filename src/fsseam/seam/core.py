@@ -24,10 +24,8 @@ from ..paths import display, to_key
 from ..text import decode
 from ..versions import Version
 
-__all__ = ["Core", "Lost"]
+__all__ = ["Core"]
 
-Lost = tuple[ErrorCode | None, str | None, str | None]
-"""How a lost precondition is explained: the intent's code, reason and hint."""
 
 
 class Core:

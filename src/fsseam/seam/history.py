@@ -18,7 +18,7 @@ from typing import Literal
 
 from ..backends.base import Blob, WriteMeta
 from ..errors import ErrorCode, FsError
-from ..events import DeletedEvent, StatEvent, WrittenEvent
+from ..events import DeletedEvent, Lost, StatEvent, WrittenEvent
 from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome, match_version
 from ..history import version_id as _id
 from ..messages import Reason, Sentence
@@ -26,7 +26,7 @@ from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .changing import ask_undo, guard_for
 from .commit import RESTORE, UNDO, UNDO_CREATE, FilePlan, Plan, run
-from .core import Core, Lost
+from .core import Core
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "history", "restore", "undo"]
 

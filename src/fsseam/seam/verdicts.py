@@ -21,11 +21,12 @@ from ..backends.contract import extras_of
 from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status, unshown_part
 from ..edits import EditOp
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
+from ..events import Lost
 from ..messages import Reason, Sentence, render
 from ..paths import display
 from ..text import TextDoc, decode
 from ..versions import IfMatch, Precondition, SameChange, Version, same_change
-from .core import Core, Lost
+from .core import Core
 
 __all__ = [
     "Outcome",
