@@ -277,7 +277,8 @@ def settle_failed(fs: Core, plan: Plan, step: Step, failure: BaseException,
     raises the refusal as the operation explains it, after undoing what the plan did (a
     plan of several steps: every step done, see :func:`step_failed`; a move of one file:
     its copy). Whether a step that failed landed after all is one rule, :func:`settle`.
-    Anything at all (an interrupt too) undoes what was done before it goes on."""
+    In a plan of several steps, anything at all (an interrupt too) undoes what was done
+    before it goes on; a one-file operation lets an interrupt through as it is."""
     lone = step.alone
     if lone is None:
         step_failed(fs.backend, step, failure, done, pending, plan.meta)
