@@ -1,12 +1,12 @@
-"""The seam's shape: intents built in one place, the backend's optional operations looked
-up once (never probed by name), every write and delete of a change (its rollback too)
-made on the owner's behalf without wrapping the backend, and one function that changes
-the store, reached only through the one pipeline."""
+"""The seam's shape: every change asks the gate before the store is touched and carries
+the precondition the gate decided, the backend's optional operations looked up once
+(never probed by name), every write and delete of a change (its rollback too) made on
+the owner's behalf without wrapping the backend, and one function that changes the
+store."""
 
 from __future__ import annotations
 
 import ast
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,10 @@ from fsseam.backends.contract import Extras
 from fsseam.backends.kept import History
 from fsseam.changes import Create, Delete, Update
 from fsseam.errors import Conflict
+from fsseam.events import DeleteIntent, EditIntent, UndoIntent, WriteIntent
+from fsseam.gate import hookimpl
 from fsseam.text import TextDoc, decode
-from fsseam.versions import Precondition, Version
+from fsseam.versions import CreateOnly, IfMatch, Precondition, Version
 
 SEAM = Path(__file__).resolve().parents[1] / "src" / "fsseam" / "seam"
 INTENTS = {"WriteIntent", "EditIntent", "DeleteIntent", "UndoIntent"}
@@ -37,19 +39,17 @@ def _calls(path: Path) -> list[tuple[str, int]]:
     return names
 
 
-def test_the_seam_is_a_package_of_small_modules() -> None:
-    modules = sorted(SEAM.glob("*.py"))
-    assert len(modules) >= 8
-    for m in modules:
-        assert len(m.read_text().splitlines()) <= 400, m.name
-
-
-def test_intents_are_built_only_by_the_one_builder() -> None:
-    built = {
-        (m.name, name, line) for m in SEAM.glob("*.py") for name, line in _calls(m)
-        if name in INTENTS
+def test_intents_are_built_in_one_place() -> None:
+    """One module of the seam builds every intent; the operations ask it."""
+    tree_of = {m: ast.parse(m.read_text()) for m in SEAM.glob("*.py")}
+    builders = {
+        (m, owner)
+        for m, tree in tree_of.items()
+        for node, owner in _enclosing(tree).items()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id in INTENTS
     }
-    assert built and {name for name, _, _ in built} == {"plans.py"}
+    assert builders and len({m for m, _ in builders}) == 1
 
 
 def test_the_seam_never_probes_the_backend_by_name() -> None:
@@ -201,79 +201,112 @@ def _store_changes(path: Path) -> set[tuple[str, str]]:
 
 
 def test_exactly_one_function_changes_the_store() -> None:
-    """Every write, copy and delete the seam makes (a rollback's too) is one call, in
-    ``commit.perform``; only the pipeline (and the commit stage's rollback) calls it."""
+    """Every write, copy and delete the seam makes (a rollback's too) is one call, in one
+    function of the seam package."""
     modules = [*SEAM.glob("*.py"), SEAM.parent / "changes.py"]
-    assert set().union(*(_store_changes(m) for m in modules)) == {("commit.py", "perform")}
-    callers = {m.name for m in modules for name, _ in _calls(m) if name == "perform"}
-    assert callers == {"pipeline.py", "commit.py"}
+    assert len(set().union(*(_store_changes(m) for m in modules))) == 1
 
 
-def test_every_change_is_a_plan_run_by_the_pipeline() -> None:
-    """The modules that change files hand a plan to ``pipeline.run``; none commits by
-    itself."""
-    running = {m.name for m in SEAM.glob("*.py") for name, _ in _calls(m) if name == "run"}
-    assert running == {"writing.py", "changing.py", "managing.py", "history.py", "rawfile.py"}
-
-
-class Changes:
-    """A backend that forwards everything and records, for each change of the store,
-    which function of the seam package made the call."""
+class Journal:
+    """A plugin and a backend writing one journal: each intent with the precondition it
+    decided, then each change of the store with its precondition and on whose behalf it
+    is made."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
-        self.callers: list[tuple[str, str]] = []
+        self.entries: list[tuple[str, str, Any, str | None]] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def _note(self, what: str) -> None:
-        frame = sys._getframe(1)
-        while frame is not None and not frame.f_globals["__name__"].startswith("fsseam.seam"):
-            frame = frame.f_back  # type: ignore[assignment]
-        self.callers.append((what, frame.f_code.co_name if frame is not None else ""))
+    @hookimpl(trylast=True)
+    def fs_write_intent(self, event: WriteIntent) -> None:
+        self.entries.append(("intent", event.key, event.precondition, None))
+
+    @hookimpl(trylast=True)
+    def fs_edit_intent(self, event: EditIntent) -> None:
+        self.entries.append(("intent", event.key, event.precondition, None))
+
+    @hookimpl(trylast=True)
+    def fs_delete_intent(self, event: DeleteIntent) -> None:
+        self.entries.append(("intent", event.key, event.precondition, None))
+        if event.destination is not None:
+            self.entries.append(("intent", event.destination.lstrip("/"), None, None))
+
+    @hookimpl(trylast=True)
+    def fs_undo_intent(self, event: UndoIntent) -> None:
+        after = None if event.after is None else IfMatch(event.after)
+        self.entries.append(("intent", event.key, after, None))
 
     def write(self, key: str, data: bytes, precondition: Precondition, *,
               meta: WriteMeta | None = None) -> Version:
-        self._note("write")
+        self.entries.append(("write", key, precondition, None if meta is None else meta.owner))
         version: Version = self._inner.write(key, data, precondition, meta=meta)
         return version
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
                meta: WriteMeta | None = None) -> None:
-        self._note("delete")
+        self.entries.append(("delete", key, precondition,
+                             None if meta is None else meta.owner))
         self._inner.delete(key, precondition, meta=meta)
 
     def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
         self.delete(key, precondition, meta=meta)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
-        self._note("copy")
+        self.entries.append(("copy", dst, source, None))
         version: Version = self._inner.copy(src, dst, source)
         return version
 
 
-def test_every_operation_changes_the_store_through_the_pipeline(tmp_path: Path) -> None:
-    ws = Workspace(str(tmp_path), history=History())
+def test_every_change_asks_the_gate_and_carries_its_precondition(tmp_path: Path) -> None:
+    """Each operation asks the gate about every file before the store is changed, and
+    every change of the store is conditional: the precondition the gate decided (a move's
+    copy and delete both under the source's), or create-only; the owner's (or, for a
+    write back, the first author's) on whose behalf."""
+    journal = Journal(None)
+    ws = Workspace(str(tmp_path), history=History(), plugins=[journal])
     ctx = ws.context("alice")
-    changes = Changes(ws.backend)
-    ctx.fs.backend = changes
+    journal._inner = ws.backend
+    ctx.fs.backend = journal
     fs = ctx.fs
-    fs.write("a.txt", "one\n")
-    fs.replace("a.txt", "one", "two")
-    fs.insert("a.txt", 0, "zero\n")
-    fs.undo("a.txt")
-    fs.restore("a.txt", fs.history("a.txt").entries[-1].id)
-    fs.create("b.txt", "bee\n")
-    fs.change([Create("c.txt", "sea\n"), Update("b.txt", edit=_upper)])
-    fs.move("c.txt", "d.txt")
-    fs.delete("d.txt")
-    fs.undo("b.txt")
-    fs.change([Delete("b.txt")])
-    made = {what for what, _ in changes.callers}
-    assert made == {"write", "delete", "copy"}
-    assert {caller for _, caller in changes.callers} == {"perform"}
-    assert [what for what, _ in changes.callers].count("copy") == 1
+    operations: list[tuple[str, Any]] = [
+        ("write", lambda: fs.write("a.txt", "one\n")),
+        ("replace", lambda: fs.replace("a.txt", "one", "two")),
+        ("insert", lambda: fs.insert("a.txt", 0, "zero\n")),
+        ("undo", lambda: fs.undo("a.txt")),
+        ("restore", lambda: fs.restore("a.txt", fs.history("a.txt").entries[-1].id)),
+        ("create", lambda: fs.create("b.txt", "bee\n")),
+        ("change", lambda: fs.change([Create("c.txt", "sea\n"),
+                                      Update("b.txt", edit=_upper)])),
+        ("move", lambda: fs.move("c.txt", "d.txt")),
+        ("delete", lambda: fs.delete("d.txt")),
+        ("undo create", lambda: fs.undo("b.txt")),
+        ("change delete", lambda: fs.change([Delete("b.txt")])),
+    ]
+    made: Counter[str] = Counter()
+    for name, operation in operations:
+        journal.entries.clear()
+        operation()
+        asked: dict[str, Any] = {}
+        changes = 0
+        for what, key, pre, owner in journal.entries:
+            if what == "intent":
+                asked.setdefault(key, pre)
+                continue
+            changes += 1
+            made[what] += 1
+            assert key in asked, (name, what, key)
+            assert isinstance(pre, (IfMatch, CreateOnly)), (name, what, key, pre)
+            if what != "copy":
+                assert owner == "alice", (name, what, key, owner)
+        assert changes, name
+        decided = [p for p in asked.values() if isinstance(p, IfMatch)]
+        for what, _, pre, _ in journal.entries:
+            if what != "intent" and isinstance(pre, IfMatch):
+                assert pre in decided, (name, what, pre)
+    assert set(made) == {"write", "delete", "copy"}
+    assert made["copy"] == 1
 
 
 class Landing(Recording):

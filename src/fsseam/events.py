@@ -1,26 +1,31 @@
 """The fs/* events the seam dispatches through the gate.
 
 Facts are frozen; intents are mutable so plugins can set the precondition (and how a lost
-compare-and-swap is reported). A plugin vetoes by raising FsError.
+compare-and-swap is reported). A plugin vetoes by raising FsError. What the plugins
+leave on an intent is its :class:`Guard` (:meth:`fsseam.gate.Gate.decide` returns it):
+the precondition the change carries and how its loss is explained.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .backends.base import Entry
 from .diff import LazyDiff
 from .errors import ErrorCode
-from .versions import Overwrite, Precondition, Version
+from .versions import Entry, Overwrite, Precondition, Version
 
 __all__ = [
     "DeleteIntent",
     "DeletedEvent",
     "EditIntent",
     "FsEvent",
+    "Guard",
+    "Intent",
     "ListEvent",
+    "Lost",
     "MissingEvent",
     "ReadEvent",
     "StatEvent",
@@ -39,6 +44,46 @@ class FsEvent(BaseModel):
     """Canonical root-relative key: two spellings of one file give one key."""
     path: str
     """The virtual path shown to the model."""
+
+
+Lost = tuple[ErrorCode | None, str | None, str | None]
+"""How a lost precondition is explained: the code, the catalogue reason, the literal hint."""
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The precondition a change carries, and how its loss is explained to the agent:
+    ``code`` (None: the store's own refusal is passed on), a catalogue ``reason``, or a
+    plugin's literal ``hint`` instead."""
+
+    precondition: Precondition
+    code: ErrorCode | None = None
+    reason: str | None = None
+    hint: str | None = None
+
+    @property
+    def lost(self) -> Lost:
+        """How a lost precondition is explained: the code, reason and hint."""
+        return self.code, self.reason, self.hint
+
+
+class Intent(FsEvent):
+    """A change about to happen: the precondition proposed for it and how its loss is
+    explained, which plugins set (:meth:`decide`) or veto."""
+
+    precondition: Precondition = Overwrite()
+    conflict_code: ErrorCode | None = None
+    conflict_reason: str | None = None
+    """How a lost compare-and-swap is explained: a message catalogue reason."""
+    conflict_hint: str | None = None
+    """A literal explanation instead (takes precedence over ``conflict_reason``)."""
+
+    def decide(self, guard: Guard) -> None:
+        """Set the precondition and how its loss is explained."""
+        self.precondition = guard.precondition
+        self.conflict_code = guard.code
+        self.conflict_reason = guard.reason
+        self.conflict_hint = guard.hint
 
 
 class ReadEvent(FsEvent):
@@ -72,22 +117,16 @@ class ListEvent(FsEvent):
     entries: list[Entry]
 
 
-class WriteIntent(FsEvent):
+class WriteIntent(Intent):
     """A whole-file write (``write``), a guarded create (``create``) or the bytes of an older
     version written back (``restore``) is about to happen."""
 
     name: Literal["fs/write-intent"] = "fs/write-intent"
     operation: Literal["write", "create", "restore"] = "write"
-    precondition: Precondition = Overwrite()
     size: int
-    conflict_code: ErrorCode | None = None
-    conflict_reason: str | None = None
-    """How a lost compare-and-swap is explained: a message catalogue reason."""
-    conflict_hint: str | None = None
-    """A literal explanation instead (takes precedence over ``conflict_reason``)."""
 
 
-class EditIntent(FsEvent):
+class EditIntent(Intent):
     """An edit (``replace``, ``insert``, or several as one ``edit``) of the file as it is at
     ``current``."""
 
@@ -96,9 +135,6 @@ class EditIntent(FsEvent):
     """``edit``: several edits applied as one."""
     current: Version
     precondition: Precondition
-    conflict_code: ErrorCode | None = None
-    conflict_reason: str | None = None
-    conflict_hint: str | None = None
 
 
 class WrittenEvent(LazyDiff, FsEvent):
@@ -125,7 +161,7 @@ class UndoIntent(FsEvent):
     after: Version | None = None
 
 
-class DeleteIntent(FsEvent):
+class DeleteIntent(Intent):
     """A file is about to be deleted (``delete``), or moved away (``move``, to
     ``destination``). Set ``precondition`` (IfMatch of the observed version), or veto."""
 
@@ -133,10 +169,6 @@ class DeleteIntent(FsEvent):
     operation: Literal["delete", "move"] = "delete"
     destination: str | None = None
     """For a move: the path the file is moved to."""
-    precondition: Precondition = Overwrite()
-    conflict_code: ErrorCode | None = None
-    conflict_reason: str | None = None
-    conflict_hint: str | None = None
 
 
 class DeletedEvent(FsEvent):

@@ -28,6 +28,8 @@ from .events import (
     DeleteIntent,
     EditIntent,
     FsEvent,
+    Guard,
+    Intent,
     ListEvent,
     MissingEvent,
     ReadEvent,
@@ -123,6 +125,15 @@ class Gate:
         """Whether any plugin implements the hook of ``event_name``: a caller may skip
         building events nobody receives (a search's listings of thousands of files)."""
         return bool(getattr(self.pm.hook, EVENT_HOOKS[event_name]).get_hookimpls())
+
+    def decide(self, intent: Intent) -> Guard:
+        """The precondition a change carries and how its loss is explained: the seam's
+        proposal on ``intent`` as the plugins leave it (the observation policy decides it
+        from what the owner observed; another plugin may override it, or veto by raising
+        FsError)."""
+        self.dispatch(intent)
+        return Guard(intent.precondition, intent.conflict_code, intent.conflict_reason,
+                     intent.conflict_hint)
 
     def dispatch(self, event: FsEvent) -> None:
         hook = getattr(self.pm.hook, EVENT_HOOKS[event.name])

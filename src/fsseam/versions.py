@@ -1,8 +1,11 @@
-"""Versions and the closed set of write preconditions.
+"""The values a store answers in: versions, the closed set of write preconditions, what
+a store can do, and one listed path.
 
 A Version is opaque to callers: equal versions mean equal content state. Which storage
 minted it (``kind``) is part of its identity; ``detail`` carries extra facts a backend keeps
-(the S3 VersionId, say) that do not take part in equality.
+(the S3 VersionId, say) that do not take part in equality. An :class:`Entry` is what a
+listing or a walk says of one path: the backends make them, and the gate's listing event
+carries them to the plugins that hide some.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "Capabilities",
     "CreateOnly",
+    "Entry",
     "IfMatch",
     "Overwrite",
     "Precondition",
@@ -50,6 +54,19 @@ class Version(BaseModel):
     def short(self) -> str:
         """A short form for display."""
         return f"{self.kind}:{self.value.strip(chr(34))[:12]}"
+
+
+class Entry(BaseModel):
+    """One child of a listed directory, or one file of a walk."""
+
+    model_config = ConfigDict(frozen=True)
+    key: str
+    name: str
+    kind: Literal["file", "directory", "symlink"]
+    size: int | None = None
+    target: str | None = None
+    """For a symlink: the canonical key it points to when that lies inside the root, else
+    None (outside, or dangling). Links are never followed by a listing or a walk."""
 
 
 class Overwrite(BaseModel):

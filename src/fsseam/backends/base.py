@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import FsError
-from ..versions import Capabilities, Overwrite, Precondition, Version
+from ..versions import Capabilities, Entry, Overwrite, Precondition, Version
 
 __all__ = [
     "ANY_VERSION",
@@ -55,19 +55,6 @@ class Stat(BaseModel):
     key: str
     kind: Literal["file", "directory"]
     size: int | None = None
-
-
-class Entry(BaseModel):
-    """One child of a listed directory, or one file of a walk."""
-
-    model_config = ConfigDict(frozen=True)
-    key: str
-    name: str
-    kind: Literal["file", "directory", "symlink"]
-    size: int | None = None
-    target: str | None = None
-    """For a symlink: the canonical key it points to when that lies inside the root, else
-    None (outside, or dangling). Links are never followed by a listing or a walk."""
 
 
 class VersionInfo(BaseModel):

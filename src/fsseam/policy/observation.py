@@ -41,6 +41,7 @@ from ..events import (
     DeletedEvent,
     DeleteIntent,
     EditIntent,
+    Guard,
     MissingEvent,
     ReadEvent,
     UndoIntent,
@@ -304,28 +305,33 @@ class ObservationPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_write_intent(self, event: WriteIntent) -> None:
+        event.decide(self.write_guard(event))
+
+    def write_guard(self, event: WriteIntent) -> Guard:
+        """A whole-file write is conditional on the version this owner observed, else
+        create-only; its loss is FS_STALE when the owner saw something, FS_NOT_OBSERVED
+        when it saw nothing. A create is create-only whatever was observed."""
         # Asked for a create too, though a create needs no observation: every change asks
         # the store before it lands, so a store that cannot be reached refuses every change
         # alike (FS_BACKEND, nothing changed) rather than letting a create land unrecorded.
         known, version = self.observed(event.owner, event.key)
+        hint = event.conflict_hint  # a literal explanation another plugin set stands
         if event.operation == "create":
-            event.precondition = CreateOnly()
-            return
+            return Guard(CreateOnly(), event.conflict_code, event.conflict_reason, hint)
         if version is not None:
-            event.precondition = IfMatch(version)
-            event.conflict_code = ErrorCode.FS_STALE
-            event.conflict_reason = Reason.stale_write
-        else:
-            event.precondition = CreateOnly()
-            if known:
-                event.conflict_code = ErrorCode.FS_STALE
-                event.conflict_reason = Reason.created_since_absent_write
-            else:
-                event.conflict_code = ErrorCode.FS_NOT_OBSERVED
-                event.conflict_reason = Reason.not_observed_write
+            return Guard(IfMatch(version), ErrorCode.FS_STALE, Reason.stale_write, hint)
+        if known:
+            return Guard(CreateOnly(), ErrorCode.FS_STALE, Reason.created_since_absent_write,
+                         hint)
+        return Guard(CreateOnly(), ErrorCode.FS_NOT_OBSERVED, Reason.not_observed_write, hint)
 
     @hookimpl(tryfirst=True)
     def fs_edit_intent(self, event: EditIntent) -> None:
+        event.decide(self.edit_guard(event))
+
+    def edit_guard(self, event: EditIntent) -> Guard:
+        """An edit needs an observed version equal to the one it was made on (else
+        FS_NOT_OBSERVED or FS_STALE, raised), and is conditional on it."""
         known, version = self.observed(event.owner, event.key)
         if not known or version != event.current:
             # What this process holds may be behind the owner's other workers: ask the
@@ -339,9 +345,8 @@ class ObservationPolicy:
             # The version seen lets the seam show what changed since (fsseam.conflicts).
             raise FsError(ErrorCode.FS_STALE, path=event.path, reason=reason,
                           details={"observed": version})
-        event.precondition = IfMatch(version)
-        event.conflict_code = ErrorCode.FS_STALE
-        event.conflict_reason = Reason.changed_during_edit
+        return Guard(IfMatch(version), ErrorCode.FS_STALE, Reason.changed_during_edit,
+                     event.conflict_hint)
 
     @hookimpl(tryfirst=True)
     def fs_written(self, event: WrittenEvent) -> None:
@@ -377,17 +382,22 @@ class ObservationPolicy:
 
     @hookimpl(tryfirst=True)
     def fs_delete_intent(self, event: DeleteIntent) -> None:
+        event.decide(self.delete_guard(event))
+
+    def delete_guard(self, event: DeleteIntent) -> Guard:
+        """A delete or a move (of its source) needs an observed version (FS_NOT_OBSERVED,
+        or FS_NOT_FOUND when the file was seen absent, raised) and is conditional on it."""
         known, version = self.observed(event.owner, event.key)
         if not known or version is None:
             known, version = self.observed(event.owner, event.key, fresh=True)
+        move = event.operation == "move"
         if not known:
             raise FsError(ErrorCode.FS_NOT_OBSERVED, path=event.path,
-                          reason=f"not_observed_{event.operation}")
+                          reason=Reason.not_observed_move if move else Reason.not_observed_delete)
         if version is None:
             raise FsError(ErrorCode.FS_NOT_FOUND, path=event.path, reason=Reason.absent_observed)
-        event.precondition = IfMatch(version)
-        event.conflict_code = ErrorCode.FS_STALE
-        event.conflict_reason = f"stale_{event.operation}"
+        return Guard(IfMatch(version), ErrorCode.FS_STALE,
+                     Reason.stale_move if move else Reason.stale_delete, event.conflict_hint)
 
     @hookimpl(tryfirst=True)
     def fs_deleted(self, event: DeletedEvent) -> None:

@@ -5,25 +5,28 @@ through the gate, and calls the backend with the precondition the gate decided. 
 method returns a pydantic outcome or raises FsError; a failed call changes nothing.
 
 :class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat),
-``listing`` (list, walk), ``finding`` (glob, grep), ``writing`` (write, create, edit),
-``changing`` (several files as one), ``managing`` (delete, move) and ``history``
-(history, restore, undo). Every change asks the gate through ``plans.ask`` and is a plan
-(one file or many) that ``pipeline.run`` commits.
+``listing`` (list, walk), ``finding`` (glob, grep), ``changing`` (write, create, edit,
+delete, move, and several files as one), ``commit`` (the plan of a change, committed
+against the store, and what a failed step leaves) and ``history`` (history, restore,
+undo). Every change asks the gate through ``changing.ask`` and is a plan (one file or
+many) that ``commit.run`` commits.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar, cast
 
 from ..changes import FileChange
 from ..edits import EditOp, Insert, Replace
+from ..errors import ErrorCode, FsError
+from ..events import ReadEvent
 from ..globs import Glob
 from ..grep import Pattern
 from ..history import HistoryOutcome, RestoreOutcome
 from ..limits import Limits
+from ..messages import Reason
 from ..outcomes import (
     ChangeOutcome,
     DeleteOutcome,
@@ -39,7 +42,7 @@ from ..outcomes import (
     WriteOutcome,
 )
 from ..versions import CreateOnly, IfMatch, Version
-from . import changing, finding, listing, managing, raw, rawfile, reading, writing
+from . import changing, finding, listing, reading
 from . import history as _history
 from .core import Core
 from .deadline import Deadline
@@ -47,7 +50,19 @@ from .listing import smallest
 
 __all__ = ["Deadline", "Limits", "Seam", "smallest"]
 
-T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_call(method: F) -> F:
+    """An operation of the owner: what it observes (a grep: every file it shows) reaches
+    the observation store once, at its end; an operation it calls is part of it."""
+
+    @functools.wraps(method)
+    def call(self: Core, *args: Any, **kwargs: Any) -> Any:
+        with self.observing():
+            return method(self, *args, **kwargs)
+
+    return cast(F, call)
 
 
 class Seam(Core):
@@ -59,6 +74,7 @@ class Seam(Core):
     """
 
     # -- reads -------------------------------------------------------------
+    @one_call
     def read(
         self, path: str, offset: int = 1, limit: int | None = None, *,
         max_chars: int | None = None, max_line_chars: int | None = None,
@@ -76,6 +92,7 @@ class Seam(Core):
         return cast(ReadOutcome,
                     reading.read(self, path, offset, limit, max_chars, max_line_chars))
 
+    @one_call
     def read_any(
         self, path: str, offset: int = 1, limit: int | None = None, *,
         max_chars: int | None = None, max_line_chars: int | None = None,
@@ -87,50 +104,101 @@ class Seam(Core):
         of the file's version, as a read of every line of a text file is."""
         return reading.read(self, path, offset, limit, max_chars, max_line_chars, images=True)
 
+    @one_call
     def stat(self, path: str) -> StatOutcome:
         return reading.stat(self, path)
 
+    @one_call
     def show(self, path: str) -> str:
         """The whole text of a file for an application to put in a prompt (CRLF as LF, no
         BOM), recorded as this owner's read of that version (see
         :meth:`fsseam.Context.show`)."""
         return reading.show(self, path)
 
+    @one_call
     def read_bytes(self, path: str) -> tuple[bytes, Version]:
         """The whole file (at most ``Limits.max_edit_bytes``) and its version, for a surface
         whose API is bytes; the owner has now observed that version."""
-        return raw.read_bytes(self, path)
+        key, shown = self.resolve_file(path)
+        data, version = self.load_bytes(key)
+        self.record_observed(key, shown, data, version)
+        return data, version
 
+    @one_call
     def write_bytes(self, path: str, data: bytes) -> Version:
         """Replace (or create) the whole file with exactly ``data``, for a surface whose API
         is bytes (no text rules), guarded as a whole-file write; the version it now has."""
-        return writing.write_bytes(self, path, data)
+        return changing.write_bytes(self, path, data)
 
+    @one_call
     def rewrite_bytes(self, path: str, data: bytes, base: Version | None) -> Version:
         """Replace the whole file with exactly ``data``, made from the file at ``base`` (the
         version a handle read when it opened; None: it found no file): conditional on that
         version (create-only for None), whatever this owner observed since. A lost
         condition is FS_STALE with what changed; the version the file now has."""
-        return writing.write_bytes(self, path, data,
+        return changing.write_bytes(self, path, data,
                                    CreateOnly() if base is None else IfMatch(base))
 
+    @one_call
     def read_range(self, path: str, start: int = 0, end: int | None = None
                    ) -> tuple[bytes, Version]:
         """The bytes ``[start, end)`` of a file and their version, recorded as a read (a
         partial one unless the range is the whole file), for a surface whose API is a file
         system."""
-        return rawfile.read_range(self, path, start, end)
+        key, shown = self.resolve_file(path)
+        cap = self.limits.max_edit_bytes
+        try:
+            stream = self.backend.open_read(key, self.limits.read_chunk_bytes)
+        except FsError as e:
+            raise self.not_found(key, e) from None
+        parts: list[bytes] = []
+        kept = pos = 0
+        whole = True
+        try:
+            for chunk in stream.chunks():
+                lo = max(start - pos, 0)
+                hi = len(chunk) if end is None else min(end - pos, len(chunk))
+                pos += len(chunk)
+                if hi > lo:
+                    parts.append(chunk[lo:hi])
+                    kept += hi - lo
+                    if kept > cap:
+                        raise FsError(ErrorCode.FS_TOO_LARGE, path=shown,
+                                      reason=Reason.edit_too_large,
+                                      details={"size": stream.size or kept, "cap": cap})
+                if end is not None and pos >= end and stream.version is not None:
+                    # The rest is not needed, and the version is known without it.
+                    whole = False
+                    break
+        except FsError as e:
+            raise self.not_found(key, e) from None
+        finally:
+            stream.close()
+        version = stream.version
+        if version is None:  # pragma: no cover - a backend bug
+            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.no_version)
+        data = b"".join(parts)
+        if whole and start <= 0 and (end is None or end >= pos):
+            self.record_observed(key, shown, data, version)
+        else:
+            self.gate.dispatch(ReadEvent(owner=self.owner, key=key, path=shown, version=version,
+                                        partial=True))
+        return data, version
 
+    @one_call
     def create_bytes(self, path: str, data: bytes) -> Version:
         """Create a file holding exactly ``data``, create-only (FS_ALREADY_EXISTS if it
         exists); the version it now has."""
-        return rawfile.create_bytes(self, path, data)
+        return changing.create_bytes(self, path, data)
 
+    @one_call
     def version_now(self, path: str) -> Version | None:
         """The version a file has now (None: it does not exist), for a listing's details;
         observes nothing."""
-        return rawfile.version_now(self, path)
+        key, _ = self.resolve_file(path)
+        return self.probe_version(key)
 
+    @one_call
     def kept(self, path: str, version: Version) -> bytes | None:
         """The exact bytes of ``path`` at ``version`` while this workspace keeps them (a
         small file it has just read or written whole), else None; no request to the
@@ -138,6 +206,7 @@ class Seam(Core):
         line ends in a newline) asks here."""
         return self.docs.raw(self.key(path), version)
 
+    @one_call
     def list(
         self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None,
         max_chars: int | None = None,
@@ -150,20 +219,24 @@ class Seam(Core):
         ``ListOutcome.more``, and no directory is listed once the output is full."""
         return listing.list_entries(self, path, depth, skip, max_chars)
 
+    # Not one call: a walk yields lazily and observes nothing.
     def walk(self, path: str = "/") -> Iterator[ListEntry]:
         """Every file (and symlink, never followed) below a directory, in path order, in
         the fewest requests the storage allows; plugins may hide entries."""
         return listing.walk(self, path)
 
     # -- writes ------------------------------------------------------------
+    @one_call
     def write(self, path: str, content: str) -> WriteOutcome:
         """Replace (or create) the whole file; an existing file keeps BOM and newlines."""
-        return writing.write(self, path, content, "write")
+        return changing.write(self, path, content, "write")
 
+    @one_call
     def create(self, path: str, content: str) -> WriteOutcome:
         """Create a new file; never replaces one (FS_ALREADY_EXISTS)."""
-        return writing.write(self, path, content, "create")
+        return changing.write(self, path, content, "create")
 
+    @one_call
     def edit(self, path: str, ops: Sequence[EditOp]) -> EditOutcome:
         """Apply a sequence of edits as one plan under one compare-and-swap.
 
@@ -171,18 +244,21 @@ class Seam(Core):
         (the observation policy), the plan (any failing edit refuses the whole call), and
         one conditional write. A failed call changes nothing.
         """
-        return writing.edit(self, path, ops)
+        return changing.edit(self, path, ops)
 
+    @one_call
     def replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
         """Replace a literal, unique (or every, with ``replace_all``) occurrence of ``old``."""
-        return self.edit(path, [Replace(old, new, replace_all)])
+        return changing.edit(self, path, [Replace(old, new, replace_all)])
 
+    @one_call
     def insert(self, path: str, line: int, text: str) -> EditOutcome:
         """Insert ``text`` verbatim at the zero-based line boundary ``line`` (0 = the start
         of the file, the line count = its end); no newline is added: end the text with one
         to insert whole lines."""
-        return self.edit(path, [Insert(line, text)])
+        return changing.edit(self, path, [Insert(line, text)])
 
+    @one_call
     def change(self, changes: Sequence[FileChange]) -> ChangeOutcome:
         """Create, update, move and delete several files as one change, all or nothing.
 
@@ -190,17 +266,19 @@ class Seam(Core):
         named twice), one read of each file updated, moved or deleted, the gate's intent for
         each (the observation policy decides each precondition: a fresh observation of
         each existing file, the absence of each new one), every new content computed and
-        within the limits. Then :func:`fsseam.seam.pipeline.run` commits it in a fixed order,
+        within the limits. Then :func:`fsseam.seam.commit.run` commits it in a fixed order,
         each step conditional, undoing the steps done if one fails. The written and deleted
         events are dispatched only once the whole change has committed.
         """
         return changing.change(self, changes)
 
     # -- finding -----------------------------------------------------------
+    @one_call
     def glob(self, pattern: Glob, path: str = "/", limit: int = 100) -> GlobOutcome:
         """Files below ``path`` matching ``pattern``, in path order (the first ``limit``)."""
         return finding.glob(self, pattern, path, limit)
 
+    @one_call
     def grep(
         self,
         pattern: Pattern,
@@ -222,10 +300,12 @@ class Seam(Core):
         return finding.grep(self, pattern, path, files, mode, context, limit)
 
     # -- managing ----------------------------------------------------------
+    @one_call
     def delete(self, path: str) -> DeleteOutcome:
         """Delete a file, only at the version this owner observed (with the policy on)."""
-        return managing.delete(self, path)
+        return changing.delete(self, path)
 
+    @one_call
     def move(self, source: str, destination: str) -> MoveOutcome:
         """Move a file to a path that does not exist yet.
 
@@ -234,39 +314,25 @@ class Seam(Core):
         observed version, then a delete conditional on it; if that delete loses (the source
         changed meanwhile) the copy is removed again, conditional on its own version.
         """
-        return managing.move(self, source, destination)
+        return changing.move(self, source, destination)
 
     # -- history -----------------------------------------------------------
+    @one_call
     def history(self, path: str, limit: int = _history.DEFAULT_HISTORY_LIMIT
                 ) -> HistoryOutcome:
         """The versions the store keeps of a file, newest first (at most ``limit``)."""
         return _history.history(self, path, limit)
 
+    @one_call
     def restore(self, path: str, version: str) -> RestoreOutcome:
         """Write back the bytes of a kept version (named by its id, or a unique prefix), as
         a guarded write: conditional on the version this owner observed, or create-only
         when it saw the file absent."""
         return _history.restore(self, path, version)
 
+    @one_call
     def undo(self, path: str) -> RestoreOutcome:
         """Take back this owner's last change of the file: the version before it written
         back, conditional on the version the change made (or, for a change that created
         the file, the file deleted, conditional likewise)."""
         return _history.undo(self, path)
-
-
-def _one_call(method: Callable[..., T]) -> Callable[..., T]:
-    @functools.wraps(method)
-    def call(self: Seam, *args: Any, **kwargs: Any) -> T:
-        with self.observing():
-            return method(self, *args, **kwargs)
-
-    return call
-
-
-# Every operation is one call of the owner: what it observes (a grep: every file it shows)
-# reaches the observation store once, at its end. ``walk`` yields lazily and observes
-# nothing.
-for _name, _method in list(vars(Seam).items()):
-    if not _name.startswith("_") and inspect.isfunction(_method) and _name != "walk":
-        setattr(Seam, _name, _one_call(_method))

@@ -1,7 +1,7 @@
 """History, restore and undo: a store's kept versions, and bringing one back.
 
 Restore and undo build a plan of one step writing the old bytes and run it through
-:func:`~fsseam.seam.pipeline.run`, like any write; an undo of a change that
+:func:`~fsseam.seam.commit.run`, like any write; an undo of a change that
 created the file deletes it instead.
 
 Costs on S3 (counted at the server): ``history`` is one ListObjectVersions page (one per
@@ -18,15 +18,15 @@ from typing import Literal
 
 from ..backends.base import Blob, WriteMeta
 from ..errors import ErrorCode, FsError
-from ..events import DeletedEvent, StatEvent, WrittenEvent
+from ..events import DeletedEvent, Lost, StatEvent, WrittenEvent
 from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome, match_version
 from ..history import version_id as _id
 from ..messages import Reason, Sentence
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
-from .core import Core, Lost
-from .pipeline import run
-from .plans import FilePlan, Plan, ask, lost_of
+from .changing import ask_undo, guard_for
+from .commit import RESTORE, UNDO, UNDO_CREATE, FilePlan, Plan, run
+from .core import Core
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "history", "restore", "undo"]
 
@@ -71,9 +71,9 @@ def restore(fs: Core, path: str, version: str) -> RestoreOutcome:
         # written (a listing's metadata is not at hand).
         restored = _id(old.version)
         author = fs.authors.owner(key, old.version)
-    intent = ask(fs, "write", key, shown, operation="restore", size=len(old.data))
-    return _write_back(fs, key, shown, old, intent.precondition, "restore", restored,
-                       lost_of(intent), author=author)
+    guard = guard_for(fs, "write", key, shown, operation="restore", size=len(old.data))
+    return _write_back(fs, key, shown, old, guard.precondition, "restore", restored,
+                       guard.lost, author=author)
 
 
 def _by_id(fs: Core, key: str, token: str) -> Blob | None:
@@ -96,7 +96,7 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
     the file deleted, conditional likewise)."""
     fs.check_writable()
     key, shown = fs.resolve_file(path)
-    intent = ask(fs, "undo", key, shown)
+    intent = ask_undo(fs, key, shown)
     after, before = intent.after, intent.before
     if after is None:
         raise FsError(ErrorCode.FS_UNSUPPORTED, path=shown, reason=Reason.undo_needs_policy)
@@ -113,9 +113,8 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
 
 def _undo_create(fs: Core, key: str, shown: str, after: Version, plain: FsError
                  ) -> RestoreOutcome:
-    plan = FilePlan(key, shown, b"", IfMatch(after), "delete", "undo",
-                    (ErrorCode.FS_STALE, None, None), fs.write_meta(), plain=plain, undo=True,
-                    gone_is_done=True)
+    plan = FilePlan(key, shown, b"", IfMatch(after), UNDO_CREATE,
+                    (ErrorCode.FS_STALE, None, None), fs.write_meta(), plain=plain)
     run(fs, Plan.one("delete", plan))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
     return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
@@ -132,9 +131,8 @@ def _write_back(
     known), never as this owner's: an undo or a restore brings back someone's work, it does
     not make it its own."""
     data = old.data
-    plan = FilePlan(key, shown, data, pre, "write", op, lost, WriteMeta(owner=author),
-                    data_version=old.version, plain=plain, check_first="back",
-                    unread_is_unknown=False, undo=op == "undo")
+    plan = FilePlan(key, shown, data, pre, UNDO if op == "undo" else RESTORE, lost,
+                    WriteMeta(owner=author), data_version=old.version, plain=plain)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
