@@ -19,11 +19,11 @@ from ..paths import display
 from ..text import TextDoc, TextFormat, decode
 from ..text.rules import new_doc as new_text_doc
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
-from . import media
 from .core import Core, encode_checked
 from .pipeline import run
 from .plans import EditKind, FilePlan, Plan, ask, lost_of
 from .prepare import new_bytes, prepare_edit
+from .reading import is_media
 from .stale import stale
 
 __all__ = ["edit", "write", "write_bytes"]
@@ -127,7 +127,7 @@ def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, OldTex
             return None, None
     else:
         return None, None
-    if media.is_media(plan.current[0]):
+    if is_media(plan.current[0]):
         # An image or a PDF, which a read shows: the agent that saw it may replace it
         # whole. Any other file that is not text is never rewritten (FS_NOT_TEXT below).
         return None, None
