@@ -21,7 +21,7 @@ import fsseam.seam.listing
 from fsseam import Limits, ListEvent, Overwrite, ReadEvent, Workspace, hookimpl
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match
 from fsseam.outcomes import GlobOutcome, GrepOutcome
-from fsseam.seam.finding import _partial
+from fsseam.seam.finding import partial_fields
 
 from .helpers import Unsized
 
@@ -326,14 +326,14 @@ def test_the_next_path_is_one_a_search_would_enter() -> None:
     """Where the walk stopped in a directory a search skips, the next step names the
     nearest directory above it that a search enters (or none: search path itself)."""
     none = frozenset[str]()
-    assert _partial("", None, none) == {}
-    assert _partial("", "src/node_modules/pkg/a.js", none)["next_path"] == "/src"
-    assert _partial("", "src/node_modules/pkg/a.js", frozenset({"node_modules"}))[
+    assert partial_fields("", None, none) == {}
+    assert partial_fields("", "src/node_modules/pkg/a.js", none)["next_path"] == "/src"
+    assert partial_fields("", "src/node_modules/pkg/a.js", frozenset({"node_modules"}))[
         "next_path"] == "/src/node_modules/pkg"
-    assert _partial("src", "src/.cache/x", none) == {
+    assert partial_fields("src", "src/.cache/x", none) == {
         "partial": True, "unsearched_from": "/src/.cache/x", "next_path": None}
-    assert _partial("src", "src/a/b/c.py", none)["next_path"] == "/src/a/b"
-    assert _partial("src/a.py", "src/a.py", none)["next_path"] is None
+    assert partial_fields("src", "src/a/b/c.py", none)["next_path"] == "/src/a/b"
+    assert partial_fields("src/a.py", "src/a.py", none)["next_path"] is None
 
 
 def test_a_stream_of_unknown_size_stops_at_the_deadline(

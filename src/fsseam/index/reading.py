@@ -40,7 +40,7 @@ class Left(str):
 
 
 class Search(Protocol):
-    """What of a grep call the plan asks (``fsseam.seam.finding._Search``)."""
+    """What of a grep call the plan asks (``fsseam.seam.finding.GrepCall``)."""
 
     cap: int
 

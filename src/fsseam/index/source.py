@@ -63,7 +63,7 @@ class Owner(Protocol):
 
 
 class Search(Protocol):
-    """What of a grep call the index needs (``fsseam.seam.finding._Search``)."""
+    """What of a grep call the index needs (``fsseam.seam.finding.GrepCall``)."""
 
     key: str
     pattern: Pattern

@@ -4,8 +4,9 @@ Resolves virtual paths under the root, applies the text rules, dispatches fs/* e
 through the gate, and calls the backend with the precondition the gate decided. Every
 method returns a pydantic outcome or raises FsError; a failed call changes nothing.
 
-:class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat, images and PDFs),
-``listing`` (list, walk), ``finding`` (glob, grep), ``writing`` (write, create, edit),
+:class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat,
+images and PDFs), ``listing`` (list, walk), ``finding`` (glob, grep: the scan of the
+files, and helper processes for a large local tree), ``writing`` (write, create, edit),
 ``changing`` (several files as one), ``managing`` (delete, move) and ``history``
 (history, restore, undo). Every change asks the gate through ``plans.ask`` and is a plan
 (one file or many) that ``pipeline.run`` commits.
