@@ -3,7 +3,7 @@ what it found (a prefix of the full answer, in path order), marked partial, with
 file it did not search and a narrower path to search next; never an error, never a wait
 for the reads still in flight.
 
-No test sleeps: the finders' clock (``fsseam.seam.deadline.clock``) is replaced by one
+No test sleeps: the finders' clock (``fsseam.deadline.clock``) is replaced by one
 that a gate hook or a backend moves past the deadline at a chosen step of the call."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import fsseam.seam.deadline
+import fsseam.deadline
 import fsseam.seam.listing
 from fsseam import Limits, ListEvent, Overwrite, ReadEvent, Workspace, hookimpl
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match
@@ -48,7 +48,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(fsseam.seam.deadline, "clock", fake)
+    monkeypatch.setattr(fsseam.deadline, "clock", fake)
     return fake
 
 

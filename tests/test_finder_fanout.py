@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fsseam.seam.deadline
+import fsseam.deadline
 from fsseam import Limits, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import parts as local_parts
 from fsseam.backends.local.temps import _temp_name
@@ -224,7 +224,7 @@ def test_out_of_time_answers_a_prefix(tree: Path, helpers: workers.Helpers,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     full, _ = _grep(tree, 1, {"pattern": "needle", "output_mode": "content"})
     clock = type("Clock", (), {"now": 0.0, "__call__": lambda self: self.now})()
-    monkeypatch.setattr(fsseam.seam.deadline, "clock", clock)
+    monkeypatch.setattr(fsseam.deadline, "clock", clock)
     ws = Workspace(str(tree), load_entry_points=False, limits=Limits(finder_processes=2))
     ws.gate.register(RunOutOnFirstRead(clock))
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle",

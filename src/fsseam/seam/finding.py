@@ -36,9 +36,11 @@ from typing import Any, Literal
 
 import regex
 
+from .. import deadline as _clock
 from ..backends._digest import digest_version
 from ..backends.base import Blob, Entry
 from ..backends.contract import TreePart
+from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
 from ..globs import Glob, echo, is_skipped
@@ -50,10 +52,8 @@ from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome
 from ..paths import display
 from ..text import SNIFF_BYTES
 from ..versions import Version
-from . import deadline as _clock
 from . import listing
 from .core import Core
-from .deadline import Deadline, OutOfTime
 from .listing import walk_visible
 from .workers import Helper, Helpers, helpers, read_message, write_message
 
