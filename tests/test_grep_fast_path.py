@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from fsseam import Limits, ListEvent, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import LocalBackend
-from fsseam.grep import Hunk, Pattern, compile_pattern, hunks, matching_lines
+from fsseam.grep import MatchBlock, Pattern, compile_pattern, hunks, matching_lines
 from fsseam.seam import finding
 
 from .budget import examples
@@ -211,7 +211,7 @@ def test_one_pass_search_meets_links_fifos_and_large_files_as_the_walk_does(
     assert (root / "pipe").is_fifo() and outside.read_bytes() == b"needle outside\n"
 
 
-def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> list[Hunk]:
+def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> list[MatchBlock]:
     # The former hunks(), finding each newline: the reference for the split-based one.
     if not matches:
         return []
@@ -223,7 +223,7 @@ def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> li
         end = newlines[k] if k < len(newlines) else len(text)
         return text[start:end]
 
-    out: list[Hunk] = []
+    out: list[MatchBlock] = []
     run: list[int] = []
     lo = hi = -1
     for m in matches:
@@ -233,9 +233,10 @@ def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> li
             run.append(m)
             continue
         if run:
-            out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+            out.append(MatchBlock(lo + 1, [line(k) for k in range(lo, hi + 1)],
+                              [r + 1 for r in run]))
         run, lo, hi = [m], a, b
-    out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+    out.append(MatchBlock(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
     return out
 
 

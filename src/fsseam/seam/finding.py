@@ -44,7 +44,15 @@ from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
 from ..globs import Glob, echo, is_skipped
-from ..grep import Pattern, RegexBudget, SearchTimeout, has_match, hunks, matching_lines
+from ..grep import (
+    FileRead,
+    Pattern,
+    RegexBudget,
+    SearchTimeout,
+    has_match,
+    hunks,
+    matching_lines,
+)
 from ..index import indexed_reads
 from ..index.grams import required
 from ..messages import Reason
@@ -58,13 +66,10 @@ from .listing import walk_visible
 from .workers import Helper, Helpers, helpers, read_message, write_message
 
 __all__ = ["MAX_HELPERS", "PARTS_PER_HELPER", "SWITCH_SECONDS", "Answer", "Found", "GrepCall",
-           "GrepMode", "PartJob", "Read", "Scan", "glob", "grep", "main", "partial_fields",
+           "GrepMode", "PartJob", "Scan", "glob", "grep", "main", "partial_fields",
            "processes", "run_parts", "scan_part", "trim_hunks"]
 
 GrepMode = Literal["files_with_matches", "content", "count"]
-Read = tuple[str, Blob | bytes | FsError, bool | None]
-"""One file of a search: its key, what reading it gave, and whether the literal is in the
-bytes when the read has told already (None: not told)."""
 
 
 @dataclass
@@ -283,7 +288,7 @@ class Scan:
         else:
             self.truncated = True
 
-    def scan_all(self, reads: Iterator[Read]) -> None:
+    def scan_all(self, reads: Iterator[FileRead]) -> None:
         """Scan each read in turn until the reads end or the call's time is up. A read
         that arrives after that is dropped with every one after it (a prefix of the
         files stays searched, whatever was fetched ahead), and closing ``reads`` leaves
@@ -501,7 +506,7 @@ class GrepCall(Scan):
         run_parts(self, parts, n)
         return True
 
-    def tree(self) -> Iterator[Read] | None:
+    def tree(self) -> Iterator[FileRead] | None:
         """The local backend's walk and reads in one pass, where nothing is lost by it: no
         plugin filters listings (the pass builds no entries to show one) and ``path`` is a
         directory (a file takes the plain path).
