@@ -17,7 +17,7 @@ from ..messages import Reason
 from ..outcomes import EditOutcome, WriteOutcome
 from ..paths import display
 from ..text import TextDoc, TextFormat, decode
-from ..text.rules import new_doc as new_text_doc
+from ..text import new_doc as new_text_doc
 from ..versions import CreateOnly, IfMatch, Overwrite, Version
 from .core import Core, encode_checked
 from .pipeline import run
