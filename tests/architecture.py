@@ -96,7 +96,7 @@ LAYERS: tuple[Layer, ...] = (
         "seam",
         covers=(
             "fsseam.seam", "fsseam.changes", "fsseam.patches", "fsseam.grep",
-            "fsseam.conflicts", "fsseam.edits", "fsseam.outcomes", "fsseam.history",
+            "fsseam.conflicts", "fsseam.edits", "fsseam.outcomes",
             "fsseam.doccache", "fsseam.index",
         ),
         why="ctx.fs: reading, finding, change plans and history over a backend, via the gate",

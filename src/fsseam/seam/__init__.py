@@ -23,7 +23,6 @@ from ..changes import FileChange
 from ..edits import EditOp, Insert, Replace
 from ..globs import Glob
 from ..grep import Pattern
-from ..history import HistoryOutcome, RestoreOutcome
 from ..limits import Limits
 from ..outcomes import (
     ChangeOutcome,
@@ -31,11 +30,13 @@ from ..outcomes import (
     EditOutcome,
     GlobOutcome,
     GrepOutcome,
+    HistoryOutcome,
     ImageOutcome,
     ListEntry,
     ListOutcome,
     MoveOutcome,
     ReadOutcome,
+    RestoreOutcome,
     StatOutcome,
     WriteOutcome,
 )

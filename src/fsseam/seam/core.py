@@ -14,11 +14,10 @@ from contextlib import AbstractContextManager, nullcontext
 from ..backends.base import Backend, WriteMeta
 from ..backends.contract import Extras, extras_of
 from ..changes import ambiguous, cause_text, landed
-from ..doccache import DocCache
+from ..doccache import Authors, DocCache
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
 from ..gate import Gate
-from ..history import Authors
 from ..limits import Limits
 from ..messages import Reason, Role
 from ..observations import ObservationStore
