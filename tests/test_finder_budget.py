@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import fsseam.deadline
-import fsseam.seam.listing
+import fsseam.seam.finding
 from fsseam import Limits, ListEvent, Overwrite, ReadEvent, Workspace, hookimpl
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match
 from fsseam.outcomes import GlobOutcome, GrepOutcome
@@ -152,7 +152,7 @@ def test_glob_out_of_time_returns_the_paths_before_where_it_stopped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ws = _workspace(store, tmp_path, request)
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ws.context("agent").tools.execute("glob", {"pattern": "**/*.txt"})
     assert res.ok, res.text
@@ -181,7 +181,7 @@ def test_reads_fetched_ahead_are_dropped_once_time_is_up(
     it, the next test.)"""
     ws = _workspace(store, tmp_path, request,
                     **({"content_index": False} if store == "s3" else {}))
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle"})
     assert res.ok and res.value.partial, res.text
@@ -205,7 +205,7 @@ def test_an_indexed_grep_reads_on_over_listing_batches_and_drops_them_at_the_dea
     fetched ahead, unsearched, and are dropped, as without the index. The answer is a
     prefix, and says where it ends."""
     ws = _workspace("s3", tmp_path, request, content_index=True)
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle"})
     assert res.ok and res.value.partial, res.text
@@ -279,7 +279,7 @@ def test_the_regex_time_and_the_call_time_tell_one_story(
     assert "(The search stopped early: the pattern is slow on these files" in res.text
     # Both: the call's time runs out on the walk's second batch, after the regex time. One
     # note says where the call stopped, the next why the pattern is slow.
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ctx.tools.execute("grep", {"pattern": "(a|aa)+$"})
     assert res.ok, res.text

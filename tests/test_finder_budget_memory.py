@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import fsseam.seam.listing
+import fsseam.seam.finding
 from fsseam import Limits, ToolResult, Workspace
 from fsseam.backends.local import parts as local_parts
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
@@ -97,7 +97,7 @@ def test_a_local_tree_costs_the_same_memory_at_any_size(
     # A walk hands its entries to the gate a batch at a time: what a batch holds is the
     # bound, so the trees here are several batches of 100 (the suite's sizes) rather than
     # several of 1,000.
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 100)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 100)
     if processes > 1:
         # Helper processes from the first part, parts of 10 files: the findings of the
         # parts handed out ahead (16 per helper, each at most the limit) wait their turn,

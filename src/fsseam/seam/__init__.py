@@ -5,8 +5,8 @@ through the gate, and calls the backend with the precondition the gate decided. 
 method returns a pydantic outcome or raises FsError; a failed call changes nothing.
 
 :class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat,
-images and PDFs), ``listing`` (list, walk), ``finding`` (glob, grep: the scan of the
-files, and helper processes for a large local tree), ``writing`` (write, create, edit),
+images and PDFs), ``finding`` (list, walk, glob, grep: the scan of the files, and helper
+processes for a large local tree), ``writing`` (write, create, edit),
 ``changing`` (several files as one), ``managing`` (delete, move) and ``history``
 (history, restore, undo). Every change asks the gate through ``plans.ask`` and is a plan
 (one file or many) that ``pipeline.run`` commits.
@@ -41,10 +41,10 @@ from ..outcomes import (
     WriteOutcome,
 )
 from ..versions import CreateOnly, IfMatch, Version
-from . import changing, finding, listing, managing, raw, rawfile, reading, writing
+from . import changing, finding, managing, raw, rawfile, reading, writing
 from . import history as _history
 from .core import Core
-from .listing import smallest
+from .finding import smallest
 
 __all__ = ["Limits", "Seam", "smallest"]
 
@@ -149,12 +149,12 @@ class Seam(Core):
         kept only until their rows fill it (the first entries, in listing order, plus the
         one that overflows); the rest of each directory listed is counted in
         ``ListOutcome.more``, and no directory is listed once the output is full."""
-        return listing.list_entries(self, path, depth, skip, max_chars)
+        return finding.list_entries(self, path, depth, skip, max_chars)
 
     def walk(self, path: str = "/") -> Iterator[ListEntry]:
         """Every file (and symlink, never followed) below a directory, in path order, in
         the fewest requests the storage allows; plugins may hide entries."""
-        return listing.walk(self, path)
+        return finding.walk(self, path)
 
     # -- writes ------------------------------------------------------------
     def write(self, path: str, content: str) -> WriteOutcome:
