@@ -73,6 +73,8 @@ __all__ = ["MAX_HELPERS", "PARTS_PER_HELPER", "SWITCH_SECONDS", "WALK_BATCH", "A
            "partial_fields", "processes", "run_parts", "scan_part", "smallest", "trim_hunks",
            "walk", "walk_visible"]
 
+
+# -- listings and walks ----------------------------------------------------------------------
 T = TypeVar("T")
 
 WALK_BATCH = 1000
