@@ -407,9 +407,9 @@ ALONE = "fsseam tool, 1 process"
 def first_search(ctx: Any) -> str:
     """The time of the rare-literal grep in a process whose helpers have not started: the
     search runs here while they start, and hands them parts once they are ready."""
-    from fsseam.seam import fanout
+    from fsseam.seam import workers
 
-    fanout.helpers().close()
+    workers.helpers().close()
     t = time.perf_counter()
     res = ctx.tools.execute("grep", {"pattern": RARE, "max_results": SHOWN})
     assert res.ok, res.text
@@ -421,10 +421,10 @@ def first_search(ctx: Any) -> str:
 def helpers_peak_mib() -> str:
     """The peak resident memory of each helper process (from its start, imports
     included: ``VmHWM``), which tracemalloc in this process does not see."""
-    from fsseam.seam import fanout
+    from fsseam.seam import workers
 
     peaks = []
-    for h in fanout.helpers().all:
+    for h in workers.helpers().all:
         status = Path(f"/proc/{h.proc.pid}/status").read_text()
         kib = next(int(line.split()[1]) for line in status.splitlines()
                    if line.startswith("VmHWM:"))

@@ -61,6 +61,7 @@ LAYERS: tuple[Layer, ...] = (
         covers=(
             "fsseam.errors", "fsseam.messages", "fsseam.versions", "fsseam.paths",
             "fsseam.text", "fsseam.limits", "fsseam.oserrors", "fsseam.diff", "fsseam.globs",
+            "fsseam.deadline",
         ),
         why="values, sentences and pure functions on text and paths: no I/O, no state",
     ),
@@ -95,7 +96,7 @@ LAYERS: tuple[Layer, ...] = (
         "seam",
         covers=(
             "fsseam.seam", "fsseam.changes", "fsseam.patches", "fsseam.grep",
-            "fsseam.conflicts", "fsseam.edits", "fsseam.outcomes", "fsseam.history",
+            "fsseam.conflicts", "fsseam.edits", "fsseam.outcomes",
             "fsseam.doccache", "fsseam.index",
         ),
         why="ctx.fs: reading, finding, change plans and history over a backend, via the gate",

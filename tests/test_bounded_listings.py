@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fsseam.seam.listing
+import fsseam.seam.finding
 from fsseam import ListEvent, Overwrite, Workspace, hookimpl
 from fsseam.outcomes import ListEntry
 from fsseam.seam import smallest
@@ -60,13 +60,13 @@ def _big(store: str, root: Path, *dirs: str) -> Workspace:
 def built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many listing entries the seam keeps (a count, shared by every call)."""
     count = [0]
-    real: Callable[..., ListEntry] = fsseam.seam.listing._entry
+    real: Callable[..., ListEntry] = fsseam.seam.finding._entry
 
     def counting(*args: Any) -> ListEntry:
         count[0] += 1
         return real(*args)
 
-    monkeypatch.setattr(fsseam.seam.listing, "_entry", counting)
+    monkeypatch.setattr(fsseam.seam.finding, "_entry", counting)
     return count
 
 

@@ -87,7 +87,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("the MCP server needs the official MCP SDK", "raised to that person, at start-up"),
     ],
     "src/fsseam/seam/workers.py": [
-        ("from fsseam.seam.fanout import main", "the command line of a helper process "
+        ("from fsseam.seam.finding import main", "the command line of a helper process "
          "(python -c), which no one reads"),
     ],
     "src/fsseam/tools/registry.py": [

@@ -12,7 +12,7 @@ from fsseam.errors import FsError
 from fsseam.grep import compile_pattern
 from fsseam.index.grams import bitmap, grams, holds, needle_grams, normalized, required
 from fsseam.index.keeper import describe
-from fsseam.index.shards import Kind, Shard, decode, encode, prefix_of
+from fsseam.index.shards import IndexShard, Kind, decode, encode, prefix_of
 
 from .budget import examples
 
@@ -90,8 +90,8 @@ def test_a_shard_reads_back_as_written_and_refuses_another_prefix() -> None:
     files = {"a.py": ("etag:\"1\"", Kind.TEXT, bitmap(grams(b"hello world"))),
              "b.bin": ("etag:\"2\"", Kind.BINARY, None),
              "sub/c.txt": ("etag:\"3\"", Kind.NOT_UTF8, None)}
-    data = encode(Shard("src/pkg", files))
-    assert decode(data, "src/pkg") == Shard("src/pkg", files)
+    data = encode(IndexShard("src/pkg", files))
+    assert decode(data, "src/pkg") == IndexShard("src/pkg", files)
     assert decode(data, "src/other") is None
     assert decode(data[:-3], "src/pkg") is None
     assert decode(b"not a shard", "src/pkg") is None

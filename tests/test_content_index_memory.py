@@ -20,8 +20,7 @@ from typing import Any
 from fsseam import Limits, Workspace
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.index import FOLDER
-from fsseam.index.reading import STEPS_AHEAD
-from fsseam.index.source import AHEAD
+from fsseam.index.source import AHEAD, STEPS_AHEAD
 from fsseam.versions import Version
 
 from .helpers import GeneratedClient, generated_s3

@@ -3,7 +3,7 @@ what it found (a prefix of the full answer, in path order), marked partial, with
 file it did not search and a narrower path to search next; never an error, never a wait
 for the reads still in flight.
 
-No test sleeps: the finders' clock (``fsseam.seam.deadline.clock``) is replaced by one
+No test sleeps: the finders' clock (``fsseam.deadline.clock``) is replaced by one
 that a gate hook or a backend moves past the deadline at a chosen step of the call."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-import fsseam.seam.deadline
-import fsseam.seam.listing
+import fsseam.deadline
+import fsseam.seam.finding
 from fsseam import Limits, ListEvent, Overwrite, ReadEvent, Workspace, hookimpl
 from fsseam.grep import RegexBudget, SearchTimeout, compile_pattern, has_match
 from fsseam.outcomes import GlobOutcome, GrepOutcome
-from fsseam.seam.finding import _partial
+from fsseam.seam.finding import partial_fields
 
 from .helpers import Unsized
 
@@ -48,7 +48,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(fsseam.seam.deadline, "clock", fake)
+    monkeypatch.setattr(fsseam.deadline, "clock", fake)
     return fake
 
 
@@ -152,7 +152,7 @@ def test_glob_out_of_time_returns_the_paths_before_where_it_stopped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ws = _workspace(store, tmp_path, request)
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ws.context("agent").tools.execute("glob", {"pattern": "**/*.txt"})
     assert res.ok, res.text
@@ -181,7 +181,7 @@ def test_reads_fetched_ahead_are_dropped_once_time_is_up(
     it, the next test.)"""
     ws = _workspace(store, tmp_path, request,
                     **({"content_index": False} if store == "s3" else {}))
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle"})
     assert res.ok and res.value.partial, res.text
@@ -205,7 +205,7 @@ def test_an_indexed_grep_reads_on_over_listing_batches_and_drops_them_at_the_dea
     fetched ahead, unsearched, and are dropped, as without the index. The answer is a
     prefix, and says where it ends."""
     ws = _workspace("s3", tmp_path, request, content_index=True)
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle"})
     assert res.ok and res.value.partial, res.text
@@ -279,7 +279,7 @@ def test_the_regex_time_and_the_call_time_tell_one_story(
     assert "(The search stopped early: the pattern is slow on these files" in res.text
     # Both: the call's time runs out on the walk's second batch, after the regex time. One
     # note says where the call stopped, the next why the pattern is slow.
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 4)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 4)
     ws.gate.register(RunOutOnBatch(clock))
     res = ctx.tools.execute("grep", {"pattern": "(a|aa)+$"})
     assert res.ok, res.text
@@ -326,14 +326,14 @@ def test_the_next_path_is_one_a_search_would_enter() -> None:
     """Where the walk stopped in a directory a search skips, the next step names the
     nearest directory above it that a search enters (or none: search path itself)."""
     none = frozenset[str]()
-    assert _partial("", None, none) == {}
-    assert _partial("", "src/node_modules/pkg/a.js", none)["next_path"] == "/src"
-    assert _partial("", "src/node_modules/pkg/a.js", frozenset({"node_modules"}))[
+    assert partial_fields("", None, none) == {}
+    assert partial_fields("", "src/node_modules/pkg/a.js", none)["next_path"] == "/src"
+    assert partial_fields("", "src/node_modules/pkg/a.js", frozenset({"node_modules"}))[
         "next_path"] == "/src/node_modules/pkg"
-    assert _partial("src", "src/.cache/x", none) == {
+    assert partial_fields("src", "src/.cache/x", none) == {
         "partial": True, "unsearched_from": "/src/.cache/x", "next_path": None}
-    assert _partial("src", "src/a/b/c.py", none)["next_path"] == "/src/a/b"
-    assert _partial("src/a.py", "src/a.py", none)["next_path"] is None
+    assert partial_fields("src", "src/a/b/c.py", none)["next_path"] == "/src/a/b"
+    assert partial_fields("src/a.py", "src/a.py", none)["next_path"] is None
 
 
 def test_a_stream_of_unknown_size_stops_at_the_deadline(

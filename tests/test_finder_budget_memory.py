@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-import fsseam.seam.listing
+import fsseam.seam.finding
 from fsseam import Limits, ToolResult, Workspace
 from fsseam.backends.local import parts as local_parts
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.index.source import AHEAD
-from fsseam.seam import fanout
+from fsseam.seam import finding, workers
 from fsseam.seam.finding import PARTS_PER_HELPER
 from fsseam.versions import Version
 
@@ -97,14 +97,14 @@ def test_a_local_tree_costs_the_same_memory_at_any_size(
     # A walk hands its entries to the gate a batch at a time: what a batch holds is the
     # bound, so the trees here are several batches of 100 (the suite's sizes) rather than
     # several of 1,000.
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", 100)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", 100)
     if processes > 1:
         # Helper processes from the first part, parts of 10 files: the findings of the
         # parts handed out ahead (16 per helper, each at most the limit) wait their turn,
         # so the bound is that many parts' findings; both trees have more parts.
-        monkeypatch.setattr(fanout, "SWITCH_SECONDS", 0.0)
+        monkeypatch.setattr(finding, "SWITCH_SECONDS", 0.0)
         monkeypatch.setattr(local_parts, "RUN_FILES", 10)
-        fanout.helpers().wait_ready(processes)  # both trees searched by helpers throughout
+        workers.helpers().wait_ready(processes)  # both trees searched by helpers throughout
     peaks: dict[int, list[int]] = {}
     for n in (size(40_000, 600), size(200_000, 2_400)):
         ws = _tree(tmp_path / f"t{n}", n, processes)

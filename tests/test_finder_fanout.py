@@ -19,12 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fsseam.seam.deadline
+import fsseam.deadline
 from fsseam import Limits, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import parts as local_parts
 from fsseam.backends.local.writes import temp_name
 from fsseam.outcomes import GrepOutcome
-from fsseam.seam import fanout, workers
+from fsseam.seam import finding, workers
 
 from .budget import examples
 
@@ -32,9 +32,9 @@ HELPERS = 2
 
 
 @pytest.fixture
-def helpers(monkeypatch: pytest.MonkeyPatch) -> fanout.Helpers:
-    monkeypatch.setattr(fanout, "SWITCH_SECONDS", 0.0)
-    pool = fanout.helpers()
+def helpers(monkeypatch: pytest.MonkeyPatch) -> workers.Helpers:
+    monkeypatch.setattr(finding, "SWITCH_SECONDS", 0.0)
+    pool = workers.helpers()
     if pool.failed:  # a test below made starting fail: this process may start them again
         pool.failed = False
     pool.wait_ready(HELPERS)
@@ -108,7 +108,7 @@ def _same(root: Path, args: dict[str, Any], **limits: Any) -> GrepOutcome:
 
 @pytest.mark.parametrize("mode", ["files_with_matches", "content", "count"])
 @pytest.mark.parametrize("limit", [1, 7, 10_000])
-def test_the_answer_is_one_process_s(tree: Path, helpers: fanout.Helpers, mode: str,
+def test_the_answer_is_one_process_s(tree: Path, helpers: workers.Helpers, mode: str,
                                      limit: int) -> None:
     before = helpers.parts_there
     out = _same(tree, {"pattern": "needle", "output_mode": mode, "max_results": limit,
@@ -122,7 +122,7 @@ def test_the_answer_is_one_process_s(tree: Path, helpers: fanout.Helpers, mode: 
             limit, out.lines_matched)
 
 
-def test_regex_glob_and_case(tree: Path, helpers: fanout.Helpers) -> None:
+def test_regex_glob_and_case(tree: Path, helpers: workers.Helpers) -> None:
     _same(tree, {"pattern": r"line [0-9]+ NEEDLE$", "case_insensitive": True,
                  "output_mode": "content", "glob": "**/x/*.txt"})
     _same(tree, {"pattern": "between", "path": "/", "glob": "*.txt"})
@@ -131,7 +131,7 @@ def test_regex_glob_and_case(tree: Path, helpers: fanout.Helpers) -> None:
 
 
 def test_a_file_of_many_runs_and_a_path_that_is_a_file(
-        tmp_path: Path, helpers: fanout.Helpers, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, helpers: workers.Helpers, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_parts, "RUN_FILES", 7)  # one flat directory, many parts
     root = tmp_path / "flat"
     root.mkdir()
@@ -147,7 +147,7 @@ def test_a_file_of_many_runs_and_a_path_that_is_a_file(
 
 
 def test_the_reads_recorded_let_the_agent_edit_what_it_was_shown(
-        tree: Path, helpers: fanout.Helpers) -> None:
+        tree: Path, helpers: workers.Helpers) -> None:
     ws = Workspace(str(tree), load_entry_points=False, limits=Limits(finder_processes=2))
     ctx = ws.context("agent")
     res = ctx.tools.execute("grep", {"pattern": "between", "output_mode": "content"})
@@ -159,7 +159,7 @@ def test_the_reads_recorded_let_the_agent_edit_what_it_was_shown(
 
 
 def test_a_helper_killed_while_searching_costs_its_part_here(
-        tree: Path, helpers: fanout.Helpers) -> None:
+        tree: Path, helpers: workers.Helpers) -> None:
     expected, _ = _grep(tree, 1, {"pattern": "needle", "output_mode": "count"})
     victim = helpers.all[0]
     os.kill(victim.proc.pid, signal.SIGSTOP)  # takes a part, answers nothing
@@ -185,16 +185,16 @@ def test_helpers_that_cannot_start_leave_the_search_to_this_process(
     # No such program (the start fails), or one that exits at once (the helper is gone
     # before it is ready): either way the search is this process's, and no helper is
     # started again.
-    monkeypatch.setattr(fanout, "SWITCH_SECONDS", 0.0)
+    monkeypatch.setattr(finding, "SWITCH_SECONDS", 0.0)
     monkeypatch.setattr(workers, "_helpers", None)  # a process that has none yet
     monkeypatch.setattr(workers.sys, "executable", str(tree / python))
     out = _same(tree, {"pattern": "needle", "output_mode": "count"})
-    pool = fanout.helpers()
+    pool = workers.helpers()
     assert pool.failed and not pool.all and pool.parts_there == 0 and pool.parts_here > 0
     assert out.files_matched > 100
 
 
-def test_two_searches_at_once_both_answer(tree: Path, helpers: fanout.Helpers) -> None:
+def test_two_searches_at_once_both_answer(tree: Path, helpers: workers.Helpers) -> None:
     expected, _ = _grep(tree, 1, {"pattern": "needle", "output_mode": "count"})
     got: list[GrepOutcome] = []
     hold = threading.Barrier(2)
@@ -220,11 +220,11 @@ class RunOutOnFirstRead:
         self.clock.now += 1e6
 
 
-def test_out_of_time_answers_a_prefix(tree: Path, helpers: fanout.Helpers,
+def test_out_of_time_answers_a_prefix(tree: Path, helpers: workers.Helpers,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     full, _ = _grep(tree, 1, {"pattern": "needle", "output_mode": "content"})
     clock = type("Clock", (), {"now": 0.0, "__call__": lambda self: self.now})()
-    monkeypatch.setattr(fsseam.seam.deadline, "clock", clock)
+    monkeypatch.setattr(fsseam.deadline, "clock", clock)
     ws = Workspace(str(tree), load_entry_points=False, limits=Limits(finder_processes=2))
     ws.gate.register(RunOutOnFirstRead(clock))
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle",
@@ -240,10 +240,10 @@ def test_out_of_time_answers_a_prefix(tree: Path, helpers: fanout.Helpers,
     assert all(p < out.unsearched_from for p in shown)
 
 
-def test_a_forked_child_gets_helpers_of_its_own(helpers: fanout.Helpers) -> None:
+def test_a_forked_child_gets_helpers_of_its_own(helpers: workers.Helpers) -> None:
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
-        mine = fanout.helpers()
+        mine = workers.helpers()
         os._exit(0 if mine is not helpers and not mine.all else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
@@ -251,7 +251,7 @@ def test_a_forked_child_gets_helpers_of_its_own(helpers: fanout.Helpers) -> None
 
 
 def test_one_process_and_small_trees_never_split(tree: Path) -> None:
-    pool = fanout.helpers()
+    pool = workers.helpers()
     before = (pool.parts_here, pool.parts_there)
     _grep(tree, 1, {"pattern": "needle"})
     assert (pool.parts_here, pool.parts_there) == before
@@ -269,7 +269,7 @@ names = st.text(alphabet="abAB._-", min_size=1, max_size=4).filter(
        mode=st.sampled_from(["files_with_matches", "content", "count"]),
        limit=st.integers(1, 12), context=st.integers(0, 3))
 def test_any_tree_gives_one_process_s_answer(
-        tmp_path_factory: pytest.TempPathFactory, helpers: fanout.Helpers,
+        tmp_path_factory: pytest.TempPathFactory, helpers: workers.Helpers,
         files: dict[str, list[str]], mode: str, limit: int, context: int) -> None:
     root = tmp_path_factory.mktemp("prop")
     for rel, lines in files.items():

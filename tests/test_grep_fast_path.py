@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from fsseam import Limits, ListEvent, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import LocalBackend
-from fsseam.grep import Hunk, Pattern, compile_pattern, hunks, matching_lines
-from fsseam.seam import scanning
+from fsseam.grep import MatchBlock, Pattern, compile_pattern, hunks, matching_lines
+from fsseam.seam import finding
 
 from .budget import examples
 
@@ -103,7 +103,7 @@ def test_fast_paths_give_what_the_plain_path_gives(
         fast_ws, fast_reads = _local(Path(tmp), files, *([fast_listings] if listed else []))
         plain_ws, plain_reads = _memory(files, *([plain_listings] if listed else []))
         fast = fast_ws.context("a").fs.grep(pattern, mode=mode, context=context, limit=limit)
-        with mock.patch.object(scanning, "_regex_run", lambda p: None):
+        with mock.patch.object(finding, "_regex_run", lambda p: None):
             plain = plain_ws.context("a").fs.grep(_plain(pattern), mode=mode,
                                                   context=context, limit=limit)
         assert fast == plain
@@ -211,7 +211,7 @@ def test_one_pass_search_meets_links_fifos_and_large_files_as_the_walk_does(
     assert (root / "pipe").is_fifo() and outside.read_bytes() == b"needle outside\n"
 
 
-def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> list[Hunk]:
+def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> list[MatchBlock]:
     # The former hunks(), finding each newline: the reference for the split-based one.
     if not matches:
         return []
@@ -223,7 +223,7 @@ def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> li
         end = newlines[k] if k < len(newlines) else len(text)
         return text[start:end]
 
-    out: list[Hunk] = []
+    out: list[MatchBlock] = []
     run: list[int] = []
     lo = hi = -1
     for m in matches:
@@ -233,9 +233,10 @@ def _hunks_by_newline_offsets(text: str, matches: list[int], context: int) -> li
             run.append(m)
             continue
         if run:
-            out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+            out.append(MatchBlock(lo + 1, [line(k) for k in range(lo, hi + 1)],
+                              [r + 1 for r in run]))
         run, lo, hi = [m], a, b
-    out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+    out.append(MatchBlock(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
     return out
 
 
@@ -271,7 +272,7 @@ def test_a_regex_s_literal_run_is_in_every_text_it_matches(source: str, text: st
     """The bytes a regex grep rules files out by are in the bytes of every file the regex
     matches (after the BOM and CRLF a search drops)."""
     pattern = compile_pattern(source)
-    needle = scanning._needle(pattern)
+    needle = finding._needle(pattern)
     if needle is None:
         return
     searched = text.replace("\r\n", "\n")

@@ -107,11 +107,11 @@ def test_a_bomb_shard_is_damaged_and_inflated_no_further_than_the_bound(bounded:
 def test_a_shard_at_the_bound_reads_back_and_one_over_it_keeps_the_entries_that_fit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     files = {f"f{i:03d}.bin": (f'etag:"{i}"', Kind.BINARY, None) for i in range(100)}
-    whole = shards.encode(shards.Shard("p", files))
+    whole = shards.encode(shards.IndexShard("p", files))
     entry = 8 + len("f000.bin") + len('etag:"0"')  # the first ten entries' size
     monkeypatch.setattr(shards, "MAX_BODY_BYTES", 10 * entry)
     # Written under the bound: the first ten names, which read back.
-    kept = decode(shards.encode(shards.Shard("p", files)), "p")
+    kept = decode(shards.encode(shards.IndexShard("p", files)), "p")
     assert kept is not None and sorted(kept.files) == [f"f{i:03d}.bin" for i in range(10)]
     # Written with no bound in force, read under it: damaged.
     assert decode(whole, "p") is None

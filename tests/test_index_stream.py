@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import fsseam.seam.listing
+import fsseam.seam.finding
 from fsseam import Workspace
 from fsseam.backends.contract import extras_of
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
@@ -73,7 +73,7 @@ class Started(Stalling):
 @pytest.mark.parametrize("client_type", [Stalling, Started])
 def test_the_next_batch_is_read_while_a_batch_s_last_read_is_in_flight(
         monkeypatch: pytest.MonkeyPatch, client_type: type[Stalling]) -> None:
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", BATCH)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", BATCH)
     client = client_type()
     ws: Workspace = generated_s3(client, content_index=True)
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle",
@@ -95,7 +95,7 @@ def test_a_backend_class_that_reads_its_own_way_keeps_every_read(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A subclass that overrides ``read`` (to count, to fault) is never bypassed by reads
     started on the client, even where the client could start them."""
-    monkeypatch.setattr(fsseam.seam.listing, "WALK_BATCH", BATCH)
+    monkeypatch.setattr(fsseam.seam.finding, "WALK_BATCH", BATCH)
     client = Started()
     generated = type(generated_s3(client).backend)
     seen: list[str] = []

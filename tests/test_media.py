@@ -21,7 +21,7 @@ from fsseam import ErrorCode, Limits, Workspace
 from fsseam.cli import main as cli_main
 from fsseam.messages import Reason
 from fsseam.outcomes import ImageOutcome, PdfOutcome
-from fsseam.seam import media
+from fsseam.seam import reading
 from fsseam.tools import ToolResult
 from fsseam.tools.base import facts
 from fsseam.versions import Overwrite
@@ -355,7 +355,7 @@ def test_pdf_read_is_an_observation_and_edits_stay_refused(tmp_path: Path) -> No
 def test_pdf_without_pypdf_says_how_to_install_it(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf now fails
-    monkeypatch.setattr(media, "_pdf_cache", type(media._pdf_cache)())
+    monkeypatch.setattr(reading, "_pdf_cache", type(reading._pdf_cache)())
     ws = _ws("memory", tmp_path)
     put(ws, "/doc.pdf", PDF)
     res = read(ws, "/doc.pdf")

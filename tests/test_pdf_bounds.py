@@ -18,7 +18,7 @@ import pytest
 
 from fsseam import ErrorCode, Limits, Workspace
 from fsseam.outcomes import PdfOutcome
-from fsseam.seam import media
+from fsseam.seam import reading
 from fsseam.tools import ToolResult
 from fsseam.versions import Overwrite
 
@@ -62,7 +62,7 @@ PAGE_CHARS = len("\n".join(f"line {i} of the shared stream" for i in range(3)))
 @pytest.fixture(autouse=True)
 def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test extracts its PDFs itself (the cache is keyed by content)."""
-    monkeypatch.setattr(media, "_pdf_cache", type(media._pdf_cache)())
+    monkeypatch.setattr(reading, "_pdf_cache", type(reading._pdf_cache)())
 
 
 @pytest.fixture

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from fsseam import ErrorCode, Workspace
 from fsseam.backends.local import LocalBackend
 from fsseam.backends.local.tree import Tree
-from fsseam.text import TextFormat, decode, encode_new
-from fsseam.text.rules import count_newlines, new_doc
+from fsseam.text import TextFormat, count_newlines, decode, encode_new, new_doc
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -24,7 +24,6 @@ from .events import (
 )
 from .filesystem import GuardRefused
 from .gate import hookimpl, hookspec
-from .history import HistoryEntry, HistoryOutcome, RestoreOutcome
 from .limits import Limits
 from .observations import (
     FileObservations,
@@ -39,10 +38,13 @@ from .outcomes import (
     EditOutcome,
     GlobOutcome,
     GrepOutcome,
+    HistoryEntry,
+    HistoryOutcome,
     ListEntry,
     ListOutcome,
     MoveOutcome,
     ReadOutcome,
+    RestoreOutcome,
     StatOutcome,
     WriteOutcome,
 )

@@ -1,8 +1,10 @@
-"""What a workspace remembers of file versions it has seen: format and (small) text.
+"""What a workspace remembers of file versions it has seen: format and (small) text, and
+who wrote them.
 
 A write with ``IfMatch(V)`` right after a read of V needs the file's format (BOM, newline
 style) and, for its diff, the old text; keeping them per version makes that write one
-request instead of a download plus an upload.
+request instead of a download plus an upload. The writer of each version this workspace
+wrote (:class:`Authors`) names it in ``history`` where the store's listing does not.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .paths import display
 from .text import TextFormat, decode
 from .versions import Version
 
-__all__ = ["DocCache", "shared_cache", "view_of"]
+__all__ = ["Authors", "DocCache", "shared_cache", "view_of"]
 
 MAX_ENTRIES = 4096
 KEPT_SHARED = 4
@@ -119,3 +121,30 @@ def shared_cache(identity: str, budget: int) -> DocCache:
         while len(_recent) > KEPT_SHARED:
             _recent.popitem(last=False)
         return cache
+
+
+class Authors:
+    """Which owner wrote which version, as this workspace saw its own writes: history on a
+    store whose listing names no writer (S3) still names these, at no cost. Bounded. The
+    first owner noted for a version stays: where versions are digests, bytes written again
+    (an undo, a restore) are the same version, and their author is who wrote them first."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[str, str, str, str | None], str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(key: str, version: Version) -> tuple[str, str, str, str | None]:
+        return (key, version.kind, version.value, version.detail)
+
+    def note(self, key: str, version: Version, owner: str) -> None:
+        with self._lock:
+            self._items.setdefault(self._key(key, version), owner)
+            self._items.move_to_end(self._key(key, version))
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def owner(self, key: str, version: Version) -> str | None:
+        with self._lock:
+            return self._items.get(self._key(key, version))

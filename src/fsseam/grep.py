@@ -16,13 +16,15 @@ from dataclasses import dataclass
 
 import regex
 
+from .backends.base import Blob
 from .errors import ErrorCode, FsError
 from .globs import echo
 from .messages import Reason
 
 __all__ = [
     "MAX_CONTEXT",
-    "Hunk",
+    "FileRead",
+    "MatchBlock",
     "Pattern",
     "RegexBudget",
     "SearchTimeout",
@@ -34,6 +36,9 @@ __all__ = [
 
 MAX_CONTEXT = 50
 _META = frozenset(".^$*+?{}[]\\|()\n")
+FileRead = tuple[str, Blob | bytes | FsError, bool | None]
+"""One file of a search, as a scan takes it: its key, what reading it gave, and whether the
+literal is in the bytes when the read has told already (None: not told)."""
 SEARCH_TIMEOUT_S = 2.0
 """Per file: a search running longer than this is abandoned and the file counted."""
 
@@ -168,7 +173,7 @@ def matching_lines(text: str, p: Pattern, budget: RegexBudget | None = None) -> 
 
 
 @dataclass(frozen=True)
-class Hunk:
+class MatchBlock:
     """A run of lines to show: ``first`` is 1-based; ``matches`` the 1-based numbers of the
     matching lines among them."""
 
@@ -177,7 +182,7 @@ class Hunk:
     matches: list[int]
 
 
-def hunks(text: str, matches: list[int], context: int) -> list[Hunk]:
+def hunks(text: str, matches: list[int], context: int) -> list[MatchBlock]:
     """Matching lines with ``context`` lines around them, overlapping runs merged."""
     if not matches:
         return []
@@ -186,7 +191,7 @@ def hunks(text: str, matches: list[int], context: int) -> list[Hunk]:
     n_lines = len(parts) - (1 if text.endswith("\n") or not text else 0)
     line = parts.__getitem__
 
-    out: list[Hunk] = []
+    out: list[MatchBlock] = []
     run: list[int] = []
     lo = hi = -1
     for m in matches:
@@ -196,7 +201,8 @@ def hunks(text: str, matches: list[int], context: int) -> list[Hunk]:
             run.append(m)
             continue
         if run:
-            out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+            out.append(MatchBlock(lo + 1, [line(k) for k in range(lo, hi + 1)],
+                              [r + 1 for r in run]))
         run, lo, hi = [m], a, b
-    out.append(Hunk(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
+    out.append(MatchBlock(lo + 1, [line(k) for k in range(lo, hi + 1)], [r + 1 for r in run]))
     return out

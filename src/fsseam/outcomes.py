@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import cached_property
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, computed_field
 
+from .backends.base import VersionInfo
 from .diff import LazyDiff, unified_diff
 from .versions import Version
 
@@ -19,14 +21,18 @@ __all__ = [
     "GrepFile",
     "GrepHunk",
     "GrepOutcome",
+    "HistoryEntry",
+    "HistoryOutcome",
     "ImageOutcome",
     "ListEntry",
     "ListOutcome",
     "MoveOutcome",
     "PdfOutcome",
     "ReadOutcome",
+    "RestoreOutcome",
     "StatOutcome",
     "WriteOutcome",
+    "version_id",
 ]
 
 
@@ -259,3 +265,69 @@ class ChangeOutcome(_Outcome):
         if not known:
             return None
         return "".join(unified_diff(p, old, new) for p, old, new in known if old is not None)
+
+
+# -- history --------------------------------------------------------------------------------
+def version_id(version: Version) -> str:
+    """The id an agent sees and passes back: the store's own id of a kept version (an S3
+    VersionId), else the version's value (a GCS generation; 12 hex digits of a digest)."""
+    if version.detail and version.detail != "null":
+        return version.detail
+    value = version.value.strip('"')
+    return value[:12] if version.kind == "sha256" else value
+
+
+class HistoryEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    id: str
+    """What ``restore`` takes (empty for a deletion)."""
+    version: Version
+    size: int | None = None
+    modified: datetime | None = None
+    owner: str | None = None
+    """Who wrote it through fsseam, where that is known without extra requests."""
+    latest: bool = False
+    deleted: bool = False
+
+    @classmethod
+    def of(cls, info: VersionInfo, owner: str | None = None) -> HistoryEntry:
+        return cls(
+            id="" if info.deleted else version_id(info.version),
+            version=info.version, size=info.size, modified=info.modified,
+            owner=info.owner or owner, latest=info.latest, deleted=info.deleted,
+        )
+
+
+class HistoryOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["history"] = "history"
+    path: str
+    entries: list[HistoryEntry]
+    """Newest first."""
+    limit: int
+    you: str
+    """The owner who asked (to mark the versions it wrote)."""
+
+
+class RestoreOutcome(LazyDiff, BaseModel):
+    """An older version's bytes written back (``restore``), or an owner's last change taken
+    back (``undo``)."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["restore"] = "restore"
+    path: str
+    operation: Literal["restore", "undo"]
+    restored: str | None
+    """The id of the version brought back (None when an undo deleted a file it created)."""
+    version: Version | None
+    """The file's version now (None when the undo deleted the file)."""
+    replaced: Version | None = None
+    created: bool = False
+    """The file did not exist (a restore after a deletion)."""
+    deleted: bool = False
+    """The undo took back the change that created the file: it was deleted."""
+    unchanged: bool = False
+    """The file already held exactly these bytes: nothing was written."""
+    size: int = 0
+    lines: list[str] | None = None
+    """The text of the file now, when it is text (views render from it)."""

@@ -9,11 +9,10 @@ from typing import Any
 from .backends.base import Backend
 from .backends.kept import History, keep_history
 from .backends.registry import open_backend
-from .doccache import DocCache, shared_cache
+from .doccache import Authors, DocCache, shared_cache
 from .errors import ErrorCode, FsError
 from .filesystem import GuardedFileSystem
 from .gate import Gate
-from .history import Authors
 from .index import PLUGIN_NAME, plugin
 from .limits import Limits
 from .messages import Reason

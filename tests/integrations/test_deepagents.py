@@ -578,7 +578,7 @@ class _Ticking:
 
 def test_glob_and_grep_stop_at_the_finders_time_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import fsseam.seam.deadline
+    import fsseam.deadline
     from fsseam import Limits
 
     ws = Workspace("memory://da-budget-" + uuid4().hex, limits=Limits(finder_seconds=2.5))
@@ -586,7 +586,7 @@ def test_glob_and_grep_stop_at_the_finders_time_budget(
     for path in names:
         seed(ws, path, "needle\n")
     b = FsseamBackend(ws)
-    monkeypatch.setattr(fsseam.seam.deadline, "clock", _Ticking())
+    monkeypatch.setattr(fsseam.deadline, "clock", _Ticking())
     cut = b.glob("*.py")
     assert cut.error is None and cut.truncated and cut.truncation_reason == "budget"
     shown = [m["path"] for m in cut.matches or []]
@@ -594,6 +594,6 @@ def test_glob_and_grep_stop_at_the_finders_time_budget(
     found = b.grep("needle")
     assert found.error is None and found.truncated
     assert 0 < len(found.matches or []) < len(names)
-    monkeypatch.setattr(fsseam.seam.deadline, "clock", lambda: 0.0)
+    monkeypatch.setattr(fsseam.deadline, "clock", lambda: 0.0)
     whole = b.glob("*.py")
     assert not whole.truncated and [m["path"] for m in whole.matches or []] == names

@@ -3,8 +3,9 @@ may match (docs/finders.md, "Content index").
 
 ``keeper`` holds one workspace's index (its shards, the entries of fsseam's own writes, its
 reserved folder), ``shards`` its stored form, ``grams`` the 4-gram bitmaps and what a
-pattern needs of them, ``source`` the reads of a grep through it. ``ctx.fs`` asks
-:func:`indexed_reads` for a grep's reads; :func:`wanted` says whether a workspace gets one.
+pattern needs of them, ``source`` the reads of a grep through it (the walk, the plan of
+which files to read, and the reads in walk order). ``ctx.fs`` asks :func:`indexed_reads`
+for a grep's reads; :func:`wanted` says whether a workspace gets one.
 """
 
 from __future__ import annotations

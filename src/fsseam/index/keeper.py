@@ -33,7 +33,7 @@ from ..policy.reserved import ReservedKeys
 from ..text import SNIFF_BYTES
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .grams import Bitmap, bitmap, grams, normalized
-from .shards import Kind, Shard, decode, encode, object_name
+from .shards import IndexShard, Kind, decode, encode, object_name
 
 __all__ = ["FOLDER", "PLUGIN_NAME", "ContentIndex", "Loaded", "Record", "ReservedIndex",
            "describe"]
@@ -75,7 +75,7 @@ def parallel(calls: list[Callable[[], T]]) -> list[T]:
 class Loaded:
     """One shard as this grep found it, and what the grep adds to it."""
 
-    def __init__(self, prefix: str, version: Version | None, shard: Shard | None) -> None:
+    def __init__(self, prefix: str, version: Version | None, shard: IndexShard | None) -> None:
         self.prefix, self.version = prefix, version
         self.files: dict[str, Record] = dict(shard.files) if shard is not None else {}
         self.added: dict[str, Record] = {}
@@ -209,7 +209,7 @@ class ContentIndex(ReservedIndex):
         for _ in range(RETRIES):
             precondition = IfMatch(version) if version is not None else CreateOnly()
             try:
-                self._write(key, encode(Shard(loaded.prefix, files)), precondition)
+                self._write(key, encode(IndexShard(loaded.prefix, files)), precondition)
                 return
             except Conflict:
                 # Another writer stored the shard first: keep what it holds, lay this

@@ -31,8 +31,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .grams import Bitmap
 
-__all__ = ["FORMAT", "MAX_BODY_BYTES", "Kind", "Shard", "ShardHeader", "decode", "encode",
-           "object_name", "prefix_of"]
+__all__ = [
+    "FORMAT",
+    "MAX_BODY_BYTES",
+    "IndexShard",
+    "Kind",
+    "ShardHeader",
+    "decode",
+    "encode",
+    "object_name",
+    "prefix_of",
+]
 
 FORMAT: Literal["fsseam-index/1"] = "fsseam-index/1"
 DEPTH = 2
@@ -46,7 +55,7 @@ _ENTRY = struct.Struct(">HBBI")  # name length, version length, kind, modulus
 
 
 class Kind(IntEnum):
-    """What grep makes of a file's bytes (``finding._Search._text``)."""
+    """What grep makes of a file's bytes (``fsseam.seam.finding.Scan``)."""
 
     TEXT = 0
     BINARY = 1
@@ -61,7 +70,7 @@ class ShardHeader(BaseModel):
 
 
 @dataclass(frozen=True)
-class Shard:
+class IndexShard:
     """What a shard says of its files: name below the prefix -> (version, kind, bitmap;
     None for text with too many 4-grams to filter by)."""
 
@@ -80,7 +89,7 @@ def object_name(prefix: str) -> str:
     return hashlib.sha256(prefix.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".idx"
 
 
-def encode(shard: Shard) -> bytes:
+def encode(shard: IndexShard) -> bytes:
     """The stored form of ``shard``: its entries in name order, as many as fit in
     ``MAX_BODY_BYTES`` (the rest are left out, as files the index does not know)."""
     parts: list[bytes] = []
@@ -103,7 +112,7 @@ def encode(shard: Shard) -> bytes:
     return head + b"\n" + base64.b64encode(zlib.compress(b"".join(parts), 1))
 
 
-def decode(data: bytes, prefix: str) -> Shard | None:
+def decode(data: bytes, prefix: str) -> IndexShard | None:
     """The shard in ``data``; None when it is not one of this format for ``prefix`` (an
     older format, another prefix, damaged bytes, entries over ``MAX_BODY_BYTES``): the index
     then starts it afresh."""
@@ -134,7 +143,7 @@ def decode(data: bytes, prefix: str) -> Shard | None:
             files[name] = (version, Kind(kind), bits)
     except (ValidationError, ValueError, struct.error, zlib.error, binascii.Error):
         return None
-    return Shard(prefix, files)
+    return IndexShard(prefix, files)
 
 
 def _inflate(compressed: bytes) -> bytes | None:

@@ -5,32 +5,41 @@ files the index holds); the shards of their directories are fetched at once; a f
 index holds at its listed version is read only when its 4-grams may hold the pattern's,
 and stands for itself otherwise (bytes that make the search count it as it would have,
 without a match: text, binary or not UTF-8); every other file is read, and indexed.
-Candidates are read concurrently (:mod:`.reading`) and searched as any read file is, so
-what is shown was always confirmed on the file's bytes.
+Candidates are read concurrently and searched as any read file is, so what is shown was
+always confirmed on the file's bytes.
+
+The walk's batches are planned one after the other (:func:`plan`) into one stream of
+planned files; the reads of that stream are kept in flight over batch ends
+(:func:`in_order`), so a batch's last reads overlap the next one's first instead of every
+batch waiting on its slowest read. How far the plan runs ahead of the search is bounded
+three ways: reads in flight, bytes of known size fetched ahead, and ``STEPS_AHEAD`` files
+planned (a warm grep reads one file in a hundred: without that bound the plan would run
+through the whole walk to find its reads).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
-from ..backends.base import Backend, Entry
+from ..backends.base import Backend, Blob, Entry
 from ..backends.contract import Extras
+from ..backends.objectstore.parallel import READ_MANY_CONCURRENCY, InFlight, Waiting
 from ..errors import FsError
 from ..events import ListEvent
 from ..gate import Gate
-from ..grep import Pattern
+from ..grep import FileRead, Pattern
 from ..paths import display
 from ..versions import Version
-from .grams import needle_grams
-from .keeper import PLUGIN_NAME, ContentIndex, Loaded
-from .reading import Left, Read, Step, in_order, plan
-from .shards import prefix_of
+from .grams import holds, needle_grams
+from .keeper import PLUGIN_NAME, ContentIndex, Loaded, Record, describe
+from .shards import Kind, prefix_of
 
-__all__ = ["READ_CONCURRENCY", "index_of", "indexed_reads"]
+__all__ = ["AHEAD", "READ_CONCURRENCY", "STEPS_AHEAD", "Left", "PlannedFile", "in_order",
+           "index_of", "indexed_reads", "plan"]
 
 READ_CONCURRENCY = 64
 """Candidate reads in flight: each is one round trip the search waits on."""
@@ -63,7 +72,7 @@ class Owner(Protocol):
 
 
 class Search(Protocol):
-    """What of a grep call the index needs (``fsseam.seam.finding._Search``)."""
+    """What of a grep call the index needs (``fsseam.seam.finding.GrepCall``)."""
 
     key: str
     pattern: Pattern
@@ -80,7 +89,7 @@ def index_of(gate: Gate) -> ContentIndex | None:
     return plugin if isinstance(plugin, ContentIndex) else None
 
 
-def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[Read] | None:
+def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[FileRead] | None:
     """The reads of ``search`` through the workspace's content index, the walk taken
     ``batch_size`` files at a time (the seam's walk batch, which the list hook sees); None
     when it has none, or when ``search.key`` is not a directory (the plain path says what
@@ -112,7 +121,7 @@ def _visible(fs: Owner, key: str, batch: list[tuple[Entry, Version | None]]
 
 def _reads(fs: Owner, search: Search, index: ContentIndex,
            listed: Iterable[tuple[Entry, Version | None]], batch_size: int
-           ) -> Iterator[Read]:
+           ) -> Iterator[FileRead]:
     wanted = needle_grams(search.pattern)
     # A literal spends no regex time, so nothing read ahead is wasted: many reads at once.
     # A regex's time may run out, and what is in flight then is fetched for nothing.
@@ -145,7 +154,7 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
 
 def _steps(fs: Owner, search: Search, index: ContentIndex, ahead: _Ahead,
            shards: dict[str, Loaded], wanted: frozenset[int] | None, used: list[str]
-           ) -> Iterator[Step | Left]:
+           ) -> Iterator[PlannedFile | Left]:
     """The walk's batches as one stream of steps, a mark after each batch."""
     while (got := ahead.next()) is not None:
         batch, loaded = got
@@ -265,3 +274,116 @@ def _gone(shards: dict[str, Loaded], key: str) -> None:
     for loaded in shards.values():
         if loaded.covered_by(key):
             loaded.gone.update(n for n in loaded.files if n not in loaded.seen)
+
+
+# -- the plan and the reads in walk order -----------------------------------------------------
+STEPS_AHEAD = 2048
+"""Files planned ahead of the one the search takes: two walk batches."""
+
+PlannedFile = tuple[Entry, Version | None, Record | None, bool]
+"""A file to search: its entry, listed version, index record, and whether it is read."""
+_STAND_IN = {Kind.TEXT: b"", Kind.BINARY: b"\x00", Kind.NOT_UTF8: b"\xff"}
+
+
+class Left(str):
+    """A mark in the steps: the walk has listed every file before this key. When the search
+    has taken every step before the mark, the shards the walk has left are complete."""
+
+
+def plan(search: Search, index: ContentIndex, shards: dict[str, Loaded],
+         files: list[tuple[Entry, Version | None]], wanted: frozenset[int] | None,
+         used: list[str]) -> Iterator[PlannedFile]:
+    """The steps of one batch's ``files``, one at a time as the reads ask for them: the
+    search decides each (its time may have run out) just before it would be read."""
+    for e, v in files:
+        if not search.accept(e.key):
+            continue
+        if e.size is not None and e.size > search.cap:
+            search.skip("too_large")
+            continue
+        record = None if v is None else _record(index, shards, e.key, str(v), used)
+        yield e, v, record, record is None or _candidate(record, wanted)
+
+
+def _record(index: ContentIndex, shards: dict[str, Loaded], key: str, version: str,
+            used: list[str]) -> Record | None:
+    loaded = shards[prefix_of(key)]
+    name = loaded.name(key)
+    record: Record | None = loaded.added.get(name) or loaded.files.get(name)
+    if record is not None and record[0] == version:
+        return record
+    record = index.written(key, version)
+    if record is not None:
+        loaded.added[name] = record
+        used.append(key)
+    return record
+
+
+def _candidate(record: Record, wanted: frozenset[int] | None) -> bool:
+    _, kind, bits = record
+    if kind is not Kind.TEXT:
+        return False
+    return wanted is None or bits is None or holds(bits, wanted)
+
+
+def in_order(backend: Backend, steps: Iterator[PlannedFile | Left], shards: dict[str, Loaded],
+             concurrency: int | None, left: Callable[[Left], None],
+             start: Callable[[str], Callable[[], Blob] | None] | None = None
+             ) -> Iterator[FileRead]:
+    """The files of ``steps`` in walk order: stand-ins for what the index rules out, reads
+    (``concurrency`` at once; None: the store's default; started by ``start``, the
+    backend's ``start_read``, where it can) of the rest, each read indexed under the
+    version it returned; ``left`` is called at each mark once every step before it is
+    taken.
+
+    ``steps`` raising (the walk's listing failed, the search's time ran out) ends the plan
+    there: the steps planned before it are still taken, then it is raised, as a walk that
+    fails after some pages has given them. Closed early (the search stopped), the reads not
+    started are dropped and those in flight are left to end on their own."""
+    reads = InFlight(backend.read, concurrency or READ_MANY_CONCURRENCY, start=start)
+    order: deque[tuple[PlannedFile | Left, Waiting | None]] = deque()
+    ended = False
+    failed: Exception | None = None
+    try:
+        while True:
+            while not ended and len(order) < STEPS_AHEAD and reads.room():
+                try:
+                    step = next(steps)
+                except StopIteration:
+                    ended = True
+                except Exception as err:
+                    ended, failed = True, err
+                else:
+                    order.append((step, _start(reads, step)))
+            if not order:
+                if failed is not None:
+                    raise failed
+                return
+            step, waiting = order.popleft()
+            if isinstance(step, Left):
+                left(step)
+                continue
+            e, v, record, _ = step
+            if waiting is None:
+                assert record is not None  # (a step is read unless it has a record)
+                yield e.key, _STAND_IN[record[1]], False
+                continue
+            blob = reads.take(e, waiting)
+            if isinstance(blob, Blob) and v is not None:
+                _learn(shards[prefix_of(e.key)], e.key, blob)
+            yield e.key, blob, None
+    finally:
+        reads.close()
+
+
+def _start(reads: InFlight, step: PlannedFile | Left) -> Waiting | None:
+    if isinstance(step, Left) or not step[3]:
+        return None
+    return reads.start(step[0])
+
+
+def _learn(loaded: Loaded, key: str, blob: Blob) -> None:
+    name = loaded.name(key)
+    version = str(blob.version)
+    if (loaded.files.get(name) or ("",))[0] != version:
+        loaded.added[name] = (version, *describe(blob.data))

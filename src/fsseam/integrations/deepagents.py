@@ -62,10 +62,10 @@ try:  # deepagents' own table of media extensions (the newer form knows more vid
 except ImportError:  # pragma: no cover - deepagents before its video reads
     from deepagents.backends.utils import _get_file_type as _file_type
 
+from ..deadline import Deadline
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Reason
 from ..outcomes import ListEntry, ReadOutcome
-from ..seam import Deadline
 from ..tools.base import Tool, ToolResult, attempt, failed, perform
 from ..tools.file_tools import DeleteTool, EditTool, WriteTool
 from ..workspace import Context, Workspace

@@ -4,12 +4,12 @@ Resolves virtual paths under the root, applies the text rules, dispatches fs/* e
 through the gate, and calls the backend with the precondition the gate decided. Every
 method returns a pydantic outcome or raises FsError; a failed call changes nothing.
 
-:class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat),
-``listing`` (list, walk), ``finding`` (glob, grep), ``changing`` (write, create, edit,
-delete, move, and several files as one), ``commit`` (the plan of a change, committed
-against the store, and what a failed step leaves) and ``history`` (history, restore,
-undo). Every change asks the gate through ``changing.ask`` and is a plan (one file or
-many) that ``commit.run`` commits.
+:class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat,
+images and PDFs), ``finding`` (list, walk, glob, grep: the scan of the files, and helper
+processes for a large local tree), ``changing`` (write, create, edit, delete, move, and
+several files as one), ``commit`` (the plan of a change, committed against the store, and
+what a failed step leaves) and ``history`` (history, restore, undo). Every change asks the
+gate through ``changing.ask`` and is a plan (one file or many) that ``commit.run`` commits.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
 from ..globs import Glob
 from ..grep import Pattern
-from ..history import HistoryOutcome, RestoreOutcome
 from ..limits import Limits
 from ..messages import Reason
 from ..outcomes import (
@@ -33,22 +32,23 @@ from ..outcomes import (
     EditOutcome,
     GlobOutcome,
     GrepOutcome,
+    HistoryOutcome,
     ImageOutcome,
     ListEntry,
     ListOutcome,
     MoveOutcome,
     ReadOutcome,
+    RestoreOutcome,
     StatOutcome,
     WriteOutcome,
 )
 from ..versions import CreateOnly, IfMatch, Version
-from . import changing, finding, listing, reading
+from . import changing, finding, reading
 from . import history as _history
 from .core import Core
-from .deadline import Deadline
-from .listing import smallest
+from .finding import smallest
 
-__all__ = ["Deadline", "Limits", "Seam", "smallest"]
+__all__ = ["Limits", "Seam", "smallest"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -217,13 +217,13 @@ class Seam(Core):
         kept only until their rows fill it (the first entries, in listing order, plus the
         one that overflows); the rest of each directory listed is counted in
         ``ListOutcome.more``, and no directory is listed once the output is full."""
-        return listing.list_entries(self, path, depth, skip, max_chars)
+        return finding.list_entries(self, path, depth, skip, max_chars)
 
     # Not one call: a walk yields lazily and observes nothing.
     def walk(self, path: str = "/") -> Iterator[ListEntry]:
         """Every file (and symlink, never followed) below a directory, in path order, in
         the fewest requests the storage allows; plugins may hide entries."""
-        return listing.walk(self, path)
+        return finding.walk(self, path)
 
     # -- writes ------------------------------------------------------------
     @one_call

@@ -51,7 +51,7 @@ from ..outcomes import (
 )
 from ..paths import display
 from ..text import TextDoc, TextFormat, decode, encode_new
-from ..text.rules import new_doc as new_text_doc
+from ..text import new_doc as new_text_doc
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, SameChange, Version
 from . import media
 from .commit import (

@@ -12,11 +12,10 @@ from contextlib import AbstractContextManager, nullcontext
 
 from ..backends.base import Backend, WriteMeta
 from ..backends.contract import Extras, extras_of
-from ..doccache import DocCache
+from ..doccache import Authors, DocCache
 from ..errors import ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
 from ..gate import Gate
-from ..history import Authors
 from ..limits import Limits
 from ..messages import Reason
 from ..observations import ObservationStore

@@ -14,23 +14,48 @@ it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
-from ..backends.base import Blob, WriteMeta
+from ..backends.base import Blob, VersionInfo, WriteMeta
 from ..errors import ErrorCode, FsError
 from ..events import DeletedEvent, Lost, StatEvent, WrittenEvent
-from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome, match_version
-from ..history import version_id as _id
 from ..messages import Reason, Sentence
+from ..outcomes import HistoryEntry, HistoryOutcome, RestoreOutcome, version_id
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
 from .changing import ask_undo, guard_for
 from .commit import RESTORE, UNDO, UNDO_CREATE, FilePlan, Plan, run
 from .core import Core
 
-__all__ = ["DEFAULT_HISTORY_LIMIT", "history", "restore", "undo"]
+__all__ = ["DEFAULT_HISTORY_LIMIT", "MIN_PREFIX", "history", "match_version", "restore", "undo"]
 
 DEFAULT_HISTORY_LIMIT = 10
+MIN_PREFIX = 6
+"""The shortest prefix of a version id that ``restore`` accepts (unique among the kept)."""
+
+
+def match_version(token: str, kept: Sequence[VersionInfo], path: str) -> VersionInfo:
+    """The kept version ``token`` names: its id (or ``kind:value``), or a unique prefix of
+    at least MIN_PREFIX characters. Several kept versions with equal content are one
+    (the newest is taken)."""
+    t = token.strip().strip('"')
+    exact = [k for k in kept if t and t in (version_id(k.version), str(k.version),
+                                            k.version.value.strip('"'))]
+    found = exact or [
+        k for k in kept if len(t) >= MIN_PREFIX and not k.deleted
+        and (version_id(k.version).startswith(t) or k.version.value.startswith(t))
+    ]
+    if not found:
+        raise FsError(ErrorCode.FS_NOT_FOUND, path=path, reason=Reason.version_unknown,
+                      details={"version": token})
+    if len({k.version for k in found}) > 1:
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason=Reason.version_ambiguous,
+                      details={"version": token, "count": len(found)})
+    if found[0].deleted:
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=path, reason=Reason.version_is_deletion,
+                      details={"version": token})
+    return found[0]
 
 
 def _require_history(fs: Core, key: str, shown: str, tool: str) -> None:
@@ -64,12 +89,12 @@ def restore(fs: Core, path: str, version: str) -> RestoreOutcome:
     if old is None:
         match = match_version(version, fs.backend.versions(key), shown)
         old = fs.backend.read_version(key, match.version)
-        restored = _id(match.version)
+        restored = version_id(match.version)
         author = match.owner or fs.authors.owner(key, match.version)
     else:
         # Read by its full id, with no listing: the owner comes from what this process saw
         # written (a listing's metadata is not at hand).
-        restored = _id(old.version)
+        restored = version_id(old.version)
         author = fs.authors.owner(key, old.version)
     guard = guard_for(fs, "write", key, shown, operation="restore", size=len(old.data))
     return _write_back(fs, key, shown, old, guard.precondition, "restore", restored,
@@ -106,7 +131,7 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
         return _undo_create(fs, key, shown, after, plain)
     _require_history(fs, key, shown, "undo")
     old = fs.backend.read_version(key, before)
-    return _write_back(fs, key, shown, old, IfMatch(after), "undo", _id(before),
+    return _write_back(fs, key, shown, old, IfMatch(after), "undo", version_id(before),
                        (ErrorCode.FS_STALE, None, None), plain,
                        author=fs.authors.owner(key, before))
 

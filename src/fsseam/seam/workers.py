@@ -1,7 +1,8 @@
-"""The helper processes of a grep by several processes (``fanout``): started, spoken to
-over pipes (length-prefixed pickles), and stopped with the process that started them.
+"""The helper processes of a grep by several processes (``fsseam.seam.finding``): started,
+spoken to over pipes (length-prefixed pickles), and stopped with the process that started
+them.
 
-A helper is a plain ``python -c`` process running ``fanout.main``; it exits when its stdin
+A helper is a plain ``python -c`` process running ``finding.main``; it exits when its stdin
 closes. This module keeps them for the process's searches, one search at a time.
 """
 
@@ -17,20 +18,15 @@ import sys
 import sysconfig
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ..versions import Version
-from .scanning import Found
-
-__all__ = ["Answer", "Helper", "Helpers", "helpers", "read_message", "write_message"]
+__all__ = ["Helper", "Helpers", "helpers", "read_message", "write_message"]
 
 _HEADER = struct.Struct(">Q")
-COMMAND = "from fsseam.seam.fanout import main; main()"
+T = TypeVar("T")
+"""What a helper answers (the finder's own type: these pipes carry any pickle)."""
 
-
-Answer = tuple[Found, dict[str, tuple[str, Version]], float]
-"""A part's findings, the key and version of each file it shows by path, and the regex
-time it spent."""
+COMMAND = "from fsseam.seam.finding import main; main()"
 
 
 def write_message(fd: int, obj: Any) -> None:
@@ -127,7 +123,7 @@ class Helpers:
             self.start(n)
             for h in list(self.all):
                 if not h.ready:
-                    self._receive(h, -1, {})
+                    self.receive(h, -1, {})
 
     def drop(self, h: Helper) -> None:
         self.all.remove(h)
@@ -137,7 +133,7 @@ class Helpers:
         for h in list(self.all):
             self.drop(h)
 
-    def _receive(self, h: Helper, call: int, answers: dict[int, Answer | None]) -> None:
+    def receive(self, h: Helper, call: int, answers: dict[int, T | None]) -> None:
         """Take one message of ``h``: ready, or an answer (kept when it is this call's;
         a failed part is noted as None, to be searched here)."""
         try:

@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from ..errors import ErrorCode, FsError
-from ..history import RestoreOutcome
 from ..messages import DEFAULT_VOCABULARY, Clause, Reason, Sentence, render
 from ..outcomes import (
     EditOutcome,
@@ -17,6 +16,7 @@ from ..outcomes import (
     ListEntry,
     ListOutcome,
     ReadOutcome,
+    RestoreOutcome,
     WriteOutcome,
 )
 from ..seam import Seam

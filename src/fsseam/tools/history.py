@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..history import HistoryEntry, HistoryOutcome, RestoreOutcome
 from ..messages import Clause, Part, Reason
 from ..messages import render as say
+from ..outcomes import HistoryEntry, HistoryOutcome, RestoreOutcome
 from ..seam import Seam
 from .base import READ_ONLY, Tool, ToolAnnotations
 from .render import render, size_text

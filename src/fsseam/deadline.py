@@ -11,7 +11,7 @@ __all__ = ["Deadline", "OutOfTime", "clock"]
 
 clock: Callable[[], float] = time.monotonic
 """The finders' clock, in seconds. Looked up at every reading, so a test that replaces it
-(``monkeypatch.setattr(fsseam.seam.deadline, "clock", ...)``) decides when time is up."""
+(``monkeypatch.setattr(fsseam.deadline, "clock", ...)``) decides when time is up."""
 
 
 class OutOfTime(Exception):
