@@ -53,7 +53,7 @@ from ..paths import display
 from ..text import TextDoc, TextFormat, decode, encode_new
 from ..text import new_doc as new_text_doc
 from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, SameChange, Version
-from . import media
+from . import reading
 from .commit import (
     CREATE,
     CREATE_BYTES,
@@ -376,7 +376,7 @@ def _read_for_write(fs: Core, plan: FilePlan) -> tuple[TextFormat | None, OldTex
             return None, None
     else:
         return None, None
-    if media.is_media(plan.current[0]):
+    if reading.is_media(plan.current[0]):
         # An image or a PDF, which a read shows: the agent that saw it may replace it
         # whole. Any other file that is not text is never rewritten (FS_NOT_TEXT below).
         return None, None
