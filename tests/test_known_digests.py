@@ -15,6 +15,7 @@ import fsseam.backends._digest as digest_mod
 from fsseam import CreateOnly, Workspace
 from fsseam.backends._digest import KnownDigests, digest_version
 from fsseam.backends.memory import isolated_memory_filesystem
+from fsseam.seam.verdicts import holds
 from fsseam.text import decode
 from fsseam.tools.registry import ToolRegistry
 
@@ -127,4 +128,4 @@ def test_holds_answers_as_the_digest_does(kept: bytes, given_: bytes, cached: bo
     version = digest_version(kept)
     if cached:
         seam.docs.put("f.txt", version, decode(b"x", "/f.txt").format, kept)
-    assert seam.holds("f.txt", version, given_, None) is (given_ == kept)
+    assert holds(seam, "f.txt", version, given_, None) is (given_ == kept)
