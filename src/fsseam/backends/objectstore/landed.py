@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...errors import FsError
 from ...versions import Precondition, SameChange, Version, same_change
 from .errors import AMBIGUOUS, Action, Op
-from .view import StoreView
+
+if TYPE_CHECKING:
+    from .backend import ObjectStoreBackend
 
 __all__ = ["after_failed_write"]
 
 
 def after_failed_write(
-    b: StoreView,
+    b: ObjectStoreBackend,
     exc: BaseException,
     op: Op,
     key: str,
@@ -28,11 +32,11 @@ def after_failed_write(
     :func:`~fsseam.versions.same_change` (equal bytes are not enough: two agents
     incrementing "5" both write "6", and the loser must hear it lost).
     """
-    if b._fault(exc, op) not in AMBIGUOUS:
-        return b._error(exc, op, key, action, precondition)
-    exists, head = b._look(key)
+    if b.fault_of(exc, op) not in AMBIGUOUS:
+        return b.error_of(exc, op, key, action, precondition)
+    exists, head = b.look(key)
     if head is not None and same_change(
             equal=True, moved=True, observed=True, ours=head.write_id == write_id,
             answered=False) is SameChange.OURS:
         return head.version
-    return b._error(exc, op, key, action, precondition, exists=exists)
+    return b.error_of(exc, op, key, action, precondition, exists=exists)
