@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .backends.base import Backend
-from .backends.contract import extras_of
 from .errors import Conflict, ConflictKind, ErrorCode, FsError
 from .messages import Reason, render
 from .text import TextDoc
@@ -128,11 +127,10 @@ def written_by(backend: Backend, key: str, version: Version, owner: str | None
     """Whether ``owner``'s write made ``version`` of the file, where the store keeps who
     wrote an object (one HEAD); None where it cannot say (no writer kept, no owner, the
     file moved on again, the look failed)."""
-    ask = extras_of(backend).writer_of
-    if owner is None or ask is None:
+    if owner is None:
         return None
     try:
-        found = ask(key)
+        found = backend.writer_of(key)
     except FsError:
         return None
     if found is None or found[0] != version:

@@ -11,7 +11,7 @@ import builtins
 import posixpath
 import threading
 from collections.abc import Hashable, Iterable, Iterator
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from fsspec import AbstractFileSystem
 
@@ -21,7 +21,7 @@ from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import KnownDigests, check_precondition, digest_version
-from .base import ANY_VERSION, Blob, Entry, ReadStream, Stat, VersionInfo
+from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
 
 _LOCKS: dict[Hashable, threading.RLock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -61,7 +61,7 @@ class _BlobStream:
         pass
 
 
-class FsspecDigestBackend:
+class FsspecDigestBackend(Backend):
     """Digest versions and a lock-guarded compare-and-swap over an fsspec filesystem.
 
     Reads are whole-object ``cat_file`` calls and every answer about a path (``info``,
@@ -70,7 +70,7 @@ class FsspecDigestBackend:
     (see the generic backend for why).
     """
 
-    capabilities: ClassVar[Capabilities]
+    capabilities: Capabilities
 
     def __init__(self, fs: AbstractFileSystem, root: str) -> None:
         self.fs = fs
@@ -85,6 +85,9 @@ class FsspecDigestBackend:
 
     def _lock_token(self) -> Hashable:
         return id(self.fs)
+
+    def storage_id(self) -> Hashable:
+        return (type(self).__name__, id(self.fs), self.root)
 
     # -- paths -------------------------------------------------------------
     def path(self, key: str) -> str:
@@ -331,7 +334,8 @@ class FsspecDigestBackend:
         self._known.remember(key, data, version)
         return version
 
-    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
         if not key:
             raise _root_is_directory()
         with self._lock:
@@ -346,7 +350,8 @@ class FsspecDigestBackend:
                     self._check_writable_path(key, itself=False)
             return self._put(key, data)
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
         if isinstance(precondition, CreateOnly):
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason=Reason.create_only_delete

@@ -9,6 +9,7 @@ store of its own.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from fsspec.implementations.memory import MemoryFileSystem
@@ -75,6 +76,9 @@ class MemoryBackend(FsspecDigestBackend):
         # Every MemoryFileSystem sharing one store must share one lock: for the global store
         # that is every default instance in the process.
         return id(self.fs.store)
+
+    def storage_id(self) -> Hashable:
+        return (type(self).__name__, id(self.fs.store), self.root)
 
     @classmethod
     def from_url(

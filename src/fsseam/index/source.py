@@ -18,7 +18,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 from ..backends.base import Backend, Entry
-from ..backends.contract import Extras
 from ..errors import FsError
 from ..events import ListEvent
 from ..gate import Gate
@@ -55,7 +54,6 @@ class Owner(Protocol):
     """What of ``ctx.fs`` the index reads through (``fsseam.seam.core.Core``)."""
 
     owner: str
-    extras: Extras
     gate: Gate
 
     @property
@@ -86,10 +84,11 @@ def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[Read] 
     when it has none, or when ``search.key`` is not a directory (the plain path says what
     it is)."""
     index = index_of(fs.gate)
-    walk = fs.extras.walk_versioned
-    if index is None or walk is None:
+    if index is None:
         return None
-    listed = walk(search.key)
+    listed = fs.backend.walk_versioned(search.key)
+    if listed is None:
+        return None
     try:
         head = list(itertools.islice(listed, 1))
     except FsError as err:
@@ -133,7 +132,7 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     try:
         steps = _steps(fs, search, index, ahead, shards, wanted, used)
         yield from in_order(fs.backend, steps, shards, concurrency, left,
-                            fs.extras.start_read)
+                            fs.backend.start_read)
         saver.submit(_close(search.key, shards, None))
         saver.wait()
         index.settled(used)

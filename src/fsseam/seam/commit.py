@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..backends.base import Backend, WriteMeta, delete_as, write_as
+from ..backends.base import Backend, WriteMeta
 from ..changes import Outcome, ambiguous, cause_text, gone_already, landed
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..messages import Reason, render
@@ -52,11 +52,11 @@ def perform(backend: Backend, step: Step, meta: WriteMeta | None) -> Version | N
     the seam makes, a rollback's too, is made here."""
     if step.action == "create" or step.action == "write":
         assert step.data is not None
-        return write_as(backend, step.key, step.data, step.precondition, meta)
+        return backend.write(step.key, step.data, step.precondition, meta=meta)
     if step.action == "copy":
         assert step.source is not None
         return backend.copy(step.source, step.key, step.precondition)
-    delete_as(backend, step.key, step.precondition, meta)
+    backend.delete(step.key, step.precondition, meta=meta)
     return None
 
 

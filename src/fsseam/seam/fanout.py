@@ -25,7 +25,7 @@ import select
 from dataclasses import dataclass
 from typing import Any
 
-from ..backends.contract import TreePart
+from ..backends.base import TreePart
 from ..globs import Glob
 from ..grep import Pattern, RegexBudget
 from ..versions import Version

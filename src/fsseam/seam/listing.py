@@ -138,8 +138,7 @@ def list_entries(
 def _listed(fs: Core, key: str) -> Iterator[Entry]:
     """The children of a directory, as the storage yields them, through the gate's list
     hook in batches (plugins may hide some)."""
-    lazy = fs.extras.list_lazy
-    entries = fs.backend.list(key) if lazy is None else lazy(key)
+    entries = fs.backend.list_lazy(key)
     batch: list[Entry] = []
     sent = False
     for e in entries:

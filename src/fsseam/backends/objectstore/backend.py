@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Literal, Self, cast
 from ...errors import Conflict, ErrorCode, FsError
 from ...messages import Reason
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
-from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo, WriteMeta
+from ..base import ANY_VERSION, Backend, Blob, Entry, Stat, VersionInfo, WriteMeta
 from . import landed, messages, ranges
 from .client import (
     MAX_VERSIONS_LISTED,
@@ -63,7 +63,7 @@ from .stream import PinnedRangeStream
 __all__ = ["READ_MANY_CONCURRENCY", "READ_MANY_WINDOW_BYTES", "ObjectStoreBackend"]
 
 
-class ObjectStoreBackend:
+class ObjectStoreBackend(Backend):
     """A workspace rooted at ``bucket/prefix`` of one object store.
 
     A store's subclass declares ``facts`` and ``store_options``, and supplies
@@ -539,7 +539,8 @@ class ObjectStoreBackend:
             raise messages.not_found(key)
         return head.version, head.owner
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
         key = self._file_key(key, "delete")
         if isinstance(precondition, CreateOnly):
             raise messages.create_only_delete(key)

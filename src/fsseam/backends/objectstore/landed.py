@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ...errors import FsError
 from ...versions import Precondition, SameChange, Version, same_change
-from .errors import AMBIGUOUS, Action, Op
-
-if TYPE_CHECKING:
-    from .backend import ObjectStoreBackend
+from .client import ObjectHead
+from .errors import AMBIGUOUS, Action, Fault, Op
 
 __all__ = ["after_failed_write"]
 
 
+class Store(Protocol):
+    """What the rule asks of the object-store backend: what a failure was, a look at the
+    object, and the error to raise."""
+
+    def fault_of(self, exc: BaseException, op: Op) -> Fault | None: ...
+
+    def look(self, key: str) -> tuple[bool | None, ObjectHead | None]: ...
+
+    def error_of(self, exc: BaseException, op: Op, key: str, action: Action,
+                 precondition: Precondition | None = None, exists: bool | None = None
+                 ) -> FsError: ...
+
+
 def after_failed_write(
-    b: ObjectStoreBackend,
+    b: Store,
     exc: BaseException,
     op: Op,
     key: str,

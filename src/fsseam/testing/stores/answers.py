@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ...backends.base import ANY_VERSION
+from ...backends.base import ANY_VERSION, Backend, Wrapper, WriteMeta
 from ...errors import ErrorCode
 from .rigs import LostAnswerRig, url_of
 
@@ -29,19 +29,17 @@ _MOVE_PATCH = (
 )
 
 
-class ArmAt:
+class ArmAt(Wrapper):
     """The workspace's backend, arming faults at the store when the call first reaches
     ``at`` (``(method, key)``) and disarming them when it reaches ``until``: the reads that
     prepared the call succeed and only the requests between meet the faults. Only the
     timing is the wrapper's; the failures are the store's answers."""
 
-    def __init__(self, inner: Any, rig: LostAnswerRig, at: tuple[str, str],
+    def __init__(self, inner: Backend, rig: LostAnswerRig, at: tuple[str, str],
                  arm: Any, until: tuple[str, str] | None = None) -> None:
-        self.inner, self.rig, self.at, self.until, self.arm = inner, rig, at, until, arm
+        super().__init__(inner)
+        self.rig, self.at, self.until, self.arm = rig, at, until, arm
         self.armed: list[Any] | None = None
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.inner, attr)
 
     def _reach(self, method: str, key: str) -> None:
         if (method, key) == self.at and self.armed is None:
@@ -52,13 +50,13 @@ class ArmAt:
             for fault in self.armed or ():
                 fault.times = 0
 
-    def write(self, key: str, data: bytes, pre: Any, **kw: Any) -> Any:
+    def write(self, key: str, data: bytes, pre: Any, *, meta: WriteMeta | None = None) -> Any:
         self._reach("write", key)
-        return self.inner.write(key, data, pre, **kw)
+        return self.inner.write(key, data, pre, meta=meta)
 
-    def delete(self, key: str, pre: Any = ANY_VERSION) -> None:
+    def delete(self, key: str, pre: Any = ANY_VERSION, *, meta: WriteMeta | None = None) -> None:
         self._reach("delete", key)
-        self.inner.delete(key, pre)
+        self.inner.delete(key, pre, meta=meta)
 
     def read(self, key: str) -> Any:
         self._reach("read", key)
