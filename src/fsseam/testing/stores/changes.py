@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ...backends.base import Wrapper
+from ...backends.base import Wrapper, WriteMeta
 from ...messages import MESSAGES, Reason, render
 from .rigs import FaultRig, url_of
 
@@ -78,10 +78,11 @@ class ChangeFaultSuite:
             """Another writer changes a.txt (just written by the change) before c.txt's
             write is sent, which then fails at the store."""
 
-            def write(self, key: str, data: bytes, pre: Any, **kw: Any) -> Any:
+            def write(self, key: str, data: bytes, pre: Any, *,
+                      meta: WriteMeta | None = None) -> Any:
                 if key == "c.txt":
                     faulty_store.fill(theirs)
-                return inner.write(key, data, pre, **kw)
+                return inner.write(key, data, pre, meta=meta)
 
         ctx.fs.backend = Meanwhile(inner)
         faulty_store.fail(f"{self.prefix}/c.txt", "update")
