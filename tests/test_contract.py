@@ -25,7 +25,7 @@ from fsseam.backends.base import (
     WriteMeta,
 )
 from fsseam.backends.generic import GenericBackend
-from fsseam.backends.kept import keep_history
+from fsseam.backends.history import keep_history
 from fsseam.backends.local import LocalBackend
 from fsseam.backends.memory import MemoryBackend, isolated_memory_filesystem
 from fsseam.backends.mounts import Mount, MountBackend

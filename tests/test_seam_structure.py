@@ -14,7 +14,7 @@ import pytest
 
 from fsseam import ErrorCode, FsError, Workspace
 from fsseam.backends.base import ANY_VERSION, WriteMeta
-from fsseam.backends.kept import History
+from fsseam.backends.history import History
 from fsseam.changes import Create, Delete, Update
 from fsseam.errors import Conflict
 from fsseam.text import TextDoc, decode

@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import ErrorCode, FsError
 from ...messages import Reason
 from ...paths import display, to_key
-from ..kept import History, keep_history, local_root
+from ..history import History, keep_history, local_root
 from .router import Mount, MountBackend
 
 __all__ = ["build_mounts", "mount_path"]
