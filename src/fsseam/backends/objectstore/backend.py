@@ -54,7 +54,7 @@ from .client import (
     TellsResends,
     VersionsById,
 )
-from .errors import AMBIGUOUS, Action, Fault, ObjectErrorMapper, Op, StoreError, translate
+from .errors import AMBIGUOUS, ObjectErrorMapper, Op, StoreAction, StoreError, StoreFault, translate
 from .keys import KeySpace, normalize, parents
 from .parallel import READ_MANY_CONCURRENCY, READ_MANY_WINDOW_BYTES, concurrently, read_many
 from .store import COMMON_OPTIONS, StoreFacts, split_options
@@ -178,9 +178,9 @@ class ObjectStoreBackend(Backend):
     # -- errors ------------------------------------------------------------------
     def _classify(self, exc: BaseException, op: Op) -> StoreError:
         err = self._mapper.classify(exc, op)
-        if err.fault is Fault.NOT_FOUND and op in ("list", "bucket"):
+        if err.fault is StoreFault.NOT_FOUND and op in ("list", "bucket"):
             # A listing or the bucket itself has no object to miss: the bucket is missing.
-            return StoreError(Fault.BUCKET_MISSING, err.detail)
+            return StoreError(StoreFault.BUCKET_MISSING, err.detail)
         return err
 
     def error_of(
@@ -188,7 +188,7 @@ class ObjectStoreBackend(Backend):
         exc: BaseException,
         op: Op,
         key: str,
-        action: Action,
+        action: StoreAction,
         precondition: Precondition | None = None,
         exists: bool | None = None,
     ) -> FsError:
@@ -206,13 +206,13 @@ class ObjectStoreBackend(Backend):
             exists=exists,
         )
 
-    def fault_of(self, exc: BaseException, op: Op) -> Fault | None:
+    def fault_of(self, exc: BaseException, op: Op) -> StoreFault | None:
         if isinstance(exc, (FsError, NoVersion)):
             return None
         return self._classify(exc, op).fault
 
     def _missing_or_directory(
-        self, exc: BaseException, op: Op, key: str, action: Action
+        self, exc: BaseException, op: Op, key: str, action: StoreAction
     ) -> FsError:
         """A 404 for a key may be a "directory" (a prefix with children): only on this error
         path does it cost one listing, which also says whether the bucket is there."""
@@ -226,19 +226,19 @@ class ObjectStoreBackend(Backend):
         return messages.is_directory(key) if is_dir else err
 
     # -- probes ------------------------------------------------------------------
-    def _has_children(self, key: str, action: Action) -> bool:
+    def _has_children(self, key: str, action: StoreAction) -> bool:
         try:
             page = self._client.list_objects(self._keys.dir_prefix(key), delimiter=None, limit=1)
         except Exception as e:
             raise self.error_of(e, "list", key, action) from e
         return bool(page.objects or page.prefixes)
 
-    def _head(self, key: str, action: Action) -> ObjectHead | None:
+    def _head(self, key: str, action: StoreAction) -> ObjectHead | None:
         """The object at ``key``, or None when there is none."""
         try:
             return self._client.head(self._keys.name(key))
         except Exception as e:
-            if self.fault_of(e, "head") is Fault.NOT_FOUND:
+            if self.fault_of(e, "head") is StoreFault.NOT_FOUND:
                 return None
             raise self.error_of(e, "head", key, action) from e
 
@@ -251,10 +251,10 @@ class ObjectStoreBackend(Backend):
             return None, None
         return head is not None, head
 
-    def _is_object(self, key: str, action: Action) -> bool:
+    def _is_object(self, key: str, action: StoreAction) -> bool:
         return self._head(key, action) is not None
 
-    def _check_free(self, key: str, action: Action) -> None:
+    def _check_free(self, key: str, action: StoreAction) -> None:
         """A path is a file or a directory, never both: a new object may not sit where
         objects live under ``key/``, nor below an object. Checked on the create path only
         (an IfMatch write replaces a file that exists); the probes go out together."""
@@ -266,7 +266,7 @@ class ObjectStoreBackend(Backend):
         if any(found[1:]):
             raise messages.parent_is_file(key, action)
 
-    def _file_key(self, key: str, action: Action) -> str:
+    def _file_key(self, key: str, action: StoreAction) -> str:
         key = normalize(key)
         if not key:
             raise messages.root_is_directory(action)
@@ -347,7 +347,7 @@ class ObjectStoreBackend(Backend):
             try:
                 return self._client.get(name, start=start, end=end, pin=version).data
             except Exception as e:
-                if self.fault_of(e, "get") in (Fault.PRECONDITION, Fault.NOT_FOUND):
+                if self.fault_of(e, "get") in (StoreFault.PRECONDITION, StoreFault.NOT_FOUND):
                     raise messages.changed_while_read(key) from e
                 raise self.error_of(e, "get", key, "read") from e
 
@@ -357,7 +357,7 @@ class ObjectStoreBackend(Backend):
         try:
             return self._client.get(name, start=0, end=chunk_size)
         except Exception as e:
-            if self.fault_of(e, "get") is not Fault.BAD_RANGE:
+            if self.fault_of(e, "get") is not StoreFault.BAD_RANGE:
                 raise
         # Stores refuse every range of an empty object; a plain GET returns it whole.
         return self._client.get(name)
@@ -505,7 +505,7 @@ class ObjectStoreBackend(Backend):
         data: bytes,
         precondition: Precondition,
         expected: Version | None,
-        action: Action,
+        action: StoreAction,
         owner: str | None = None,
     ) -> Version:
         write_id = secrets.token_hex(12)
@@ -565,7 +565,7 @@ class ObjectStoreBackend(Backend):
                 raise self._missing_or_directory(store_error, "delete", key, "delete") from (
                     store_error)
             exists = None
-            if self.fault_of(store_error, "delete") is Fault.PRECONDITION:
+            if self.fault_of(store_error, "delete") is StoreFault.PRECONDITION:
                 exists, _ = self.look(key)
             err = self.error_of(store_error, "delete", key, "delete", precondition, exists)
             if isinstance(err, Conflict):
@@ -591,7 +591,7 @@ class ObjectStoreBackend(Backend):
         try:
             got = self._client.get(self._keys.name(src))
         except Exception as e:
-            if expected is not None and self.fault_of(e, "get") is Fault.NOT_FOUND:
+            if expected is not None and self.fault_of(e, "get") is StoreFault.NOT_FOUND:
                 raise messages.no_longer_exists(src) from e
             raise self._missing_or_directory(e, "get", src, "copy") from e
         if expected is not None and got.version != expected:
@@ -609,7 +609,7 @@ class ObjectStoreBackend(Backend):
             )
         except Exception as e:
             fault = self.fault_of(e, "copy")
-            if fault is Fault.NOT_FOUND:
+            if fault is StoreFault.NOT_FOUND:
                 if expected is not None:
                     raise messages.no_longer_exists(src) from e
                 raise self._missing_or_directory(e, "copy", src, "copy") from e
@@ -618,7 +618,7 @@ class ObjectStoreBackend(Backend):
             dst_exists, head = self.look(dst)
             if head is not None and head.write_id == write_id:
                 return head.version  # our copy landed; only its answer was lost
-            if fault is Fault.PRECONDITION and dst_exists is False:
+            if fault is StoreFault.PRECONDITION and dst_exists is False:
                 # Not the destination's absence: the source's version failed.
                 src_exists, _ = self.look(src)
                 if src_exists is False:
@@ -630,7 +630,7 @@ class ObjectStoreBackend(Backend):
     # S3 versioning, GCS object versioning, Azure blob versions. Whether the bucket keeps
     # versions is asked once per backend, and not at all when a listing or a version
     # already proves it.
-    def _require_history(self, key: str, action: Action) -> None:
+    def _require_history(self, key: str, action: StoreAction) -> None:
         if self._keeps_versions is None:
             try:
                 self._keeps_versions = self._client.keeps_versions()
@@ -693,7 +693,7 @@ class ObjectStoreBackend(Backend):
         try:
             got = self._client.get(self._keys.name(key), version=version)
         except Exception as e:
-            if self.fault_of(e, "get") in (Fault.NOT_FOUND, Fault.INVALID):
+            if self.fault_of(e, "get") in (StoreFault.NOT_FOUND, StoreFault.INVALID):
                 raise messages.version_not_kept(key, str(version)) from e
             raise self.error_of(e, "get", key, "read") from e
         return Blob(data=got.data, version=got.version)

@@ -7,7 +7,7 @@ from typing import Protocol
 from ...errors import FsError
 from ...versions import Precondition, SameChange, Version, same_change
 from .client import ObjectHead
-from .errors import AMBIGUOUS, Action, Fault, Op
+from .errors import AMBIGUOUS, Op, StoreAction, StoreFault
 
 __all__ = ["after_failed_write"]
 
@@ -16,11 +16,11 @@ class Store(Protocol):
     """What the rule asks of the object-store backend: what a failure was, a look at the
     object, and the error to raise."""
 
-    def fault_of(self, exc: BaseException, op: Op) -> Fault | None: ...
+    def fault_of(self, exc: BaseException, op: Op) -> StoreFault | None: ...
 
     def look(self, key: str) -> tuple[bool | None, ObjectHead | None]: ...
 
-    def error_of(self, exc: BaseException, op: Op, key: str, action: Action,
+    def error_of(self, exc: BaseException, op: Op, key: str, action: StoreAction,
                  precondition: Precondition | None = None, exists: bool | None = None
                  ) -> FsError: ...
 
@@ -30,7 +30,7 @@ def after_failed_write(
     exc: BaseException,
     op: Op,
     key: str,
-    action: Action,
+    action: StoreAction,
     precondition: Precondition,
     write_id: str,
 ) -> Version | FsError:
