@@ -35,6 +35,22 @@ def _lock_for(token: Hashable) -> threading.RLock:
         return lock
 
 
+def strip_protocol(fs: AbstractFileSystem | type[AbstractFileSystem], path: str) -> str:
+    """``path`` as the filesystem names it, without its protocol: fsspec's own
+    normalization, which it offers only as the private ``_strip_protocol`` (every
+    filesystem class defines its own; fsspec's public helpers call it too). The one place
+    fsseam reaches it."""
+    stripped: str = fs._strip_protocol(path)
+    return stripped
+
+
+def parent_of(fs: AbstractFileSystem, path: str) -> str:
+    """The parent of ``path`` as the filesystem names it (fsspec's private ``_parent``,
+    for the same reason as :func:`strip_protocol`)."""
+    parent: str = fs._parent(path)
+    return parent
+
+
 def _root_is_directory() -> FsError:
     return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
 
@@ -101,11 +117,11 @@ class FsspecDigestBackend(Backend):
         directory above it (a cached parent listing answers ``info`` with old sizes)."""
         if not self._keeps_listings:
             return path
-        p = self.fs._strip_protocol(path).rstrip("/")
+        p = strip_protocol(self.fs, path).rstrip("/")
         try:
             while True:
                 self.fs.invalidate_cache(p)
-                parent = self.fs._parent(p).rstrip("/")
+                parent = parent_of(self.fs, p).rstrip("/")
                 if not parent or parent == p:
                     break
                 p = parent
@@ -198,8 +214,8 @@ class FsspecDigestBackend(Backend):
         return Stat(key=key, kind=kind, size=info.get("size") if kind == "file" else None)
 
     def _relative(self, name: str) -> str:
-        full: str = self.fs._strip_protocol(name).rstrip("/")
-        base: str = self.fs._strip_protocol(self.root).rstrip("/")
+        full = strip_protocol(self.fs, name).rstrip("/")
+        base = strip_protocol(self.fs, self.root).rstrip("/")
         if full == base:
             return ""
         if base and full.startswith(base + "/"):
@@ -230,8 +246,8 @@ class FsspecDigestBackend(Backend):
                 return  # an empty root, as in stat()
             raise map_os_error(e, key, "list") from e
         if len(infos) == 1 and infos[0].get("type") != "directory":
-            name = self.fs._strip_protocol(infos[0]["name"]).rstrip("/")
-            if name == self.fs._strip_protocol(path).rstrip("/"):
+            name = strip_protocol(self.fs, infos[0]["name"]).rstrip("/")
+            if name == strip_protocol(self.fs, path).rstrip("/"):
                 raise self._not_a_directory(key)
         for info in infos:
             rel = self._relative(info["name"])

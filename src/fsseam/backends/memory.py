@@ -17,7 +17,7 @@ from fsspec.implementations.memory import MemoryFileSystem
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..versions import Capabilities
-from ._fsspec import FsspecDigestBackend
+from ._fsspec import FsspecDigestBackend, strip_protocol
 
 __all__ = ["MemoryBackend", "isolated_memory_filesystem"]
 
@@ -89,5 +89,5 @@ class MemoryBackend(FsspecDigestBackend):
             fs = MemoryFileSystem(skip_instance_cache=True) if shared else (
                 isolated_memory_filesystem()
             )
-        root = MemoryFileSystem._strip_protocol(url) or "/"
+        root = strip_protocol(MemoryFileSystem, url) or "/"
         return cls(fs, root)
