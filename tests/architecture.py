@@ -67,9 +67,9 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "backend contract",
-        covers=("fsseam.backends.base", "fsseam.backends.contract", "fsseam.backends._digest",
+        covers=("fsseam.backends.base", "fsseam.backends._digest",
                 "fsseam.backends.registry"),
-        why="the Backend protocol and its optional parts, digests, protocol -> class",
+        why="the Backend base class and its optional operations, digests, protocol -> class",
     ),
     Layer(
         "object-store template",

@@ -322,7 +322,7 @@ def test_layers_by_the_most_specific_entry() -> None:
     assert LAYERS[layer_of("fsseam.backends.objectstore.keys") or 0].name == (
         "object-store template"
     )
-    assert LAYERS[layer_of("fsseam.backends.contract") or 0].name == "backend contract"
+    assert LAYERS[layer_of("fsseam.backends.base") or 0].name == "backend contract"
     assert LAYERS[layer_of("fsseam.messages.tools") or 0].name == "basics"
     assert LAYERS[layer_of("fsseam_s3.client") or 0].name == "stores"
     assert LAYERS[layer_of("fsseam_s3.testing") or 0].name == "testing"

@@ -11,9 +11,9 @@ import pytest
 
 from fsseam import ErrorCode, FsError, Overwrite, Workspace
 from fsseam.backends import LocalBackend
-from fsseam.backends.kept import History, KeptHistoryBackend
-from fsseam.backends.kept_dir import DirectoryHistoryStore
-from fsseam.backends.kept_store import MemoryHistoryStore
+from fsseam.backends.history import History, KeptHistoryBackend
+from fsseam.backends.history.directory import DirectoryHistoryStore
+from fsseam.backends.history.stores import MemoryHistoryStore
 from fsseam.versions import Precondition, Version
 
 

@@ -75,10 +75,10 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     "src/fsseam/diff.py": [
         ("\n\\ No newline at end of file", "unified diff syntax, as diff(1) writes it"),
     ],
-    "src/fsseam/backends/kept.py": [
+    "src/fsseam/backends/history/backend.py": [
         ("history kept by fsseam in", "part of a capability note, which no tool shows"),
     ],
-    "src/fsseam/backends/kept_store.py": [
+    "src/fsseam/backends/history/stores.py": [
         ("this process's memory", "a history store's where, said only in a capability note "
          "and a repr, which no tool shows"),
     ],

@@ -93,11 +93,11 @@ class Faulty:
             raise FsError(ErrorCode.FS_BACKEND, f"injected failure of {what} {key}", path=key)
         return run()
 
-    def write(self, key: str, data: bytes, pre: Precondition) -> Version:
+    def write(self, key: str, data: bytes, pre: Precondition, **kw: Any) -> Version:
         version: Version = self._call("write", key, lambda: self.inner.write(key, data, pre))
         return version
 
-    def delete(self, key: str, pre: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, pre: Precondition = ANY_VERSION, **kw: Any) -> None:
         self._call("delete", key, lambda: self.inner.delete(key, pre))
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
@@ -352,9 +352,9 @@ _KILLED = textwrap.dedent(
     class Hooked:
         def __getattr__(self, name):
             return getattr(inner, name)
-        def write(self, key, data, pre):
+        def write(self, key, data, pre, **kw):
             return step(lambda: inner.write(key, data, pre))
-        def delete(self, key, pre):
+        def delete(self, key, pre, **kw):
             return step(lambda: inner.delete(key, pre))
         def copy(self, src, dst, pre):
             return step(lambda: inner.copy(src, dst, pre))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from fsseam import Context, ErrorCode, Limits, Overwrite, Workspace
-from fsseam.backends.kept import History
+from fsseam.backends.history import History
 
 from .helpers import fails, ok, raw
 

@@ -18,7 +18,6 @@ import pytest
 
 from fsseam import Workspace
 from fsseam.backends.base import Backend
-from fsseam.backends.contract import extras_of
 from fsseam.errors import ErrorCode, FsError
 from fsseam.index import FOLDER, ContentIndex, index_of
 from fsseam.messages import Reason
@@ -205,9 +204,9 @@ def test_content_index_false_makes_no_index_request_and_pickles(
 
 
 def _listed_equals_read(backend: Backend, keys: list[str]) -> None:
-    walk = extras_of(backend).walk_versioned
+    walk = backend.walk_versioned("")
     assert walk is not None
-    listed = {e.key: v for e, v in walk("")}
+    listed = {e.key: v for e, v in walk}
     for key in keys:
         assert listed[key] is not None and listed[key] == backend.read(key).version, key
         assert str(listed[key]) == str(backend.read(key).version)

@@ -1,33 +1,47 @@
-"""The optional half of the backend contract: what each backend offers beyond ``Backend``
-(``extras_of``), and that wrappers (kept history, mounts) offer exactly what the backends
-under them offer, a mount of local disk keeping the local one-pass search."""
+"""The optional half of the backend contract: what each backend overrides of ``Backend``'s
+working defaults, that a backend overriding nothing works through every tool, and that
+wrappers (kept history, mounts) answer as the backends under them do, a mount of local
+disk keeping the local one-pass search."""
 
 from __future__ import annotations
 
+import builtins
 import uuid
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fsseam import History, Limits, ListEvent, Workspace, hookimpl
-from fsseam.backends.contract import Extras, extras_of, offered
+from fsseam.backends.base import (
+    ANY_VERSION,
+    Backend,
+    Blob,
+    Entry,
+    ReadStream,
+    Stat,
+    VersionInfo,
+    WriteMeta,
+)
 from fsseam.backends.generic import GenericBackend
-from fsseam.backends.kept import keep_history
+from fsseam.backends.history import keep_history
 from fsseam.backends.local import LocalBackend
 from fsseam.backends.memory import MemoryBackend, isolated_memory_filesystem
 from fsseam.backends.mounts import Mount, MountBackend
+from fsseam.errors import ErrorCode, FsError
 from fsseam.grep import compile_pattern
+from fsseam.versions import Precondition, Version
 
-LOCAL = {"native_key", "list_lazy", "read_many_unhashed", "read_tree_unhashed"}
+OPTIONAL = ["native_key", "check_writable", "capabilities_for", "list_lazy",
+            "read_many_unhashed", "read_tree_unhashed", "split_tree", "walk_versioned",
+            "start_read", "read_version_id", "writer_of", "get_plain", "put_plain"]
+LOCAL = {"native_key", "list_lazy", "read_many_unhashed", "read_tree_unhashed", "split_tree"}
 FSSPEC = {"list_lazy"}
 OBJECT_STORE = {"list_lazy", "read_version_id", "get_plain", "put_plain", "walk_versioned",
                 "start_read", "writer_of"}
-MOUNTS = {"check_writable", "list_lazy", "capabilities_for"}
-UNHASHED = {"read_many_unhashed", "read_tree_unhashed"}
-SPLIT = {"split_tree"}
-"""A local store's walk in parts for helper processes: keys are the store's own, so a
-mount (whose keys are not) does not offer it."""
+MOUNTS = {"native_key", "check_writable", "list_lazy", "capabilities_for",
+          "read_many_unhashed", "read_tree_unhashed", "read_version_id"}
 
 
 def _memory() -> MemoryBackend:
@@ -40,91 +54,139 @@ class _NotDigest(MemoryBackend):
     capabilities = MemoryBackend.capabilities.model_copy(update={"version_kind": "etag"})
 
 
-class _Forwarder:
-    """A wrapper that forwards every attribute it lacks: it must not pass for a backend
-    that offers what the one inside it offers."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+def _overrides(cls: type) -> set[str]:
+    return {name for name in OPTIONAL if getattr(cls, name) is not getattr(Backend, name)}
 
 
-def _table(tmp_path: Path) -> list[tuple[str, Any, set[str]]]:
-    local = LocalBackend(str(tmp_path))
-    memory = _memory()
-    history = History(path=str(tmp_path.parent / f"kept-{uuid.uuid4().hex}"))
-    return [
-        ("local", local, LOCAL | SPLIT),
-        ("memory", memory, FSSPEC),
-        ("generic", GenericBackend(isolated_memory_filesystem(), "/g"), FSSPEC),
-        ("kept local", keep_history(local, history), LOCAL | SPLIT),
-        ("kept memory", keep_history(memory, History()), FSSPEC),
-        ("mount of memory", MountBackend([Mount("", memory)]), MOUNTS),
-        ("mount of local", MountBackend([Mount("", local)]), MOUNTS | LOCAL),
-        ("memory and local", MountBackend([Mount("", memory), Mount("repo", local)]),
-         MOUNTS | LOCAL),
-        ("local and an etag store", MountBackend([Mount("", _NotDigest(
-            isolated_memory_filesystem(), "/e")), Mount("repo", local)]),
-         MOUNTS | {"native_key"}),
-        ("mount of kept local", MountBackend([Mount("", keep_history(local, history))]),
-         MOUNTS | LOCAL),
-        ("forwarder over local", _Forwarder(local), set()),
-    ]
+def test_the_optional_operations_are_backends_own() -> None:
+    defined = {n for n, v in vars(Backend).items()
+               if callable(v) and not n.startswith("_")
+               and not getattr(v, "__isabstractmethod__", False)}
+    assert defined == {*OPTIONAL, "storage_id"}
 
 
-def test_each_backend_offers_what_the_table_says(tmp_path: Path) -> None:
-    for name, backend, expected in _table(tmp_path):
-        assert offered(extras_of(backend)) == expected, name
+def test_each_backend_overrides_what_the_table_says() -> None:
+    assert _overrides(LocalBackend) == LOCAL
+    assert _overrides(MemoryBackend) == FSSPEC
+    assert _overrides(GenericBackend) == FSSPEC
+    assert _overrides(MountBackend) == MOUNTS
 
 
 @pytest.mark.parametrize(("module", "name"), [
     ("fsseam_s3", "S3Backend"), ("fsseam_gcs", "GCSBackend"), ("fsseam_azure", "AzureBackend"),
 ])
 def test_object_stores_offer_listings_and_reads_by_version_id(module: str, name: str) -> None:
-    cls = getattr(pytest.importorskip(module), name)
-    # Asked of the class, as extras_of asks it (an instance needs a server).
-    backend = cls.__new__(cls)
-    assert offered(extras_of(backend)) == OBJECT_STORE
+    assert _overrides(getattr(pytest.importorskip(module), name)) == OBJECT_STORE
 
 
-def test_an_extra_offered_is_the_backends_own_operation(tmp_path: Path) -> None:
+class _Minimal(Backend):
+    """A backend written from the contract: the required operations only (over a memory
+    store), every optional one the base class's default."""
+
+    def __init__(self, inner: MemoryBackend) -> None:
+        self.inner = inner
+        self.capabilities = inner.capabilities
+        self.root = inner.root
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
+                 ) -> Backend:
+        raise NotImplementedError
+
+    def resolve(self, key: str) -> str:
+        return self.inner.resolve(key)
+
+    def read(self, key: str) -> Blob:
+        return self.inner.read(key)
+
+    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
+        return self.inner.read_many(entries)
+
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
+        return self.inner.open_read(key, chunk_size)
+
+    def stat(self, key: str) -> Stat:
+        return self.inner.stat(key)
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        return self.inner.write(key, data, precondition)
+
+    def list(self, key: str) -> builtins.list[Entry]:
+        return self.inner.list(key)
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        self.inner.delete(key, precondition)
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        return self.inner.copy(src, dst, source)
+
+    def walk(self, key: str) -> Iterator[Entry]:
+        return self.inner.walk(key)
+
+    def read_version(self, key: str, version: Version) -> Blob:
+        return self.inner.read_version(key, version)
+
+    def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
+        return self.inner.versions(key, limit)
+
+
+def test_a_backend_overriding_nothing_optional_works_through_the_tools() -> None:
+    assert _overrides(_Minimal) == set()
+    ctx = Workspace("memory://minimal", backend=_Minimal(_memory()),
+                    load_entry_points=False).context("a")
+    run = ctx.tools.execute
+    assert run("write", {"file_path": "/d/a.txt", "content": "needle\n"}).ok
+    assert run("ls", {"path": "/d"}).ok
+    assert "/d/a.txt" in run("grep", {"pattern": "needle"}).text
+    assert run("read", {"file_path": "/d/a.txt"}).ok
+    assert run("edit", {"file_path": "/d/a.txt", "old_string": "needle",
+                        "new_string": "pin"}).ok
+    assert run("read", {"file_path": "/d/a.txt"}).text.count("pin") == 1
+
+
+def test_a_wrapper_answers_as_the_backend_inside(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_bytes(b"one")
     local = LocalBackend(str(tmp_path))
-    assert extras_of(local).native_key == local.native_key
     kept = keep_history(local, History(path=str(tmp_path.parent / "k")))
-    extras = extras_of(kept)
-    assert extras.native_key is not None and extras.list_lazy is not None
-    assert extras.native_key(str(tmp_path / "a.txt")) == "a.txt"
-    assert [e.key for e in extras.list_lazy("")] == ["a.txt"]
+    assert kept.native_key(str(tmp_path / "a.txt")) == "a.txt"
+    assert [e.key for e in kept.list_lazy("")] == ["a.txt"]
+    assert kept.read_tree_unhashed("", lambda k: True, 100) is not None
 
 
-def test_a_wrapper_over_a_backend_without_an_extra_does_not_claim_it(tmp_path: Path) -> None:
+def test_a_wrapper_over_a_backend_without_an_override_answers_the_default(
+    tmp_path: Path,
+) -> None:
     memory = _memory()
+    memory.write("a.txt", b"one", ANY_VERSION)
     for wrapper in (keep_history(memory, History()), MountBackend([Mount("", memory)])):
-        extras = extras_of(wrapper)
-        assert extras.native_key is None and extras.read_version_id is None
-        assert extras.read_many_unhashed is None and extras.read_tree_unhashed is None
-        # Nor as an attribute, for code that holds the backend itself.
-        assert not hasattr(wrapper, "read_tree_unhashed")
+        assert wrapper.native_key(str(tmp_path / "a.txt")) is None
+        assert wrapper.read_tree_unhashed("", lambda k: True, 100) is None
+        assert wrapper.walk_versioned("") is None
+        with pytest.raises(FsError) as unknown:
+            wrapper.read_version_id("a.txt", "v1")
+        assert unknown.value.code is ErrorCode.FS_NOT_FOUND
+
+
+def test_a_mount_table_reads_a_tree_in_one_pass_only_over_digest_stores(
+    tmp_path: Path,
+) -> None:
+    local = LocalBackend(str(tmp_path))
+    mixed = MountBackend([Mount("", _memory()), Mount("repo", local)])
+    assert mixed.read_tree_unhashed("", lambda k: True, 100) is not None
+    etags = MountBackend([Mount("", _NotDigest(isolated_memory_filesystem(), "/e")),
+                          Mount("repo", local)])
+    assert etags.read_tree_unhashed("", lambda k: True, 100) is None
 
 
 def test_kept_history_says_per_key_that_it_keeps_history(tmp_path: Path) -> None:
     router = MountBackend([Mount("", _memory()), Mount("repo", LocalBackend(str(tmp_path)))])
     kept = keep_history(router, History())
-    for_key = extras_of(kept).capabilities_for
-    assert for_key is not None
-    assert for_key("repo/a.txt").history and for_key("repo/a.txt").write_meta
-    assert for_key("repo/a.txt").create_only_atomic
-    assert extras_of(kept).read_version_id is None  # the kept copies have no store ids
-
-
-def test_extras_is_the_fixed_interface() -> None:
-    assert [f for f in Extras.__dataclass_fields__] == [
-        "native_key", "check_writable", "list_lazy", "read_tree_unhashed",
-        "read_many_unhashed", "capabilities_for", "read_version_id", "get_plain", "put_plain",
-        "walk_versioned", "split_tree", "start_read", "writer_of"]
+    caps = kept.capabilities_for("repo/a.txt")
+    assert caps.history and caps.write_meta and caps.create_only_atomic
+    with pytest.raises(FsError):  # the kept copies have no store ids
+        kept.read_version_id("repo/a.txt", "v1")
 
 
 # -- the local one-pass search under mounts ----------------------------------------------

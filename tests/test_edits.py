@@ -72,7 +72,7 @@ def test_seam_edit_is_one_write_and_all_or_nothing() -> None:
     writes: list[bytes] = []
     real_write = ws.backend.write
 
-    def counting(key: str, data: bytes, pre: object) -> object:
+    def counting(key: str, data: bytes, pre: object, **kw: object) -> object:
         writes.append(data)
         return real_write(key, data, pre)  # type: ignore[arg-type]
 

@@ -24,8 +24,8 @@ from fsseam import (
     Workspace,
     open_backend,
 )
-from fsseam.backends.kept import KeptHistoryBackend, default_directory, keep_history
-from fsseam.backends.kept_dir import MARKER
+from fsseam.backends.history import KeptHistoryBackend, default_directory, keep_history
+from fsseam.backends.history.directory import MARKER
 from fsseam.testing import BackendConformance, HistoryConformance, ToolsConformance
 
 from .helpers import call, fails, ok, raw
@@ -198,7 +198,7 @@ def test_a_create_is_undone_without_history(tmp_path: Path) -> None:
 
 
 def test_native_history_refuses_a_second_one() -> None:
-    from fsseam.backends.kept import keep_history
+    from fsseam.backends.history import keep_history
 
     class Versioned:
         capabilities = Workspace("memory://x-native").backend.capabilities.model_copy(

@@ -18,7 +18,6 @@ import pytest
 
 import fsseam.seam.finding
 from fsseam import Workspace
-from fsseam.backends.contract import extras_of
 from fsseam.backends.objectstore.client import ListedObject, ListPage, ObjectData
 from fsseam.versions import Version
 
@@ -87,8 +86,7 @@ def test_the_next_batch_is_read_while_a_batch_s_last_read_is_in_flight(
         assert sorted(client.started) == sorted(NAMES) and client.threads == {"store-loop"}
     else:
         assert client.threads == {"fsseam-read"}
-        assert extras_of(ws.backend).start_read is not None
-        assert extras_of(ws.backend).start_read("d0/f0.txt") is None  # no start_get
+        assert ws.backend.start_read("d0/f0.txt") is None  # no start_get
 
 
 def test_a_backend_class_that_reads_its_own_way_keeps_every_read(
@@ -108,8 +106,7 @@ def test_a_backend_class_that_reads_its_own_way_keeps_every_read(
     backend = OwnReads()
     ws = Workspace("s3://bucket", backend=backend, load_entry_points=False,
                    content_index=True)
-    assert extras_of(ws.backend).start_read is not None
-    assert extras_of(ws.backend).start_read("d0/f0.txt") is None
+    assert ws.backend.start_read("d0/f0.txt") is None
     res = ws.context("agent").tools.execute("grep", {"pattern": "needle"})
     assert res.ok and [f.path for f in res.value.files] == [f"/{n}" for n in NAMES], res.text
     assert sorted(seen) == sorted(NAMES) and client.started == []

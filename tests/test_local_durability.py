@@ -24,7 +24,7 @@ import pytest
 
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Workspace
 from fsseam.backends import LocalBackend
-from fsseam.backends.kept import History
+from fsseam.backends.history import History
 from fsseam.backends.local import is_temp_name, writes
 from fsseam.messages import Reason
 

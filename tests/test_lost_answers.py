@@ -71,7 +71,7 @@ class Lossy:
                                       lambda: self.inner.write(key, data, pre, **kw))
         return version
 
-    def delete(self, key: str, pre: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, pre: Precondition = ANY_VERSION, **kw: Any) -> None:
         self._call("delete", key, lambda: self.inner.delete(key, pre))
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
@@ -351,11 +351,11 @@ class Twin(Lossy):
             self.inner.write(key, data, ANY_VERSION)
         return super().write(key, data, pre, **kw)
 
-    def delete(self, key: str, pre: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, pre: Precondition = ANY_VERSION, **kw: Any) -> None:
         if key == self.key:
             self.key = ""
             self.inner.delete(key, ANY_VERSION)
-        super().delete(key, pre)
+        super().delete(key, pre, **kw)
 
 
 def test_a_rollback_leaves_a_file_another_writer_created_with_the_same_bytes(

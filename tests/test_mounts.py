@@ -179,7 +179,7 @@ def test_a_cross_mount_move_whose_source_changes_after_the_copy_is_taken_back(
     assert s3_mount is not None
     real_delete = s3_mount.backend.delete
 
-    def delete_after_the_other_edit(key: str, precondition: Any = None) -> None:
+    def delete_after_the_other_edit(key: str, precondition: Any = None, **kw: Any) -> None:
         if key == "r.txt":
             assert b.tools.execute("edit", {"file_path": "/data/r.txt", "old_string": "one",
                                             "new_string": "theirs"}).ok

@@ -82,9 +82,9 @@ class PauseBefore:
         self._reach("copy", src)
         return self.inner.copy(src, dst, pre)
 
-    def delete(self, key: str, pre: Precondition) -> None:
+    def delete(self, key: str, pre: Precondition, **kw: Any) -> None:
         self._reach("delete", key)
-        self.inner.delete(key, pre)
+        self.inner.delete(key, pre, **kw)
 
 
 def _agents(ws: Workspace, data: bytes = b"a\n") -> tuple[Any, Any]:

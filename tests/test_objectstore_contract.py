@@ -12,7 +12,6 @@ import pytest
 
 import fsseam.backends.objectstore as objectstore
 from fsseam.backends.objectstore import (
-    Fault,
     KeySpace,
     ObjectData,
     ObjectStoreBackend,
@@ -20,6 +19,7 @@ from fsseam.backends.objectstore import (
     Resent,
     StoreError,
     StoreFacts,
+    StoreFault,
     TellsResends,
     VersionsById,
 )
@@ -112,7 +112,7 @@ class _Mapper:
     grant = "_s3_grant"
 
     def classify(self, exc: BaseException, op: Op) -> StoreError:
-        return StoreError(Fault.NOT_FOUND, "NoSuchKey")
+        return StoreError(StoreFault.NOT_FOUND, "NoSuchKey")
 
 
 class _Deleting(_Client):

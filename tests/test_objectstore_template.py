@@ -14,10 +14,10 @@ from fsseam.backends import registry
 from fsseam.backends.objectstore import (
     COMMON_OPTIONS,
     HTTP_RUNGS,
-    Fault,
     ObjectStoreBackend,
     StatusLadder,
     StoreFacts,
+    StoreFault,
     SyncBridge,
     rung,
     split_options,
@@ -67,17 +67,18 @@ def test_the_sync_bridge_runs_a_coroutine_on_the_filesystems_loop() -> None:
 
 def test_the_ladder_takes_the_first_rung_that_matches() -> None:
     ladder = StatusLadder(
-        rungs=(rung(Fault.DENIED, "Leased"), rung(Fault.PRECONDITION, "Cond", statuses=[412]),
-               rung(Fault.NOT_FOUND, statuses=[404])),
+        rungs=(rung(StoreFault.DENIED, "Leased"),
+               rung(StoreFault.PRECONDITION, "Cond", statuses=[412]),
+               rung(StoreFault.NOT_FOUND, statuses=[404])),
         bucket_ops=frozenset({"list"}),
-        client_errors=Fault.INVALID,
+        client_errors=StoreFault.INVALID,
     )
-    assert ladder.fault(412, "Leased", "put") is Fault.DENIED  # the code's rung comes first
-    assert ladder.fault(412, "", "put") is Fault.PRECONDITION
-    assert ladder.fault(None, "Cond", "put") is Fault.PRECONDITION
-    assert ladder.fault(404, "", "get") is Fault.NOT_FOUND
-    assert ladder.fault(404, "", "list") is Fault.BUCKET_MISSING
-    assert ladder.fault(409, "Other", "put") is Fault.INVALID
+    assert ladder.fault(412, "Leased", "put") is StoreFault.DENIED  # the code's rung comes first
+    assert ladder.fault(412, "", "put") is StoreFault.PRECONDITION
+    assert ladder.fault(None, "Cond", "put") is StoreFault.PRECONDITION
+    assert ladder.fault(404, "", "get") is StoreFault.NOT_FOUND
+    assert ladder.fault(404, "", "list") is StoreFault.BUCKET_MISSING
+    assert ladder.fault(409, "Other", "put") is StoreFault.INVALID
     assert ladder.fault(429, "", "put") is None  # throttling is never the request's fault
     assert ladder.fault(408, "", "put") is None
     assert ladder.fault(503, "", "put") is None
@@ -87,9 +88,10 @@ def test_the_ladder_takes_the_first_rung_that_matches() -> None:
 def test_the_http_rungs_read_statuses_alone() -> None:
     ladder = StatusLadder()
     assert ladder.rungs == HTTP_RUNGS
-    expected = {412: Fault.PRECONDITION, 404: Fault.NOT_FOUND, 401: Fault.UNAUTHENTICATED,
-                403: Fault.DENIED, 416: Fault.BAD_RANGE, 413: Fault.TOO_LARGE,
-                400: Fault.INVALID, 409: None, 500: None}
+    expected = {412: StoreFault.PRECONDITION, 404: StoreFault.NOT_FOUND,
+                401: StoreFault.UNAUTHENTICATED,
+                403: StoreFault.DENIED, 416: StoreFault.BAD_RANGE, 413: StoreFault.TOO_LARGE,
+                400: StoreFault.INVALID, 409: None, 500: None}
     assert {s: ladder.fault(s, "", "get") for s in expected} == expected
 
 

@@ -13,6 +13,7 @@ import fsspec
 import pytest
 
 from fsseam import Workspace
+from fsseam.backends.base import Backend
 from fsseam.cli import main
 from fsseam.errors import Conflict, ErrorCode, FsError
 from fsseam.messages import Reason
@@ -188,13 +189,20 @@ class Flaky:
                 "store": "flaky", "action": "read", "path": key, "detail": "down"})
         return self.inner.read(key)
 
-    def write(self, key: str, data: bytes, precondition: Any) -> Any:
+    def write(self, key: str, data: bytes, precondition: Any, **kw: Any) -> Any:
         if self.lose_races:
             raise Conflict("mismatch")
         if self.fail_writes:
             raise FsError(ErrorCode.FS_BACKEND, reason="store_rejected", details={
                 "store": "flaky", "action": "write", "path": key, "detail": "down"})
         return self.inner.write(key, data, precondition)
+
+    def get_plain(self, key: str) -> Any:
+        # The shards are read by this backend's read, so that its failures reach them.
+        return Backend.get_plain(self, key)  # type: ignore[arg-type]
+
+    def put_plain(self, key: str, data: bytes, precondition: Any) -> Any:
+        return self.write(key, data, precondition)
 
 
 def flaky_workspace() -> tuple[str, Flaky, Any, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fsseam import ErrorCode, Workspace
-from fsseam.backends.base import WriteMeta, write_as
+from fsseam.backends.base import WriteMeta
 from fsseam.testing.stores.races import SAME_CHANGE, counter_increments, same_change_pair
 from fsseam.versions import IfMatch, SameChange, same_change
 
@@ -136,7 +136,7 @@ def test_an_owners_landed_edit_run_again_may_be_its_own(ws: Workspace) -> None:
     owner = ws.context("owner")
     assert owner.tools.execute("read", {"file_path": "/count.txt"}).ok
     read = ws.backend.read("count.txt").version
-    write_as(ws.backend, "count.txt", b"count=1\n", IfMatch(read), WriteMeta(owner="owner"))
+    ws.backend.write("count.txt", b"count=1\n", IfMatch(read), meta=WriteMeta(owner="owner"))
     res = owner.tools.execute("edit", {"file_path": "/count.txt", "old_string": "count=0",
                                        "new_string": "count=1"})
     assert res.error is not None and res.error.code is ErrorCode.FS_STALE, res.text

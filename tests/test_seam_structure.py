@@ -1,7 +1,6 @@
 """The seam's shape: every change asks the gate before the store is touched and carries
-the precondition the gate decided, the backend's optional operations looked up once
-(never probed by name), every write and delete of a change (its rollback too) made on
-the owner's behalf without wrapping the backend, and one function that changes the
+the precondition the gate decided, every write and delete of a change (its rollback too)
+made on the owner's behalf without wrapping the backend, and one function that changes the
 store."""
 
 from __future__ import annotations
@@ -15,8 +14,7 @@ import pytest
 
 from fsseam import ErrorCode, FsError, Workspace
 from fsseam.backends.base import ANY_VERSION, WriteMeta
-from fsseam.backends.contract import Extras
-from fsseam.backends.kept import History
+from fsseam.backends.history import History
 from fsseam.changes import Create, Delete, Update
 from fsseam.errors import Conflict
 from fsseam.events import DeleteIntent, EditIntent, UndoIntent, WriteIntent
@@ -26,7 +24,6 @@ from fsseam.versions import CreateOnly, IfMatch, Precondition, Version
 
 SEAM = Path(__file__).resolve().parents[1] / "src" / "fsseam" / "seam"
 INTENTS = {"WriteIntent", "EditIntent", "DeleteIntent", "UndoIntent"}
-OPTIONAL = set(Extras.__dataclass_fields__)
 
 
 def _calls(path: Path) -> list[tuple[str, int]]:
@@ -60,45 +57,6 @@ def test_the_seam_never_probes_the_backend_by_name() -> None:
     assert found == []
 
 
-class Counting:
-    """A backend that forwards everything, counting how often each optional operation is
-    asked for."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.asked: Counter[str] = Counter()
-
-    def __getattr__(self, name: str) -> Any:
-        # capabilities_for is also asked by backends.base.write_as, the backend layer's own
-        # per-write lookup of whether a store keeps the owner: not the seam's.
-        if name in OPTIONAL - {"capabilities_for"}:
-            self.asked[name] += 1
-        return getattr(self._inner, name)
-
-
-def test_optional_operations_are_looked_up_once_per_backend(tmp_path: Path) -> None:
-    (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "a.txt").write_text("needle\n")
-    ws = Workspace(str(tmp_path))
-    ctx = ws.context("a")
-    counting = Counting(ws.backend)
-    ctx.fs.backend = counting
-    after_lookup = Counter(counting.asked)
-    assert set(after_lookup) <= OPTIONAL
-    for _ in range(3):
-        assert ctx.tools.execute("ls", {"path": "/d"}).ok
-        assert ctx.tools.execute("grep", {"pattern": "needle"}).ok
-        assert ctx.tools.execute("read", {"file_path": "/d/a.txt"}).ok
-        assert ctx.tools.execute("edit", {"file_path": "/d/a.txt", "old_string": "needle",
-                                          "new_string": "pin"}).ok
-        assert ctx.tools.execute("edit", {"file_path": "/d/a.txt", "old_string": "pin",
-                                          "new_string": "needle"}).ok
-    assert counting.asked == after_lookup  # nothing asked again, call after call
-    other = Counting(ws.backend)
-    ctx.fs.backend = other  # a backend handed in later is looked up in turn
-    assert other.asked == after_lookup
-
-
 class Recording:
     """A backend that keeps write metadata (as S3 and GCS do) and records on whose behalf
     each write and delete is made; optionally failing its ``fail_at``-th change."""
@@ -127,10 +85,6 @@ class Recording:
                meta: WriteMeta | None = None) -> None:
         self._note("delete", key, meta)
         self._inner.delete(key, precondition)
-
-    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
-        # A store that records who deleted offers this (the contract's OwnedDeletes).
-        self.delete(key, precondition, meta=meta)
 
 
 def _upper(doc: TextDoc, shown: str) -> TextDoc:
@@ -165,7 +119,7 @@ def test_a_change_writes_and_rolls_back_on_the_owners_behalf(
         assert not (tmp_path / "a.txt").exists()
 
 
-STORE_CHANGES = {"write", "delete", "copy", "delete_owned"}
+STORE_CHANGES = {"write", "delete", "copy"}
 
 
 def _enclosing(tree: ast.AST) -> dict[ast.AST, str]:
@@ -183,8 +137,7 @@ def _enclosing(tree: ast.AST) -> dict[ast.AST, str]:
 
 
 def _store_changes(path: Path) -> set[tuple[str, str]]:
-    """Where ``path`` calls a change of the store: a backend's write, delete or copy, or
-    the backend layer's ``write_as`` / ``delete_as``."""
+    """Where ``path`` calls a change of the store: a backend's write, delete or copy."""
     tree = ast.parse(path.read_text())
     owner = _enclosing(tree)
     found = set()
@@ -192,10 +145,8 @@ def _store_changes(path: Path) -> set[tuple[str, str]]:
         if not isinstance(node, ast.Call):
             continue
         f = node.func
-        direct = isinstance(f, ast.Name) and f.id in ("write_as", "delete_as")
-        method = (isinstance(f, ast.Attribute) and f.attr in STORE_CHANGES
-                  and "backend" in ast.unparse(f.value))
-        if direct or method:
+        if (isinstance(f, ast.Attribute) and f.attr in STORE_CHANGES
+                and "backend" in ast.unparse(f.value)):
             found.add((path.name, owner[node]))
     return found
 
@@ -249,9 +200,6 @@ class Journal:
         self.entries.append(("delete", key, precondition,
                              None if meta is None else meta.owner))
         self._inner.delete(key, precondition, meta=meta)
-
-    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
-        self.delete(key, precondition, meta=meta)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         self.entries.append(("copy", dst, source, None))

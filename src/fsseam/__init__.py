@@ -7,7 +7,7 @@
 
 from .backends import Backend, open_backend
 from .backends.base import WriteMeta
-from .backends.kept import History
+from .backends.history import History
 from .errors import Conflict, ErrorCode, FsError
 from .events import (
     DeletedEvent,

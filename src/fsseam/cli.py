@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from .backends.kept import History
+from .backends.history import History
 from .errors import FsError
 from .messages import Reason, render
 from .observations.file import FileObservations, read_ledger, write_ledger

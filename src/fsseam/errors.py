@@ -78,6 +78,17 @@ class FsError(Exception):
         """The text in the default vocabulary (the file tools' argument names)."""
         return self.render()
 
+    @property
+    def literal(self) -> str | None:
+        """The sentence given literally (a plugin's, a one-off text); None for one of the
+        catalogue, rendered from ``reason`` and ``details``."""
+        return self._message
+
+    @literal.setter
+    def literal(self, text: str) -> None:
+        self._message = text
+        self.args = (self.code, text)
+
     def render(self, vocabulary: Vocabulary | None = None) -> str:
         """The text in the words of one tool (its argument names)."""
         if self._message is not None:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticSerializationError
 
-from .backends.kept import History
+from .backends.history import History
 from .errors import ErrorCode, FsError
 from .limits import Limits
 from .messages import Reason

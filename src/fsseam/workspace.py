@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .backends.base import Backend
-from .backends.kept import History, keep_history
+from .backends.history import History, keep_history
 from .backends.registry import open_backend
 from .doccache import Authors, DocCache, shared_cache
 from .errors import ErrorCode, FsError
@@ -50,7 +50,7 @@ class Workspace:
     (``url`` then only names it). Several stores under one root: :meth:`mount`.
     ``history``: keep older versions of files for storage that keeps none (local disk,
     memory, generic), so ``history``, ``restore`` and ``undo_edit`` work there too; see
-    :class:`~fsseam.backends.kept.History`. S3 and GCS keep versions themselves (enable
+    :class:`~fsseam.backends.history.History`. S3 and GCS keep versions themselves (enable
     versioning on the bucket).
     ``observations``: where what each owner has read is kept (docs/observations.md): a
     store object, a ``.json`` ledger file, any fsspec URL (shard objects there, shared by
@@ -190,7 +190,7 @@ class Workspace:
         ``backend`` (adapter names, such as ``"generic"``) are per mount point;
         ``read_only`` is True (the whole workspace) or the mount points to mount read-only
         (FS_READ_ONLY on any change there). ``history``: one
-        :class:`~fsseam.backends.kept.History` for every mount whose store keeps no
+        :class:`~fsseam.backends.history.History` for every mount whose store keeps no
         versions (local, memory, generic), or ``{mount point: History}``; the rest as for
         ``Workspace``. See docs/mounts.md."""
         from .backends.mounts import build_mounts

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fsseam_azure.testing import AzureFaultRig, FaultProxy, fault_proxy, shorten_retries
+from fsseam_azure.testing import AzureFaultProxy, AzureFaultRig, fault_proxy, shorten_retries
 
 from fsseam.testing.stores import (
     ChangeFaultSuite,
@@ -20,7 +20,7 @@ from fsseam.testing.stores import (
 
 
 @pytest.fixture(scope="module")
-def proxy(azurite: Any) -> Iterator[FaultProxy]:
+def proxy(azurite: Any) -> Iterator[AzureFaultProxy]:
     with fault_proxy(azurite) as p:
         yield p
 
@@ -31,7 +31,7 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def faulty_store(proxy: FaultProxy, azurite: Any, container: str) -> Iterator[AzureFaultRig]:
+def faulty_store(proxy: AzureFaultProxy, azurite: Any, container: str) -> Iterator[AzureFaultRig]:
     proxy.clear()
     yield AzureFaultRig(proxy, azurite, container)
     proxy.clear()

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from azure.storage.blob import BlobServiceClient
 from fsseam_azure import WRITE_ID_KEY
-from fsseam_azure.testing import FaultProxy, fault_proxy, shorten_retries
+from fsseam_azure.testing import AzureFaultProxy, fault_proxy, shorten_retries
 
 from fsseam import Conflict, ErrorCode, FsError, IfMatch, Workspace
 from fsseam.testing.azurite import ACCOUNT_NAME, connection_string
@@ -43,7 +43,7 @@ ATTEMPTS = 4  # the SDK's first try and its three retries
 
 
 @pytest.fixture(scope="module")
-def proxy(azurite: Any) -> Iterator[FaultProxy]:
+def proxy(azurite: Any) -> Iterator[AzureFaultProxy]:
     with fault_proxy(azurite) as p:
         yield p
 
@@ -55,7 +55,7 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @dataclass
 class Env:
-    proxy: FaultProxy
+    proxy: AzureFaultProxy
     admin: Any
     """A sync ContainerClient straight to Azurite: seeds and inspects, never counted."""
     container: str
@@ -94,7 +94,7 @@ class Env:
 
 
 @pytest.fixture
-def env(proxy: FaultProxy, azurite: Any, container: str) -> Iterator[Env]:
+def env(proxy: AzureFaultProxy, azurite: Any, container: str) -> Iterator[Env]:
     proxy.clear()
     admin_url = f"{azurite.server_url}/{ACCOUNT_NAME}"
     with BlobServiceClient.from_connection_string(connection_string(admin_url)) as svc:

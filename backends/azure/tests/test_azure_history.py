@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fsseam_azure import AzureBackend
-from fsseam_azure.testing import FaultProxy, fault_proxy
+from fsseam_azure.testing import AzureFaultProxy, fault_proxy
 
 from fsseam import CreateOnly, ErrorCode, FsError, Version, open_backend
 from fsseam.testing.azurite import ACCOUNT_NAME
@@ -46,21 +46,21 @@ def _listing(container: str, versions: list[tuple[str, str, str, int, bool]] = V
 
 
 @pytest.fixture
-def proxy(azurite: Any, container: str) -> Iterator[FaultProxy]:
+def proxy(azurite: Any, container: str) -> Iterator[AzureFaultProxy]:
     with fault_proxy(azurite) as p:
         body = _listing(container)
         p.error_body = lambda status, path: ("application/xml", body)
         yield p
 
 
-def _backend(proxy: FaultProxy, container: str) -> AzureBackend:
+def _backend(proxy: AzureFaultProxy, container: str) -> AzureBackend:
     b = open_backend(f"az://{container}/p", proxy.storage_options(versioning=True))
     assert isinstance(b, AzureBackend)
     return b
 
 
 def test_versions_are_listed_newest_first_with_their_version_ids(
-    proxy: FaultProxy, container: str
+    proxy: AzureFaultProxy, container: str
 ) -> None:
     backend = _backend(proxy, container)
     proxy.inject("GET", f"/{container}", "200", 1, query="include=versions")
@@ -76,7 +76,7 @@ def test_versions_are_listed_newest_first_with_their_version_ids(
     assert proxy.seen("GET", f"/{container}", "prefix=p/h.txt&include=versions") == 1
 
 
-def test_an_older_version_is_read_by_its_version_id(proxy: FaultProxy, container: str) -> None:
+def test_an_older_version_is_read_by_its_version_id(proxy: AzureFaultProxy, container: str) -> None:
     backend = _backend(proxy, container)
     backend.write("h.txt", b"now", CreateOnly())
     path = f"/{ACCOUNT_NAME}/{container}/p/h.txt"
@@ -95,7 +95,7 @@ def test_an_older_version_is_read_by_its_version_id(proxy: FaultProxy, container
     assert proxy.seen("GET", f"/{container}", "include=versions") == 1
 
 
-def test_a_version_no_listing_has_is_not_kept(proxy: FaultProxy, container: str) -> None:
+def test_a_version_no_listing_has_is_not_kept(proxy: AzureFaultProxy, container: str) -> None:
     backend = _backend(proxy, container)
     proxy.inject("GET", f"/{container}", "200", 1, query="include=versions")
     with pytest.raises(FsError) as info:
@@ -106,7 +106,7 @@ def test_a_version_no_listing_has_is_not_kept(proxy: FaultProxy, container: str)
 
 
 def test_versions_on_later_listing_pages_are_listed_and_the_listing_stops_past_the_name(
-    proxy: FaultProxy, container: str
+    proxy: AzureFaultProxy, container: str
 ) -> None:
     """A listing of versions that continues on a second page (NextMarker): the versions
     there are listed too (only the first page was read before). The second page moves on to
@@ -127,7 +127,7 @@ def test_versions_on_later_listing_pages_are_listed_and_the_listing_stops_past_t
     assert pages == []
 
 
-def test_a_full_version_id_is_read_without_a_listing(proxy: FaultProxy, container: str
+def test_a_full_version_id_is_read_without_a_listing(proxy: AzureFaultProxy, container: str
                                                      ) -> None:
     backend = _backend(proxy, container)
     backend.write("h.txt", b"now", CreateOnly())

@@ -36,9 +36,9 @@ else:
     # (60 s each against an emulator). fsseam_gcs never uses that class; this only keeps
     # any other gcsfs use in the test process (and spawned children, which inherit the
     # environment) fast.
-    from fsseam_gcs.testing import CountingProxy, GcsEndpoint, counting_proxy, fake_gcs_server
+    from fsseam_gcs.testing import GcsCountingProxy, GcsEndpoint, counting_proxy, fake_gcs_server
 
-__all__ = ["CountingProxy"]
+__all__ = ["GcsCountingProxy"]
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +70,7 @@ def gcs_bucket(gcs_server: GcsEndpoint, gcs_admin: Any) -> str:
 
 
 @pytest.fixture(name="counting_proxy")
-def _counting_proxy(gcs_server: GcsEndpoint) -> Iterator[CountingProxy]:
+def _counting_proxy(gcs_server: GcsEndpoint) -> Iterator[GcsCountingProxy]:
     """Requests as the server sees them: (method, path) of each, via ``take()``."""
     with counting_proxy(gcs_server.url) as proxy:
         yield proxy
@@ -83,7 +83,7 @@ def gcs_versioned_bucket(gcs_server: GcsEndpoint, gcs_admin: Any) -> str:
 
 
 @pytest.fixture
-def store(counting_proxy: CountingProxy, gcs_admin: Any, gcs_bucket: str) -> Any:
+def store(counting_proxy: GcsCountingProxy, gcs_admin: Any, gcs_bucket: str) -> Any:
     """The shared store suites' rig (fsseam.testing.stores): this test's bucket."""
     from fsseam_gcs.testing import GcsRig
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import gcsfs.retry
 import pytest
-from fsseam_gcs.testing import FaultProxy, GcsEndpoint, GcsFaultRig
+from fsseam_gcs.testing import GcsEndpoint, GcsFaultProxy, GcsFaultRig
 
 from fsseam.testing.faults import shorten_sleeps
 from fsseam.testing.stores import (
@@ -23,7 +23,7 @@ from fsseam.testing.stores import (
 
 
 @pytest.fixture(scope="module")
-def proxy(gcs_server: GcsEndpoint) -> Iterator[FaultProxy]:
+def proxy(gcs_server: GcsEndpoint) -> Iterator[GcsFaultProxy]:
     with gcs_server.fault_proxy() as p:
         yield p
 
@@ -34,7 +34,7 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def faulty_store(proxy: FaultProxy, gcs_admin: Any, gcs_bucket: str) -> Iterator[GcsFaultRig]:
+def faulty_store(proxy: GcsFaultProxy, gcs_admin: Any, gcs_bucket: str) -> Iterator[GcsFaultRig]:
     proxy.clear()
     yield GcsFaultRig(proxy, gcs_admin, gcs_bucket)
     proxy.clear()

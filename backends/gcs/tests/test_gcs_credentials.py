@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fsseam_gcs.testing import FaultProxy, GcsEndpoint
+from fsseam_gcs.testing import GcsEndpoint, GcsFaultProxy
 
 from fsseam import ErrorCode, FsError, Workspace, open_backend
 from fsseam.testing.stores import CredentialsSuite, Refusal
@@ -33,7 +33,7 @@ def refused_credentials(gcs_server: GcsEndpoint, gcs_bucket: str) -> Iterator[Re
                       check=lambda: _nothing_reached(proxy, gcs_bucket))
 
 
-def _nothing_reached(proxy: FaultProxy, bucket: str) -> None:
+def _nothing_reached(proxy: GcsFaultProxy, bucket: str) -> None:
     # One request each: a 401 is not retried, and nothing reached the storage.
     assert proxy.seen("GET", f"/b/{bucket}/o") == 2
     assert proxy.seen("GET", f"/b/{bucket}/o", forwarded=True) == 0

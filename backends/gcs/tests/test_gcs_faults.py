@@ -32,7 +32,7 @@ from typing import Any
 import gcsfs.retry
 import pytest
 from fsseam_gcs.client import GcsClient
-from fsseam_gcs.testing import FaultProxy, GcsEndpoint
+from fsseam_gcs.testing import GcsEndpoint, GcsFaultProxy
 
 from fsseam import Conflict, ErrorCode, FsError, Workspace
 from fsseam.testing.faults import shorten_sleeps
@@ -47,7 +47,7 @@ MEDIA = "/download/storage/v1/b/"
 
 
 @pytest.fixture(scope="module")
-def fault_proxy(gcs_server: GcsEndpoint) -> Iterator[FaultProxy]:
+def fault_proxy(gcs_server: GcsEndpoint) -> Iterator[GcsFaultProxy]:
     with gcs_server.fault_proxy() as proxy:
         yield proxy
 
@@ -59,7 +59,7 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @dataclass
 class Env:
-    proxy: FaultProxy
+    proxy: GcsFaultProxy
     admin: GcsClient
     bucket: str
 
@@ -92,7 +92,7 @@ class Env:
 
 
 @pytest.fixture
-def env(fault_proxy: FaultProxy, gcs_admin: Any, gcs_bucket: str) -> Iterator[Env]:
+def env(fault_proxy: GcsFaultProxy, gcs_admin: Any, gcs_bucket: str) -> Iterator[Env]:
     fault_proxy.clear()
     yield Env(fault_proxy, GcsClient(gcs_admin, gcs_bucket), gcs_bucket)
     fault_proxy.clear()

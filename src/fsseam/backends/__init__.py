@@ -1,4 +1,4 @@
-"""Storage adapters: the Backend protocol, the built-in backends and the registry.
+"""Storage adapters: the Backend base class, the built-in backends and the registry.
 
 The built-in backend classes are imported on first use (``fsseam.backends.LocalBackend``),
 not with the package: the local backend needs ``fcntl``, which some platforms lack.

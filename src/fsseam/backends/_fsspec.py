@@ -11,7 +11,7 @@ import builtins
 import posixpath
 import threading
 from collections.abc import Hashable, Iterable, Iterator
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from fsspec import AbstractFileSystem
 
@@ -21,7 +21,7 @@ from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
 from ._digest import KnownDigests, check_precondition, digest_version
-from .base import ANY_VERSION, Blob, Entry, ReadStream, Stat, VersionInfo
+from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
 
 _LOCKS: dict[Hashable, threading.RLock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -33,6 +33,22 @@ def _lock_for(token: Hashable) -> threading.RLock:
         if lock is None:
             lock = _LOCKS[token] = threading.RLock()
         return lock
+
+
+def strip_protocol(fs: AbstractFileSystem | type[AbstractFileSystem], path: str) -> str:
+    """``path`` as the filesystem names it, without its protocol: fsspec's own
+    normalization, which it offers only as the private ``_strip_protocol`` (every
+    filesystem class defines its own; fsspec's public helpers call it too). The one place
+    fsseam reaches it."""
+    stripped: str = fs._strip_protocol(path)
+    return stripped
+
+
+def parent_of(fs: AbstractFileSystem, path: str) -> str:
+    """The parent of ``path`` as the filesystem names it (fsspec's private ``_parent``,
+    for the same reason as :func:`strip_protocol`)."""
+    parent: str = fs._parent(path)
+    return parent
 
 
 def _root_is_directory() -> FsError:
@@ -61,7 +77,7 @@ class _BlobStream:
         pass
 
 
-class FsspecDigestBackend:
+class FsspecDigestBackend(Backend):
     """Digest versions and a lock-guarded compare-and-swap over an fsspec filesystem.
 
     Reads are whole-object ``cat_file`` calls and every answer about a path (``info``,
@@ -70,7 +86,7 @@ class FsspecDigestBackend:
     (see the generic backend for why).
     """
 
-    capabilities: ClassVar[Capabilities]
+    capabilities: Capabilities
 
     def __init__(self, fs: AbstractFileSystem, root: str) -> None:
         self.fs = fs
@@ -86,6 +102,9 @@ class FsspecDigestBackend:
     def _lock_token(self) -> Hashable:
         return id(self.fs)
 
+    def storage_id(self) -> Hashable:
+        return (type(self).__name__, id(self.fs), self.root)
+
     # -- paths -------------------------------------------------------------
     def path(self, key: str) -> str:
         return posixpath.join(self.root, key) if key else self.root
@@ -98,11 +117,11 @@ class FsspecDigestBackend:
         directory above it (a cached parent listing answers ``info`` with old sizes)."""
         if not self._keeps_listings:
             return path
-        p = self.fs._strip_protocol(path).rstrip("/")
+        p = strip_protocol(self.fs, path).rstrip("/")
         try:
             while True:
                 self.fs.invalidate_cache(p)
-                parent = self.fs._parent(p).rstrip("/")
+                parent = parent_of(self.fs, p).rstrip("/")
                 if not parent or parent == p:
                     break
                 p = parent
@@ -195,8 +214,8 @@ class FsspecDigestBackend:
         return Stat(key=key, kind=kind, size=info.get("size") if kind == "file" else None)
 
     def _relative(self, name: str) -> str:
-        full: str = self.fs._strip_protocol(name).rstrip("/")
-        base: str = self.fs._strip_protocol(self.root).rstrip("/")
+        full = strip_protocol(self.fs, name).rstrip("/")
+        base = strip_protocol(self.fs, self.root).rstrip("/")
         if full == base:
             return ""
         if base and full.startswith(base + "/"):
@@ -227,8 +246,8 @@ class FsspecDigestBackend:
                 return  # an empty root, as in stat()
             raise map_os_error(e, key, "list") from e
         if len(infos) == 1 and infos[0].get("type") != "directory":
-            name = self.fs._strip_protocol(infos[0]["name"]).rstrip("/")
-            if name == self.fs._strip_protocol(path).rstrip("/"):
+            name = strip_protocol(self.fs, infos[0]["name"]).rstrip("/")
+            if name == strip_protocol(self.fs, path).rstrip("/"):
                 raise self._not_a_directory(key)
         for info in infos:
             rel = self._relative(info["name"])
@@ -331,7 +350,8 @@ class FsspecDigestBackend:
         self._known.remember(key, data, version)
         return version
 
-    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
         if not key:
             raise _root_is_directory()
         with self._lock:
@@ -346,7 +366,8 @@ class FsspecDigestBackend:
                     self._check_writable_path(key, itself=False)
             return self._put(key, data)
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
         if isinstance(precondition, CreateOnly):
             raise FsError(
                 ErrorCode.FS_INVALID_ARGUMENT, path=display(key), reason=Reason.create_only_delete

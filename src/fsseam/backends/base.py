@@ -1,9 +1,15 @@
-"""The backend contract: a handful of typed methods, nothing else.
+"""The backend contract: the :class:`Backend` base class and the values it speaks in.
 
 A backend is bound to one storage and one root. Every method takes a *key*: a path
 relative to the root, ``/``-separated, without leading ``/`` (``""`` is the root itself).
 The seam has already checked that the key stays inside the root; the backend only
 translates keys to storage paths, mints versions and performs conditional writes.
+
+What a backend can do is said one way, as fsspec says it: :class:`Backend` names every
+operation; a subclass implements the required ones and overrides the optional ones it
+does better than their working defaults. A backend over another (kept history, a test's
+fault injector) subclasses :class:`Wrapper`, which forwards every operation to the backend
+inside it; the mount table forwards each to the mount holding the key.
 
 Errors: every method raises :class:`fsseam.errors.FsError` (a failed precondition is the
 subclass :class:`fsseam.errors.Conflict`); storage exceptions never escape.
@@ -12,29 +18,29 @@ subclass :class:`fsseam.errors.Conflict`); storage exceptions never escape.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Iterator
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from datetime import datetime
-from functools import cache
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import FsError
+from ..errors import ErrorCode, FsError
+from ..messages import Reason
+from ..paths import display
 from ..versions import Capabilities, Entry, Overwrite, Precondition, Version
 
 __all__ = [
     "ANY_VERSION",
     "Backend",
     "Blob",
-    "CapabilitiesPerKey",
     "Entry",
-    "OwnedDeletes",
     "ReadStream",
     "Stat",
+    "TreePart",
     "VersionInfo",
+    "Wrapper",
     "WriteMeta",
-    "delete_as",
-    "write_as",
 ]
 
 
@@ -74,8 +80,9 @@ class VersionInfo(BaseModel):
 
 
 class WriteMeta(BaseModel):
-    """What a write says about itself, for stores that keep it with the version
-    (``capabilities.write_meta``): S3 and GCS object metadata, fsseam's own history."""
+    """What a write (or a delete) says about itself, for stores that keep it with the
+    version (``capabilities.write_meta``: S3 and GCS object metadata, fsseam's own
+    history); every other store ignores it."""
 
     model_config = ConfigDict(frozen=True)
     owner: str | None = None
@@ -101,83 +108,122 @@ class ReadStream(Protocol):
     def close(self) -> None: ...
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """What every storage adapter implements."""
+class TreePart(Protocol):
+    """A stretch of a walk's order that any process can read (picklable)."""
+
+    @property
+    def start(self) -> str:
+        """Where the part begins in the walk's order (a key no file of it sorts before)."""
+        ...
+
+    def reads(
+        self, accept: Callable[[str], bool], max_bytes: int,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[str, bytes | FsError, bool]]:
+        """``read_tree_unhashed`` of this part alone."""
+        ...
+
+
+class Backend(ABC):
+    """What every storage adapter is (see the module docstring).
+
+    Required: ``from_url``, ``resolve``, ``read``, ``read_many``, ``open_read``, ``stat``,
+    ``write``, ``list``, ``delete``, ``copy``, ``walk``, ``read_version``, ``versions``.
+
+    Optional, each with a working default a backend overrides where it does better:
+
+    ======================  ===============================================  ==============
+    operation               what an override offers                          who overrides
+    ======================  ===============================================  ==============
+    ``native_key``          a real path on this machine -> key               local
+    ``check_writable``      refuse a change before anything is read          mounts
+    ``capabilities_for``    what the store holding a key guarantees          mounts, kept
+    ``list_lazy``           children in any order, one at a time             most
+    ``read_many_unhashed``  bare bytes where versions are their digests      local
+    ``read_tree_unhashed``  a walk and its reads in one pass                 local
+    ``split_tree``          the walk as parts, for helper processes          local
+    ``walk_versioned``      a walk that says each file's version             object stores
+    ``start_read``          a read started now, waited on later              object stores
+    ``read_version_id``     a version read by the store's own id             object stores
+    ``writer_of``           the current version and who wrote it             object stores
+    ``get_plain``           an object beside the files, in one request       object stores
+    ``put_plain``           a conditional write of one, in one request       object stores
+    ======================  ===============================================  ==============
+
+    A default that cannot be done better says so plainly: ``None`` (no native key, no
+    one-pass tree, no versioned walk, no started read, no writer kept), ``[]`` (no parts),
+    or FS_NOT_FOUND (no version has that id); the caller then takes the plain path.
+    """
 
     capabilities: Capabilities
     root: str
     """The root as the storage names it (``/abs/dir``, ``bucket/prefix``)."""
+    durability: str = "fsync"
+    """What a returned write survives: ``"fsync"`` a power loss, ``"rename"`` only a crash
+    of the process (the local backend's choice; fsseam's kept history matches it)."""
 
+    # -- required --------------------------------------------------------------------
     @classmethod
+    @abstractmethod
     def from_url(
         cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
     ) -> Backend:
         """Build the adapter for ``url``, or over the given fsspec filesystem instance."""
-        ...
 
+    @abstractmethod
     def resolve(self, key: str) -> str:
         """The canonical key of ``key`` (symlinks followed where the storage has them).
 
         Raises FS_OUTSIDE_ROOT when the target, or the parent of a missing target, lies
         outside the root.
         """
-        ...
 
+    @abstractmethod
     def read(self, key: str) -> Blob:
         """The whole object and its version, in one round trip."""
-        ...
 
+    @abstractmethod
     def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
         """Whole files (as ``read``), yielded in the order given, each with its Blob or the
         FsError that reading it raised. A store that can fetch several at once does, with a
-        bound on how many and on how many bytes it holds ahead (a search reads thousands).
+        bound on how many and on how many bytes it holds ahead (a search reads thousands)."""
 
-        A backend whose version is the sha256 digest of the bytes (``digest_version``) may
-        also offer ``read_many_unhashed``, the same reads with bare bytes in place of the
-        Blobs: ``grep`` then hashes only the files it shows; and ``read_tree_unhashed``,
-        its walk and those reads in one pass (see ``LocalBackend``), which ``grep`` takes
-        when no plugin receives listings."""
-        ...
-
+    @abstractmethod
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         """A chunked read, for windows of objects too large to hold in memory."""
-        ...
 
+    @abstractmethod
     def stat(self, key: str) -> Stat:
         """File or directory (raises FS_NOT_FOUND)."""
-        ...
 
-    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+    @abstractmethod
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
         """Write ``data`` iff ``precondition`` holds, atomically where capabilities say so.
 
         Returns the new version. A failed precondition raises Conflict and changes nothing.
-        A backend whose ``capabilities.write_meta`` is true also takes a keyword
-        ``meta: WriteMeta | None`` and keeps it with the new version; the seam passes it
-        only to those, so the keyword is optional for every other backend.
+        ``meta`` says on whose behalf: a store whose ``capabilities.write_meta`` is true
+        keeps it with the new version, any other ignores it.
         """
-        ...
 
-    def list(self, key: str) -> list[Entry]:
-        """The direct children of a directory, sorted by name.
+    @abstractmethod
+    def list(self, key: str) -> builtins.list[Entry]:
+        """The direct children of a directory, sorted by name."""
 
-        A backend may also offer ``list_lazy(key)``: the same entries in any order, each
-        built as the storage yields it, so that a listing capped to what its output can
-        show keeps only those (a directory of 200,000 entries is not held as 200,000
-        entries and sorted)."""
-        ...
-
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+    @abstractmethod
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
         """Remove a file iff ``precondition`` holds.
 
         ``Overwrite()``: whatever is there. ``IfMatch(v)``: only while the file is at ``v``
         (else Conflict ``mismatch``, or ``missing`` when it is gone; nothing changes).
         ``CreateOnly()`` is FS_INVALID_ARGUMENT. A missing file is FS_NOT_FOUND, a
         directory FS_IS_DIRECTORY. ``capabilities.delete_if_match_atomic`` says whether the
-        storage decides ``IfMatch`` in the delete request itself.
+        storage decides ``IfMatch`` in the delete request itself. ``meta``: on whose behalf,
+        for a store that records it (fsseam's own history); others ignore it.
         """
-        ...
 
+    @abstractmethod
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         """Copy the file ``src`` to ``dst``, which must not exist; return ``dst``'s version.
 
@@ -187,8 +233,8 @@ class Backend(Protocol):
         A missing source is FS_NOT_FOUND. ``capabilities.copy_create_only_atomic`` says
         whether the storage decides the destination's absence in the copy request.
         """
-        ...
 
+    @abstractmethod
     def walk(self, key: str) -> Iterator[Entry]:
         """Every file below the directory ``key``, recursively, in ascending key order.
 
@@ -197,73 +243,212 @@ class Backend(Protocol):
         storage allows (object stores: one flat prefix listing per page). A missing
         directory is FS_NOT_FOUND, a file FS_INVALID_ARGUMENT; an empty root yields nothing.
         """
-        ...
 
+    @abstractmethod
     def read_version(self, key: str, version: Version) -> Blob:
         """The bytes of an older (or the current) ``version`` of ``key``, in one round trip.
 
         FS_UNSUPPORTED where the store keeps no versions (``capabilities.history`` is False,
         or the S3 bucket is not versioned); FS_NOT_FOUND when that version is not kept.
         """
-        ...
 
+    @abstractmethod
     def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
         """The versions the store keeps of ``key``, newest first (at most ``limit``).
 
         FS_UNSUPPORTED where the store keeps no versions; FS_NOT_FOUND when it keeps none
         of this key.
         """
-        ...
 
+    # -- optional, with working defaults -----------------------------------------------
+    def storage_id(self) -> Hashable:
+        """What names this backend's storage in this process: two backends over one
+        storage answer alike (they share fsseam's history kept in memory)."""
+        return (type(self).__name__, self.root)
 
-@runtime_checkable
-class CapabilitiesPerKey(Protocol):
-    """Optional (see ``contract``): a store whose guarantees differ by key (mounts)."""
+    def native_key(self, path: str) -> str | None:
+        """The key of a real absolute path under the root (None: not under it, or no
+        storage on this machine)."""
+        return None
+
+    def check_writable(self, key: str) -> None:
+        """Raise the FsError a change at ``key`` would meet, before anything is read
+        (nothing to refuse by default)."""
+        return None
 
     def capabilities_for(self, key: str) -> Capabilities:
-        """What the store holding ``key`` guarantees."""
-        ...
+        """What the store holding ``key`` guarantees (by default: ``capabilities``)."""
+        return self.capabilities
+
+    def list_lazy(self, key: str) -> Iterable[Entry]:
+        """``list(key)`` in any order, each entry built as the storage yields it, so that
+        a listing capped to what its output can show keeps only those (by default: the
+        sorted ``list``)."""
+        return self.list(key)
+
+    def read_many_unhashed(
+        self, entries: Iterable[Entry]
+    ) -> Iterator[tuple[Entry, Blob | bytes | FsError]]:
+        """``read_many``, with bare bytes in place of a Blob where this store's version is
+        the sha256 digest of the bytes (``digest_version``): a search then hashes only the
+        files it shows. By default: ``read_many``'s Blobs."""
+        return self.read_many(entries)
+
+    def read_tree_unhashed(
+        self, key: str, accept: Callable[[str], bool], max_bytes: int,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[str, bytes | FsError, bool]] | None:
+        """The walk of ``key`` and the unhashed reads of the files ``accept`` takes, in one
+        pass (see ``LocalBackend.read_tree_unhashed``); None where this store has no such
+        pass (the caller walks, then reads)."""
+        return None
+
+    def split_tree(self, key: str, want: int) -> Sequence[TreePart]:
+        """The walk of the directory ``key`` as parts in order, at least ``want`` where the
+        tree allows (see ``LocalBackend.split_tree``); FsError when ``key`` is no
+        directory. By default no parts: the walk is not split."""
+        return []
+
+    def walk_versioned(self, key: str) -> Iterator[tuple[Entry, Version | None]] | None:
+        """``walk(key)`` with the version a read of each file would return now, from the
+        same listing requests (None for a file whose listing does not say it); None where
+        this store's listings give no versions (no content index is kept for it)."""
+        return None
+
+    def start_read(self, key: str) -> Callable[[], Blob] | None:
+        """``read(key)`` started now, its answer waited on by calling what is returned;
+        None where this store starts a read only by waiting on it (a thread per read)."""
+        return None
+
+    def read_version_id(self, key: str, version_id: str) -> Blob:
+        """The version the store's own full id names, in one request; FS_NOT_FOUND where
+        no version has that id (by default: none has, the store names versions no other
+        way than ``versions`` lists them)."""
+        raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.version_unknown,
+                      details={"version": version_id})
+
+    def writer_of(self, key: str) -> tuple[Version, str | None] | None:
+        """The file's current version and the owner whose write made it, as the store
+        keeps it with the object (owner None: not written through fsseam, or by no
+        owner); None where this store keeps no writer. One request (a HEAD). A missing
+        file raises FS_NOT_FOUND."""
+        return None
+
+    def get_plain(self, key: str) -> Blob | None:
+        """An object kept beside the files (observation shards, index shards) and its
+        version, or None when there is none. A store whose file read probes for a
+        "directory" on a miss reads these without the probe; by default a ``read``."""
+        try:
+            return self.read(key)
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND and e.reason != Reason.bucket_missing:
+                return None
+            raise
+
+    def put_plain(self, key: str, data: bytes, precondition: Precondition) -> Version:
+        """Store an object kept beside the files iff ``precondition`` holds; by default a
+        ``write`` (a store whose file write probes for a "directory" skips the probe)."""
+        return self.write(key, data, precondition)
 
 
-@runtime_checkable
-class OwnedDeletes(Protocol):
-    """Optional (see ``contract``): a store that records on whose behalf it deletes."""
+class Wrapper(Backend):
+    """A backend over another: every operation forwarded to ``inner``, explicitly; a
+    subclass overrides what it changes (kept history keeps copies before a change, a test
+    injects a fault). What the wrapper offers is what ``inner`` offers, with no lookup."""
 
-    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
-        """``delete``, recording ``meta.owner`` (fsseam's own history, and mounts)."""
-        ...
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.capabilities = inner.capabilities
+        self.root = inner.root
+        self.durability = inner.durability
 
+    @classmethod
+    def from_url(
+        cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
+    ) -> Backend:
+        raise TypeError(f"{cls.__name__} wraps an open backend, not a URL")
 
-@cache
-def _offers(cls: type, protocol: type) -> bool:
-    # Asked of the class (its own namespace), never of an instance that may forward
-    # unknown attributes; once per class.
-    return issubclass(cls, protocol)
+    def storage_id(self) -> Hashable:
+        return self.inner.storage_id()
 
+    def resolve(self, key: str) -> str:
+        return self.inner.resolve(key)
 
-def write_as(
-    backend: Backend, key: str, data: bytes, precondition: Precondition, meta: WriteMeta | None
-) -> Version:
-    """``backend.write``, with ``meta`` for a backend that keeps it (and only for one: the
-    keyword is no part of the required contract). Under mounts the mount holding ``key``
-    decides: the table's own flag holds only where every mount keeps the metadata, and the
-    router hands it on to the mounts that do."""
-    if _offers(type(backend), CapabilitiesPerKey):
-        caps = cast(CapabilitiesPerKey, backend).capabilities_for(key)
-    else:
-        caps = backend.capabilities
-    if meta is None or not caps.write_meta:
-        return backend.write(key, data, precondition)
-    write: Callable[..., Version] = backend.write
-    return write(key, data, precondition, meta=meta)
+    def read(self, key: str) -> Blob:
+        return self.inner.read(key)
 
+    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
+        return self.inner.read_many(entries)
 
-def delete_as(backend: Backend, key: str, precondition: Precondition,
-              meta: WriteMeta | None) -> None:
-    """``backend.delete``, saying on whose behalf for a backend that records it
-    (:class:`~fsseam.backends.contract.OwnedDeletes`: fsseam's own history, and mounts,
-    which hand it on)."""
-    if meta is not None and _offers(type(backend), OwnedDeletes):
-        cast(OwnedDeletes, backend).delete_owned(key, precondition, meta)
-    else:
-        backend.delete(key, precondition)
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
+        return self.inner.open_read(key, chunk_size)
+
+    def stat(self, key: str) -> Stat:
+        return self.inner.stat(key)
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        return self.inner.write(key, data, precondition, meta=meta)
+
+    def list(self, key: str) -> builtins.list[Entry]:
+        return self.inner.list(key)
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        self.inner.delete(key, precondition, meta=meta)
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        return self.inner.copy(src, dst, source)
+
+    def walk(self, key: str) -> Iterator[Entry]:
+        return self.inner.walk(key)
+
+    def read_version(self, key: str, version: Version) -> Blob:
+        return self.inner.read_version(key, version)
+
+    def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
+        return self.inner.versions(key, limit)
+
+    def native_key(self, path: str) -> str | None:
+        return self.inner.native_key(path)
+
+    def check_writable(self, key: str) -> None:
+        self.inner.check_writable(key)
+
+    def capabilities_for(self, key: str) -> Capabilities:
+        return self.inner.capabilities_for(key)
+
+    def list_lazy(self, key: str) -> Iterable[Entry]:
+        return self.inner.list_lazy(key)
+
+    def read_many_unhashed(
+        self, entries: Iterable[Entry]
+    ) -> Iterator[tuple[Entry, Blob | bytes | FsError]]:
+        return self.inner.read_many_unhashed(entries)
+
+    def read_tree_unhashed(
+        self, key: str, accept: Callable[[str], bool], max_bytes: int,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[str, bytes | FsError, bool]] | None:
+        return self.inner.read_tree_unhashed(key, accept, max_bytes, wanted)
+
+    def split_tree(self, key: str, want: int) -> Sequence[TreePart]:
+        return self.inner.split_tree(key, want)
+
+    def walk_versioned(self, key: str) -> Iterator[tuple[Entry, Version | None]] | None:
+        return self.inner.walk_versioned(key)
+
+    def start_read(self, key: str) -> Callable[[], Blob] | None:
+        return self.inner.start_read(key)
+
+    def read_version_id(self, key: str, version_id: str) -> Blob:
+        return self.inner.read_version_id(key, version_id)
+
+    def writer_of(self, key: str) -> tuple[Version, str | None] | None:
+        return self.inner.writer_of(key)
+
+    def get_plain(self, key: str) -> Blob | None:
+        return self.inner.get_plain(key)
+
+    def put_plain(self, key: str, data: bytes, precondition: Precondition) -> Version:
+        return self.inner.put_plain(key, data, precondition)

@@ -20,7 +20,7 @@ from fsspec.implementations.local import LocalFileSystem
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..versions import Capabilities
-from ._fsspec import FsspecDigestBackend
+from ._fsspec import FsspecDigestBackend, strip_protocol
 
 FRESH_OPTIONS: dict[str, Any] = {"skip_instance_cache": True, "use_listings_cache": False}
 """Added to the storage options of a filesystem the generic backend makes: an instance of
@@ -96,5 +96,5 @@ class GenericBackend(FsspecDigestBackend):
                 options.pop("use_listings_cache")
                 fs, root = fsspec.core.url_to_fs(url, **options)
         else:
-            root = fs._strip_protocol(url)
+            root = strip_protocol(fs, url)
         return cls(fs, root)

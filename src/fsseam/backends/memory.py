@@ -9,6 +9,7 @@ store of its own.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from fsspec.implementations.memory import MemoryFileSystem
@@ -16,7 +17,7 @@ from fsspec.implementations.memory import MemoryFileSystem
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..versions import Capabilities
-from ._fsspec import FsspecDigestBackend
+from ._fsspec import FsspecDigestBackend, strip_protocol
 
 __all__ = ["MemoryBackend", "isolated_memory_filesystem"]
 
@@ -76,6 +77,9 @@ class MemoryBackend(FsspecDigestBackend):
         # that is every default instance in the process.
         return id(self.fs.store)
 
+    def storage_id(self) -> Hashable:
+        return (type(self).__name__, id(self.fs.store), self.root)
+
     @classmethod
     def from_url(
         cls, url: str, storage_options: dict[str, Any], fs: Any | None = None
@@ -85,5 +89,5 @@ class MemoryBackend(FsspecDigestBackend):
             fs = MemoryFileSystem(skip_instance_cache=True) if shared else (
                 isolated_memory_filesystem()
             )
-        root = MemoryFileSystem._strip_protocol(url) or "/"
+        root = strip_protocol(MemoryFileSystem, url) or "/"
         return cls(fs, root)

@@ -11,7 +11,6 @@ for a grep's reads; :func:`wanted` says whether a workspace gets one.
 from __future__ import annotations
 
 from ..backends.base import Backend
-from ..backends.contract import extras_of
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from .keeper import FOLDER, PLUGIN_NAME, ContentIndex, ReservedIndex
@@ -27,9 +26,15 @@ def plugin(setting: bool | None, backend: Backend, *, read_only: bool = False
     or (False, where one can be kept) only the reserve of its folder, or nothing."""
     if wanted(setting, backend):
         return ContentIndex(backend, persist=not read_only)
-    if extras_of(backend).walk_versioned is not None:
+    if lists_versions(backend):
         return ReservedIndex(FOLDER)
     return None
+
+
+def lists_versions(backend: Backend) -> bool:
+    """Whether the store's walk says each file's version (what an index is keyed by):
+    asked of ``walk_versioned``, which starts listing only when its answer is iterated."""
+    return backend.walk_versioned("") is not None
 
 
 def wanted(setting: bool | None, backend: Backend) -> bool:
@@ -37,7 +42,7 @@ def wanted(setting: bool | None, backend: Backend) -> bool:
     True (FS_INVALID_ARGUMENT where the store's listing gives no versions), False, or
     None: where a read per file is a round trip (a store whose walk says versions: S3,
     GCS, Azure), not where reading is the cheap part (local disk, memory)."""
-    versioned = extras_of(backend).walk_versioned is not None
+    versioned = lists_versions(backend)
     if setting is None or setting is False:
         return bool(setting is None and versioned)
     if not versioned:

@@ -24,7 +24,6 @@ from functools import partial
 from typing import TypeVar
 
 from ..backends.base import Backend
-from ..backends.contract import extras_of
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import DeletedEvent, WrittenEvent
 from ..gate import hookimpl
@@ -114,9 +113,6 @@ class ContentIndex(ReservedIndex):
         super().__init__(folder)
         self.backend = backend
         self.persist = persist
-        extras = extras_of(backend)
-        self._get = extras.get_plain
-        self._put = extras.put_plain
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[str, str]] = {}
         self._pending_chars = 0
@@ -169,7 +165,7 @@ class ContentIndex(ReservedIndex):
     def _read(self, prefix: str) -> Loaded:
         key = self._key(prefix)
         try:
-            blob = self._get(key) if self._get is not None else self.backend.read(key)
+            blob = self.backend.get_plain(key)
         except FsError as e:
             if e.code is not ErrorCode.FS_NOT_FOUND:
                 _log.warning("content index shard %s unreadable: %s", key, e)
@@ -197,9 +193,7 @@ class ContentIndex(ReservedIndex):
         parallel([partial(self._save, s) for s in dirty])
 
     def _write(self, key: str, data: bytes, precondition: Precondition) -> Version:
-        if self._put is not None:
-            return self._put(key, data, precondition)
-        return self.backend.write(key, data, precondition)
+        return self.backend.put_plain(key, data, precondition)
 
     def _save(self, loaded: Loaded) -> None:
         key = self._key(loaded.prefix)

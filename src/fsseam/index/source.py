@@ -26,7 +26,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 from ..backends.base import Backend, Blob, Entry
-from ..backends.contract import Extras
 from ..backends.objectstore.parallel import READ_MANY_CONCURRENCY, InFlight, Waiting
 from ..errors import FsError
 from ..events import ListEvent
@@ -64,7 +63,6 @@ class Owner(Protocol):
     """What of ``ctx.fs`` the index reads through (``fsseam.seam.core.Core``)."""
 
     owner: str
-    extras: Extras
     gate: Gate
 
     @property
@@ -95,10 +93,11 @@ def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[FileRe
     when it has none, or when ``search.key`` is not a directory (the plain path says what
     it is)."""
     index = index_of(fs.gate)
-    walk = fs.extras.walk_versioned
-    if index is None or walk is None:
+    if index is None:
         return None
-    listed = walk(search.key)
+    listed = fs.backend.walk_versioned(search.key)
+    if listed is None:
+        return None
     try:
         head = list(itertools.islice(listed, 1))
     except FsError as err:
@@ -142,7 +141,7 @@ def _reads(fs: Owner, search: Search, index: ContentIndex,
     try:
         steps = _steps(fs, search, index, ahead, shards, wanted, used)
         yield from in_order(fs.backend, steps, shards, concurrency, left,
-                            fs.extras.start_read)
+                            fs.backend.start_read)
         saver.submit(_close(search.key, shards, None))
         saver.wait()
         index.settled(used)

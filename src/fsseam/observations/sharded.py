@@ -29,7 +29,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..backends.base import Backend, Blob
-from ..backends.contract import extras_of
 from ..backends.registry import open_backend
 from ..errors import Conflict, ErrorCode, FsError
 from ..messages import Clause, Part, Reason
@@ -84,7 +83,6 @@ class ShardedObservations:
         if shards < 1 or max_per_shard < 1 or retries < 1:
             raise ValueError("shards, max_per_shard and retries must be positive")
         self.backend = backend
-        self._extras = extras_of(backend)
         self.scope = scope
         self.name = name
         self.shards = shards
@@ -104,7 +102,7 @@ class ShardedObservations:
         # Sent to another process (a task queue's worker): the store, not this one's cache.
         # A store opened from a URL is opened again there (backends hold locks, clients).
         state = dict(self.__dict__)
-        del state["_lock"], state["_extras"]
+        del state["_lock"]
         state["_kept"] = OrderedDict()
         if self.opened is not None:
             del state["backend"]
@@ -115,7 +113,6 @@ class ShardedObservations:
         self._lock = threading.Lock()
         if self.opened is not None:
             self.backend = open_backend(self.opened[0], dict(self.opened[1]))
-        self._extras = extras_of(self.backend)
 
     # -- layout --------------------------------------------------------------
     def shard_of(self, key: str) -> int:
@@ -189,21 +186,10 @@ class ShardedObservations:
     def _read(self, key: str) -> Blob | None:
         # An object store's plain read is one request: a file read that misses would also
         # look for a "directory" at the key.
-        plain = self._extras.get_plain
-        if plain is not None:
-            return plain(key)
-        try:
-            return self.backend.read(key)
-        except FsError as e:
-            if e.code is ErrorCode.FS_NOT_FOUND and e.reason != Reason.bucket_missing:
-                return None
-            raise
+        return self.backend.get_plain(key)
 
     def _write(self, key: str, data: bytes, precondition: Precondition) -> Version:
-        plain = self._extras.put_plain  # no probe for a "directory"
-        if plain is not None:
-            return plain(key, data, precondition)
-        return self.backend.write(key, data, precondition)
+        return self.backend.put_plain(key, data, precondition)  # no probe for a "directory"
 
     def _parse(self, key: str, data: bytes, owner: str, shard: int) -> ObservationShard:
         shown = f"{self.name.rstrip('/')}/{key}"

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..backends.base import Backend, WriteMeta, delete_as, write_as
+from ..backends.base import Backend, WriteMeta
 from ..edits import EditOp
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..events import Lost
@@ -303,11 +303,11 @@ def perform(backend: Backend, step: Step, meta: WriteMeta | None) -> Version | N
     the seam makes, a rollback's too, is made here."""
     if step.action == "create" or step.action == "write":
         assert step.data is not None
-        return write_as(backend, step.key, step.data, step.precondition, meta)
+        return backend.write(step.key, step.data, step.precondition, meta=meta)
     if step.action == "copy":
         assert step.source is not None
         return backend.copy(step.source, step.key, step.precondition)
-    delete_as(backend, step.key, step.precondition, meta)
+    backend.delete(step.key, step.precondition, meta=meta)
     return None
 
 

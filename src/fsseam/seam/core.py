@@ -11,7 +11,6 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 from ..backends.base import Backend, WriteMeta
-from ..backends.contract import Extras, extras_of
 from ..doccache import Authors, DocCache
 from ..errors import ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
@@ -66,16 +65,12 @@ class Core:
 
     @backend.setter
     def backend(self, backend: Backend) -> None:
-        # The optional operations are looked up once per backend, here, and never probed
-        # by name again.
         self._backend = backend
-        self.extras: Extras = extras_of(backend)
 
     # -- paths -------------------------------------------------------------
     def key(self, path: str) -> str:
         """The canonical key of a model path (raises FS_OUTSIDE_ROOT, FS_INVALID_ARGUMENT)."""
-        native = self.extras.native_key
-        below = native(path) if native is not None and isinstance(path, str) else None
+        below = self.backend.native_key(path) if isinstance(path, str) else None
         key = to_key(path if below is None else below or "/")
         return self.backend.resolve(key)
 
@@ -101,17 +96,13 @@ class Core:
     def check_writable_at(self, *keys: str) -> None:
         """A store mounted read-only refuses a change before anything is read for it (a
         backend with ``check_writable``: mounts), as a read-only workspace does."""
-        check = self.extras.check_writable
-        if check is not None:
-            for key in keys:
-                check(key)
+        for key in keys:
+            self.backend.check_writable(key)
 
     def keeps_history(self, key: str) -> bool:
         """Whether the store holding ``key`` keeps versions: under mounts, the mount's own
         store decides (one mount's versioned bucket keeps history where another does not)."""
-        for_key = self.extras.capabilities_for
-        caps = for_key(key) if for_key is not None else self.backend.capabilities
-        return bool(caps.history)
+        return bool(self.backend.capabilities_for(key).history)
 
     # -- whole files -------------------------------------------------------
     def load_bytes(self, key: str, record_missing: bool = True) -> tuple[bytes, Version]:

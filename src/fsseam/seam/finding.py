@@ -43,8 +43,7 @@ import regex
 
 from .. import deadline as _clock
 from ..backends._digest import digest_version
-from ..backends.base import Blob, Entry
-from ..backends.contract import TreePart
+from ..backends.base import Blob, Entry, TreePart
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent
@@ -198,8 +197,7 @@ def list_entries(
 def _listed(fs: Core, key: str) -> Iterator[Entry]:
     """The children of a directory, as the storage yields them, through the gate's list
     hook in batches (plugins may hide some)."""
-    lazy = fs.extras.list_lazy
-    entries = fs.backend.list(key) if lazy is None else lazy(key)
+    entries = fs.backend.list_lazy(key)
     batch: list[Entry] = []
     sent = False
     for e in entries:
@@ -662,12 +660,11 @@ class GrepCall(Scan):
         ``Limits.finder_processes`` that allows one process, ``path`` a file, a tree of
         one part."""
         fs, key = self.fs, self.key
-        split = fs.extras.split_tree
         n = processes(fs.limits.finder_processes)
-        if split is None or not n or fs.gate.hooked("fs/list"):
+        if not n or fs.gate.hooked("fs/list"):
             return False
         try:
-            parts = split(key, n * PARTS_PER_HELPER)
+            parts = list(fs.backend.split_tree(key, n * PARTS_PER_HELPER))
         except FsError as err:
             if err.code is not ErrorCode.FS_INVALID_ARGUMENT or not key:
                 raise fs.not_found(key, err) from None
@@ -686,12 +683,12 @@ class GrepCall(Scan):
         and lets its OutOfTime through: the files before that one have all been yielded,
         so the search stops at that file with a prefix searched."""
         fs, key, needle = self.fs, self.key, self.needle
-        fused = fs.extras.read_tree_unhashed
-        if fused is None or fs.gate.hooked("fs/list"):
+        if fs.gate.hooked("fs/list"):
             return None
         holds = None if needle is None else (lambda data: needle in data)
-        reads: Iterator[tuple[str, bytes | FsError, bool]] = fused(
-            key, self.accept, self.cap, holds)
+        reads = fs.backend.read_tree_unhashed(key, self.accept, self.cap, holds)
+        if reads is None:
+            return None
         try:
             head = list(itertools.islice(reads, 1))
         except OutOfTime as stop:
@@ -712,8 +709,7 @@ def _read_capped_many(
     (the caller has left out those over ``cap``); one whose size the store did not say is
     streamed, and given up on past ``cap`` bytes, not read whole, or once ``deadline``
     has passed (OutOfTime: the requests of one stream are not all one request)."""
-    read_many: Callable[[Iterable[Entry]], Iterator[tuple[Entry, Blob | bytes | FsError]]]
-    read_many = fs.extras.read_many_unhashed or fs.backend.read_many
+    read_many = fs.backend.read_many_unhashed
     for unknown, run in itertools.groupby(entries, key=lambda e: e.size is None):
         if not unknown:
             yield from read_many(run)

@@ -106,11 +106,8 @@ def _by_id(fs: Core, key: str, token: str) -> Blob | None:
     reachable however many versions a listing would have to page through); None when the
     store cannot, or the token is no full id of a kept version (a prefix, a digest): the
     listing decides then."""
-    read = fs.extras.read_version_id
-    if read is None:
-        return None
     try:
-        return read(key, token.strip().strip('"'))
+        return fs.backend.read_version_id(key, token.strip().strip('"'))
     except FsError:
         return None
 

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ..backends.base import Backend
-from ..backends.contract import extras_of
 from ..conflicts import DIFF_IS_A_READ, changes_part, summarize, target_status, unshown_part
 from ..edits import EditOp
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
@@ -106,11 +105,10 @@ def written_by(backend: Backend, key: str, version: Version, owner: str | None
     """Whether ``owner``'s write made ``version`` of the file, where the store keeps who
     wrote an object (one HEAD); None where it cannot say (no writer kept, no owner, the
     file moved on again, the look failed)."""
-    ask = extras_of(backend).writer_of
-    if owner is None or ask is None:
+    if owner is None:
         return None
     try:
-        found = ask(key)
+        found = backend.writer_of(key)
     except FsError:
         return None
     if found is None or found[0] != version:

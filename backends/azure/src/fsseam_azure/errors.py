@@ -24,7 +24,7 @@ from azure.core.exceptions import (
     ResourceNotFoundError,
 )
 
-from fsseam.backends.objectstore import Fault, Op, StatusLadder, StoreError, rung
+from fsseam.backends.objectstore import Op, StatusLadder, StoreError, StoreFault, rung
 from fsseam.messages import render
 
 __all__ = ["MAPPER", "AzureErrorMapper", "error_code"]
@@ -50,18 +50,18 @@ _BUSY = frozenset({"InvalidBlockList", "PendingCopyOperation", "ServerBusy"})
 # throttling is a request Azure refused as such.
 LADDER = StatusLadder(
     rungs=(
-        rung(Fault.DENIED, *_LEASED),
-        rung(Fault.PRECONDITION, "ConditionNotMet", "BlobAlreadyExists", statuses=[412]),
-        rung(Fault.BUCKET_MISSING, "ContainerNotFound"),
-        rung(Fault.NOT_FOUND, statuses=[404]),
-        rung(Fault.UNAUTHENTICATED, *_UNAUTHENTICATED, statuses=[401]),
-        rung(Fault.DENIED, statuses=[403]),
-        rung(Fault.BAD_RANGE, "InvalidRange", statuses=[416]),
-        rung(Fault.TOO_LARGE, "RequestBodyTooLarge", "BlockCountExceedsLimit", statuses=[413]),
-        rung(Fault.BUSY, *_BUSY),
+        rung(StoreFault.DENIED, *_LEASED),
+        rung(StoreFault.PRECONDITION, "ConditionNotMet", "BlobAlreadyExists", statuses=[412]),
+        rung(StoreFault.BUCKET_MISSING, "ContainerNotFound"),
+        rung(StoreFault.NOT_FOUND, statuses=[404]),
+        rung(StoreFault.UNAUTHENTICATED, *_UNAUTHENTICATED, statuses=[401]),
+        rung(StoreFault.DENIED, statuses=[403]),
+        rung(StoreFault.BAD_RANGE, "InvalidRange", statuses=[416]),
+        rung(StoreFault.TOO_LARGE, "RequestBodyTooLarge", "BlockCountExceedsLimit", statuses=[413]),
+        rung(StoreFault.BUSY, *_BUSY),
     ),
     bucket_ops=frozenset({"list", "versions", "bucket"}),
-    client_errors=Fault.INVALID,
+    client_errors=StoreFault.INVALID,
 )
 
 
@@ -109,7 +109,7 @@ class AzureErrorMapper:
         if _words(exc).startswith("Server failed to authenticate"):
             # Azurite answers a bad signature with 403 AuthorizationFailure, where Azure
             # says AuthenticationFailed; both word it the same.
-            return StoreError(Fault.UNAUTHENTICATED, detail)
+            return StoreError(StoreFault.UNAUTHENTICATED, detail)
         fault = LADDER.fault(status if status is not None else _status_of_type(exc), code, op)
         if fault is not None:
             return StoreError(fault, detail)
@@ -117,7 +117,7 @@ class AzureErrorMapper:
             detail = render("_timed_out", details={"kind": type(exc).__name__})
         elif not isinstance(exc, HttpResponseError):
             detail = f"{type(exc).__name__}: {_words(exc)}"
-        return StoreError(Fault.UNAVAILABLE, detail)
+        return StoreError(StoreFault.UNAVAILABLE, detail)
 
 
 MAPPER = AzureErrorMapper()

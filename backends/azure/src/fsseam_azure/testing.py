@@ -42,10 +42,10 @@ from fsseam.testing.stores import agent_edits
 
 __all__ = [
     "EMULATOR_KEEPS_NO_VERSIONS",
+    "AzureFaultProxy",
     "AzureFaultRig",
     "AzureRig",
     "ContainerRequests",
-    "FaultProxy",
     "agent_edits",
     "azure_error_body",
     "fault_proxy",
@@ -107,7 +107,7 @@ class ContainerRequests:
 
 
 @dataclass
-class FaultProxy(_faults.FaultProxy):
+class AzureFaultProxy(_faults.FaultProxy):
     """A fault-injecting proxy (see :mod:`fsseam.testing.faults`) answering Azure errors.
     Paths it sees are ``/devstoreaccount1/CONTAINER/BLOB``."""
 
@@ -136,10 +136,10 @@ def shorten_retries(monkeypatch: Any) -> None:
 
 
 @contextmanager
-def fault_proxy(azurite: AzuriteEndpoint) -> Iterator[FaultProxy]:
+def fault_proxy(azurite: AzuriteEndpoint) -> Iterator[AzureFaultProxy]:
     """A proxy on 127.0.0.1 (free port) in front of the Azurite server itself (not its
     counting proxy), injecting the faults of its ``plan``."""
-    with _faults.serve_proxy(azurite.server_url, FaultProxy()) as proxy:
+    with _faults.serve_proxy(azurite.server_url, AzureFaultProxy()) as proxy:
         yield proxy
 
 
@@ -183,7 +183,7 @@ class AzureFaultRig:
     """One container of Azurite behind a fault proxy (:func:`fault_proxy`), for the shared
     fault suites (:mod:`fsseam.testing.stores`); seeds and reads straight from Azurite."""
 
-    proxy: FaultProxy
+    proxy: AzureFaultProxy
     azurite: AzuriteEndpoint
     bucket: str
     scheme: str = "az"

@@ -15,7 +15,7 @@ import asyncio
 
 from google.auth.exceptions import GoogleAuthError
 
-from fsseam.backends.objectstore import Fault, Op, StatusLadder, StoreError
+from fsseam.backends.objectstore import Op, StatusLadder, StoreError, StoreFault
 from fsseam.messages import render
 
 __all__ = ["MAPPER", "GcsErrorMapper"]
@@ -71,10 +71,11 @@ class GcsErrorMapper:
 
     def classify(self, exc: BaseException, op: Op) -> StoreError:
         status = _status_of_type(exc) or _status(exc)
-        fault = LADDER.fault(status, "", op) or Fault.UNAVAILABLE
-        if fault is Fault.INVALID:
+        fault = LADDER.fault(status, "", op) or StoreFault.UNAVAILABLE
+        if fault is StoreFault.INVALID:
             return StoreError(fault, _words(exc))
-        if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and fault is Fault.UNAVAILABLE:
+        timed_out = isinstance(exc, (asyncio.TimeoutError, TimeoutError))
+        if timed_out and fault is StoreFault.UNAVAILABLE:
             return StoreError(fault, render("_timed_out", details={"kind": type(exc).__name__}))
         return StoreError(fault, f"{type(exc).__name__}: {_words(exc) or type(exc).__name__}")
 

@@ -49,9 +49,9 @@ os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 __all__ = [
     "EMULATOR_IGNORES_COPY_PRECONDITIONS",
     "EMULATOR_IGNORES_DELETE_PRECONDITION",
-    "CountingProxy",
-    "FaultProxy",
+    "GcsCountingProxy",
     "GcsEndpoint",
+    "GcsFaultProxy",
     "GcsFaultRig",
     "GcsRig",
     "ProxiedRequest",
@@ -131,13 +131,13 @@ class GcsEndpoint:
         return bucket
 
     @contextmanager
-    def counting_proxy(self) -> Iterator[CountingProxy]:
+    def counting_proxy(self) -> Iterator[GcsCountingProxy]:
         """A counting HTTP proxy in front of this server (see :func:`counting_proxy`)."""
         with counting_proxy(self.url) as proxy:
             yield proxy
 
     @contextmanager
-    def fault_proxy(self) -> Iterator[FaultProxy]:
+    def fault_proxy(self) -> Iterator[GcsFaultProxy]:
         """A fault-injecting proxy in front of this server (see :func:`fault_proxy`)."""
         with fault_proxy(self.url) as proxy:
             yield proxy
@@ -206,7 +206,7 @@ def _log_dir(directory: str | os.PathLike[str] | None) -> Iterator[str]:
 
 
 @dataclass
-class CountingProxy(_faults.CountingProxy):
+class GcsCountingProxy(_faults.CountingProxy):
     """A counting proxy (see :mod:`fsseam.testing.faults`) that knows its GCS options."""
 
     def storage_options(self) -> dict[str, Any]:
@@ -215,7 +215,7 @@ class CountingProxy(_faults.CountingProxy):
 
 
 @dataclass
-class FaultProxy(_faults.FaultProxy):
+class GcsFaultProxy(_faults.FaultProxy):
     """A fault-injecting proxy (see :mod:`fsseam.testing.faults`) answering GCS errors."""
 
     error_body: _faults.ErrorBody = field(default=lambda status, path: gcs_error_body(status, path))
@@ -229,7 +229,7 @@ class GcsRig:
     """One bucket of fake-gcs-server behind a counting proxy, for the shared store suites
     (:mod:`fsseam.testing.stores`)."""
 
-    proxy: CountingProxy
+    proxy: GcsCountingProxy
     admin: Any
     """A GCSFileSystem talking to the emulator directly (not counted)."""
     bucket: str
@@ -263,7 +263,7 @@ class GcsFaultRig:
     (:mod:`fsseam.testing.stores`). Uploads carry the object's name in their body, not
     their URL: a fault is aimed at one by the generation its compare-and-swap names."""
 
-    proxy: FaultProxy
+    proxy: GcsFaultProxy
     admin: Any
     bucket: str
     scheme: str = "gs"
@@ -372,14 +372,14 @@ def gcs_error_body(status: int, path: str = "") -> tuple[str, bytes]:
 
 
 @contextmanager
-def counting_proxy(upstream: str) -> Iterator[CountingProxy]:
+def counting_proxy(upstream: str) -> Iterator[GcsCountingProxy]:
     """An HTTP proxy on 127.0.0.1 (free port) that records every request to ``upstream``."""
-    with _faults.serve_proxy(upstream, CountingProxy()) as proxy:
+    with _faults.serve_proxy(upstream, GcsCountingProxy()) as proxy:
         yield proxy
 
 
 @contextmanager
-def fault_proxy(upstream: str) -> Iterator[FaultProxy]:
+def fault_proxy(upstream: str) -> Iterator[GcsFaultProxy]:
     """A proxy in front of ``upstream`` that injects faults (GCS-style error answers)."""
-    with _faults.serve_proxy(upstream, FaultProxy()) as proxy:
+    with _faults.serve_proxy(upstream, GcsFaultProxy()) as proxy:
         yield proxy

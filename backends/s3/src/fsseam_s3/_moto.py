@@ -33,7 +33,7 @@ from typing import Any
 
 from fsseam.errors import ErrorCode, FsError
 
-from . import _messages  # noqa: F401  (the sentence raised here)
+from . import sentences  # noqa: F401  (the sentence raised here)
 
 __all__ = ["attach", "attach_to_filesystem"]
 

@@ -33,7 +33,7 @@ from fsseam.backends.objectstore import (
 from fsseam.errors import ErrorCode, FsError
 from fsseam.messages import Reason
 
-from . import _messages  # noqa: F401  (the sentences raised here)
+from . import sentences  # noqa: F401  (the sentences raised here)
 from ._filesystem import make_filesystem
 from .client import (
     DEFAULT_MULTIPART_THRESHOLD,

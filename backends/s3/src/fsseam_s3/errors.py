@@ -17,12 +17,12 @@ from typing import Any
 from botocore.exceptions import NoCredentialsError, PartialCredentialsError
 
 from fsseam.backends.objectstore import (
-    Action,
-    Fault,
     ObjectErrorMapper,
     Op,
     StatusLadder,
+    StoreAction,
     StoreError,
+    StoreFault,
     rung,
     translate,
 )
@@ -56,15 +56,15 @@ _INVALID = ("InvalidArgument", "InvalidRequest", "KeyTooLongError")
 # 400 or a 404 with a code not listed here is not known to be the request's fault).
 LADDER = StatusLadder(
     rungs=(
-        rung(Fault.PRECONDITION, "PreconditionFailed", statuses=[412]),
-        rung(Fault.BUCKET_MISSING, "NoSuchBucket"),
-        rung(Fault.NOT_FOUND, *_NOT_FOUND),
-        rung(Fault.UNAUTHENTICATED, *_UNAUTHENTICATED, statuses=[401]),
-        rung(Fault.DENIED, *_DENIED, statuses=[403]),
-        rung(Fault.TOO_LARGE, "EntityTooLarge"),
-        rung(Fault.BUSY, CONDITIONAL_CONFLICT),
-        rung(Fault.BAD_RANGE, "InvalidRange", statuses=[416]),
-        rung(Fault.INVALID, *_INVALID),
+        rung(StoreFault.PRECONDITION, "PreconditionFailed", statuses=[412]),
+        rung(StoreFault.BUCKET_MISSING, "NoSuchBucket"),
+        rung(StoreFault.NOT_FOUND, *_NOT_FOUND),
+        rung(StoreFault.UNAUTHENTICATED, *_UNAUTHENTICATED, statuses=[401]),
+        rung(StoreFault.DENIED, *_DENIED, statuses=[403]),
+        rung(StoreFault.TOO_LARGE, "EntityTooLarge"),
+        rung(StoreFault.BUSY, CONDITIONAL_CONFLICT),
+        rung(StoreFault.BAD_RANGE, "InvalidRange", statuses=[416]),
+        rung(StoreFault.INVALID, *_INVALID),
     )
 )
 
@@ -126,14 +126,14 @@ class S3ErrorMapper:
     def classify(self, exc: BaseException, op: Op) -> StoreError:
         missing = _credentials_error(exc)
         if missing is not None:
-            return StoreError(Fault.UNAUTHENTICATED, f"{type(missing).__name__}: {missing}")
+            return StoreError(StoreFault.UNAUTHENTICATED, f"{type(missing).__name__}: {missing}")
         info = client_error_info(exc)
         if info is None:
             return _builtin(exc)
-        fault = LADDER.fault(info.status, info.code, op) or Fault.UNAVAILABLE
-        if fault is Fault.BUSY:
+        fault = LADDER.fault(info.status, info.code, op) or StoreFault.UNAVAILABLE
+        if fault is StoreFault.BUSY:
             return StoreError(fault, f"409 {info.code}")
-        if fault in (Fault.INVALID, Fault.UNAVAILABLE):
+        if fault in (StoreFault.INVALID, StoreFault.UNAVAILABLE):
             return StoreError(fault, f"{info.code}: {info.message}")
         return StoreError(fault, info.code)
 
@@ -142,10 +142,10 @@ def _builtin(exc: BaseException) -> StoreError:
     """An exception without an S3 error in its chain (connection errors, s3fs's own)."""
     detail = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, FileNotFoundError):
-        return StoreError(Fault.NOT_FOUND, detail)
+        return StoreError(StoreFault.NOT_FOUND, detail)
     if isinstance(exc, PermissionError):
-        return StoreError(Fault.DENIED, detail)
-    return StoreError(Fault.UNAVAILABLE, detail)
+        return StoreError(StoreFault.DENIED, detail)
+    return StoreError(StoreFault.UNAVAILABLE, detail)
 
 
 MAPPER: ObjectErrorMapper = S3ErrorMapper()
@@ -154,7 +154,7 @@ MAPPER: ObjectErrorMapper = S3ErrorMapper()
 def map_s3_error(
     exc: BaseException,
     key: str,
-    action: Action,
+    action: StoreAction,
     precondition: Precondition | None = None,
     *,
     bucket: str | None = None,

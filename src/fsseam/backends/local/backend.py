@@ -25,7 +25,7 @@ from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import Capabilities, Precondition, Version
 from .._digest import KnownDigests, digest_version
-from ..base import ANY_VERSION, Blob, Entry, Stat, VersionInfo
+from ..base import ANY_VERSION, Backend, Blob, Entry, Stat, VersionInfo, WriteMeta
 from . import search
 from .digests import Digests, LocalStream
 from .parts import LocalTreePart, split_tree
@@ -43,7 +43,7 @@ DURABILITY_OPTION = "durability"
 "rename"})``."""
 
 
-class LocalBackend:
+class LocalBackend(Backend):
     capabilities = Capabilities(
         create_only_atomic=True,
         if_match_atomic=True,
@@ -181,10 +181,12 @@ class LocalBackend:
                 yield self._tree.entry(child, d)
 
     # -- writes ------------------------------------------------------------
-    def write(self, key: str, data: bytes, precondition: Precondition) -> Version:
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
         return self._writes.write(key, data, precondition)
 
-    def delete(self, key: str, precondition: Precondition = ANY_VERSION) -> None:
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
         self._writes.delete(key, precondition)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:

@@ -52,10 +52,8 @@ class Remapped:
         new = copy.copy(err)  # FsError pickles (and copies) as the facts it carries
         new.path = self.path(err.path)
         new.details = {k: self.path(v) for k, v in err.details.items()}
-        literal = getattr(err, "_message", None)  # a sentence not from the catalogue
-        if isinstance(literal, str):
-            new._message = self.text(literal)
-            new.args = (err.code, new._message)
+        if err.literal is not None:  # a sentence not from the catalogue
+            new.literal = self.text(err.literal)
         return new
 
 

@@ -36,26 +36,15 @@ from ...errors import Conflict, ErrorCode, FsError
 from ...messages import Reason
 from ...paths import display, to_key
 from ...versions import Capabilities, CreateOnly, IfMatch, Precondition, Version
-from ..base import (
-    ANY_VERSION,
-    Blob,
-    Entry,
-    ReadStream,
-    Stat,
-    VersionInfo,
-    WriteMeta,
-    delete_as,
-    write_as,
-)
-from ..contract import Extras, expose, extras_of
+from ..base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
 from .mount import Mount, weakest
 from .relocate import Relocated, RelocatedStream
-from .runs import UnhashedRuns, read_runs, strictly_below
+from .runs import read_runs, read_tree_unhashed, strictly_below
 
 __all__ = ["Mount", "MountBackend"]
 
 
-class MountBackend:
+class MountBackend(Backend):
     """Child backends under one root, each at its mount point (see the module docstring).
 
     Build it with :meth:`fsseam.Workspace.mount`, or directly from :class:`Mount` values.
@@ -81,36 +70,6 @@ class MountBackend:
         self._routing = sorted(self.mounts, key=lambda m: (-len(m.path), m.path))
         self.capabilities = weakest(self.mounts)
         self.root = "/"
-        # What each store offers beyond the contract, asked once.
-        self._extras = {m.path: extras_of(m.backend) for m in self.mounts}
-        self._offers = self._offered()
-        expose(self, self._offers)
-
-    def _offered(self) -> Extras:
-        """What the table offers: what its stores do, each routed to the mount holding the
-        key (the unhashed reads only where every store's versions are digests)."""
-        some = list(self._extras.values())
-        unhashed = UnhashedRuns(self, self._extras)
-
-        def applies(field: Callable[[Extras], object]) -> bool:
-            return UnhashedRuns.applies(self.mounts, self._extras, field)
-
-        return Extras(
-            native_key=self.native_key if any(e.native_key for e in some) else None,
-            check_writable=self.check_writable,
-            list_lazy=self.list_lazy,
-            read_tree_unhashed=(unhashed.read_tree_unhashed
-                                if applies(lambda e: e.read_tree_unhashed) else None),
-            read_many_unhashed=(unhashed.read_many_unhashed
-                                if applies(lambda e: e.read_many_unhashed) else None),
-            capabilities_for=self.capabilities_for,
-            read_version_id=(self.read_version_id if any(e.read_version_id for e in some)
-                             else None),
-        )
-
-    def extras(self) -> Extras:
-        """What the stores under the table offer (see ``__init__``)."""
-        return self._offers
 
     def __repr__(self) -> str:
         inside = ", ".join(
@@ -216,8 +175,7 @@ class MountBackend:
     def native_key(self, path: str) -> str | None:
         """A real absolute path under a local mount's directory -> its workspace key."""
         for m in self._routing:
-            native = self._extras[m.path].native_key
-            below = native(path) if native is not None else None
+            below = m.backend.native_key(path)
             if below is not None:
                 return m.outer(below)
         return None
@@ -253,6 +211,21 @@ class MountBackend:
         ``read_many`` (object stores read several at once)."""
         return read_runs(self, entries, lambda m, run: m.backend.read_many(run))
 
+    def read_many_unhashed(
+        self, entries: Iterable[Entry]
+    ) -> Iterator[tuple[Entry, Blob | bytes | FsError]]:
+        """``read_many``, each run on its mount's own unhashed reads (bare bytes only from
+        a store whose versions are their digests, as each store's contract says)."""
+        return read_runs(self, entries, lambda m, run: m.backend.read_many_unhashed(run))
+
+    def read_tree_unhashed(
+        self, key: str, accept: Callable[[str], bool], max_bytes: int,
+        wanted: Callable[[bytes], bool] | None = None,
+    ) -> Iterator[tuple[str, bytes | FsError, bool]] | None:
+        """Each mount's one-pass read of its part of the tree, merged in key order (see
+        :func:`.runs.read_tree_unhashed`)."""
+        return read_tree_unhashed(self, key, accept, max_bytes, wanted)
+
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         m, inner = self._file(key)
         errors = Relocated((inner, key))
@@ -283,10 +256,9 @@ class MountBackend:
         if routed is None:
             return
         m, inner = routed
-        lazy = self._extras[m.path].list_lazy
         try:
             with Relocated((inner, key)):
-                for child in (m.backend.list(inner) if lazy is None else lazy(inner)):
+                for child in m.backend.list_lazy(inner):
                     if child.name not in points:  # a mount point hides what lies under it
                         yield _outer_entry(m, child)
         except FsError as e:
@@ -333,17 +305,13 @@ class MountBackend:
     ) -> Version:
         m, inner = self._writable(key)
         with Relocated((inner, key)):
-            return write_as(m.backend, inner, data, precondition, meta)
+            return m.backend.write(inner, data, precondition, meta=meta)
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
                meta: WriteMeta | None = None) -> None:
         m, inner = self._writable(key)
         with Relocated((inner, key)):
-            delete_as(m.backend, inner, precondition, meta)
-
-    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
-        """Who deletes is handed on to the mount, where its store records it."""
-        self.delete(key, precondition, meta=meta)
+            m.backend.delete(inner, precondition, meta=meta)
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         sm, s_inner = self._file(src)
@@ -385,13 +353,8 @@ class MountBackend:
     def read_version_id(self, key: str, version_id: str) -> Blob:
         """The mount's own read of a version by its full id, where its store has one."""
         m, inner = self._file(key)
-        read = self._extras[m.path].read_version_id
-        if read is None:
-            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.version_unknown,
-                          details={"version": version_id})
         with Relocated((inner, key)):
-            blob: Blob = read(inner, version_id)
-            return blob
+            return m.backend.read_version_id(inner, version_id)
 
 
 def _outer_entry(m: Mount, e: Entry) -> Entry:

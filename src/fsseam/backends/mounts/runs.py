@@ -1,10 +1,10 @@
-"""Reads routed to the mounts that hold the keys: runs of ``read_many``, and the unhashed
-reads of a search (``read_many_unhashed``, ``read_tree_unhashed``), each on the mount's own
-fast path where its store has one.
+"""Reads routed to the mounts that hold the keys: runs of ``read_many`` (and of
+``read_many_unhashed``), and a search's one-pass reads of a tree (``read_tree_unhashed``),
+each on the mount's own fast path where its store has one.
 
 Bare bytes stand for their version only on a store whose versions are digests of the
-bytes: the router offers the unhashed reads when every mount's store is one, and at least
-one has a fast path worth routing to (a mount of local disk keeps its one-pass search).
+bytes: the router's one-pass tree read is offered when every mount's store is one, and a
+mount below the key has a pass of its own worth routing to (local disk).
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ from ...errors import ErrorCode, FsError
 from ...messages import Reason
 from ...paths import display
 from .._digest import DIGEST_KIND
-from ..base import Blob, Entry
-from ..contract import Extras
+from ..base import Entry
 from .mount import Mount
 from .relocate import Relocated, Remapped
 
-__all__ = ["UnhashedRuns", "read_runs", "strictly_below"]
+__all__ = ["read_runs", "read_tree_unhashed", "strictly_below"]
 
 R = TypeVar("R")
 
@@ -74,81 +73,66 @@ def _inner_run(m: Mount, run: Iterable[Entry], outer_of: dict[str, Entry]) -> It
         yield e.model_copy(update={"key": inner})
 
 
-class UnhashedRuns:
-    """The router's unhashed reads, over the extras of each mount (looked up once)."""
+def read_tree_unhashed(
+    router: Table, key: str, accept: Callable[[str], bool], max_bytes: int,
+    wanted: Callable[[bytes], bool] | None = None,
+) -> Iterator[tuple[str, bytes | FsError, bool]] | None:
+    """As the router's ``walk``: each mount's part of the tree (its own one-pass read
+    where it has one, else its walk and ``read_many``), merged in key order. None (the
+    caller walks, then reads) unless every store of the table mints digests and some
+    mount below ``key`` has a one-pass read of its own."""
+    routed = router.route(key)
+    below = [m for m in router.mounts if m.path and strictly_below(m.path, key)]
+    if routed is None and not below and key:
+        raise router.outside(key)
+    if any(m.backend.capabilities.version_kind != DIGEST_KIND for m in router.mounts):
+        return None
+    parts = [(m, "", m.path, False) for m in below]
+    if routed is not None:
+        # A directory on the way to a mount point need not exist in the parent's store.
+        parts.append((routed[0], routed[1], key, bool(below)))
+    passes = []
+    for m, inner, at, tolerate_missing in parts:
+        takes = _taking(m, below, accept)
+        passes.append((m, inner, at, tolerate_missing, takes,
+                       m.backend.read_tree_unhashed(inner, takes, max_bytes, wanted)))
+    if all(one_pass is None for *_, one_pass in passes):
+        return None
+    streams = [_tree(m, inner, at, tolerate_missing,
+                     one_pass if one_pass is not None
+                     else _walk_and_read(m, inner, takes, max_bytes, wanted))
+               for m, inner, at, tolerate_missing, takes, one_pass in passes]
+    return heapq.merge(*streams, key=lambda r: r[0])
 
-    def __init__(self, router: Table, extras: dict[str, Extras]) -> None:
-        self.router = router
-        self.extras = extras
 
-    @staticmethod
-    def applies(mounts: Iterable[Mount], extras: dict[str, Extras],
-                field: Callable[[Extras], object]) -> bool:
-        """Whether the router offers the unhashed read ``field`` names: every store mints
-        digests, and some mount has that read of its own."""
-        mounts = builtins.list(mounts)
-        return all(m.backend.capabilities.version_kind == DIGEST_KIND for m in mounts) and any(
-            field(extras[m.path]) is not None for m in mounts)
+def _taking(m: Mount, below: builtins.list[Mount], accept: Callable[[str], bool]
+            ) -> Callable[[str], bool]:
+    """``accept`` in ``m``'s own keys; deeper mounts own their subtrees, so the parent's
+    files there are hidden (never read)."""
+    hidden = [d.path for d in below if strictly_below(d.path, m.path)]
 
-    def read_many_unhashed(
-        self, entries: Iterable[Entry]
-    ) -> Iterator[tuple[Entry, bytes | FsError]]:
-        return read_runs(self.router, entries, self._read_run)
+    def takes(k: str) -> bool:
+        outer = m.outer(k)
+        return accept(outer) and not any(outer == h or outer.startswith(h + "/") for h in hidden)
 
-    def _read_run(self, m: Mount, run: Iterable[Entry]) -> Iterable[tuple[Entry, bytes | FsError]]:
-        fast = self.extras[m.path].read_many_unhashed
-        if fast is not None:
-            return fast(run)
-        return ((e, got.data if isinstance(got, Blob) else got)
-                for e, got in m.backend.read_many(run))
+    return takes
 
-    def read_tree_unhashed(
-        self, key: str, accept: Callable[[str], bool], max_bytes: int,
-        wanted: Callable[[bytes], bool] | None = None,
-    ) -> Iterator[tuple[str, bytes | FsError, bool]]:
-        """As the router's ``walk``: each mount's part of the tree (its own one-pass read
-        where it has one), merged in key order."""
-        router = self.router
-        routed = router.route(key)
-        below = [m for m in router.mounts if m.path and strictly_below(m.path, key)]
-        if routed is None and not below and key:
-            raise router.outside(key)
-        streams = [self._tree(m, "", m.path, below, accept, max_bytes, wanted, False)
-                   for m in below]
-        if routed is not None:
-            # A directory on the way to a mount point need not exist in the parent's store.
-            m, inner = routed
-            streams.append(self._tree(m, inner, key, below, accept, max_bytes, wanted,
-                                      bool(below)))
-        return heapq.merge(*streams, key=lambda r: r[0])
 
-    def _tree(
-        self, m: Mount, inner: str, key: str, below: builtins.list[Mount],
-        accept: Callable[[str], bool], max_bytes: int, wanted: Callable[[bytes], bool] | None,
-        tolerate_missing: bool,
-    ) -> Iterator[tuple[str, bytes | FsError, bool]]:
-        # Deeper mounts own their subtrees: the parent's files there are hidden (never read).
-        hidden = [d.path for d in below if strictly_below(d.path, m.path)]
-
-        def takes(k: str) -> bool:
-            outer = m.outer(k)
-            return accept(outer) and not any(
-                outer == h or outer.startswith(h + "/") for h in hidden)
-
-        fast = self.extras[m.path].read_tree_unhashed
-        try:
-            with Relocated((inner, key)):
-                reads = (fast(inner, takes, max_bytes, wanted) if fast is not None
-                         else _walk_and_read(m, inner, takes, max_bytes, wanted))
-                for k, got, keep in reads:
-                    outer = m.outer(k)
-                    if isinstance(got, FsError):
-                        got = Remapped([(k, outer)]).error(got)
-                    yield outer, got, keep
-        except FsError as e:
-            if not (tolerate_missing and e.code is ErrorCode.FS_NOT_FOUND
-                    and e.reason != Reason.bucket_missing):
-                raise
+def _tree(
+    m: Mount, inner: str, key: str, tolerate_missing: bool,
+    reads: Iterator[tuple[str, bytes | FsError, bool]],
+) -> Iterator[tuple[str, bytes | FsError, bool]]:
+    try:
+        with Relocated((inner, key)):
+            for k, got, keep in reads:
+                outer = m.outer(k)
+                if isinstance(got, FsError):
+                    got = Remapped([(k, outer)]).error(got)
+                yield outer, got, keep
+    except FsError as e:
+        if not (tolerate_missing and e.code is ErrorCode.FS_NOT_FOUND
+                and e.reason != Reason.bucket_missing):
+            raise
 
 
 def _walk_and_read(

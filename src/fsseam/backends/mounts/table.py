@@ -10,7 +10,7 @@ from typing import Any
 from ...errors import ErrorCode, FsError
 from ...messages import Reason
 from ...paths import display, to_key
-from ..kept import History, _local_root, keep_history
+from ..history import History, keep_history, local_root
 from .router import Mount, MountBackend
 
 __all__ = ["build_mounts", "mount_path"]
@@ -93,7 +93,7 @@ def _with_history(mounts: list[Mount], history: History | Mapping[str, History]
         if h is not None and (per_mount or not m.backend.capabilities.history):
             chosen[m.path] = h
     shared = not per_mount and len(chosen) > 1
-    roots = [r for r in (_local_root(m.backend) for m in mounts) if r is not None]
+    roots = [r for r in (local_root(m.backend) for m in mounts) if r is not None]
     out = []
     for m in mounts:
         h = chosen.get(m.path)

@@ -41,7 +41,7 @@ Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fs
     what to grant when a permission is missing) and ``classify(exc, op)``, which reads the
     store's HTTP status and error code off the exception and asks the store's
     :class:`StatusLadder` (its table of :class:`Rung` values; :data:`HTTP_RUNGS` when
-    statuses say it all) which :class:`Fault` it is. The template decides what each fault
+    statuses say it all) which :class:`StoreFault` it is. The template decides what each fault
     means for the caller, and the catalogue words it. A sentence only this store needs is
     added to the catalogue and raised as ``FsError(code, reason=..., details=...)``.
 
@@ -81,13 +81,13 @@ from .client import (
 )
 from .errors import (
     HTTP_RUNGS,
-    Action,
-    Fault,
     ObjectErrorMapper,
     Op,
     Rung,
     StatusLadder,
+    StoreAction,
     StoreError,
+    StoreFault,
     rung,
     translate,
 )
@@ -101,8 +101,6 @@ __all__ = [
     "MAX_VERSIONS_LISTED",
     "OWNER_KEY",
     "WRITE_ID_KEY",
-    "Action",
-    "Fault",
     "KeySpace",
     "ListPage",
     "ListedObject",
@@ -119,8 +117,10 @@ __all__ = [
     "Rung",
     "StartsGets",
     "StatusLadder",
+    "StoreAction",
     "StoreError",
     "StoreFacts",
+    "StoreFault",
     "SyncBridge",
     "TellsResends",
     "VersionsById",

@@ -5,7 +5,7 @@
 
 The words are the message catalogue's (:mod:`fsseam.messages`), rendered at the tools layer.
 
-A store's mapper only says *what happened*, as one of the :class:`Fault` values, with a short
+A store's mapper only says *what happened*, as one of the :class:`StoreFault` values, with a short
 ``detail`` naming the store's own error (``AccessDenied``, ``HttpError: ...``) for the
 message. What that means for the caller (a conflict, a missing file, a missing bucket,
 "configure credentials") is decided here, once, for every store; ``op`` tells the mapper
@@ -27,13 +27,13 @@ from . import messages
 __all__ = [
     "AMBIGUOUS",
     "HTTP_RUNGS",
-    "Action",
-    "Fault",
     "ObjectErrorMapper",
     "Op",
     "Rung",
     "StatusLadder",
+    "StoreAction",
     "StoreError",
+    "StoreFault",
     "rung",
     "translate",
 ]
@@ -41,11 +41,11 @@ __all__ = [
 Op = Literal["get", "head", "put", "delete", "copy", "list", "versions", "bucket"]
 """The client call that failed."""
 
-Action = Literal["read", "stat", "list", "write", "delete", "copy", "walk"]
+StoreAction = Literal["read", "stat", "list", "write", "delete", "copy", "walk"]
 """What the backend was doing, as the message says it."""
 
 
-class Fault(StrEnum):
+class StoreFault(StrEnum):
     """What went wrong, in the terms every object store shares."""
 
     PRECONDITION = "precondition"
@@ -70,7 +70,7 @@ class Fault(StrEnum):
     """Anything else: the outcome of the request is unknown."""
 
 
-AMBIGUOUS = frozenset({Fault.PRECONDITION, Fault.BUSY, Fault.UNAVAILABLE})
+AMBIGUOUS = frozenset({StoreFault.PRECONDITION, StoreFault.BUSY, StoreFault.UNAVAILABLE})
 """Failures after which our own write may have landed: a 412 can answer a resend of our
 landed write (its first answer was lost), and an unknown failure is just that. One HEAD on
 that error path reads the write id back."""
@@ -78,7 +78,7 @@ that error path reads the write id back."""
 
 @dataclass(frozen=True)
 class StoreError:
-    fault: Fault
+    fault: StoreFault
     detail: str
     """The store's own words, short: ``AccessDenied``, ``HttpError: Not Found``."""
 
@@ -88,23 +88,23 @@ class Rung:
     """One rung of a store's ladder: its answer is ``fault`` if its error code is one of
     ``codes`` or its HTTP status one of ``statuses``."""
 
-    fault: Fault
+    fault: StoreFault
     codes: frozenset[str] = frozenset()
     statuses: frozenset[int] = frozenset()
 
 
-def rung(fault: Fault, *codes: str, statuses: Iterable[int] = ()) -> Rung:
+def rung(fault: StoreFault, *codes: str, statuses: Iterable[int] = ()) -> Rung:
     return Rung(fault, frozenset(codes), frozenset(statuses))
 
 
 HTTP_RUNGS: tuple[Rung, ...] = (
-    rung(Fault.PRECONDITION, statuses=[412]),
-    rung(Fault.NOT_FOUND, statuses=[404]),
-    rung(Fault.UNAUTHENTICATED, statuses=[401]),
-    rung(Fault.DENIED, statuses=[403]),
-    rung(Fault.BAD_RANGE, statuses=[416]),
-    rung(Fault.TOO_LARGE, statuses=[413]),
-    rung(Fault.INVALID, statuses=[400]),
+    rung(StoreFault.PRECONDITION, statuses=[412]),
+    rung(StoreFault.NOT_FOUND, statuses=[404]),
+    rung(StoreFault.UNAUTHENTICATED, statuses=[401]),
+    rung(StoreFault.DENIED, statuses=[403]),
+    rung(StoreFault.BAD_RANGE, statuses=[416]),
+    rung(StoreFault.TOO_LARGE, statuses=[413]),
+    rung(StoreFault.INVALID, statuses=[400]),
 )
 """What each HTTP status means, for a store whose answers carry no error code of their own."""
 
@@ -114,7 +114,7 @@ _RETRYABLE_CLIENT_STATUSES = (408, 429)
 
 @dataclass(frozen=True)
 class StatusLadder:
-    """A store's answer (its HTTP status, its own error code) -> the :class:`Fault`, by one
+    """A store's answer (its HTTP status, its own error code) -> the :class:`StoreFault`, by one
     ladder for every store; each store supplies only its table.
 
     ``rungs`` are tried in order, the first that matches answers (a store's error code says
@@ -126,17 +126,17 @@ class StatusLadder:
 
     rungs: tuple[Rung, ...] = HTTP_RUNGS
     bucket_ops: frozenset[str] = frozenset()
-    client_errors: Fault | None = None
+    client_errors: StoreFault | None = None
 
-    def fault(self, status: int | None, code: str, op: Op) -> Fault | None:
+    def fault(self, status: int | None, code: str, op: Op) -> StoreFault | None:
         """The fault, or None when no rung knows the answer."""
         found = next((r.fault for r in self.rungs
                       if (code and code in r.codes) or status in r.statuses), None)
         if (found is None and self.client_errors is not None and status is not None
                 and 400 <= status < 500 and status not in _RETRYABLE_CLIENT_STATUSES):
             found = self.client_errors
-        if found is Fault.NOT_FOUND and op in self.bucket_ops:
-            return Fault.BUCKET_MISSING
+        if found is StoreFault.NOT_FOUND and op in self.bucket_ops:
+            return StoreFault.BUCKET_MISSING
         return found
 
 
@@ -161,7 +161,7 @@ def translate(
     *,
     bucket: str,
     key: str,
-    action: Action,
+    action: StoreAction,
     precondition: Precondition | None = None,
     exists: bool | None = None,
 ) -> FsError:
@@ -173,7 +173,7 @@ def translate(
     answer 412 to both.
     """
     fault = err.fault
-    if fault is Fault.PRECONDITION:
+    if fault is StoreFault.PRECONDITION:
         if isinstance(precondition, CreateOnly):
             return messages.already_exists(key)
         if isinstance(precondition, IfMatch):
@@ -184,21 +184,21 @@ def translate(
             # Only a pinned read carries a condition of its own: the object was replaced.
             return messages.changed_while_read(key)
         return messages.storage_failed(key, action, err.detail)
-    if fault is Fault.NOT_FOUND:
+    if fault is StoreFault.NOT_FOUND:
         if isinstance(precondition, IfMatch):
             return messages.no_longer_exists(key)
         return messages.not_found(key)
-    if fault is Fault.BUCKET_MISSING:
+    if fault is StoreFault.BUCKET_MISSING:
         return messages.bucket_missing(bucket, key, action)
-    if fault is Fault.UNAUTHENTICATED:
+    if fault is StoreFault.UNAUTHENTICATED:
         return messages.no_credentials(mapper.store, key, action, err.detail, mapper.configure)
-    if fault is Fault.DENIED:
+    if fault is StoreFault.DENIED:
         return messages.denied(mapper.store, key, action, err.detail, mapper.grant)
-    if fault is Fault.TOO_LARGE:
+    if fault is StoreFault.TOO_LARGE:
         return messages.too_large(mapper.store, key, err.detail)
-    if fault is Fault.BUSY:
+    if fault is StoreFault.BUSY:
         return messages.busy(mapper.store, key, action, err.detail)
-    if fault is Fault.INVALID:
+    if fault is StoreFault.INVALID:
         return messages.invalid_request(mapper.store, key, action, err.detail)
     return messages.storage_failed(key, action, err.detail)
 

@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from ...errors import FsError
 from ...versions import Precondition, SameChange, Version, same_change
-from .errors import AMBIGUOUS, Action, Op
-from .view import StoreView
+from .client import ObjectHead
+from .errors import AMBIGUOUS, Op, StoreAction, StoreFault
 
 __all__ = ["after_failed_write"]
 
 
+class Store(Protocol):
+    """What the rule asks of the object-store backend: what a failure was, a look at the
+    object, and the error to raise."""
+
+    def fault_of(self, exc: BaseException, op: Op) -> StoreFault | None: ...
+
+    def look(self, key: str) -> tuple[bool | None, ObjectHead | None]: ...
+
+    def error_of(self, exc: BaseException, op: Op, key: str, action: StoreAction,
+                 precondition: Precondition | None = None, exists: bool | None = None
+                 ) -> FsError: ...
+
+
 def after_failed_write(
-    b: StoreView,
+    b: Store,
     exc: BaseException,
     op: Op,
     key: str,
-    action: Action,
+    action: StoreAction,
     precondition: Precondition,
     write_id: str,
 ) -> Version | FsError:
@@ -28,11 +43,11 @@ def after_failed_write(
     :func:`~fsseam.versions.same_change` (equal bytes are not enough: two agents
     incrementing "5" both write "6", and the loser must hear it lost).
     """
-    if b._fault(exc, op) not in AMBIGUOUS:
-        return b._error(exc, op, key, action, precondition)
-    exists, head = b._look(key)
+    if b.fault_of(exc, op) not in AMBIGUOUS:
+        return b.error_of(exc, op, key, action, precondition)
+    exists, head = b.look(key)
     if head is not None and same_change(
             equal=True, moved=True, observed=True, ours=head.write_id == write_id,
             answered=False) is SameChange.OURS:
         return head.version
-    return b._error(exc, op, key, action, precondition, exists=exists)
+    return b.error_of(exc, op, key, action, precondition, exists=exists)

@@ -13,7 +13,7 @@ from ...errors import FsError
 from ..base import Blob, Entry
 
 __all__ = ["READ_MANY_CONCURRENCY", "READ_MANY_WINDOW_BYTES", "InFlight", "Waiting",
-           "concurrently", "read_many"]
+           "answer_of", "concurrently", "read_many"]
 
 T = TypeVar("T")
 
@@ -54,10 +54,10 @@ class InFlight:
             except FsError as e:
                 return partial(_answer, e)
             if started is not None:
-                return partial(_caught, started)
+                return partial(answer_of, started)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._concurrency, thread_name_prefix="fsseam-read")
-        return self._pool.submit(_caught, partial(self._read, entry.key)).result
+        return self._pool.submit(answer_of, partial(self._read, entry.key)).result
 
     def take(self, entry: Entry, waiting: Waiting) -> Blob | FsError:
         got = waiting()
@@ -73,7 +73,9 @@ class InFlight:
             self._pool.shutdown(wait=not self._pending, cancel_futures=True)
 
 
-def _caught(read: Callable[[], Blob]) -> Blob | FsError:
+def answer_of(read: Callable[[], Blob]) -> Blob | FsError:
+    """What ``read`` returns, or the FsError it raises (a read on a thread of the pool is
+    this call)."""
     try:
         return read()
     except FsError as e:

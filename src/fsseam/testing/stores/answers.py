@@ -5,12 +5,14 @@ the exact bucket contents, the error code and what the answer says of each file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from ...backends.base import ANY_VERSION
+from ...backends.base import ANY_VERSION, Backend, Blob, Wrapper, WriteMeta
 from ...errors import ErrorCode
+from ...versions import Version
 from .rigs import LostAnswerRig, url_of
 
 __all__ = ["LostAnswerSuite"]
@@ -29,19 +31,17 @@ _MOVE_PATCH = (
 )
 
 
-class ArmAt:
+class ArmAt(Wrapper):
     """The workspace's backend, arming faults at the store when the call first reaches
     ``at`` (``(method, key)``) and disarming them when it reaches ``until``: the reads that
     prepared the call succeed and only the requests between meet the faults. Only the
     timing is the wrapper's; the failures are the store's answers."""
 
-    def __init__(self, inner: Any, rig: LostAnswerRig, at: tuple[str, str],
+    def __init__(self, inner: Backend, rig: LostAnswerRig, at: tuple[str, str],
                  arm: Any, until: tuple[str, str] | None = None) -> None:
-        self.inner, self.rig, self.at, self.until, self.arm = inner, rig, at, until, arm
+        super().__init__(inner)
+        self.rig, self.at, self.until, self.arm = rig, at, until, arm
         self.armed: list[Any] | None = None
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.inner, attr)
 
     def _reach(self, method: str, key: str) -> None:
         if (method, key) == self.at and self.armed is None:
@@ -52,13 +52,13 @@ class ArmAt:
             for fault in self.armed or ():
                 fault.times = 0
 
-    def write(self, key: str, data: bytes, pre: Any, **kw: Any) -> Any:
+    def write(self, key: str, data: bytes, pre: Any, *, meta: WriteMeta | None = None) -> Any:
         self._reach("write", key)
-        return self.inner.write(key, data, pre, **kw)
+        return self.inner.write(key, data, pre, meta=meta)
 
-    def delete(self, key: str, pre: Any = ANY_VERSION) -> None:
+    def delete(self, key: str, pre: Any = ANY_VERSION, *, meta: WriteMeta | None = None) -> None:
         self._reach("delete", key)
-        self.inner.delete(key, pre)
+        self.inner.delete(key, pre, meta=meta)
 
     def read(self, key: str) -> Any:
         self._reach("read", key)
@@ -67,6 +67,14 @@ class ArmAt:
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> Any:
         self._reach("read", key)
         return self.inner.open_read(key, chunk_size)
+
+    # The defaults, not the store's: a read started past ``read``, or a look at who wrote
+    # the object, would reach the store without passing the points that arm and disarm.
+    def start_read(self, key: str) -> Callable[[], Blob] | None:
+        return Backend.start_read(self, key)
+
+    def writer_of(self, key: str) -> tuple[Version, str | None] | None:
+        return Backend.writer_of(self, key)
 
 
 class LostAnswerSuite:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from ...backends.base import Wrapper, WriteMeta
 from ...messages import MESSAGES, Reason, render
 from .rigs import FaultRig, url_of
 
@@ -73,19 +74,17 @@ class ChangeFaultSuite:
         inner = ws.backend
         theirs = {f"{self.prefix}/a.txt": b"theirs\n"}
 
-        class Meanwhile:
+        class Meanwhile(Wrapper):
             """Another writer changes a.txt (just written by the change) before c.txt's
             write is sent, which then fails at the store."""
 
-            def __getattr__(self, attr: str) -> Any:
-                return getattr(inner, attr)
-
-            def write(self, key: str, data: bytes, pre: Any, **kw: Any) -> Any:
+            def write(self, key: str, data: bytes, pre: Any, *,
+                      meta: WriteMeta | None = None) -> Any:
                 if key == "c.txt":
                     faulty_store.fill(theirs)
-                return inner.write(key, data, pre, **kw)
+                return inner.write(key, data, pre, meta=meta)
 
-        ctx.fs.backend = Meanwhile()
+        ctx.fs.backend = Meanwhile(inner)
         faulty_store.fail(f"{self.prefix}/c.txt", "update")
         res = ctx.tools.execute("apply_patch", {"patch": _PATCH})
         faulty_store.clear()

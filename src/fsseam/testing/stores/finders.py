@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from ...backends.contract import extras_of
 from ...backends.objectstore import parallel
 from ...errors import ErrorCode, FsError
 from .rigs import StoreRig, url_of
@@ -97,7 +96,7 @@ class FinderSuite:
                 self.reads = thread_name_prefix == "fsseam-read"
 
             def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-                if self.reads:  # a read on a thread of the pool
+                if fn is parallel.answer_of:  # a read on a thread of the pool
                     threaded.append(args)
                 return super().submit(fn, *args, **kwargs)
 
@@ -114,9 +113,7 @@ class FinderSuite:
     def test_a_started_read_answers_what_read_does(self, store: StoreRig) -> None:
         store.fill({"p/a/b.txt": b"one\n", "p/dir/x.txt": b"two\n"})
         backend = self._workspace(store).backend
-        start = extras_of(backend).start_read
-        assert start is not None
-        started = start("a/b.txt")
+        started = backend.start_read("a/b.txt")
         if not self.starts_reads:
             assert started is None
             return
@@ -125,13 +122,13 @@ class FinderSuite:
         assert blob.data == b"one\n" and blob.version == backend.read("a/b.txt").version
         for key, code in (("nope.txt", ErrorCode.FS_NOT_FOUND),
                           ("dir", ErrorCode.FS_IS_DIRECTORY)):
-            waiting = start(key)
+            waiting = backend.start_read(key)
             assert waiting is not None
             with pytest.raises(FsError) as err:
                 waiting()  # the store's answer, mapped where it is waited on
             assert err.value.code is code, key
         with pytest.raises(FsError) as err:
-            start("")  # no file key at all: refused before any request
+            backend.start_read("")  # no file key at all: refused before any request
         assert err.value.code is ErrorCode.FS_IS_DIRECTORY
 
     def test_delete_of_an_observed_object_is_one_request(self, store: StoreRig) -> None:

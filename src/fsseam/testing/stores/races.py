@@ -227,7 +227,7 @@ class SameChangeSuite:
         assert _count(ws.context("check"), "/loop.txt") == self.agents * self.increments
 
     def test_an_owners_landed_edit_run_again_is_its_own(self, store: StoreRig) -> None:
-        from ...backends.base import WriteMeta, write_as
+        from ...backends.base import WriteMeta
         from ...workspace import Workspace
 
         url, options = url_of(store, "rerun"), store.storage_options()
@@ -239,7 +239,7 @@ class SameChangeSuite:
         # The owner's edit, run by a worker that died after the store took it and before
         # anything was answered or recorded: the store holds the owner's write, and the
         # owner's observations still say count=0.
-        write_as(ws.backend, "count.txt", b"count=1\n", IfMatch(read), WriteMeta(owner="owner"))
+        ws.backend.write("count.txt", b"count=1\n", IfMatch(read), meta=WriteMeta(owner="owner"))
         edit = {"file_path": "/count.txt", "old_string": "count=0", "new_string": "count=1"}
         res = owner.tools.execute("edit", edit)  # the same task, run again
         if self.keeps_owner:

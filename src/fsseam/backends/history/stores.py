@@ -1,5 +1,5 @@
 """Where fsseam's own history lives: the per-file index entries and the store protocol,
-and the store in process memory (``kept_dir`` has the one on disk)."""
+and the store in process memory (``directory`` has the one on disk)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from ..versions import Version
+from ...versions import Version
 
 __all__ = ["HistoryStore", "KeptEntry", "MemoryHistoryStore"]
 

@@ -27,32 +27,19 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Hashable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import Conflict, ErrorCode, FsError
-from ..messages import Part, Reason
-from ..paths import display
-from ..versions import CreateOnly, IfMatch, Overwrite, Precondition, Version
-from ._digest import DIGEST_KIND
-from .base import (
-    ANY_VERSION,
-    Backend,
-    Blob,
-    Entry,
-    ReadStream,
-    Stat,
-    VersionInfo,
-    WriteMeta,
-    delete_as,
-)
-from .contract import Extras, expose, extras_of
-from .kept_budget import DAMAGED, Budget
-from .kept_store import HistoryStore, KeptEntry, MemoryHistoryStore
+from ...errors import Conflict, ErrorCode, FsError
+from ...messages import Part, Reason
+from ...paths import display
+from ...versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
+from .._digest import DIGEST_KIND
+from ..base import ANY_VERSION, Backend, Blob, VersionInfo, Wrapper, WriteMeta
+from .stores import HistoryStore, KeptEntry, MemoryHistoryStore
 
 __all__ = [
     "History",
@@ -60,9 +47,87 @@ __all__ = [
     "KeptEntry",
     "KeptHistoryBackend",
     "MemoryHistoryStore",
-    "delete_as",
     "keep_history",
+    "local_root",
 ]
+
+DAMAGED = Reason.history_index_damaged
+
+
+class Budget:
+    """What the copies of one history store may hold, and the eviction of the oldest."""
+
+    def __init__(self, store: HistoryStore, max_versions: int, max_bytes: int,
+                 entries: Callable[[str], builtins.list[KeptEntry]]) -> None:
+        self.store = store
+        self.max_versions = max_versions
+        self.max_bytes = max_bytes
+        # A file's index for a change made with its lock held (a damaged one set aside).
+        self._entries = entries
+        self._used: int | None = None
+        self._lock = threading.Lock()
+
+    def trim(self, key: str, entries: builtins.list[KeptEntry]) -> None:
+        """At most ``max_versions`` entries, and no copy that no entry names."""
+        del entries[: max(0, len(entries) - self.max_versions)]
+        self.store.save(key, entries)
+        named = {e.sha256 for e in entries if e.sha256 is not None}
+        for sha, size in self.store.copies(key).items():
+            if sha not in named:
+                self.store.drop(key, sha)
+                self.grew(-size)
+
+    def grew(self, n: int) -> None:
+        """Count ``n`` more bytes kept (a first count scans the store). Called with a
+        file's lock held, so it never evicts: :meth:`enforce` does, after the lock."""
+        with self._lock:
+            self._used = self._scan_usage() if self._used is None else self._used + n
+
+    def enforce(self) -> None:
+        with self._lock:
+            over = self._used is not None and self._used > self.max_bytes
+        if over:
+            self.evict()
+
+    def _scan_usage(self) -> int:
+        return sum(sum(self.store.copies(k).values()) for k in self.store.files())
+
+    def evict(self) -> None:
+        """Drop the oldest copies, over every file, until the total fits ``max_bytes``.
+        A copy's age is that of the newest entry naming it (a found-in-place version,
+        which has no time, counts as oldest). Files are locked one at a time."""
+        candidates: builtins.list[tuple[float, str, str, int]] = []
+        total = 0
+        for key in self.store.files():
+            sizes = self.store.copies(key)
+            total += sum(sizes.values())
+            newest: dict[str, float] = {}
+            try:
+                listed = self.store.entries(key)
+            except FsError as err:
+                if err.reason != DAMAGED:
+                    raise
+                continue  # its copies wait for the file's next change to set the index aside
+            for e in listed:
+                if e.sha256 in sizes:
+                    newest[e.sha256] = max(newest.get(e.sha256, 0.0), e.time or 0.0)
+            candidates += [(newest.get(sha, 0.0), key, sha, size) for sha, size in sizes.items()]
+        candidates.sort()
+        doomed: dict[str, set[str]] = {}
+        for _, key, sha, size in candidates:
+            if total <= self.max_bytes:
+                break
+            doomed.setdefault(key, set()).add(sha)
+            total -= size
+        for key, shas in doomed.items():
+            with self.store.lock(key):
+                entries = [e for e in self._entries(key) if e.sha256 not in shas]
+                self.store.save(key, entries)
+                for sha in shas:
+                    self.store.drop(key, sha)
+        with self._lock:
+            self._used = total
+
 
 MiB = 1 << 20
 RETRIES = 5
@@ -98,16 +163,15 @@ def _now() -> float:
     return time.time()
 
 
-class KeptHistoryBackend:
+class KeptHistoryBackend(Wrapper):
     """A backend with history kept by fsseam: everything is the inner backend's, except
     that replaced versions are copied first, and ``versions`` / ``read_version`` answer
     from those copies."""
 
     def __init__(self, inner: Backend, store: HistoryStore, history: History) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.store = store
         self.history = history
-        self.root = inner.root
         note = inner.capabilities.note
         kept = (
             f"history kept by fsseam in {store.where} (up to {history.max_versions} versions "
@@ -118,24 +182,18 @@ class KeptHistoryBackend:
             update={**self._adds, "note": f"{note}; {kept}" if note else kept}
         )
         self.budget = Budget(store, history.max_versions, history.max_bytes, self._entries)
-        inner_extras = extras_of(inner)
-        for_key = inner_extras.capabilities_for
-        self._extras = replace(
-            inner_extras, read_version_id=None,
-            capabilities_for=None if for_key is None else (
-                lambda key: for_key(key).model_copy(update=self._adds)),
-        )
-        expose(self, self._extras)
 
     def __repr__(self) -> str:
         return f"KeptHistoryBackend({self.inner!r}, {self.store.where!r})"
 
-    def extras(self) -> Extras:
-        """The inner backend's extras, for what stays the inner's (its reads, paths and
-        listings), and per key the inner's capabilities with this history added. Not
-        ``read_version_id``: the versions kept here are copies, which no id of the store's
-        names."""
-        return self._extras
+    def capabilities_for(self, key: str) -> Capabilities:
+        """The inner store's guarantees for ``key``, with this history added."""
+        return self.inner.capabilities_for(key).model_copy(update=self._adds)
+
+    def read_version_id(self, key: str, version_id: str) -> Blob:
+        """Not the inner store's: the versions kept here are copies, which no id of the
+        store's names (FS_NOT_FOUND, as for a store that names versions no other way)."""
+        return Backend.read_version_id(self, key, version_id)
 
     @classmethod
     def from_url(
@@ -143,29 +201,7 @@ class KeptHistoryBackend:
     ) -> KeptHistoryBackend:
         raise TypeError("KeptHistoryBackend wraps an open backend: use keep_history()")
 
-    # -- reads: the inner backend's ---------------------------------------------
-    def resolve(self, key: str) -> str:
-        return self.inner.resolve(key)
-
-    def read(self, key: str) -> Blob:
-        return self.inner.read(key)
-
-    def read_many(self, entries: Iterable[Entry]) -> Iterator[tuple[Entry, Blob | FsError]]:
-        return self.inner.read_many(entries)
-
-    def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
-        return self.inner.open_read(key, chunk_size)
-
-    def stat(self, key: str) -> Stat:
-        return self.inner.stat(key)
-
-    def list(self, key: str) -> builtins.list[Entry]:
-        return self.inner.list(key)
-
-    def walk(self, key: str) -> Iterator[Entry]:
-        return self.inner.walk(key)
-
-    # -- keeping -------------------------------------------------------------------
+    # -- keeping (reads, paths and listings are the inner backend's: Wrapper's) --------
     def _entries(self, key: str) -> builtins.list[KeptEntry]:
         """The file's index, for a change made with its lock held. A damaged index must
         not stop the change (the file itself is fine): it is set aside and a new one
@@ -287,10 +323,6 @@ class KeptHistoryBackend:
             self.budget.trim(key, entries)
         self.budget.enforce()
 
-    def delete_owned(self, key: str, precondition: Precondition, meta: WriteMeta) -> None:
-        """A deletion whose index entry names the owner who deleted."""
-        self.delete(key, precondition, meta=meta)
-
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         with self.store.lock(dst):
             version = self.inner.copy(src, dst, source)
@@ -358,7 +390,7 @@ def _time(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
-def _local_root(backend: Backend) -> str | None:
+def local_root(backend: Backend) -> str | None:
     """The root directory of a local backend (never imported here: it needs ``fcntl``)."""
     local = sys.modules.get("fsseam.backends.local")
     if local is not None and isinstance(backend, local.LocalBackend):
@@ -380,20 +412,19 @@ def keep_history(backend: Backend, history: History) -> KeptHistoryBackend:
                       details={"given": repr(history)})
     if backend.capabilities.history:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_native)
-    root = _local_root(backend)
+    root = local_root(backend)
     path = history.path
     if path is None and root is not None:
         path = default_directory(root)
     if path is None:
-        fs = getattr(backend, "fs", None)
-        token = (type(backend).__name__, id(getattr(fs, "store", fs)), backend.root)
         with _MEMORY_GUARD:
-            store: HistoryStore = _MEMORY_STORES.setdefault(token, MemoryHistoryStore())
+            store: HistoryStore = _MEMORY_STORES.setdefault(backend.storage_id(),
+                                                             MemoryHistoryStore())
         return KeptHistoryBackend(backend, store, history)
     real = os.path.realpath(path)
     if root is not None and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.history_inside_root,
                       details={"where": path})
-    from .kept_dir import DirectoryHistoryStore
-    sync = getattr(backend, "durability", "fsync") != "rename"  # the local backend's choice
+    from .directory import DirectoryHistoryStore
+    sync = backend.durability != "rename"
     return KeptHistoryBackend(backend, DirectoryHistoryStore(real, sync=sync), history)

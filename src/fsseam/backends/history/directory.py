@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from ..errors import ErrorCode, FsError
-from ..messages import Part, Reason
-from ..paths import display
-from .kept_store import KeptEntry
+from ...errors import ErrorCode, FsError
+from ...messages import Part, Reason
+from ...paths import display
+from .stores import KeptEntry
 
 __all__ = ["MARKER", "DirectoryHistoryStore"]
 
