@@ -39,7 +39,6 @@ PUBLIC_UNDERSCORED = frozenset({"_replace", "_asdict", "_fields", "_make", "_fie
 # (``_strip_protocol``).
 FOREIGN_PRIVATE: dict[str, str] = {
     "hashlib._Hash": "the type hashlib's constructors return has no public name",
-    "argparse._SubParsersAction": "the type add_subparsers() returns has no public name",
     "re._parser": "the parse tree of a pattern, exactly as re reads it, has no public API "
                   "(its old public alias sre_parse is deprecated)",
     "re._constants": "the opcodes of that parse tree",
