@@ -35,13 +35,15 @@ from fsseam.versions import Precondition, Version
 
 OPTIONAL = ["native_key", "check_writable", "capabilities_for", "list_lazy",
             "read_many_unhashed", "read_tree_unhashed", "split_tree", "walk_versioned",
-            "start_read", "read_version_id", "writer_of", "get_plain", "put_plain"]
-LOCAL = {"native_key", "list_lazy", "read_many_unhashed", "read_tree_unhashed", "split_tree"}
+            "start_read", "read_version_id", "writer_of", "get_plain", "put_plain",
+            "prune_directories"]
+LOCAL = {"native_key", "list_lazy", "read_many_unhashed", "read_tree_unhashed", "split_tree",
+         "prune_directories"}
 FSSPEC = {"list_lazy"}
 OBJECT_STORE = {"list_lazy", "read_version_id", "get_plain", "put_plain", "walk_versioned",
                 "start_read", "writer_of"}
 MOUNTS = {"native_key", "check_writable", "list_lazy", "capabilities_for",
-          "read_many_unhashed", "read_tree_unhashed", "read_version_id"}
+          "read_many_unhashed", "read_tree_unhashed", "read_version_id", "prune_directories"}
 
 
 def _memory() -> MemoryBackend:

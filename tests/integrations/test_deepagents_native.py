@@ -18,7 +18,6 @@ from deepagents.backends.protocol import DeleteResult, LsResult, ReadResult
 
 from fsseam import Limits, Workspace
 from fsseam.integrations import deepagents as integration
-from fsseam.integrations._deepagents_ops import remove_empty_directories
 from fsseam.integrations.deepagents import FsseamBackend, create_deep_agent
 
 from .helpers import seed, stored
@@ -129,10 +128,10 @@ def test_only_empty_directories_are_removed_and_never_the_root(tmp_path: Path) -
     (tmp_path / "d" / "full").mkdir()
     (tmp_path / "d" / "full" / "late.txt").write_bytes(b"written meanwhile\n")
     context = Workspace(str(tmp_path)).context("a")
-    remove_empty_directories(context, "/d")
+    context.fs.prune_directories("/d")
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
         "d", "d/full", "d/full/late.txt"]
-    remove_empty_directories(context, "/")
+    context.fs.prune_directories("/")
     assert (tmp_path / "d" / "full" / "late.txt").read_bytes() == b"written meanwhile\n"
 
 
@@ -144,3 +143,16 @@ def test_a_directory_delete_prunes_a_mounted_local_disk(tmp_path: Path) -> None:
     b.read("/disk/sub/a.txt")
     assert b.delete("/disk/sub") == DeleteResult(path="/disk/sub")
     assert os.listdir(tmp_path) == []
+
+
+def test_pruning_reaches_local_disk_under_kept_history_and_never_a_read_only_one(
+    tmp_path: Path,
+) -> None:
+    from fsseam import History
+
+    (tmp_path / "kept" / "empty").mkdir(parents=True)
+    Workspace(str(tmp_path), history=History()).context("a").fs.prune_directories("/kept")
+    assert not (tmp_path / "kept").exists()
+    (tmp_path / "frozen" / "empty").mkdir(parents=True)
+    Workspace(str(tmp_path), read_only=True).context("a").fs.prune_directories("/frozen")
+    assert (tmp_path / "frozen" / "empty").is_dir()

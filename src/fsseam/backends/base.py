@@ -148,6 +148,7 @@ class Backend(ABC):
     ``writer_of``           the current version and who wrote it             object stores
     ``get_plain``           an object beside the files, in one request       object stores
     ``put_plain``           a conditional write of one, in one request       object stores
+    ``prune_directories``   remove the directories left empty below a key    local
     ======================  ===============================================  ==============
 
     A default that cannot be done better says so plainly: ``None`` (no native key, no
@@ -309,6 +310,13 @@ class Backend(ABC):
         directory. By default no parts: the walk is not split."""
         return []
 
+    def prune_directories(self, key: str) -> None:
+        """Remove the directories left empty at and below ``key``, innermost first; one
+        that holds anything stays (with those above it), and so does the root. By
+        default nothing: a store whose directories exist only through their files has none
+        to leave behind."""
+        return None
+
     def walk_versioned(self, key: str) -> Iterator[tuple[Entry, Version | None]] | None:
         """``walk(key)`` with the version a read of each file would return now, from the
         same listing requests (None for a file whose listing does not say it); None where
@@ -434,6 +442,9 @@ class Wrapper(Backend):
 
     def split_tree(self, key: str, want: int) -> Sequence[TreePart]:
         return self.inner.split_tree(key, want)
+
+    def prune_directories(self, key: str) -> None:
+        self.inner.prune_directories(key)
 
     def walk_versioned(self, key: str) -> Iterator[tuple[Entry, Version | None]] | None:
         return self.inner.walk_versioned(key)

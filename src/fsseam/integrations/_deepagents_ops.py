@@ -13,15 +13,11 @@ is handed in.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from ..backends.local import LocalBackend
-from ..backends.mounts import MountBackend
 from ..changes import Delete
 from ..errors import ErrorCode, FsError
 from ..events import ReadEvent
@@ -38,7 +34,6 @@ __all__ = [
     "download",
     "files_below",
     "literal_grep",
-    "remove_empty_directories",
     "unterminated",
     "upload",
 ]
@@ -157,7 +152,7 @@ def delete_directory(context: Context, path: str) -> str:
         fs.change([Delete(f) for f in files])
     # deepagents' own delete removes the directory: on local disk (object stores have
     # none) the directories left empty go too.
-    remove_empty_directories(context, path)
+    fs.prune_directories(path)
     if not files and _is_directory(context, path):
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=shown,
                       reason=Reason.memory_empty_directory, details={"action": "delete"})
@@ -169,29 +164,3 @@ def _is_directory(context: Context, path: str) -> bool:
         return context.fs.stat(path).type == "directory"
     except FsError:
         return False
-
-
-def remove_empty_directories(context: Context, path: str) -> None:
-    """The directories left empty at and below ``path`` on local disk, innermost first.
-
-    deepagents' own delete of a directory removes it; fsseam's deletes its files, each at
-    the version the agent read, and local disk keeps the directories they were in (object
-    stores have none). Only empty directories go: ``rmdir`` refuses one that holds a file
-    (another writer's, written meanwhile), which stays with the directories above it. The
-    workspace root is never removed.
-    """
-    fs = context.fs
-    key = fs.key(path)
-    backend = fs.backend
-    if isinstance(backend, MountBackend):
-        routed = backend.route(key)
-        if routed is None:
-            return
-        mount, key = routed
-        backend = mount.backend
-    if not key or not isinstance(backend, LocalBackend):
-        return
-    top = os.path.join(backend.root, *key.split("/"))
-    for directory, _, _ in os.walk(top, topdown=False):
-        with contextlib.suppress(OSError):
-            os.rmdir(directory)

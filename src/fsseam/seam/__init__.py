@@ -192,6 +192,15 @@ class Seam(Core):
         return changing.create_bytes(self, path, data)
 
     @one_call
+    def prune_directories(self, path: str) -> None:
+        """Remove the directories left empty at and below ``path``, innermost first, for a
+        surface whose delete of a directory removes it: deleting the files leaves their
+        directories on local disk (an object store keeps none). A directory holding
+        anything stays, and so does the root; no file is touched. Nothing on a read-only
+        workspace."""
+        if not self.read_only:
+            self.backend.prune_directories(self.key(path))
+
     def version_now(self, path: str) -> Version | None:
         """The version a file has now (None: it does not exist), for a listing's details;
         observes nothing."""

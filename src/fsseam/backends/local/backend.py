@@ -12,6 +12,7 @@ a crash of the process only; see docs/backends.md, "Local durability".
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import stat as stat_mod
 from collections.abc import Callable, Iterable, Iterator
@@ -142,6 +143,18 @@ class LocalBackend(Backend):
         """The walk of the directory ``key`` as parts that other processes can search (see
         ``parts.split_tree``)."""
         return split_tree(self._tree, key, want)
+
+    def prune_directories(self, key: str) -> None:
+        """The directories left empty at and below ``key``, removed innermost first: the
+        deletes of a directory's files leave the directories on disk (an object store has
+        none to leave). ``rmdir`` refuses one that holds anything (another writer's file,
+        written meanwhile), which stays with those above it; the root always stays."""
+        if not key:
+            return
+        top = os.path.join(self.root, *key.split("/"))
+        for directory, _, _ in os.walk(top, topdown=False):
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> LocalStream:
         fd, st = self._tree.open_file(key)

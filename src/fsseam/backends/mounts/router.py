@@ -350,6 +350,12 @@ class MountBackend(Backend):
         with Relocated((inner, key)):
             return m.backend.versions(inner, limit)
 
+    def prune_directories(self, key: str) -> None:
+        """The mount holding ``key`` prunes its own directories (never the mount point)."""
+        routed = self.route(key)
+        if routed is not None and routed[1]:
+            routed[0].backend.prune_directories(routed[1])
+
     def read_version_id(self, key: str, version_id: str) -> Blob:
         """The mount's own read of a version by its full id, where its store has one."""
         m, inner = self._file(key)
