@@ -72,6 +72,26 @@ def test_tools_never_import_a_backend() -> None:
     assert wrong == []
 
 
+def test_integrations_reach_no_backend_or_seam_module() -> None:
+    """An integration speaks to a Workspace, its contexts, tools and outcomes: what a
+    backend or the seam holds inside stays there, though the layers would let them in."""
+    graph = _repo()
+    wrong = sorted(
+        graph.where(m, t) for m in graph.modules for t in graph.targets(m)
+        if m.startswith("fsseam.integrations")
+        and t.startswith(("fsseam.backends", "fsseam.seam"))
+    )
+    assert wrong == []
+
+
+def test_events_carry_no_backend_type() -> None:
+    """What a plugin is told is values of the basics layer: a policy written against the
+    events does not come to depend on a backend module through them."""
+    graph = _repo()
+    assert sorted(t for t in graph.targets("fsseam.events") if t.startswith("fsseam.")) == [
+        "fsseam.diff", "fsseam.errors", "fsseam.versions"]
+
+
 def test_backends_import_nothing_above_them() -> None:
     """Storage code speaks the contract's vocabulary only, narrower than its layers allow."""
     graph = _repo()
