@@ -1,17 +1,22 @@
 """The route of one tool call through the code, traced at run time.
 
-    python bench/trace.py [edit|grep] [local|memory] [--files]
+    python bench/trace.py [edit|grep] [local|memory|s3] [--files]
 
 Runs one call (after a read, so that the edit is allowed) under ``sys.setprofile`` and counts
-the project's files the call passes through and the moves between files, of which how many
-return into a file the call had already left. ``--files`` prints the route, one file per
-move. The numbers are the ones docs/architecture.md quotes.
+the project's files the call passes through and the moves between files (entering a
+function of another file than the last one entered), of which how many return into a file
+the call had already left. ``--files`` prints the route, one file per move. ``s3`` runs on
+moto's in-process ``mock_aws`` with the content index on (needs ``backends/s3[test]``), so
+its grep is the route through the index. The numbers are the ones docs/architecture.md
+quotes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -28,13 +33,26 @@ def _project_file(filename: str) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _workspace_url(store: str, call: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if store == "s3":
+        import boto3
+        import moto
+
+        with moto.mock_aws():
+            boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="trace")
+            yield "s3://trace/p", {"content_index": True}
+        return
+    with tempfile.TemporaryDirectory() as root:
+        yield (root if store == "local" else f"memory://trace-{call}"), {}
+
+
 def trace(call: str, store: str) -> tuple[list[str], int, int]:
     """(route, files, returns) of one ``call`` on ``store``."""
     from fsseam import Workspace
 
-    with tempfile.TemporaryDirectory() as root:
-        url = root if store == "local" else f"memory://trace-{call}"
-        ws = Workspace(url)
+    with _workspace_url(store, call) as (url, options):
+        ws = Workspace(url, **options)
         ctx = ws.context("agent")
         body = "".join(f"line {i}\n" for i in range(50))
         ctx.tools.execute("write", {"file_path": "/a.py", "content": body})
@@ -70,7 +88,7 @@ def trace(call: str, store: str) -> tuple[list[str], int, int]:
 
 def main(argv: list[str]) -> None:
     calls = [a for a in argv if a in {"edit", "grep"}] or ["edit", "grep"]
-    stores = [a for a in argv if a in {"local", "memory"}] or ["local", "memory"]
+    stores = [a for a in argv if a in {"local", "memory", "s3"}] or ["local", "memory"]
     print("| call | store | files passed | moves between files | returns to a file left |")
     print("| --- | --- | --- | --- | --- |")
     routes = []

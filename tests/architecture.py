@@ -89,7 +89,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(
         "gate",
         covers=("fsseam.events", "fsseam.gate", "fsseam.policy", "fsseam.observations"),
-        why="the events a change announces (in the contract's terms), the pluggy gate, "
+        why="the events a change announces (values of the basics layer), the pluggy gate, "
         "the observation policy and the stores that keep what each owner observed",
     ),
     Layer(
