@@ -8,9 +8,9 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 images and PDFs), ``finding`` (list, walk, glob, grep: the scan of the files, and helper
 processes for a large local tree), ``changing`` (write, create, edit, delete, move, and
 several files as one), ``commit`` (the plan of a change, committed against the store, and
-what a failed step leaves) and ``history`` (history, restore, undo). Every change asks the
-gate through ``changing.guard_for`` and is a plan (one file or many) that ``commit.run``
-commits.
+what a failed step leaves), ``verdicts`` (did a failed call land, what a refusal tells the
+agent) and ``history`` (history, restore, undo). Every change asks the gate through
+``changing.guard_for`` and is a plan (one file or many) that ``commit.run`` commits.
 """
 
 from __future__ import annotations

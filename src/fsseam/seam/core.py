@@ -1,8 +1,9 @@
 """What every part of the seam shares: its dependencies, paths, whole-file loads, what an
 owner has observed, and on whose behalf its changes are written.
 
-Each job of ``ctx.fs`` (reading, listing, finding, changing, committing, history) is a
-module of functions over a :class:`Core`; :class:`fsseam.seam.Seam` is the facade.
+Each job of ``ctx.fs`` is a module of functions over a :class:`Core` (``reading``,
+``finding``, ``changing``, ``commit``, ``verdicts``, ``history``); :class:`fsseam.seam.Seam`
+is the facade.
 """
 
 from __future__ import annotations

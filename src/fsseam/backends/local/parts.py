@@ -35,7 +35,7 @@ once more than the search does: a few dozen)."""
 @dataclass(frozen=True)
 class LocalTreePart:
     """One part of a search's walk over a local tree (see the module docstring); a
-    ``backends.contract.TreePart``."""
+    ``fsseam.backends.base.TreePart``."""
 
     root: str
     given: str

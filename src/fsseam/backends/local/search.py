@@ -138,8 +138,8 @@ def read_tree_unhashed(
     or after the change either way. Of the five system calls a small file costs here,
     that check is one, as each ``lstat`` saved would be.
 
-    One thread: reader threads were measured and lost (see docs/decisions.md, "Find at
-    scale"): each of the four system calls of a small file hands the GIL over twice. A
+    One thread: reader threads were measured and lost (see docs/decisions.md, "Local
+    search"): each of the four system calls of a small file hands the GIL over twice. A
     large tree is shared out between processes instead, by parts (``parts.py``)."""
     for fd, run in tree.runs(key):
         for child, d in run:

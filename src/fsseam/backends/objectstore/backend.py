@@ -1,4 +1,4 @@
-"""ObjectStoreBackend: the fsseam Backend protocol over any object store's client.
+"""ObjectStoreBackend: the fsseam Backend base class over any object store's client.
 
 Everything an object store needs beyond its own requests lives here, once: key mapping
 under ``bucket/prefix``, the root guard, directories inferred from prefixes (and from

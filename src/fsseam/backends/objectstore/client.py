@@ -253,7 +253,7 @@ class ListsAfter(Protocol):
 class StartsGets(Protocol):
     """Optional for a client whose store library runs its requests on an event loop of its
     own (s3fs, gcsfs): a whole-object read is started there and waited on later, so a grep
-    keeps its reads in flight without a thread for each (:mod:`.started`)."""
+    keeps its reads in flight without a thread for each (the template's ``start_read``)."""
 
     def start_get(self, name: str) -> Future[ObjectData]:
         """``get(name)`` started now, not waited on: the future holds what it would return
