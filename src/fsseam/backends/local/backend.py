@@ -24,10 +24,9 @@ from ...messages import Reason
 from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import Capabilities, Precondition, Version
-from .._digest import KnownDigests, digest_version
 from ..base import ANY_VERSION, Backend, Blob, Entry, Stat, VersionInfo, WriteMeta
+from ..digests import Digests, KnownDigests, LocalStream, digest_version
 from . import search
-from .digests import Digests, LocalStream
 from .parts import LocalTreePart, split_tree
 from .tree import Tree, kept_changing, outside_root
 from .writes import Writes, is_temp
