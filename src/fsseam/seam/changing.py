@@ -109,11 +109,24 @@ def check_edit_size(fs: Core, shown: str, n: int) -> None:
                       details={"size": n, "cap": fs.limits.max_edit_bytes})
 
 
-def load_text(fs: Core, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
+def load_text(fs: Core, key: str, shown: str) -> tuple[TextDoc, Version]:
     """The whole file as text, for an edit: one round trip, and never more than the
     edit limit fetched (a huge object is refused, not downloaded)."""
-    data, version = fs.load_bytes(key, record_missing)
-    return decode(data, display(key)), version
+    data, version = fs.load_bytes(key)
+    return decode(data, shown), version
+
+
+def check_writable(fs: Core) -> None:
+    """A read-only workspace refuses every change before anything else is looked at."""
+    if fs.read_only:
+        raise FsError(ErrorCode.FS_READ_ONLY, reason=Reason.read_only)
+
+
+def check_writable_at(fs: Core, *keys: str) -> None:
+    """A store mounted read-only refuses a change before anything is read for it (a
+    backend with ``check_writable``: mounts), as a read-only workspace does."""
+    for key in keys:
+        fs.backend.check_writable(key)
 
 
 # -- asking the gate -------------------------------------------------------------------
@@ -228,7 +241,7 @@ def prepare_edit(
     holds the change, made by another writer; for a single edit, done without a write when
     the store says the current version is this owner's own write.
     ``ops``: the edits whose replacements a stale diff locates."""
-    doc, current = load_text(fs, key)
+    doc, current = load_text(fs, key, shown)
     try:
         guard = guard_for(fs, "edit", key, shown, operation=operation, current=current)
     except FsError as e:
@@ -299,9 +312,9 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
           ) -> WriteOutcome:
     """Replace (or create) the whole file, or create a new one (see
     :meth:`fsseam.seam.Seam.write` and :meth:`~fsseam.seam.Seam.create`)."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    check_writable_at(fs, key)
     guard = guard_for(fs, "write", key, shown, operation=operation, size=len(content))
     plan = FilePlan(key, shown, b"", guard.precondition,
                     CREATE if operation == "create" else WRITE, guard.lost, fs.write_meta())
@@ -416,11 +429,11 @@ def check_ops(ops: Sequence[EditOp]) -> None:
 def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     """Apply a sequence of edits as one plan under one compare-and-swap (see
     :meth:`fsseam.seam.Seam.edit`)."""
-    fs.check_writable()
+    check_writable(fs)
     check_ops(ops)
     key = fs.key(path)
     shown = display(key)
-    fs.check_writable_at(key)
+    check_writable_at(fs, key)
     operation: EditKind = (
         "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
     )
@@ -508,9 +521,9 @@ def write_bytes(fs: Core, path: str, data: bytes,
     owner observed since: another handle of the same owner writing first moves the
     owner's observation on, not what these bytes were built on, so that write would be
     lost. A lost ``base`` is FS_STALE."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    check_writable_at(fs, key)
     check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="write", size=len(data))
     precondition, lost = guard.precondition, guard.lost
@@ -554,9 +567,9 @@ def _keep(fs: Core, key: str, shown: str, data: bytes, version: Version) -> None
 def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     """Create a new file holding exactly ``data``; never replaces one (FS_ALREADY_EXISTS),
     whatever this owner observed of the path."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    check_writable_at(fs, key)
     check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
     # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
@@ -605,7 +618,7 @@ def _text_or_none(data: bytes) -> str | None:
 
 def change(fs: Core, changes: Sequence[FileChange]) -> ChangeOutcome:
     """See :meth:`fsseam.seam.Seam.change`."""
-    fs.check_writable()
+    check_writable(fs)
     if not changes:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.change_empty)
     for c in changes:
@@ -820,9 +833,9 @@ def _written(fs: Core, p: _Prepared, diffs: list[tuple[str, str | None, str]]
 # -- delete and move -------------------------------------------------------------------
 def delete(fs: Core, path: str) -> DeleteOutcome:
     """Delete a file, only at the version this owner observed (with the policy on)."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    check_writable_at(fs, key)
     guard = guard_for(fs, "delete", key, shown, operation="delete")
     pre = guard.precondition
     run(fs, Plan.one("delete", FilePlan(key, shown, b"", pre, DELETE, guard.lost,
@@ -833,14 +846,14 @@ def delete(fs: Core, path: str) -> DeleteOutcome:
 
 def move(fs: Core, source: str, destination: str) -> MoveOutcome:
     """Move a file to a path that does not exist yet (see :meth:`fsseam.seam.Seam.move`)."""
-    fs.check_writable()
+    check_writable(fs)
     src, dst = fs.key(source), fs.key(destination)
     src_shown, dst_shown = display(src), display(dst)
     if not src or not dst:
         raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
     if src == dst:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason=Reason.move_same_path)
-    fs.check_writable_at(src, dst)
+    check_writable_at(fs, src, dst)
     guard = guard_for(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
     plan = FilePlan(src, src_shown, b"", guard.precondition, MOVE, guard.lost,
                     fs.write_meta())
