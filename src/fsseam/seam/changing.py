@@ -117,16 +117,10 @@ def load_text(fs: Core, key: str, shown: str) -> tuple[TextDoc, Version]:
 
 
 def check_writable(fs: Core) -> None:
-    """A read-only workspace refuses every change before anything else is looked at."""
+    """A read-only workspace refuses every change before anything else is looked at (a
+    store mounted read-only, ``backend.check_writable``, before anything is read for it)."""
     if fs.read_only:
         raise FsError(ErrorCode.FS_READ_ONLY, reason=Reason.read_only)
-
-
-def check_writable_at(fs: Core, *keys: str) -> None:
-    """A store mounted read-only refuses a change before anything is read for it (a
-    backend with ``check_writable``: mounts), as a read-only workspace does."""
-    for key in keys:
-        fs.backend.check_writable(key)
 
 
 # -- asking the gate -------------------------------------------------------------------
@@ -314,10 +308,10 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
     :meth:`fsseam.seam.Seam.write` and :meth:`~fsseam.seam.Seam.create`)."""
     check_writable(fs)
     key, shown = fs.resolve_file(path)
-    check_writable_at(fs, key)
+    fs.backend.check_writable(key)
     guard = guard_for(fs, "write", key, shown, operation=operation, size=len(content))
     plan = FilePlan(key, shown, b"", guard.precondition,
-                    CREATE if operation == "create" else WRITE, guard.lost, fs.write_meta())
+                    CREATE if operation == "create" else WRITE, guard.lost, fs.write_meta)
     if operation == "create":
         plan.precondition = CreateOnly()
         plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
@@ -433,11 +427,11 @@ def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     check_ops(ops)
     key = fs.key(path)
     shown = display(key)
-    check_writable_at(fs, key)
+    fs.backend.check_writable(key)
     operation: EditKind = (
         "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
     )
-    prep = prepare_edit(fs, key, shown, operation, lambda doc: apply(doc, ops, shown),
+    prep = prepare_edit(fs, key, shown, operation, partial(apply, ops=ops, path=shown),
                         _after, lone=True, ops=ops)
     doc, current, result, guard = prep.doc, prep.current, prep.result, prep.guard
     if prep.landed_over is not None:
@@ -474,7 +468,7 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, guard: Guard,
     new_doc = result.after
     data = new_bytes(fs, shown, new_doc)
     pre = guard.precondition
-    plan = FilePlan(key, shown, data, pre, EDIT, guard.lost, fs.write_meta(),
+    plan = FilePlan(key, shown, data, pre, EDIT, guard.lost, fs.write_meta,
                     old=result.before, ops=ops)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -498,11 +492,12 @@ def _edit_done(fs: Core, key: str, shown: str, result: EditPlan, operation: Edit
     event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=operation,
                          version=version, created=False, replaced=seen)
     fs.gate.dispatch(event.with_diff(shown, result.before.view, new_doc.view))
+    replace_all = _replace_all(ops)
     first = result.spans[0]
     snippet, start = _snippet(new_doc, first, len(result.spans) == 1)
     outcome = EditOutcome(
         path=shown, operation=operation, replacements=result.replacements,
-        replace_all=_replace_all(ops), version=version, first_line=first.first_line,
+        replace_all=replace_all, version=version, first_line=first.first_line,
         snippet=snippet, snippet_start=start, edits=len(result.spans),
     )
     outcome.with_diff(shown, result.before.view, new_doc.view)
@@ -523,7 +518,7 @@ def write_bytes(fs: Core, path: str, data: bytes,
     lost. A lost ``base`` is FS_STALE."""
     check_writable(fs)
     key, shown = fs.resolve_file(path)
-    check_writable_at(fs, key)
+    fs.backend.check_writable(key)
     check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="write", size=len(data))
     precondition, lost = guard.precondition, guard.lost
@@ -532,7 +527,7 @@ def write_bytes(fs: Core, path: str, data: bytes,
         lost = (ErrorCode.FS_STALE, Reason.stale_write if isinstance(base, IfMatch)
                 else Reason.created_since_absent_write, None)
     plan = FilePlan(key, shown, data, precondition, WRITE if base is None else WRITE_OVER,
-                    lost, fs.write_meta())
+                    lost, fs.write_meta)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
@@ -569,13 +564,13 @@ def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     whatever this owner observed of the path."""
     check_writable(fs)
     key, shown = fs.resolve_file(path)
-    check_writable_at(fs, key)
+    fs.backend.check_writable(key)
     check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
     # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
     # file there, this owner's earlier one included: no owner on the object makes it ours.
     plan = FilePlan(key, shown, data, CreateOnly(), CREATE_BYTES, guard.lost,
-                    fs.write_meta())
+                    fs.write_meta)
     plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -625,7 +620,7 @@ def change(fs: Core, changes: Sequence[FileChange]) -> ChangeOutcome:
         if isinstance(c, Create):
             check_new_text(c.content, "content")
     prepared = [_prepare(fs, c, key, dst) for c, key, dst in _resolved(fs, changes)]
-    run(fs, Plan([step for p in prepared for step in p.steps], fs.write_meta()))
+    run(fs, Plan([step for p in prepared for step in p.steps], fs.write_meta))
     return _committed(fs, prepared)
 
 
@@ -835,11 +830,11 @@ def delete(fs: Core, path: str) -> DeleteOutcome:
     """Delete a file, only at the version this owner observed (with the policy on)."""
     check_writable(fs)
     key, shown = fs.resolve_file(path)
-    check_writable_at(fs, key)
+    fs.backend.check_writable(key)
     guard = guard_for(fs, "delete", key, shown, operation="delete")
     pre = guard.precondition
     run(fs, Plan.one("delete", FilePlan(key, shown, b"", pre, DELETE, guard.lost,
-                                        fs.write_meta())))
+                                        fs.write_meta)))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown))
     return DeleteOutcome(path=shown, version=pre.version if isinstance(pre, IfMatch) else None)
 
@@ -853,10 +848,11 @@ def move(fs: Core, source: str, destination: str) -> MoveOutcome:
         raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
     if src == dst:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason=Reason.move_same_path)
-    check_writable_at(fs, src, dst)
+    fs.backend.check_writable(src)
+    fs.backend.check_writable(dst)
     guard = guard_for(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
     plan = FilePlan(src, src_shown, b"", guard.precondition, MOVE, guard.lost,
-                    fs.write_meta())
+                    fs.write_meta)
     version = run(fs, Plan.one("move", plan, destination=(dst, dst_shown)))[0].version
     assert version is not None
     fs.gate.dispatch(WrittenEvent(owner=fs.owner, key=dst, path=dst_shown,

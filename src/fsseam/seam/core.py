@@ -60,6 +60,8 @@ class Core:
     ) -> None:
         self.backend = backend
         self.owner = owner
+        self.write_meta = WriteMeta(owner=owner)
+        """On whose behalf this owner's changes are written (stores that keep it)."""
         self.limits = limits or Limits()
         self.read_only = read_only
         self.gate = gate
@@ -162,7 +164,3 @@ class Core:
             if e.code is ErrorCode.FS_NOT_FOUND:
                 return None
             raise
-
-    def write_meta(self) -> WriteMeta:
-        """On whose behalf this owner's changes are written (stores that keep it)."""
-        return WriteMeta(owner=self.owner)

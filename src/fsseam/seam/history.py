@@ -136,7 +136,7 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
 def _undo_create(fs: Core, key: str, shown: str, after: Version, plain: FsError
                  ) -> RestoreOutcome:
     plan = FilePlan(key, shown, b"", IfMatch(after), UNDO_CREATE,
-                    (ErrorCode.FS_STALE, None, None), fs.write_meta(), plain=plain)
+                    (ErrorCode.FS_STALE, None, None), fs.write_meta, plain=plain)
     run(fs, Plan.one("delete", plan))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
     return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,
