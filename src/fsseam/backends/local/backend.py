@@ -1,8 +1,9 @@
 """LocalBackend: the Backend contract over a directory of the local disk.
 
 The work is done by the modules beside this one (``tree``: descriptor walks and
-listings; ``digests``: versions; ``search``: the reads of a search; ``writes``: the
-compare-and-swap); this class holds one of each for its root and answers the contract.
+listings; ``search``: the reads of a search; ``writes``: the compare-and-swap) and by
+:mod:`fsseam.backends.digests` (versions); this class holds one of each for its root and
+answers the contract.
 
 ``durability`` (the storage option of the same name) says what a returned write survives:
 ``"fsync"`` (the default) a power loss, ``"rename"`` (no fsync, as most editors publish)
