@@ -329,7 +329,8 @@ class Writes:
             except _DirGone:
                 continue
             finally:
-                _undo_dirs(created, keep=ok)
+                if created:  # most writes go into a directory that is there already
+                    _undo_dirs(created, keep=ok)
                 os.close(dfd)
         raise map_os_error(FileNotFoundError(key), key, "write")
 
