@@ -182,7 +182,9 @@ def instructions(op: str, n: int, warmup: int) -> float:
 
 
 PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("hashing (sha256)", ("sha256", "_digest.py")),
+    ("hashing (sha256)", ("sha256", "digests.py:digest_version", "digests.py:hasher",
+                          "digests.py:version", "digests.py:keeps", "digests.py:remember",
+                          "digests.py:forget", "digests.py:check_precondition")),
     ("fsync", ("posix.fsync",)),
     ("lock, rename, temp file", ("flock", "posix.replace", "posix.rename", "posix.unlink",
                                  "posix.link", "fchmod", "posix.open", "posix.close")),

@@ -67,7 +67,7 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "backend contract",
-        covers=("fsseam.backends.base", "fsseam.backends._digest",
+        covers=("fsseam.backends.base", "fsseam.backends.digests",
                 "fsseam.backends.registry"),
         why="the Backend base class and its optional operations, digests, protocol -> class",
     ),

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-import fsseam.backends.local.digests as digests_mod
+import fsseam.backends.digests as digests_mod
 import fsseam.backends.local.writes as writes_mod
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite, Workspace
 from fsseam.backends import LocalBackend

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fsseam.backends._digest as digest_mod
+import fsseam.backends.digests as digest_mod
 from fsseam import CreateOnly, Workspace
-from fsseam.backends._digest import KnownDigests, digest_version
+from fsseam.backends.digests import KnownDigests, digest_version
 from fsseam.backends.memory import isolated_memory_filesystem
 from fsseam.seam.verdicts import holds
 from fsseam.text import decode

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import fsseam.backends.local.digests as digests_mod
+import fsseam.backends.digests as digests_mod
 from fsseam import Conflict, CreateOnly, ErrorCode, FsError, IfMatch, Overwrite
 from fsseam.backends import LocalBackend, open_backend
 from fsseam.testing import increment_worker

@@ -350,7 +350,7 @@ def test_external_deletion_after_a_window_of_a_large_local_file_is_stale(
     came from the stat cache, so the read stopped early): the write must still be FS_STALE
     and must not turn into FS_NOT_FOUND (which also records absence, so that a blind retry
     silently recreates the file)."""
-    import fsseam.backends.local.digests as digests_mod
+    import fsseam.backends.digests as digests_mod
     from fsseam import Limits
 
     monkeypatch.setattr(digests_mod, "RACY_WINDOW_NS", 0)  # trust the stat cache at once

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import ErrorCode, FsError
 from .messages import Part, Reason, Role
@@ -83,14 +83,16 @@ class EditPlan:
     before: TextDoc
     after: TextDoc
     spans: tuple[Span, ...]
+    replacements: int = field(init=False)
+    """Occurrences replaced, over all edits."""
+    changed: bool = field(init=False)
+    """Whether the text after differs from the text before (a BOM counts)."""
 
-    @property
-    def replacements(self) -> int:
-        return sum(s.count for s in self.spans)
-
-    @property
-    def changed(self) -> bool:
-        return self.after.original != self.before.original or self.after.bom != self.before.bom
+    def __post_init__(self) -> None:
+        # Known when the plan is made: every edit asks both, once it is made.
+        object.__setattr__(self, "replacements", sum(s.count for s in self.spans))
+        object.__setattr__(self, "changed", self.after.original != self.before.original
+                           or self.after.bom != self.before.bom)
 
 
 def _lf(text: str) -> str:

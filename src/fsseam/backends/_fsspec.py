@@ -20,8 +20,8 @@ from ..messages import Reason
 from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
-from ._digest import KnownDigests, check_precondition, digest_version
 from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
+from .digests import KnownDigests, check_precondition, digest_version
 
 _LOCKS: dict[Hashable, threading.RLock] = {}
 _LOCKS_GUARD = threading.Lock()

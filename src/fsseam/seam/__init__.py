@@ -15,9 +15,8 @@ agent) and ``history`` (history, restore, undo). Every change asks the gate thro
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, cast
+from typing import Literal, cast
 
 from ..changes import FileChange
 from ..edits import EditOp, Insert, Replace
@@ -46,25 +45,10 @@ from ..outcomes import (
 from ..versions import CreateOnly, IfMatch, Version
 from . import changing, finding, reading
 from . import history as _history
-from .core import Core
+from .core import Core, one_call
 from .finding import smallest
 
 __all__ = ["Limits", "Seam", "smallest"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def one_call(method: F) -> F:
-    """An operation of the owner: what it observes (a grep: every file it shows) reaches
-    the observation store once, at its end; an operation it calls is part of it."""
-
-    @functools.wraps(method)
-    def call(self: Core, *args: Any, **kwargs: Any) -> Any:
-        with self.observing():
-            return method(self, *args, **kwargs)
-
-    return cast(F, call)
-
 
 class Seam(Core):
     """One owner's view of one workspace (``ctx.fs``).

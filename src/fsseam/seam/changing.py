@@ -109,11 +109,18 @@ def check_edit_size(fs: Core, shown: str, n: int) -> None:
                       details={"size": n, "cap": fs.limits.max_edit_bytes})
 
 
-def load_text(fs: Core, key: str, record_missing: bool = True) -> tuple[TextDoc, Version]:
+def load_text(fs: Core, key: str, shown: str) -> tuple[TextDoc, Version]:
     """The whole file as text, for an edit: one round trip, and never more than the
     edit limit fetched (a huge object is refused, not downloaded)."""
-    data, version = fs.load_bytes(key, record_missing)
-    return decode(data, display(key)), version
+    data, version = fs.load_bytes(key)
+    return decode(data, shown), version
+
+
+def check_writable(fs: Core) -> None:
+    """A read-only workspace refuses every change before anything else is looked at (a
+    store mounted read-only, ``backend.check_writable``, before anything is read for it)."""
+    if fs.read_only:
+        raise FsError(ErrorCode.FS_READ_ONLY, reason=Reason.read_only)
 
 
 # -- asking the gate -------------------------------------------------------------------
@@ -228,7 +235,7 @@ def prepare_edit(
     holds the change, made by another writer; for a single edit, done without a write when
     the store says the current version is this owner's own write.
     ``ops``: the edits whose replacements a stale diff locates."""
-    doc, current = load_text(fs, key)
+    doc, current = load_text(fs, key, shown)
     try:
         guard = guard_for(fs, "edit", key, shown, operation=operation, current=current)
     except FsError as e:
@@ -299,12 +306,12 @@ def write(fs: Core, path: str, content: str, operation: Literal["write", "create
           ) -> WriteOutcome:
     """Replace (or create) the whole file, or create a new one (see
     :meth:`fsseam.seam.Seam.write` and :meth:`~fsseam.seam.Seam.create`)."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    fs.backend.check_writable(key)
     guard = guard_for(fs, "write", key, shown, operation=operation, size=len(content))
     plan = FilePlan(key, shown, b"", guard.precondition,
-                    CREATE if operation == "create" else WRITE, guard.lost, fs.write_meta())
+                    CREATE if operation == "create" else WRITE, guard.lost, fs.write_meta)
     if operation == "create":
         plan.precondition = CreateOnly()
         plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
@@ -416,15 +423,15 @@ def check_ops(ops: Sequence[EditOp]) -> None:
 def edit(fs: Core, path: str, ops: Sequence[EditOp]) -> EditOutcome:
     """Apply a sequence of edits as one plan under one compare-and-swap (see
     :meth:`fsseam.seam.Seam.edit`)."""
-    fs.check_writable()
+    check_writable(fs)
     check_ops(ops)
     key = fs.key(path)
     shown = display(key)
-    fs.check_writable_at(key)
+    fs.backend.check_writable(key)
     operation: EditKind = (
         "edit" if len(ops) > 1 else "insert" if isinstance(ops[0], Insert) else "replace"
     )
-    prep = prepare_edit(fs, key, shown, operation, lambda doc: apply(doc, ops, shown),
+    prep = prepare_edit(fs, key, shown, operation, partial(apply, ops=ops, path=shown),
                         _after, lone=True, ops=ops)
     doc, current, result, guard = prep.doc, prep.current, prep.result, prep.guard
     if prep.landed_over is not None:
@@ -461,7 +468,7 @@ def _commit_edit(fs: Core, key: str, shown: str, result: EditPlan, guard: Guard,
     new_doc = result.after
     data = new_bytes(fs, shown, new_doc)
     pre = guard.precondition
-    plan = FilePlan(key, shown, data, pre, EDIT, guard.lost, fs.write_meta(),
+    plan = FilePlan(key, shown, data, pre, EDIT, guard.lost, fs.write_meta,
                     old=result.before, ops=ops)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -485,11 +492,12 @@ def _edit_done(fs: Core, key: str, shown: str, result: EditPlan, operation: Edit
     event = WrittenEvent(owner=fs.owner, key=key, path=shown, operation=operation,
                          version=version, created=False, replaced=seen)
     fs.gate.dispatch(event.with_diff(shown, result.before.view, new_doc.view))
+    replace_all = _replace_all(ops)
     first = result.spans[0]
     snippet, start = _snippet(new_doc, first, len(result.spans) == 1)
     outcome = EditOutcome(
         path=shown, operation=operation, replacements=result.replacements,
-        replace_all=_replace_all(ops), version=version, first_line=first.first_line,
+        replace_all=replace_all, version=version, first_line=first.first_line,
         snippet=snippet, snippet_start=start, edits=len(result.spans),
     )
     outcome.with_diff(shown, result.before.view, new_doc.view)
@@ -508,9 +516,9 @@ def write_bytes(fs: Core, path: str, data: bytes,
     owner observed since: another handle of the same owner writing first moves the
     owner's observation on, not what these bytes were built on, so that write would be
     lost. A lost ``base`` is FS_STALE."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    fs.backend.check_writable(key)
     check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="write", size=len(data))
     precondition, lost = guard.precondition, guard.lost
@@ -519,7 +527,7 @@ def write_bytes(fs: Core, path: str, data: bytes,
         lost = (ErrorCode.FS_STALE, Reason.stale_write if isinstance(base, IfMatch)
                 else Reason.created_since_absent_write, None)
     plan = FilePlan(key, shown, data, precondition, WRITE if base is None else WRITE_OVER,
-                    lost, fs.write_meta())
+                    lost, fs.write_meta)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
     assert version is not None
@@ -554,15 +562,15 @@ def _keep(fs: Core, key: str, shown: str, data: bytes, version: Version) -> None
 def create_bytes(fs: Core, path: str, data: bytes) -> Version:
     """Create a new file holding exactly ``data``; never replaces one (FS_ALREADY_EXISTS),
     whatever this owner observed of the path."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    fs.backend.check_writable(key)
     check_edit_size(fs, shown, len(data))
     guard = guard_for(fs, "write", key, shown, operation="create", size=len(data))
     # An exclusive create of fsspec's ("xb", mode="create") answers FileExistsError for any
     # file there, this owner's earlier one included: no owner on the object makes it ours.
     plan = FilePlan(key, shown, data, CreateOnly(), CREATE_BYTES, guard.lost,
-                    fs.write_meta())
+                    fs.write_meta)
     plan.lost = (ErrorCode.FS_ALREADY_EXISTS, Reason.add_exists, None)
     done = run(fs, Plan.one("write", plan))[0]
     version = done.version
@@ -605,14 +613,14 @@ def _text_or_none(data: bytes) -> str | None:
 
 def change(fs: Core, changes: Sequence[FileChange]) -> ChangeOutcome:
     """See :meth:`fsseam.seam.Seam.change`."""
-    fs.check_writable()
+    check_writable(fs)
     if not changes:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.change_empty)
     for c in changes:
         if isinstance(c, Create):
             check_new_text(c.content, "content")
     prepared = [_prepare(fs, c, key, dst) for c, key, dst in _resolved(fs, changes)]
-    run(fs, Plan([step for p in prepared for step in p.steps], fs.write_meta()))
+    run(fs, Plan([step for p in prepared for step in p.steps], fs.write_meta))
     return _committed(fs, prepared)
 
 
@@ -820,30 +828,31 @@ def _written(fs: Core, p: _Prepared, diffs: list[tuple[str, str | None, str]]
 # -- delete and move -------------------------------------------------------------------
 def delete(fs: Core, path: str) -> DeleteOutcome:
     """Delete a file, only at the version this owner observed (with the policy on)."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
-    fs.check_writable_at(key)
+    fs.backend.check_writable(key)
     guard = guard_for(fs, "delete", key, shown, operation="delete")
     pre = guard.precondition
     run(fs, Plan.one("delete", FilePlan(key, shown, b"", pre, DELETE, guard.lost,
-                                        fs.write_meta())))
+                                        fs.write_meta)))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown))
     return DeleteOutcome(path=shown, version=pre.version if isinstance(pre, IfMatch) else None)
 
 
 def move(fs: Core, source: str, destination: str) -> MoveOutcome:
     """Move a file to a path that does not exist yet (see :meth:`fsseam.seam.Seam.move`)."""
-    fs.check_writable()
+    check_writable(fs)
     src, dst = fs.key(source), fs.key(destination)
     src_shown, dst_shown = display(src), display(dst)
     if not src or not dst:
         raise FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
     if src == dst:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=src_shown, reason=Reason.move_same_path)
-    fs.check_writable_at(src, dst)
+    fs.backend.check_writable(src)
+    fs.backend.check_writable(dst)
     guard = guard_for(fs, "delete", src, src_shown, operation="move", destination=dst_shown)
     plan = FilePlan(src, src_shown, b"", guard.precondition, MOVE, guard.lost,
-                    fs.write_meta())
+                    fs.write_meta)
     version = run(fs, Plan.one("move", plan, destination=(dst, dst_shown)))[0].version
     assert version is not None
     fs.gate.dispatch(WrittenEvent(owner=fs.owner, key=dst, path=dst_shown,

@@ -8,8 +8,10 @@ is the facade.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any, TypeVar, cast
 
 from ..backends.base import Backend, WriteMeta
 from ..doccache import Authors, DocCache
@@ -23,8 +25,21 @@ from ..paths import display, to_key
 from ..text import decode
 from ..versions import Version
 
-__all__ = ["Core"]
+__all__ = ["Core", "one_call"]
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_call(method: F) -> F:
+    """An operation of the owner: what it observes (a grep: every file it shows) reaches
+    the observation store once, at its end; an operation it calls is part of it."""
+
+    @functools.wraps(method)
+    def call(self: Core, *args: Any, **kwargs: Any) -> Any:
+        with self.observing():
+            return method(self, *args, **kwargs)
+
+    return cast(F, call)
 
 
 class Core:
@@ -46,6 +61,8 @@ class Core:
     ) -> None:
         self.backend = backend
         self.owner = owner
+        self.write_meta = WriteMeta(owner=owner)
+        """On whose behalf this owner's changes are written (stores that keep it)."""
         self.limits = limits or Limits()
         self.read_only = read_only
         self.gate = gate
@@ -59,14 +76,6 @@ class Core:
         if self._observing is None:
             return nullcontext()
         return self._observing(self.owner, self.observations)
-
-    @property
-    def backend(self) -> Backend:
-        return self._backend
-
-    @backend.setter
-    def backend(self, backend: Backend) -> None:
-        self._backend = backend
 
     # -- paths -------------------------------------------------------------
     def key(self, path: str) -> str:
@@ -90,16 +99,6 @@ class Core:
             return FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.not_found)
         return err
 
-    def check_writable(self) -> None:
-        if self.read_only:
-            raise FsError(ErrorCode.FS_READ_ONLY, reason=Reason.read_only)
-
-    def check_writable_at(self, *keys: str) -> None:
-        """A store mounted read-only refuses a change before anything is read for it (a
-        backend with ``check_writable``: mounts), as a read-only workspace does."""
-        for key in keys:
-            self.backend.check_writable(key)
-
     def keeps_history(self, key: str) -> bool:
         """Whether the store holding ``key`` keeps versions: under mounts, the mount's own
         store decides (one mount's versioned bucket keeps history where another does not)."""
@@ -108,7 +107,6 @@ class Core:
     # -- whole files -------------------------------------------------------
     def load_bytes(self, key: str, record_missing: bool = True) -> tuple[bytes, Version]:
         """The whole file's bytes and their version, within the edit limit."""
-        shown = display(key)
         cap = self.limits.max_edit_bytes
         try:
             stream = self.backend.open_read(key, cap + 1)
@@ -134,11 +132,11 @@ class Core:
         finally:
             stream.close()
         if size > cap:
-            raise FsError(ErrorCode.FS_TOO_LARGE, path=shown, reason=Reason.edit_too_large,
+            raise FsError(ErrorCode.FS_TOO_LARGE, path=display(key), reason=Reason.edit_too_large,
                           details={"size": size, "cap": cap})
         version = stream.version
         if version is None:  # pragma: no cover - a backend bug
-            raise FsError(ErrorCode.FS_BACKEND, path=shown, reason=Reason.no_version)
+            raise FsError(ErrorCode.FS_BACKEND, path=display(key), reason=Reason.no_version)
         return b"".join(parts), version
 
     # -- what this owner has seen -----------------------------------------
@@ -167,7 +165,3 @@ class Core:
             if e.code is ErrorCode.FS_NOT_FOUND:
                 return None
             raise
-
-    def write_meta(self) -> WriteMeta:
-        """On whose behalf this owner's changes are written (stores that keep it)."""
-        return WriteMeta(owner=self.owner)

@@ -42,8 +42,8 @@ from typing import Any, Generic, Literal, TypeVar
 import regex
 
 from .. import deadline as _clock
-from ..backends._digest import digest_version
 from ..backends.base import Blob, Entry, TreePart
+from ..backends.digests import digest_version
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent

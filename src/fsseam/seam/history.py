@@ -24,7 +24,7 @@ from ..messages import Reason, Sentence
 from ..outcomes import HistoryEntry, HistoryOutcome, RestoreOutcome, version_id
 from ..text import TextDoc, decode
 from ..versions import CreateOnly, IfMatch, Precondition, Version
-from .changing import ask_undo, guard_for
+from .changing import ask_undo, check_writable, guard_for
 from .commit import RESTORE, UNDO, UNDO_CREATE, FilePlan, Plan, run
 from .core import Core
 
@@ -82,7 +82,7 @@ def restore(fs: Core, path: str, version: str) -> RestoreOutcome:
     """Write back the bytes of a kept version (named by its id, or a unique prefix), as a
     guarded write: conditional on the version this owner observed, or create-only when it
     saw the file absent."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
     _require_history(fs, key, shown, "restore")
     old = _by_id(fs, key, version)
@@ -116,7 +116,7 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
     """Take back this owner's last change of the file: the version before it written back,
     conditional on the version the change made (or, for a change that created the file,
     the file deleted, conditional likewise)."""
-    fs.check_writable()
+    check_writable(fs)
     key, shown = fs.resolve_file(path)
     intent = ask_undo(fs, key, shown)
     after, before = intent.after, intent.before
@@ -136,7 +136,7 @@ def undo(fs: Core, path: str) -> RestoreOutcome:
 def _undo_create(fs: Core, key: str, shown: str, after: Version, plain: FsError
                  ) -> RestoreOutcome:
     plan = FilePlan(key, shown, b"", IfMatch(after), UNDO_CREATE,
-                    (ErrorCode.FS_STALE, None, None), fs.write_meta(), plain=plain)
+                    (ErrorCode.FS_STALE, None, None), fs.write_meta, plain=plain)
     run(fs, Plan.one("delete", plan))
     fs.gate.dispatch(DeletedEvent(owner=fs.owner, key=key, path=shown, operation="undo"))
     return RestoreOutcome(path=shown, operation="undo", restored=None, version=None,

@@ -37,8 +37,8 @@ from ...errors import Conflict, ErrorCode, FsError
 from ...messages import Part, Reason
 from ...paths import display
 from ...versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
-from .._digest import DIGEST_KIND
 from ..base import ANY_VERSION, Backend, Blob, VersionInfo, Wrapper, WriteMeta
+from ..digests import DIGEST_KIND
 from .stores import HistoryStore, KeptEntry, MemoryHistoryStore
 
 __all__ = [

@@ -1,8 +1,9 @@
 """LocalBackend: the Backend contract over a directory of the local disk.
 
 The work is done by the modules beside this one (``tree``: descriptor walks and
-listings; ``digests``: versions; ``search``: the reads of a search; ``writes``: the
-compare-and-swap); this class holds one of each for its root and answers the contract.
+listings; ``search``: the reads of a search; ``writes``: the compare-and-swap) and by
+:mod:`fsseam.backends.digests` (versions); this class holds one of each for its root and
+answers the contract.
 
 ``durability`` (the storage option of the same name) says what a returned write survives:
 ``"fsync"`` (the default) a power loss, ``"rename"`` (no fsync, as most editors publish)
@@ -25,10 +26,9 @@ from ...messages import Reason
 from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import Capabilities, Precondition, Version
-from .._digest import KnownDigests, digest_version
 from ..base import ANY_VERSION, Backend, Blob, Entry, Stat, VersionInfo, WriteMeta
+from ..digests import Digests, KnownDigests, LocalStream, digest_version
 from . import search
-from .digests import Digests, LocalStream
 from .parts import LocalTreePart, split_tree
 from .tree import Tree, kept_changing, outside_root
 from .writes import Writes, is_temp

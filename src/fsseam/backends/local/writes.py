@@ -42,9 +42,18 @@ from ...messages import Part, Reason
 from ...oserrors import map_os_error
 from ...paths import display
 from ...versions import CreateOnly, IfMatch, Precondition, Version
-from .._digest import KnownDigests, check_precondition, digest_version, hasher, version_of
 from ..base import ANY_VERSION
-from .digests import HASH_CHUNK, Digests, changed_while_read, signature
+from ..digests import (
+    HASH_CHUNK,
+    Digests,
+    KnownDigests,
+    changed_while_read,
+    check_precondition,
+    digest_version,
+    hasher,
+    signature,
+    version_of,
+)
 from .tree import READ_FLAGS, Tree, check_kind, kept_changing
 
 __all__ = ["TEMP_MARK", "Writes", "is_temp", "is_temp_name", "temp_name"]
@@ -320,7 +329,8 @@ class Writes:
             except _DirGone:
                 continue
             finally:
-                _undo_dirs(created, keep=ok)
+                if created:  # most writes go into a directory that is there already
+                    _undo_dirs(created, keep=ok)
                 os.close(dfd)
         raise map_os_error(FileNotFoundError(key), key, "write")
 

@@ -18,8 +18,8 @@ from typing import Protocol, TypeVar
 from ...errors import ErrorCode, FsError
 from ...messages import Reason
 from ...paths import display
-from .._digest import DIGEST_KIND
 from ..base import Entry
+from ..digests import DIGEST_KIND
 from .mount import Mount
 from .relocate import Relocated, Remapped
 

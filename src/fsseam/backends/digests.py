@@ -1,32 +1,122 @@
-"""Versions of local files: the stat cache, the digest of an open file, a chunked read.
+"""Content-digest versions: the sha256 version of bytes, the bytes a backend last read or
+wrote beside their digests, the precondition check each backend makes against the digest
+of what is there (local, memory and generic backends), and the versions of local files.
 
-Why a digest and not (mtime, size, inode): all three repeat (one clock tick for many writes,
-same-size rewrites, inode numbers reused at once after ``os.replace``). The stat cache only
-spares re-hashing a file whose stat signature (which includes ctime, so ``os.utime`` cannot
-hide a change) is unchanged and was already old when it was hashed, as git treats "racy"
-index entries. The same signature, taken again after a read, says whether the file changed
-while it was read (which every reader and the compare-and-swap ask).
+Why a digest and not (mtime, size, inode) for a local file: all three repeat (one clock
+tick for many writes, same-size rewrites, inode numbers reused at once after
+``os.replace``). The stat cache only spares re-hashing a file whose stat signature (which
+includes ctime, so ``os.utime`` cannot hide a change) is unchanged and was already old when
+it was hashed, as git treats "racy" index entries. The same signature, taken again after a
+read, says whether the file changed while it was read (which every reader and the
+compare-and-swap ask).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
-from ...errors import ErrorCode, FsError
-from ...messages import Reason
-from ...oserrors import map_os_error
-from ...paths import display
-from ...versions import Version
-from .._digest import KnownDigests, hasher, version_of
-from ..base import Blob
+from ..errors import Conflict, ErrorCode, FsError
+from ..messages import Reason
+from ..oserrors import map_os_error
+from ..paths import display
+from ..versions import CreateOnly, IfMatch, Precondition, Version
+from .base import Blob
 
 __all__ = [
-    "HASH_CHUNK", "RACY_WINDOW_NS", "Digests", "LocalStream", "Signature",
-    "changed_while_read", "signature",
+    "DIGEST_KIND", "HASH_CHUNK", "KNOWN_BUDGET", "RACY_WINDOW_NS", "Digests", "KnownDigests",
+    "LocalStream", "Signature", "changed_while_read", "check_precondition", "digest_version",
+    "hasher", "signature", "version_of",
 ]
+
+DIGEST_KIND = "sha256"
+KNOWN_BUDGET = 16 << 20
+"""Bytes of content a backend keeps beside their digests (see :class:`KnownDigests`)."""
+
+
+def digest_version(data: bytes) -> Version:
+    return Version(kind=DIGEST_KIND, value=hashlib.sha256(data).hexdigest())
+
+
+def hasher() -> hashlib._Hash:
+    return hashlib.sha256()
+
+
+def version_of(h: hashlib._Hash) -> Version:
+    return Version(kind=DIGEST_KIND, value=h.hexdigest())
+
+
+class KnownDigests:
+    """The last bytes a backend read or wrote at each key, with their digest.
+
+    The version of bytes equal to the ones kept is their digest: one comparison (a memcmp,
+    about 20 times cheaper than sha256) instead of a second hash of the same content. So an
+    edit hashes once, the new bytes: its read and the re-check under the lock find the bytes
+    that the previous write (or read) left, compared byte for byte. Different bytes are
+    hashed as before: the version is always the digest of exactly the bytes given.
+
+    A bounded LRU: at most ``budget`` bytes in all, none over a quarter of it (a bigger
+    file is hashed each time, which its I/O dwarfs anyway).
+    """
+
+    def __init__(self, budget: int = KNOWN_BUDGET) -> None:
+        self._budget = budget
+        self._max_item = budget // 4
+        self._used = 0
+        self._items: OrderedDict[str, tuple[bytes, Version]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def keeps(self, size: int) -> bool:
+        """Whether bytes of this size are kept (and worth reading whole to compare)."""
+        return size <= self._max_item
+
+    def version(self, key: str, data: bytes) -> Version:
+        """The digest version of ``data``, read or about to be written at ``key``."""
+        with self._lock:
+            hit = self._items.get(key)
+        version = hit[1] if hit is not None and hit[0] == data else digest_version(data)
+        self.remember(key, data, version)
+        return version
+
+    def remember(self, key: str, data: bytes, version: Version) -> None:
+        if len(data) > self._max_item:
+            self.forget(key)
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._used -= len(old[0])
+            self._items[key] = (data, version)
+            self._used += len(data)
+            while self._used > self._budget:
+                _, (dropped, _) = self._items.popitem(last=False)
+                self._used -= len(dropped)
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._used -= len(old[0])
+
+
+def check_precondition(
+    key: str, precondition: Precondition, current: Version | None
+) -> None:
+    """Raise Conflict unless ``precondition`` holds against ``current`` (None = absent)."""
+    if isinstance(precondition, CreateOnly) and current is not None:
+        raise Conflict("exists", path=display(key))
+    if isinstance(precondition, IfMatch):
+        if current is None:
+            raise Conflict("missing", path=display(key))
+        if current != precondition.version:
+            raise Conflict("mismatch", path=display(key))
+
+
+# -- local files ------------------------------------------------------------
 
 HASH_CHUNK = 1 << 20
 """The read size of a file hashed as it passes (never held whole in memory)."""
