@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from fsseam import ErrorCode, ToolResult, Workspace
 from fsseam.backends import MemoryBackend
 from fsseam.backends.base import Stat
+from fsseam.backends.objectstore import ObjectClient
 
 
 def raw(ws: Workspace, path: str) -> bytes | None:
@@ -89,13 +90,12 @@ class Unsized(MemoryBackend):
         return Counting()
 
 
-class GeneratedClient:
+class GeneratedClient(ObjectClient):
     """The class facts of a store client a test makes up (keys generated, requests
     counted): S3's, which ``generated_s3`` puts it behind. A subclass supplies the calls."""
 
     version_kind: ClassVar[str] = "etag"
     silent_delete_of_missing: ClassVar[bool] = True
-    keeps_owner: ClassVar[bool] = False
     bucket = "bucket"
 
 

@@ -1,6 +1,6 @@
-"""The client contract of the object-store template: what a client declares, and the
-optional operations it offers as small protocols, looked up once when the backend is made
-(never found by name on each call)."""
+"""The client contract of the object-store template: one base class, ``ObjectClient``,
+whose facts and optional operations have defaults a client overrides (never found by
+name, never told by isinstance)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 import fsseam.backends.objectstore as objectstore
 from fsseam.backends.objectstore import (
     KeySpace,
+    ObjectClient,
     ObjectData,
     ObjectStoreBackend,
     Op,
@@ -20,8 +21,6 @@ from fsseam.backends.objectstore import (
     StoreError,
     StoreFacts,
     StoreFault,
-    TellsResends,
-    VersionsById,
 )
 from fsseam.errors import Conflict, ConflictKind, ErrorCode, FsError
 from fsseam.versions import IfMatch, Version
@@ -31,12 +30,10 @@ class _Store(ObjectStoreBackend):
     facts = StoreFacts(version_kind="etag", note="a store")
 
 
-class _Client:
+class _Client(ObjectClient):
     """Only what these tests reach: the declarations and a GET that records its version."""
 
     version_kind: ClassVar[str] = "etag"
-    silent_delete_of_missing: ClassVar[bool] = False
-    keeps_owner: ClassVar[bool] = False
     bucket = "b"
 
     def __init__(self) -> None:
@@ -66,7 +63,9 @@ def test_the_clients_declare_whether_they_keep_owners() -> None:
     declared = {c.__name__: c.__dict__.get("keeps_owner") for c in
                 (S3Client, GcsClient, AzureClient)}
     assert declared == {"S3Client": True, "GcsClient": True, "AzureClient": False}
-    assert all(issubclass(c, VersionsById) for c in (S3Client, GcsClient, AzureClient))
+    named = {c.__name__: "version_of_id" in c.__dict__ for c in
+             (S3Client, GcsClient, AzureClient)}
+    assert named == {"S3Client": True, "GcsClient": True, "AzureClient": True}
 
 
 def test_keeps_owner_is_read_off_the_client_class() -> None:
@@ -157,4 +156,19 @@ def test_the_store_clients_tell_resends() -> None:
     from fsseam_gcs.client import GcsClient
     from fsseam_s3.client import S3Client
 
-    assert all(issubclass(c, TellsResends) for c in (S3Client, GcsClient, AzureClient))
+    told = {c.__name__: "delete_telling_resends" in c.__dict__ for c in
+            (S3Client, GcsClient, AzureClient)}
+    assert told == {"S3Client": True, "GcsClient": True, "AzureClient": True}
+
+
+def test_the_base_client_answers_each_optional_operation_without_a_request() -> None:
+    """The defaults: no version named by id, no read started, no ranged listing; a failed
+    delete may answer a resend (``Resent(0)``, the store's error its cause)."""
+    client = _Deleting()
+    assert client.version_of_id("7") is None
+    assert client.start_get("a") is None
+    assert not client.lists_after
+    with pytest.raises(Resent) as info:
+        client.delete_telling_resends("a", if_match=None)
+    assert info.value.sends == 0 and isinstance(info.value.__cause__, _NoSuchKey)
+    assert client.gets == []

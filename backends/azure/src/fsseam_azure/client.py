@@ -38,6 +38,7 @@ from fsseam.backends.objectstore import (
     ListedObject,
     ListPage,
     NoVersion,
+    ObjectClient,
     ObjectData,
     ObjectHead,
     Resent,
@@ -129,11 +130,10 @@ def _watch_transport(client: Any) -> bool:
     return False
 
 
-class AzureClient:
+class AzureClient(ObjectClient):
     """One container of one ``adlfs.AzureBlobFileSystem``."""
 
     version_kind: ClassVar[str] = VERSION_KIND
-    silent_delete_of_missing: ClassVar[bool] = False
     # Owners would need metadata on every listed version; Azure's history names no writer.
     keeps_owner: ClassVar[bool] = False
 

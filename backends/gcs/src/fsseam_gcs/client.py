@@ -23,6 +23,7 @@ from fsseam.backends.objectstore import (
     MAX_VERSIONS_LISTED,
     WRITE_ID_KEY,
     ListPage,
+    ObjectClient,
     ObjectData,
     ObjectHead,
     Resent,
@@ -61,7 +62,7 @@ __all__ = [
 ]
 
 
-class GcsClient:
+class GcsClient(ObjectClient):
     """Synchronous wrappers around ``fs._call`` for one bucket: the raw requests
     (``get_media``, ``upload_multipart``, ...) and, on top of them, the object-store client
     contract (``get``, ``put``, ``delete``, ``copy``, ...).
@@ -72,8 +73,8 @@ class GcsClient:
     """
 
     version_kind: ClassVar[str] = VERSION_KIND
-    silent_delete_of_missing: ClassVar[bool] = False
     keeps_owner: ClassVar[bool] = True
+    lists_after: ClassVar[bool] = True
 
     def __init__(
         self, fs: Any, bucket: str, *, resumable_threshold: int = RESUMABLE_THRESHOLD

@@ -27,6 +27,7 @@ from fsseam.backends.objectstore import (
     ListedObject,
     ListPage,
     NoVersion,
+    ObjectClient,
     ObjectData,
     ObjectHead,
     Resent,
@@ -116,12 +117,13 @@ def _no_such_version(name: str, version: Version) -> ClientError:
     )
 
 
-class S3Client:
+class S3Client(ObjectClient):
     """One bucket of one ``s3fs.S3FileSystem``."""
 
     version_kind: ClassVar[str] = "etag"
     silent_delete_of_missing: ClassVar[bool] = True
     keeps_owner: ClassVar[bool] = True
+    lists_after: ClassVar[bool] = True
 
     def __init__(
         self,

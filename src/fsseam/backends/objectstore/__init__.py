@@ -11,25 +11,28 @@ constructor per error, whose sentence is the message catalogue's, :mod:`fsseam.m
 Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fsseam-azure``
 (docs/backends.md, "Writing an object store", lists the names and what each costs):
 
-``client.py`` -- a class satisfying :class:`ObjectClient` for one container:
-    * ``version_kind`` (``"etag"``) and ``silent_delete_of_missing`` (does an
-      unconditional delete of a missing blob succeed?);
-    * ``get`` (one GET; a range ``[start, end)``; ``pin=`` a version the bytes must still
-      be at, as ``If-Match``; ``version=`` an older version), ``head``, ``put``
+``client.py`` -- a subclass of :class:`ObjectClient` for one container, which names every
+    operation (fsspec style: the required ones raise ``NotImplementedError`` in the base,
+    the optional ones have a working default):
+    * facts, class attributes with defaults: ``version_kind`` (``"etag"``; required),
+      ``silent_delete_of_missing`` (does an unconditional delete of a missing blob
+      succeed?), ``keeps_owner`` (``True``: an ``owner`` keyword on ``put``, stored under
+      :data:`OWNER_KEY`, and a ``version`` keyword on ``head``, so history names writers),
+      ``lists_after`` (``True``: it overrides ``list_objects_after``);
+    * required: ``get`` (one GET; a range ``[start, end)``; ``pin=`` a version the bytes
+      must still be at, as ``If-Match``; ``version=`` an older version), ``head``, ``put``
       (``If-Match`` / ``If-None-Match: *`` in the upload request itself, the write id in
       the blob's metadata under :data:`WRITE_ID_KEY`), ``delete`` (``If-Match``), ``copy``
       (only if the store guards a copy's destination and source in the request),
       ``list_objects`` (a prefix, with or without a delimiter, one page), ``list_versions``
-      (newest first), ``keeps_versions`` and ``keeps_owner`` (``True``: an ``owner``
-      keyword on ``put``, stored under :data:`OWNER_KEY`, and a ``version`` keyword on
-      ``head``, so history names writers); optionally ``version_of_id``
-      (:class:`VersionsById`), so a restore by the store's own version id is one GET;
-      optionally ``list_objects_after`` (:class:`ListsAfter`), so a long walk is listed
-      as several ranges at once; optionally ``start_get`` (:class:`StartsGets`), so a
-      grep's many reads wait on the store's event loop instead of a thread each;
-      optionally ``delete_telling_resends`` (:class:`TellsResends`), so a guarded delete's
-      refusal that answered the only request sent is taken as another writer's change
-      (raise :class:`Resent` when the library resent it).
+      (newest first) and ``keeps_versions``;
+    * optional: ``version_of_id`` (default: names none), so a restore by the store's own
+      version id is one GET; ``list_objects_after`` (with ``lists_after``), so a long walk
+      is listed as several ranges at once; ``start_get`` (default: None, nothing
+      started), so a grep's many reads wait on the store's event loop instead of a thread
+      each; ``delete_telling_resends`` (default: every failure may answer a resend), so a
+      guarded delete's refusal that answered the only request sent is taken as another
+      writer's change (raise :class:`Resent` when the library resent it).
     Coroutines of the store's async fsspec filesystem run through a :class:`SyncBridge`
     (``self._run = SyncBridge(fs)``). Each method raises the SDK's exceptions unchanged;
     versions are :class:`~fsseam.versions.Version` values of ``version_kind`` (raise
@@ -69,15 +72,11 @@ from .client import (
     WRITE_ID_KEY,
     ListedObject,
     ListPage,
-    ListsAfter,
     NoVersion,
     ObjectClient,
     ObjectData,
     ObjectHead,
     Resent,
-    StartsGets,
-    TellsResends,
-    VersionsById,
 )
 from .errors import (
     HTTP_RUNGS,
@@ -104,7 +103,6 @@ __all__ = [
     "KeySpace",
     "ListPage",
     "ListedObject",
-    "ListsAfter",
     "NoVersion",
     "ObjectClient",
     "ObjectData",
@@ -115,15 +113,12 @@ __all__ = [
     "PinnedRangeStream",
     "Resent",
     "Rung",
-    "StartsGets",
     "StatusLadder",
     "StoreAction",
     "StoreError",
     "StoreFacts",
     "StoreFault",
     "SyncBridge",
-    "TellsResends",
-    "VersionsById",
     "messages",
     "normalize",
     "parents",

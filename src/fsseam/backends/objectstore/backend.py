@@ -34,7 +34,7 @@ import posixpath
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
-from typing import Any, ClassVar, Literal, Self, cast
+from typing import Any, ClassVar, Literal, Self
 
 from ...errors import Conflict, ErrorCode, FsError
 from ...messages import Reason
@@ -44,15 +44,11 @@ from . import landed, messages, ranges
 from .client import (
     MAX_VERSIONS_LISTED,
     ListedObject,
-    ListsAfter,
     NoVersion,
     ObjectClient,
     ObjectData,
     ObjectHead,
     Resent,
-    StartsGets,
-    TellsResends,
-    VersionsById,
 )
 from .errors import AMBIGUOUS, ObjectErrorMapper, Op, StoreAction, StoreError, StoreFault, translate
 from .keys import KeySpace, normalize, parents
@@ -155,21 +151,15 @@ class ObjectStoreBackend(Backend):
         self.server_side_copy = server_side_copy
         self.list_page_size = list_page_size
         self._keeps_versions: bool | None = None
-        self._keeps_owner = type(client).keeps_owner
-        by_id = issubclass(type(client), VersionsById)
-        self._by_id = cast(VersionsById, client) if by_id else None
-        tells = issubclass(type(client), TellsResends)
-        self._tells_resends = cast(TellsResends, client) if tells else None
-        # Reads are started on the store's loop where the client can, and where ``read``
-        # is the template's own (a subclass that reads its own way keeps every read on it).
-        self._starts_reads = issubclass(type(client), StartsGets) and (
-            _owner(type(self), "read") is _owner(type(self), "start_read"))
-        self.history_owners = history_owners and self._keeps_owner
+        # Reads are started on the store's loop where ``read`` is the template's own (a
+        # subclass that reads its own way keeps every read on it) and the client can.
+        self._may_start_reads = _owner(type(self), "read") is _owner(type(self), "start_read")
+        self.history_owners = history_owners and client.keeps_owner
         """``versions`` asks each listed version whose owner the listing lacks (S3 lists
         no metadata): one HEAD per version shown, so off by default."""
         self.capabilities = type(self).capabilities.model_copy(
             update={"copy_create_only_atomic": server_side_copy,
-                    "write_meta": self._keeps_owner}
+                    "write_meta": client.keeps_owner}
         )
 
     def __repr__(self) -> str:
@@ -311,12 +301,14 @@ class ObjectStoreBackend(Backend):
         A grep through the content index keeps some 64 reads in flight. Run as threads,
         each one blocked in ``sync()`` on the store library's event loop, every read also
         costs a thread hand-off there and back (about a third of the client's CPU per read,
-        measured on gcsfs); a client that offers ``start_get`` (:class:`~.client.StartsGets`)
-        lets the read wait on the loop itself."""
-        if not self._starts_reads:
+        measured on gcsfs); a client that offers ``start_get`` lets the read wait on the
+        loop itself."""
+        if not self._may_start_reads:
             return None
         key = self._file_key(key, "read")
-        future = cast(StartsGets, self._client).start_get(self._keys.name(key))
+        future = self._client.start_get(self._keys.name(key))
+        if future is None:
+            return None
 
         def result() -> Blob:
             try:
@@ -445,7 +437,7 @@ class ObjectStoreBackend(Backend):
                 found = True
                 yield from _listed(key, prefix, obj)
             token = page.next_token
-            if token and page.objects and split and isinstance(self._client, ListsAfter):
+            if token and page.objects and split and self._client.lists_after:
                 yield from self._walk_ranges(key, prefix, page.objects[-1].name)
                 return
             if not token:
@@ -458,7 +450,6 @@ class ObjectStoreBackend(Backend):
     def _walk_ranges(self, key: str, prefix: str, after: str
                      ) -> Iterator[tuple[Entry, Version | None]]:
         client = self._client
-        assert isinstance(client, ListsAfter)
         try:
             cuts = ranges.boundaries(client, prefix, after)
             for obj in ranges.listed_after(client, prefix, after, cuts, self.list_page_size):
@@ -510,7 +501,7 @@ class ObjectStoreBackend(Backend):
     ) -> Version:
         write_id = secrets.token_hex(12)
         # The owner goes only to a client that keeps it (an optional part of its contract).
-        extra = {"owner": owner} if self._keeps_owner and owner is not None else {}
+        extra = {"owner": owner} if self._client.keeps_owner and owner is not None else {}
         put: Callable[..., Version] = self._client.put
         try:
             return put(
@@ -531,7 +522,7 @@ class ObjectStoreBackend(Backend):
     def writer_of(self, key: str) -> tuple[Version, str | None] | None:
         """The object's version and the owner its metadata names (one HEAD); None on a
         store whose client keeps no owner."""
-        if not self._keeps_owner:
+        if not self._client.keeps_owner:
             return None
         key = self._file_key(key, "read")
         head = self._head(key, "read")
@@ -552,12 +543,8 @@ class ObjectStoreBackend(Backend):
                 self._client.head(name)
             except Exception as e:
                 raise self._missing_or_directory(e, "head", key, "delete") from e
-        tells = self._tells_resends
         try:
-            if tells is not None:
-                tells.delete_telling_resends(name, if_match=expected)
-            else:
-                self._client.delete(name, if_match=expected)
+            self._client.delete_telling_resends(name, if_match=expected)
         except Exception as failed:
             cause = failed.__cause__ if isinstance(failed, Resent) else None
             store_error = cause if isinstance(cause, Exception) else failed
@@ -571,7 +558,7 @@ class ObjectStoreBackend(Backend):
             if isinstance(err, Conflict):
                 # A refusal answering the only request sent is another writer's change; one
                 # answering a resend may have met our own delete, landed unanswered.
-                err.resent = isinstance(failed, Resent) or tells is None
+                err.resent = isinstance(failed, Resent)
             raise err from store_error
 
     # -- copies ------------------------------------------------------------------
@@ -702,7 +689,7 @@ class ObjectStoreBackend(Backend):
         """The version the store's own id names (an S3 VersionId, a GCS generation, an
         Azure version id), read directly: one GET, whatever the number of versions kept.
         FS_NOT_FOUND (``version_not_kept``) when it names no kept version of ``key``."""
-        version = self._by_id.version_of_id(version_id) if self._by_id is not None else None
+        version = self._client.version_of_id(version_id)
         if version is None:
             raise messages.version_not_kept(self._file_key(key, "read"), version_id)
         return self.read_version(key, version)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import ClassVar
 
 from ...versions import Version
 from ..base import VersionInfo
@@ -23,15 +23,11 @@ __all__ = [
     "WRITE_ID_KEY",
     "ListPage",
     "ListedObject",
-    "ListsAfter",
     "NoVersion",
     "ObjectClient",
     "ObjectData",
     "ObjectHead",
     "Resent",
-    "StartsGets",
-    "TellsResends",
-    "VersionsById",
 ]
 
 WRITE_ID_KEY = "fsseam-write"
@@ -56,9 +52,9 @@ class NoVersion(Exception):
 
 class Resent(Exception):
     """The store's refusal (its exception is the ``__cause__``) of a request the client
-    sent more than once: an earlier attempt, whose answer was lost, may have done what was
-    asked, so a 404 or a 412 may answer our own landed request rather than another
-    writer's change. ``sends``: how many times it went out (0: not known)."""
+    sent more than once, or may have been: an earlier attempt, whose answer was lost, may
+    have done what was asked, so a 404 or a 412 may answer our own landed request rather
+    than another writer's change. ``sends``: how many times it went out (0: not known)."""
 
     def __init__(self, sends: int) -> None:
         super().__init__(sends)
@@ -106,31 +102,39 @@ class ListPage:
     next_token: str | None = None
 
 
-class ObjectClient(Protocol):
-    """What a store supplies to :class:`~.backend.ObjectStoreBackend`.
+class ObjectClient:
+    """What a store supplies to :class:`~.backend.ObjectStoreBackend`: one class naming
+    every operation, as fsspec's ``AbstractFileSystem`` does. A store's client subclasses
+    it, sets its facts and overrides the required operations (the base raises
+    ``NotImplementedError`` for those) and whichever optional ones its store offers (the
+    base's defaults work, or answer "not offered" without a request).
 
     Conditions are passed as the version the caller holds (``if_match``) or as
     "nothing may be there" (``if_absent``); the store must decide them in the request itself.
     A failed condition raises whatever the store library raises for HTTP 412.
 
-    A client whose class sets ``keeps_owner = True`` also takes ``owner: str | None`` in
-    ``put`` (stored under :data:`OWNER_KEY` beside the write id) and ``version: Version |
-    None`` in ``head`` (the metadata of that stored version), and says ``owner`` in the
-    :class:`~fsseam.backends.base.VersionInfo` of ``list_versions`` where its listing
-    carries metadata. The template passes neither keyword to other clients. A client that
-    can name a version by the store's own id also satisfies :class:`VersionsById`.
+    A client with ``keeps_owner`` stores ``owner`` in ``put`` (under :data:`OWNER_KEY`
+    beside the write id), reads the metadata of a stored ``version`` in ``head``, and says
+    ``owner`` in the :class:`~fsseam.backends.base.VersionInfo` of ``list_versions`` where
+    its listing carries metadata. The template passes neither keyword to other clients.
     """
 
+    # -- facts ---------------------------------------------------------------------
     version_kind: ClassVar[str]
-    """The :attr:`Version.kind` this client mints (``etag``, ``generation``)."""
-    silent_delete_of_missing: ClassVar[bool]
+    """The :attr:`Version.kind` this client mints (``etag``, ``generation``): required."""
+    silent_delete_of_missing: ClassVar[bool] = False
     """An unconditional delete of a missing object succeeds (S3) rather than failing (GCS);
     the template then looks before it deletes, to report FS_NOT_FOUND."""
-    keeps_owner: ClassVar[bool]
+    keeps_owner: ClassVar[bool] = False
     """``put`` takes ``owner`` and ``head`` takes ``version`` (see above): history can say
     who wrote each version."""
+    lists_after: ClassVar[bool] = False
+    """The client overrides :meth:`list_objects_after`: a long walk is then listed as
+    several ranges at once (:mod:`.ranges`). A fact rather than an answer of the call,
+    since the walk asks for the ranges' boundaries before it lists from any place."""
     bucket: str
 
+    # -- required operations -------------------------------------------------------
     def get(
         self,
         name: str,
@@ -143,11 +147,11 @@ class ObjectClient(Protocol):
         """One GET of bytes ``[start, end)`` (all without ``start``). ``pin``: fail unless the
         object is still at that version (a later range of a stream). ``version``: read that
         stored version, current or not."""
-        ...
+        raise NotImplementedError
 
     def head(self, name: str) -> ObjectHead:
         """The object's metadata (one request)."""
-        ...
+        raise NotImplementedError
 
     def put(
         self,
@@ -160,11 +164,11 @@ class ObjectClient(Protocol):
     ) -> Version:
         """Store ``data`` under ``name``, with ``write_id`` in its metadata, iff the condition
         holds; return the new version."""
-        ...
+        raise NotImplementedError
 
     def delete(self, name: str, *, if_match: Version | None) -> None:
         """Remove the object; with ``if_match``, only while it is at that version."""
-        ...
+        raise NotImplementedError
 
     def copy(
         self, source: str, target: str, *, source_match: Version | None, write_id: str
@@ -172,7 +176,7 @@ class ObjectClient(Protocol):
         """A copy made by the store: ``target`` must not exist, ``source`` must be at
         ``source_match`` (when given). Only called when the backend is told the store
         guards both conditions (``server_side_copy``)."""
-        ...
+        raise NotImplementedError
 
     def list_objects(
         self,
@@ -184,53 +188,41 @@ class ObjectClient(Protocol):
     ) -> ListPage:
         """One page of the names starting with ``prefix``; ``limit`` caps the page (``None``:
         the store's default, 1,000 on S3 and GCS)."""
-        ...
+        raise NotImplementedError
 
     def list_versions(self, name: str, limit: int | None) -> list[VersionInfo]:
         """The versions the store keeps of exactly ``name``, newest first: the first
         ``limit`` of them (``None``: :data:`MAX_VERSIONS_LISTED`), following the listing's
         pages as far as needed to gather them and no further."""
-        ...
+        raise NotImplementedError
 
     def keeps_versions(self) -> bool | None:
         """Whether the bucket keeps older versions (versioning enabled); None when the store
         cannot tell yet (Azure reads it off the blobs, and an empty container has none): the
         template then asks again at the next history call."""
-        ...
+        raise NotImplementedError
 
-
-@runtime_checkable
-class VersionsById(Protocol):
-    """Optional for a client: it names a stored version by the store's own id, so that a
-    restore by that id reads it with one GET instead of a listing. Looked up once, when
-    the backend is made."""
-
+    # -- optional operations, each with its default ------------------------------------
     def version_of_id(self, version_id: str) -> Version | None:
         """The version that the store's own id ``version_id`` (as history shows it) names,
-        readable with ``get(name, version=...)`` without a listing; None when the string
-        cannot be such an id."""
-        ...
-
-
-@runtime_checkable
-class TellsResends(Protocol):
-    """Optional for a client that knows whether it sent a delete more than once (its store
-    library's retries counted). Without it, every refusal of a guarded delete is taken as
-    one that may answer a resend: a move then never takes back its copy on such an answer,
-    since the source may be gone by its own delete. Looked up once, when the backend is
-    made."""
+        readable with ``get(name, version=...)`` without a listing, so that a restore by that
+        id is one GET; None when the string cannot be such an id. The default names none:
+        a restore by id then says the version is not kept, and asks nothing."""
+        return None
 
     def delete_telling_resends(self, name: str, *, if_match: Version | None) -> None:
         """``delete``, raising :class:`Resent` from the store's exception when the failure
         answered a request sent more than once; the store's exception unchanged when it
-        answered the only one sent."""
-        ...
+        answered the only one sent.
 
-
-@runtime_checkable
-class ListsAfter(Protocol):
-    """Optional for a client: it lists from a place in the name order, so that a long walk
-    is listed as several ranges at once (:mod:`.ranges`). Looked up when a walk asks."""
+        The default cannot count sends: every failure may answer a resend (``Resent(0)``),
+        so a move never takes back its copy on such an answer, since the source may be
+        gone by its own delete. A client whose store library's retries are counted
+        (:mod:`.sends`) overrides it."""
+        try:
+            self.delete(name, if_match=if_match)
+        except Exception as e:
+            raise Resent(0) from e
 
     def list_objects_after(
         self,
@@ -245,17 +237,14 @@ class ListsAfter(Protocol):
         no delimiter; ``token`` (from the last page, asked with the same ``after`` and
         ``end``) goes on. The store may also return ``after`` itself (GCS's bound is
         inclusive, S3's exclusive) and names from ``end`` on (where the caller stops; a
-        store that can bound its pages by it does): the caller drops them."""
-        ...
+        store that can bound its pages by it does): the caller drops them. Called only on
+        a client with :attr:`lists_after`; the default is not offered."""
+        raise NotImplementedError
 
-
-@runtime_checkable
-class StartsGets(Protocol):
-    """Optional for a client whose store library runs its requests on an event loop of its
-    own (s3fs, gcsfs): a whole-object read is started there and waited on later, so a grep
-    keeps its reads in flight without a thread for each (the template's ``start_read``)."""
-
-    def start_get(self, name: str) -> Future[ObjectData]:
+    def start_get(self, name: str) -> Future[ObjectData] | None:
         """``get(name)`` started now, not waited on: the future holds what it would return
-        or raise. It may be waited on from any thread but the loop's own."""
-        ...
+        or raise, and may be waited on from any thread but the loop's own. For a client
+        whose store library runs its requests on an event loop of its own (s3fs, gcsfs),
+        so a grep keeps its reads in flight without a thread for each. The default starts
+        nothing (None, no request): the caller reads on a thread of its own."""
+        return None

@@ -3,11 +3,12 @@
 A listing comes a page at a time and each page names the next, so a walk of N names is
 N / 1,000 round trips one after the other: at 20 ms and a store's own time per page, a
 second for 10,000 files, the longest path of a warm indexed grep. A client that lists
-from a place in the name order (:class:`~.client.ListsAfter`) lets the walk be cut once
-its first page says there is more: directories below the walk (one page of a listing with
-a delimiter, a level or two down, about where the walk is) give up to ``RANGES - 1``
-boundaries after the last name listed, and the ranges between them are listed at once,
-each at most ``PAGES_AHEAD`` pages ahead of the walk, their names handed on in order.
+from a place in the name order (its ``list_objects_after``, where it says ``lists_after``)
+lets the walk be cut once its first page says there is more: directories below the walk
+(one page of a listing with a delimiter, a level or two down, about where the walk is)
+give up to ``RANGES - 1`` boundaries after the last name listed, and the ranges between
+them are listed at once, each at most ``PAGES_AHEAD`` pages ahead of the walk, their
+names handed on in order.
 
 The ranges cut the name order itself, whatever the boundaries are: the walk gives exactly
 the names, and in the order, of one listing followed page by page. A boundary only decides
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .client import ListedObject, ListsAfter, ObjectClient
+from .client import ListedObject, ObjectClient
 
 __all__ = ["LEVELS", "PAGES_AHEAD", "RANGES", "boundaries", "listed_after"]
 
@@ -69,7 +70,7 @@ def boundaries(client: ObjectClient, prefix: str, after: str) -> list[str]:
     return [ordered[int(i * step)] for i in range(RANGES - 1)]
 
 
-def listed_after(client: ListsAfter, prefix: str, after: str, cuts: list[str],
+def listed_after(client: ObjectClient, prefix: str, after: str, cuts: list[str],
                  limit: int | None) -> Iterator[ListedObject]:
     """The names below ``prefix`` after ``after``, in order: the ranges ``(after,
     cuts[0])``, ``[cuts[0], cuts[1])`` ... ``[cuts[-1], end)`` listed at once. A range's
@@ -119,7 +120,7 @@ class _Range:
         self.room.release()
         return item
 
-    def run(self, client: ListsAfter, prefix: str, limit: int | None,
+    def run(self, client: ObjectClient, prefix: str, limit: int | None,
             stop: threading.Event) -> None:
         # A boundary ``d/`` is asked for from ``d``, below it: S3's bound is exclusive,
         # and an object named ``d/`` itself (a directory marker) is in this range.

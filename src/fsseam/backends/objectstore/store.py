@@ -84,7 +84,7 @@ class SyncBridge:
         return result
 
     def start(self, fn: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> Future[T]:
-        """``fn(*args)`` started on the loop, not waited on (``StartsGets``)."""
+        """``fn(*args)`` started on the loop, not waited on (a client's ``start_get``)."""
         loop = self.fs.loop
         if loop is None or loop.is_closed():  # as ``sync`` refuses it: nothing would answer
             raise RuntimeError("Loop is not running")
