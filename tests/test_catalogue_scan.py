@@ -314,6 +314,30 @@ def comparison_sites(file: str, tree: ast.Module, source: str) -> list[Site]:
     return found
 
 
+# Calls whose first argument names a catalogue sentence.
+_NAMING_CALLS = frozenset({"render", "say", "Sentence"})
+
+
+def spelled_sites(file: str, tree: ast.Module, source: str) -> list[Site]:
+    """A catalogue reason written as a string where the raise or render names it
+    (``reason="stale_edit"``, ``render("rollback_kept", ...)``): the enum member says at the
+    site exactly which sentence the model reads, and a misspelt one fails at import."""
+    from fsseam.messages import Reason
+
+    members = set(Reason.__members__)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        named = [k.value for k in node.keywords if k.arg == "reason"]
+        if _call_name(node.func) in _NAMING_CALLS and node.args:
+            named.append(node.args[0])
+        for value in named:
+            if isinstance(value, ast.Constant) and value.value in members:
+                found.append(Site(file, node.lineno, ast.get_source_segment(source, node) or ""))
+    return found
+
+
 def _scan() -> Iterator[tuple[str, Site]]:
     for path in _sources():
         source = path.read_text()
@@ -323,6 +347,8 @@ def _scan() -> Iterator[tuple[str, Site]]:
             yield "prose", site
         for site in comparison_sites(file, tree, source):
             yield "comparison", site
+        for site in spelled_sites(file, tree, source):
+            yield "spelled", site
 
 
 def _allowed(site: Site) -> bool:
@@ -338,6 +364,32 @@ def test_no_model_facing_prose_outside_the_catalogue() -> None:
 def test_no_reason_is_compared_by_hand() -> None:
     found = [str(s) for kind, s in _scan() if kind == "comparison"]
     assert found == [], "\n".join(found)
+
+
+def test_every_raise_and_render_names_its_sentence_by_the_enum() -> None:
+    found = [str(s) for kind, s in _scan() if kind == "spelled"]
+    assert found == [], "write Reason.<name>: " + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "raise FsError(ErrorCode.FS_STALE, path=p, reason='stale_edit')\n",
+        "text = render('rollback_kept', shown, {'error': e})\n",
+        "part = Sentence('advice_retry')\n",
+    ],
+)
+def test_the_scan_finds_a_reason_spelled_as_a_string(source: str) -> None:
+    assert len(spelled_sites(_SEAM, ast.parse(source), source)) == 1
+
+
+def test_an_adapters_own_reason_and_the_enum_pass_the_scan() -> None:
+    source = (
+        "raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason='s3_part_size')\n"
+        "raise FsError(ErrorCode.FS_STALE, reason=Reason.stale_edit)\n"
+        "text = render(Reason.rollback_kept, shown)\n"
+    )
+    assert spelled_sites(_SEAM, ast.parse(source), source) == []
 
 
 # -- the scanner catches what it is meant to catch ----------------------------------------
