@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @dataclass(frozen=True)
 class Layer:
     """One layer: ``covers`` names a module and everything under it (``fsseam.seam`` covers
-    ``fsseam.seam.pipeline``; ``*`` matches one dotted part, ``fsseam_*``), ``exactly`` names
+    ``fsseam.seam.commit``; ``*`` matches one dotted part, ``fsseam_*``), ``exactly`` names
     one module and nothing under it (the root package ``fsseam``)."""
 
     name: str

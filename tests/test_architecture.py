@@ -337,7 +337,7 @@ def test_a_module_and_a_package_of_one_name_fail(tmp_path: Path) -> None:
 
 
 def test_layers_by_the_most_specific_entry() -> None:
-    assert LAYERS[layer_of("fsseam.seam.pipeline") or 0].name == "seam"
+    assert LAYERS[layer_of("fsseam.seam.commit") or 0].name == "seam"
     assert LAYERS[layer_of("fsseam.backends.local.io") or 0].name == "backends"
     assert LAYERS[layer_of("fsseam.backends.objectstore.keys") or 0].name == (
         "object-store template"
