@@ -361,7 +361,7 @@ def where_to_place(module: str) -> str:
     )
 
 
-# --- sizes --------------------------------------------------------------------------------
+# --- files and lines, for bench/architecture.py --------------------------------------------
 
 
 def source_files(roots: Iterable[Path]) -> dict[str, Path]:
@@ -371,22 +371,3 @@ def source_files(roots: Iterable[Path]) -> dict[str, Path]:
 
 def module_lines(path: Path) -> int:
     return len(path.read_text().splitlines())
-
-
-def function_lengths(path: Path) -> Iterator[tuple[str, int, int]]:
-    """(qualified name, first line, lines) of every function and method in ``path``, nested
-    ones included; a function's lines run from its ``def`` to its last line."""
-
-    def walk(node: ast.AST, prefix: str) -> Iterator[tuple[str, int, int]]:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                name = f"{prefix}{child.name}"
-                end = child.end_lineno or child.lineno
-                yield name, child.lineno, end - child.lineno + 1
-                yield from walk(child, f"{name}.")
-            elif isinstance(child, ast.ClassDef):
-                yield from walk(child, f"{prefix}{child.name}.")
-            else:
-                yield from walk(child, prefix)
-
-    yield from walk(ast.parse(path.read_text(), str(path)), "")

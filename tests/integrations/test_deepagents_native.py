@@ -156,3 +156,7 @@ def test_pruning_reaches_local_disk_under_kept_history_and_never_a_read_only_one
     (tmp_path / "frozen" / "empty").mkdir(parents=True)
     Workspace(str(tmp_path), read_only=True).context("a").fs.prune_directories("/frozen")
     assert (tmp_path / "frozen" / "empty").is_dir()
+    mounted = Workspace.mount({"/": "memory://prune-ro", "/disk": str(tmp_path)},
+                              read_only=["/disk"])
+    mounted.context("a").fs.prune_directories("/disk/frozen")
+    assert (tmp_path / "frozen" / "empty").is_dir()

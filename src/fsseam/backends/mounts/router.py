@@ -351,9 +351,10 @@ class MountBackend(Backend):
             return m.backend.versions(inner, limit)
 
     def prune_directories(self, key: str) -> None:
-        """The mount holding ``key`` prunes its own directories (never the mount point)."""
+        """The mount holding ``key`` prunes its own directories: never the mount point,
+        nothing on a mount that is read-only."""
         routed = self.route(key)
-        if routed is not None and routed[1]:
+        if routed is not None and routed[1] and not routed[0].read_only:
             routed[0].backend.prune_directories(routed[1])
 
     def read_version_id(self, key: str, version_id: str) -> Blob:
