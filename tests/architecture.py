@@ -78,8 +78,9 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "backends",
-        covers=("fsseam.backends",),
-        why="the built-in backends and the wrappers over any backend (mounts, kept history)",
+        covers=("fsseam.backends", "fsseam.branches"),
+        why="the built-in backends and the wrappers over any backend (mounts, kept history, "
+        "branches)",
     ),
     Layer(
         "stores",

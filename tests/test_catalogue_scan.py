@@ -60,6 +60,8 @@ HUMAN_FILES: dict[str, str] = {
     "src/fsseam/cli.py": "the command line's own output and help are read by a person",
     "src/fsseam/demo.py": "the demo prints to a person at a terminal",
     "src/fsseam/pytest_plugin.py": "pytest's own reports, read by the developer",
+    "src/fsseam/branches/review.py": "a branch's review and its merge's report are read by "
+    "the person who approves (a notebook, a terminal); no tool shows them to the model",
 }
 # Test code: expected outputs pinned as literals on purpose, and the stores' own error texts
 # that emulator fixtures inject (the shared suites, and each adapter's testing module).

@@ -34,6 +34,10 @@ DOCUMENTED = {
     "RestoreOutcome", "UndoIntent", "WriteMeta",
     # the guarded fsspec filesystem's one refusal (docs/filesystem.md)
     "GuardRefused",
+    # branches: a review, a merge's report, the branches listed, collect's count
+    # (docs/branches.md)
+    "BranchDiff", "FileChange", "MergeOutcome", "MergeConflict", "BranchInfo", "HeadInfo",
+    "CollectOutcome",
 }
 
 

@@ -8,6 +8,8 @@
 from .backends import Backend, open_backend
 from .backends.base import WriteMeta
 from .backends.history import History
+from .branches.manage import BranchInfo, CollectOutcome, HeadInfo
+from .branches.review import BranchDiff, FileChange, MergeConflict, MergeOutcome
 from .errors import Conflict, ErrorCode, FsError
 from .events import (
     DeletedEvent,
@@ -78,23 +80,26 @@ from .versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition
 from .workspace import Context, Workspace
 
 __all__ = [
-    "TOOL_SETS",
     "ApplyPatchTool",
     "Backend",
+    "BranchDiff",
+    "BranchInfo",
     "Capabilities",
-    "ChangeOutcome",
     "ChangedFile",
+    "ChangeOutcome",
+    "CollectOutcome",
     "Conflict",
     "Context",
     "CreateOnly",
+    "DeletedEvent",
     "DeleteIntent",
     "DeleteOutcome",
     "DeleteTool",
-    "DeletedEvent",
     "EditIntent",
     "EditOutcome",
     "EditTool",
     "ErrorCode",
+    "FileChange",
     "FileObservations",
     "FsError",
     "FsEvent",
@@ -103,10 +108,13 @@ __all__ = [
     "GrepOutcome",
     "GrepTool",
     "GuardRefused",
+    "HeadInfo",
     "History",
     "HistoryEntry",
     "HistoryOutcome",
     "HistoryTool",
+    "hookimpl",
+    "hookspec",
     "IfMatch",
     "ImageContent",
     "Ledger",
@@ -118,12 +126,15 @@ __all__ = [
     "MemoryObservations",
     "MemoryOutcome",
     "MemoryTool",
+    "MergeConflict",
+    "MergeOutcome",
     "MissingEvent",
     "MoveOutcome",
     "MoveTool",
     "MultiEditTool",
     "ObservationPolicy",
     "ObservationStore",
+    "open_backend",
     "Overwrite",
     "Precondition",
     "ReadEvent",
@@ -137,6 +148,7 @@ __all__ = [
     "StatOutcome",
     "StrReplaceEditor",
     "Tool",
+    "TOOL_SETS",
     "ToolError",
     "ToolRegistry",
     "ToolResult",
@@ -149,7 +161,4 @@ __all__ = [
     "WriteOutcome",
     "WriteTool",
     "WrittenEvent",
-    "hookimpl",
-    "hookspec",
-    "open_backend",
 ]

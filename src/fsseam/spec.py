@@ -65,6 +65,7 @@ class WorkspaceSpec(BaseModel):
     content_index: bool | None = None
     observation_key: bytes | None = Field(default=None, repr=False)
     load_entry_points: bool = True
+    branch: str | None = None
     plugins: tuple[Any, ...] = Field(default=(), exclude=True)
     store: Any = Field(default=None, exclude=True)
     fs: Any = Field(default=None, exclude=True)
@@ -76,7 +77,7 @@ class WorkspaceSpec(BaseModel):
             "limits": self.limits, "load_entry_points": self.load_entry_points,
             "backend": self.backend, "history": self.history,
             "observations": self.store if self.store is not None else self.observations,
-            "observation_key": self.observation_key,
+            "observation_key": self.observation_key, "branch": self.branch,
         }
         if self.observed is not None:
             common["observations"] = received_store(self.observed)

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from typing import Any
 
 from .backends.base import Backend
 from .backends.history import History, keep_history
 from .backends.registry import open_backend
+from .branches import PREFIX, open_branch
+from .branches.manage import Branches, BranchInfo, CollectOutcome
+from .branches.merging import merge, resume
+from .branches.review import BranchDiff, MergeOutcome, review, survey
 from .doccache import Authors, DocCache, shared_cache
 from .errors import ErrorCode, FsError
 from .filesystem import GuardedFileSystem
 from .gate import Gate
-from .index import PLUGIN_NAME, plugin
+from .index import FOLDER as INDEX_FOLDER
+from .index import PLUGIN_NAME, ReservedIndex, plugin
 from .limits import Limits
 from .messages import Reason
 from .observations import ObservationStore, open_observations
@@ -85,8 +91,11 @@ class Workspace:
         observations: ObservationsSpec | None = None,
         content_index: bool | None = None,
         observation_key: bytes | None = None,
+        branch: str | None = None,
     ) -> None:
         self.url = url
+        self.branch_name = branch
+        """The branch this workspace works on (None: main, the files themselves)."""
         self.observation_key = check_key(observation_key)
         self.read_only = read_only
         self._made: dict[str, Any] = {
@@ -96,7 +105,7 @@ class Workspace:
             "backend": backend if not isinstance(backend, Backend) else None,
             "backend_instance": backend if isinstance(backend, Backend) else None,
             "observations": observations, "content_index": content_index,
-            "observation_key": self.observation_key,
+            "observation_key": self.observation_key, "branch": branch,
         }
         plugins = self._made["plugins"]
         if backend is None or isinstance(backend, str):
@@ -107,6 +116,11 @@ class Workspace:
             self.backend = backend
         if history is not None:
             self.backend = keep_history(self.backend, history)
+        self.branches_of = Branches(self.backend)
+        """Main's branches (``branch``, ``diff``, ``merge`` ... are asked of it)."""
+        if branch is not None:
+            self.backend = open_branch(self.backend, branch)
+            resume(self.backend)  # a merge killed midway is finished by the next open
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = (
             self._observation_policy(url, storage_options, ledger, observations,
@@ -119,8 +133,13 @@ class Workspace:
         self._reserved = {hidden} if hidden is not None else set()
         if hidden is not None:
             first.append(ReservedKeys(hidden))  # registered last: asked first
+        # Registered last: asked first. Branches live in the store itself, beside the files.
+        first.append(ReservedKeys(PREFIX, Reason.reserved_branches))
+        if branch is not None:
+            first.append(ReservedIndex(INDEX_FOLDER))  # main's index; a branch keeps none
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
-        index = plugin(content_index, self.backend, read_only=read_only)
+        index = (plugin(content_index, self.backend, read_only=read_only)
+                 if branch is None else None)
         if index is not None:
             self.gate.pm.register(index, name=PLUGIN_NAME)
         self.docs = self._doc_cache(url, storage_options, backend,
@@ -173,6 +192,7 @@ class Workspace:
         history: History | Mapping[str, History] | None = None,
         observations: ObservationsSpec | None = None,
         observation_key: bytes | None = None,
+        branch: str | None = None,
     ) -> Workspace:
         """One workspace over several stores, each at a mount point::
 
@@ -208,9 +228,76 @@ class Workspace:
         ws = cls(repr(router).removeprefix("MountBackend(").removesuffix(")"),
                  read_only=read_only is True, policy=policy, plugins=plugins, limits=limits,
                  ledger=ledger, load_entry_points=load_entry_points, backend=router,
-                 observations=observations, observation_key=observation_key)
+                 observations=observations, observation_key=observation_key, branch=branch)
         ws._made = made
         return ws
+
+    # -- branches (docs/branches.md) ---------------------------------------------------
+    def branch(self, name: str) -> Workspace:
+        """A workspace over branch ``name`` of this one: made from main's current files
+        when absent (the same name from any process or machine opens the same branch).
+        Reads see the branch's changes over main's current files; every change lands only
+        on the branch, guarded as on main. Opening it finishes a merge of it that was
+        killed midway."""
+        self._main_only()
+        made = dict(self._made, branch=name)
+        if "mounts" in made:
+            return Workspace.mount(**made)
+        given = made.pop("backend_instance")
+        private = (given is not None or made["fs"] is not None
+                   or (made["storage_options"] or {}).get("global_store") is False)
+        if not private:
+            return Workspace(**made)  # opened by its URL, as another process opens it
+        # Storage only this Workspace reaches: the branch is over the same backend.
+        for name_ in ("storage_options", "fs", "history"):
+            made.pop(name_)
+        ws = Workspace(**{**made, "backend": self.branches_of.inner})
+        ws._made = dict(self._made, branch=name)
+        return ws
+
+    def branches(self) -> list[BranchInfo]:
+        """Every branch: its head, its log's newest heads, the owners of its changes."""
+        self._main_only()
+        return self.branches_of.list()
+
+    def diff(self, name: str) -> BranchDiff:
+        """Every file branch ``name`` added, changed, deleted or moved, with its unified
+        diff, main's version now and whether main changed it since; ``.token`` names what
+        was reviewed (pass it to :meth:`merge` as ``expect``)."""
+        self._main_only()
+        branch = self.branches_of.backend(name)
+        head = branch.head()
+        return review(name, head.ref.head, survey(branch.store, branch.inner, head.manifest))
+
+    def merge(self, name: str, *, owner: str, expect: str | None = None,
+              paths: Iterable[str] | None = None) -> MergeOutcome:
+        """Publish branch ``name`` to main, each file a conditional write against the
+        version it was based on (three ways where main changed it and the changes do not
+        overlap); refused, with nothing written, on any conflict or when ``expect`` (a
+        review's token) no longer names the branch and main. Crash-safe: see
+        docs/branches.md."""
+        self._main_only()
+        return merge(self.branches_of.backend(name), owner=owner, expect=expect, paths=paths)
+
+    def rewind(self, name: str, to: str) -> BranchInfo:
+        """Move branch ``name`` back to ``to``, an earlier head of its log."""
+        self._main_only()
+        return self.branches_of.rewind(name, to)
+
+    def discard(self, name: str) -> None:
+        """Remove branch ``name``; :meth:`collect` frees what only it used."""
+        self._main_only()
+        self.branches_of.discard(name)
+
+    def collect(self, grace: timedelta = timedelta(hours=1)) -> CollectOutcome:
+        """Remove the branch objects no branch reaches (older than ``grace``)."""
+        self._main_only()
+        return self.branches_of.collect(grace)
+
+    def _main_only(self) -> None:
+        if self.branch_name is not None:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.branch_of_branch,
+                          details={"name": self.branch_name})
 
     def context(self, owner: str = "agent", *,
                 observations: ObservationStore | None = None) -> Context:

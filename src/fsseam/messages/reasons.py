@@ -338,6 +338,19 @@ class Reason(StrEnum):
     observations_at_root = auto()
     reserved_index = auto()
     content_index_unsupported = auto()
+    reserved_branches = auto()
+    branch_name_invalid = auto()
+    branch_missing = auto()
+    branch_damaged = auto()
+    branch_contended = auto()
+    branch_merging = auto()
+    branch_not_in_log = auto()
+    branch_of_branch = auto()
+    branch_review_moved = auto()
+    branch_conflicts = auto()
+    branch_path_unchanged = auto()
+    branch_merge_unknown = auto()
+    branch_no_history = auto()
 
 
 class Clause(StrEnum):
@@ -388,6 +401,9 @@ class Clause(StrEnum):
     observations_format = auto()
     observations_foreign = auto()
     observations_malformed = auto()
+    branch_text_mismatch = auto()
+    branch_missing_object = auto()
+    branch_bytes_mismatch = auto()
 
     # -- tools (fsseam.messages.tools) --------------------------------------------------------
     arg_unexpected = auto()

@@ -228,4 +228,64 @@ SENTENCES: dict[str, str] = {
         "content_index=True needs a store whose listing gives each file's version (S3, GCS, "
         "Azure, not under mounts); {backend} does not. Pass content_index=None or False."
     ),
+    # -- branches (kept beside the files, in the store itself) -------------------------------
+    "reserved_branches": (
+        "{path} is where fsseam keeps the branches of this workspace; no tool may read, list "
+        "or change it. Nothing was changed. Work on other files."
+    ),
+    "branch_name_invalid": (
+        "{name!r} is not a branch name: use 1 to 100 letters, digits, '.', '_' or '-', "
+        "not starting with '.' (and not 'main', the files themselves)."
+    ),
+    "branch_missing": (
+        "there is no branch {name!r} (it was discarded, or never made). Open it with "
+        "ws.branch({name!r}) to make it from main's current files."
+    ),
+    "branch_damaged": (
+        "the branch object {object} is missing or not one this fsseam can read ({detail}); "
+        "nothing was changed. Ask the user to check the folder .fsseam-branches/."
+    ),
+    "branch_contended": (
+        "branch {name!r} kept moving under this change ({attempts} attempts); nothing was "
+        "changed. Retry the call."
+    ),
+    "branch_merging": (
+        "a merge of branch {name!r} into main is under way (begun by {owner}); finish it "
+        "with ws.merge({name!r}, ...) or by opening the branch again, then retry. Nothing "
+        "was changed."
+    ),
+    "_branch_text_mismatch": "its text does not match its name",
+    "_branch_missing_object": "missing",
+    "_branch_bytes_mismatch": "its bytes do not match its name",
+    "branch_not_in_log": (
+        "{head} is not an earlier head of branch {name!r}; ws.branches() lists each "
+        "branch's log. Nothing was changed."
+    ),
+    "branch_of_branch": (
+        "this workspace is already branch {name!r}; branches are made from main: call "
+        "branch(), diff() and merge() on the workspace over main."
+    ),
+    "branch_review_moved": (
+        "branch {name!r} or the main files it changes moved since the review (token "
+        "{expected}, now {token}); nothing was merged. Review ws.diff({name!r}) again and "
+        "merge with its token."
+    ),
+    "branch_conflicts": (
+        "{count} file(s) of branch {name!r} were changed on main too, in ways that cannot "
+        "be merged: {paths}; nothing was merged. Resolve each on the branch (read the file "
+        "there, keep what both changes need), then merge again."
+    ),
+    "branch_path_unchanged": (
+        "{path} has no change on branch {name!r}; merge(paths=...) takes files the branch "
+        "changed (ws.diff({name!r}) lists them). Nothing was merged."
+    ),
+    "branch_merge_unknown": (
+        "the merge of branch {name!r} stopped when the store failed ({detail}); published "
+        "so far: {published}; not known: {unknown}. Run ws.merge({name!r}, ...) again to "
+        "finish it: it publishes only what is left."
+    ),
+    "branch_no_history": (
+        "{path}: a branch keeps no older versions of its files; its log (ws.branches()) and "
+        "ws.rewind() take a whole branch back instead."
+    ),
 }

@@ -1,0 +1,337 @@
+"""One merge of a branch into main: planned whole, journaled, then published file by file.
+
+A merge reads main's file for each path the branch changed and decides each:
+
+- main is still where the branch's change rested: the branch's bytes are written (or the
+  file deleted) while main is at that version (a conditional write: ``IfMatch``, or
+  create-only for a file main did not have);
+- main already holds exactly the branch's state: nothing to write;
+- main changed it too: a three-way text merge (Breezy's ``merge3``) when the two changes
+  do not overlap, written while main is at its current version; otherwise a conflict.
+
+Any conflict, or a review token (``expect=``) that no longer names the branch head and
+main's versions, refuses the whole merge before anything is written. Otherwise the plan is
+written create-only as the branch's journal, then each file is published; then the branch's
+ref is moved to a head without the published files, and the journal removed.
+
+A merge killed at any point is finished by the next ``merge`` or ``ws.branch(name)`` from
+any process: each step of the journal is done again only while main is at the version it
+expects; main holding the step's bytes means it was done; anything else is a change made
+on main meanwhile, which is never overwritten: that file is reported as a conflict and
+stays on the branch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from merge3 import Merge3
+
+from ..backends.base import Backend, WriteMeta
+from ..errors import Conflict, ConflictKind, ErrorCode, FsError
+from ..messages import Reason, render
+from ..paths import display
+from ..versions import CreateOnly, IfMatch, Version
+from .backend import BranchBackend, Head
+from .layout import BranchFile, Journal, JournalStep, Manifest
+from .review import (
+    FileState,
+    MergeConflict,
+    MergeConflictKind,
+    MergeOutcome,
+    survey,
+    token_of,
+)
+
+__all__ = ["merge", "resume", "three_way"]
+
+PUBLISHERS = 8
+"""Files published at once (each its own conditional write)."""
+
+def three_way(base: bytes, main: bytes, branch: bytes) -> bytes | None:
+    """The two changes of ``base`` combined, or None when they overlap (or a side is not
+    text)."""
+    for data in (base, main, branch):
+        if b"\0" in data:
+            return None
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    m = Merge3(base.splitlines(True), main.splitlines(True), branch.splitlines(True))
+    out: list[bytes] = []
+    for region in m.merge_regions():
+        kind = region[0]
+        if kind == "unchanged":
+            out += m.base[region[1]:region[2]]
+        elif kind in ("a", "same"):
+            out += m.a[region[1]:region[2]]
+        elif kind == "b":
+            out += m.b[region[1]:region[2]]
+        else:
+            return None
+    return b"".join(out)
+
+
+def _diff(key: str, old: bytes | None, new: bytes | None) -> str:
+    from ..diff import unified_diff
+
+    try:
+        return unified_diff(display(key), (old or b"").decode(), (new or b"").decode())
+    except UnicodeDecodeError:
+        return ""
+
+
+class Plan:
+    """The steps of one merge, and what it found without a step."""
+
+    def __init__(self) -> None:
+        self.steps: list[JournalStep] = []
+        self.merged: list[str] = []
+        self.already: list[str] = []
+        self.conflicts: list[MergeConflict] = []
+        self.blobs: list[bytes] = []
+
+    def weigh(self, state: FileState) -> None:
+        key, entry, main = state.key, state.entry, state.main
+        expected = state.main_version
+        if state.on_main_already:
+            self.already.append(key)
+        elif state.main_unchanged:
+            if entry.blob is None:
+                self.steps.append(JournalStep(key=key, action="delete", expected=expected))
+            else:
+                self.steps.append(JournalStep(key=key, action="write", expected=expected,
+                                              blob=entry.blob))
+        elif entry.blob is None:
+            self._conflict(state, "deleted_on_branch")
+        elif main is None:
+            self._conflict(state, "deleted_on_main")
+        elif entry.base is None:
+            self._conflict(state, "both_added")
+        else:
+            base = state.base_bytes()
+            if base is None:
+                self._conflict(state, "base_lost")
+                return
+            combined = three_way(base, main.data, state.branch_bytes() or b"")
+            if combined is None:
+                self._conflict(state, "both_changed")
+                return
+            self.blobs.append(combined)
+            self.merged.append(key)
+            self.steps.append(JournalStep(key=key, action="write", expected=expected,
+                                          blob=hashlib.sha256(combined).hexdigest()))
+
+    def _conflict(self, state: FileState, kind: MergeConflictKind) -> None:
+        base = state.base_bytes()
+        main = None if state.main is None else state.main.data
+        self.conflicts.append(MergeConflict(
+            path=display(state.key), kind=kind,
+            branch_diff=_diff(state.key, base, state.branch_bytes()),
+            main_diff=_diff(state.key, base, main),
+        ))
+
+
+class Publisher:
+    """Publishes a journal's steps on main, each one at most once."""
+
+    def __init__(self, branch: BranchBackend, journal: Journal) -> None:
+        self.branch = branch
+        self.inner: Backend = branch.inner
+        self.journal = journal
+        self.published: list[str] = []
+        self.conflicts: list[MergeConflict] = []
+        self.unknown: list[str] = []
+        self.failure: FsError | None = None
+
+    def run(self) -> None:
+        with ThreadPoolExecutor(PUBLISHERS) as pool:
+            results = list(pool.map(self._step, self.journal.steps))
+        for step, result in zip(self.journal.steps, results, strict=True):
+            if result == "published":
+                self.published.append(step.key)
+            elif result == "conflict":
+                self.conflicts.append(MergeConflict(path=display(step.key),
+                                                    kind="changed_meanwhile"))
+            else:
+                self.unknown.append(step.key)
+
+    def _step(self, step: JournalStep) -> str:
+        try:
+            if step.action == "write":
+                return self._write(step)
+            return self._delete(step)
+        except FsError as e:
+            self.failure = e
+            return "unknown"
+
+    def _write(self, step: JournalStep) -> str:
+        assert step.blob is not None
+        data = self.branch.store.blob(step.blob)
+        pre = CreateOnly() if step.expected is None else IfMatch(step.expected)
+        meta = (WriteMeta(owner=self.journal.owner)
+                if self.inner.capabilities.write_meta else None)
+        try:
+            self.inner.write(step.key, data, pre, meta=meta)
+            return "published"
+        except Conflict:
+            pass
+        # Refused: done before (a merge killed after this write), or main's own change.
+        try:
+            now = self.inner.read(step.key)
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND:
+                return "conflict"
+            raise
+        return "published" if hashlib.sha256(now.data).hexdigest() == step.blob else "conflict"
+
+    def _delete(self, step: JournalStep) -> str:
+        meta = (WriteMeta(owner=self.journal.owner)
+                if self.inner.capabilities.write_meta else None)
+        try:
+            if step.expected is None:
+                return "published"
+            self.inner.delete(step.key, IfMatch(step.expected), meta=meta)
+            return "published"
+        except Conflict as e:
+            return "published" if e.reason == ConflictKind.missing else "conflict"
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND:
+                return "published"
+            raise
+
+
+def _settle(branch: BranchBackend, journal: Journal, done: Iterable[str]) -> str:
+    """Move the branch past what the merge published: each path whose branch state is
+    still the one merged leaves the branch (main has it now). Returns the new head."""
+    merged_from = branch.store.manifest(journal.head).files
+    done = set(done)
+
+    def change(head: Head) -> dict[str, BranchFile]:
+        return {k: e for k, e in head.files.items()
+                if not (k in done and merged_from.get(k) == e)}
+
+    if not done:
+        return branch.head().ref.head
+    branch.move("merge", None, journal.owner, change)
+    return branch.head(fresh=False).ref.head
+
+
+def resume(branch: BranchBackend) -> MergeOutcome | None:
+    """Finish the branch's merge under way, if any (None: there is none)."""
+    found = branch.store.journal(branch.name)
+    if found is None:
+        return None
+    journal, version = found
+    return _publish(branch, journal, version, Plan(), resumed=True)
+
+
+def _publish(branch: BranchBackend, journal: Journal, version: Version, plan: Plan, *,
+             resumed: bool) -> MergeOutcome:
+    publisher = Publisher(branch, journal)
+    publisher.run()
+    done = publisher.published + plan.already
+    if publisher.failure is not None:
+        e = publisher.failure
+        message = render(Reason.branch_merge_unknown, None, {
+            "name": branch.name, "detail": e.message,
+            "published": ", ".join(map(display, publisher.published)) or "none",
+            "unknown": ", ".join(map(display, publisher.unknown))})
+        return MergeOutcome(
+            branch=branch.name, ok=False, code=ErrorCode.FS_BACKEND, message=message,
+            published=[display(k) for k in publisher.published],
+            unknown=[display(k) for k in publisher.unknown],
+            resumed=[display(k) for k in publisher.published] if resumed else [],
+        )
+    head = _settle(branch, journal, done)
+    branch.store.delete_journal(branch.name, version)
+    published = [display(k) for k in publisher.published]
+    return MergeOutcome(
+        branch=branch.name, ok=True, published=published,
+        merged=[display(k) for k in plan.merged if k in set(publisher.published)],
+        already=[display(k) for k in plan.already], conflicts=publisher.conflicts,
+        resumed=published if resumed else [], head=head,
+    )
+
+
+def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
+          paths: Iterable[str] | None = None) -> MergeOutcome:
+    """Publish ``branch`` to main (see the module docstring)."""
+    earlier = resume(branch)
+    if earlier is not None and not earlier.ok:
+        return earlier
+    head = branch.head()
+    files = head.files
+    keys = None
+    if paths is not None:
+        keys = []
+        for path in paths:
+            key = path.strip("/")
+            if key not in files:
+                if earlier is not None and display(key) in earlier.published:
+                    continue
+                return _refused(branch, ErrorCode.FS_INVALID_ARGUMENT, Reason.
+                                branch_path_unchanged, {"path": display(key),
+                                                        "name": branch.name}, earlier)
+            keys.append(key)
+    if earlier is not None and not (files if keys is None else keys):
+        return earlier
+    states = survey(branch.store, branch.inner, head.manifest,
+                    None if expect is None else files)
+    if expect is not None:
+        token = token_of(head.ref.head, states)
+        if token != expect:
+            return _refused(branch, ErrorCode.FS_STALE, Reason.branch_review_moved,
+                            {"name": branch.name, "expected": expect, "token": token},
+                            earlier)
+    plan = Plan()
+    for state in states:
+        if keys is None or state.key in keys:
+            plan.weigh(state)
+    if plan.conflicts:
+        outcome = _refused(branch, ErrorCode.FS_STALE, Reason.branch_conflicts, {
+            "name": branch.name, "count": len(plan.conflicts),
+            "paths": ", ".join(c.path for c in plan.conflicts)}, earlier)
+        return outcome.model_copy(update={"conflicts": plan.conflicts})
+    if plan.blobs:
+        # Named by a young manifest before they are written, as a change's blobs are, so
+        # collect leaves them while the journal that names them is not yet written.
+        branch.store.put_manifest(Manifest(
+            branch=branch.name, parent=head.ref.head, owner=owner, time=time.time(),
+            operation="merge-plan",
+            files={s.key: BranchFile(blob=s.blob) for s in plan.steps if s.key in plan.merged}))
+        for data in plan.blobs:
+            branch.store.put_blob(data)
+    journal = Journal(branch=branch.name, head=head.ref.head, owner=owner,
+                      started=time.time(), steps=plan.steps)
+    try:
+        version = branch.store.put_journal(journal)
+    except Conflict as e:
+        if e.reason != ConflictKind.exists:
+            raise
+        found = branch.store.journal(branch.name)
+        return _refused(branch, ErrorCode.FS_BACKEND, Reason.branch_merging,
+                        {"name": branch.name, "owner": found[0].owner if found else owner},
+                        earlier)
+    outcome = _publish(branch, journal, version, plan, resumed=False)
+    if earlier is None:
+        return outcome
+    return outcome.model_copy(update={
+        "published": earlier.published + outcome.published,
+        "resumed": earlier.resumed,
+        "conflicts": earlier.conflicts + outcome.conflicts})
+
+
+def _refused(branch: BranchBackend, code: ErrorCode, reason: str, details: dict[str, object],
+             earlier: MergeOutcome | None) -> MergeOutcome:
+    return MergeOutcome(
+        branch=branch.name, ok=False, code=code,
+        message=render(reason, details.get("path") if isinstance(details.get("path"), str)
+                       else None, details),  # type: ignore[arg-type]
+        published=earlier.published if earlier else [],
+        resumed=earlier.resumed if earlier else [],
+    )
