@@ -10,7 +10,7 @@ from typing import Any
 from .backends.base import Backend
 from .backends.history import History, keep_history
 from .backends.registry import open_backend
-from .branches import PREFIX, open_branch
+from .branches import open_branch
 from .branches.manage import Branches, BranchInfo, CollectOutcome
 from .branches.merging import merge, resume
 from .branches.review import BranchDiff, MergeOutcome, review, survey
@@ -119,8 +119,9 @@ class Workspace:
         self.branches_of = Branches(self.backend)
         """Main's branches (``branch``, ``diff``, ``merge`` ... are asked of it)."""
         if branch is not None:
-            self.backend = open_branch(self.backend, branch)
-            resume(self.backend)  # a merge killed midway is finished by the next open
+            self.backend = open_branch(self.backend, branch, read_only=read_only)
+            if not read_only:
+                resume(self.backend)  # a merge killed midway is finished by the next open
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = (
             self._observation_policy(url, storage_options, ledger, observations,
@@ -133,8 +134,6 @@ class Workspace:
         self._reserved = {hidden} if hidden is not None else set()
         if hidden is not None:
             first.append(ReservedKeys(hidden))  # registered last: asked first
-        # Registered last: asked first. Branches live in the store itself, beside the files.
-        first.append(ReservedKeys(PREFIX, Reason.reserved_branches))
         if branch is not None:
             first.append(ReservedIndex(INDEX_FOLDER))  # main's index; a branch keeps none
         self.gate = Gate([*first, *plugins], load_entry_points=load_entry_points)
@@ -241,18 +240,22 @@ class Workspace:
         killed midway."""
         self._main_only()
         made = dict(self._made, branch=name)
-        if "mounts" in made:
-            return Workspace.mount(**made)
-        given = made.pop("backend_instance")
-        private = (given is not None or made["fs"] is not None
-                   or (made["storage_options"] or {}).get("global_store") is False)
+        private = (made.get("backend_instance") is not None or made.get("fs") is not None
+                   or "mounts" in made
+                   or (made.get("storage_options") or {}).get("global_store") is False)
         if not private:
-            return Workspace(**made)  # opened by its URL, as another process opens it
-        # Storage only this Workspace reaches: the branch is over the same backend.
-        for name_ in ("storage_options", "fs", "history"):
-            made.pop(name_)
-        ws = Workspace(**{**made, "backend": self.branches_of.inner})
-        ws._made = dict(self._made, branch=name)
+            made.pop("backend_instance")
+            ws = Workspace(**made)  # opened by its URL, as another process opens it
+            ws._made = dict(self._made, branch=name)
+            return ws
+        # Storage this Workspace holds (an instance, a private memory store, a mount
+        # table): the branch is over the very same backend.
+        ws = Workspace(self.url, read_only=self.read_only, policy=made["policy"],
+                       plugins=made["plugins"], limits=made["limits"], ledger=made["ledger"],
+                       load_entry_points=made["load_entry_points"],
+                       backend=self.branches_of.inner, observations=made["observations"],
+                       observation_key=made["observation_key"], branch=name)
+        ws._made = made
         return ws
 
     def branches(self) -> list[BranchInfo]:
@@ -276,25 +279,29 @@ class Workspace:
         overlap); refused, with nothing written, on any conflict or when ``expect`` (a
         review's token) no longer names the branch and main. Crash-safe: see
         docs/branches.md."""
-        self._main_only()
+        self._main_only(changes=True)
         return merge(self.branches_of.backend(name), owner=owner, expect=expect, paths=paths)
 
     def rewind(self, name: str, to: str) -> BranchInfo:
         """Move branch ``name`` back to ``to``, an earlier head of its log."""
-        self._main_only()
+        self._main_only(changes=True)
         return self.branches_of.rewind(name, to)
 
     def discard(self, name: str) -> None:
         """Remove branch ``name``; :meth:`collect` frees what only it used."""
-        self._main_only()
+        self._main_only(changes=True)
         self.branches_of.discard(name)
 
     def collect(self, grace: timedelta = timedelta(hours=1)) -> CollectOutcome:
         """Remove the branch objects no branch reaches (older than ``grace``)."""
-        self._main_only()
+        self._main_only(changes=True)
         return self.branches_of.collect(grace)
 
-    def _main_only(self) -> None:
+    def _main_only(self, *, changes: bool = False) -> None:
+        """Refuse a branch operation on a branch workspace, and (``changes``) one that
+        changes the store on a read-only workspace."""
+        if changes and self.read_only:
+            raise FsError(ErrorCode.FS_READ_ONLY, reason=Reason.read_only)
         if self.branch_name is not None:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.branch_of_branch,
                           details={"name": self.branch_name})

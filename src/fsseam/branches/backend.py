@@ -24,6 +24,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 
 from ..backends.base import (
     ANY_VERSION,
@@ -47,6 +48,8 @@ __all__ = ["BranchBackend", "open_branch"]
 ATTEMPTS = 20
 """A change checked again on a moved head this many times before it is reported as
 contended (FS_BACKEND, retry)."""
+LOG_READ = 1000
+"""Heads of a branch's log a file's history reads at most."""
 SERVED_BYTES = 32 << 20
 """Main's bytes this backend served lately, by (key, version): a file's first change on
 the branch keeps its base from them, without reading main again."""
@@ -101,7 +104,7 @@ class BranchBackend(Wrapper):
             version_kind=BLOB_KIND if caps.version_kind == BLOB_KIND else "mixed",
             delete_if_match_atomic=caps.if_match_atomic,
             copy_create_only_atomic=caps.if_match_atomic,
-            history=False,
+            history=True,
             write_meta=True,
             note=f"branch {name!r}: changes kept in {inner.root}/.fsseam-branches/, each "
                  "moved in by one conditional write of the branch's ref",
@@ -413,15 +416,38 @@ class BranchBackend(Wrapper):
         return Backend.read_version_id(self, key, version_id)
 
     def read_version(self, key: str, version: Version) -> Blob:
-        entry = self.head().files.get(key)
-        if entry is not None and entry.blob is not None and entry.version == version:
-            return self._own(key, entry)
-        raise FsError(ErrorCode.FS_UNSUPPORTED, path=display(key),
-                      reason=Reason.branch_no_history)
+        """A state the branch's log holds (its blob, by digest), or main's version (the
+        base a change rested on) where main keeps versions."""
+        if version.kind == BLOB_KIND and version.value in self._states(key):
+            return Blob(data=self.store.blob(version.value), version=version)
+        return self.inner.read_version(key, version)
+
+    def _states(self, key: str) -> set[str]:
+        return {v.version.value for v in self.versions(key) if not v.deleted}
 
     def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
-        raise FsError(ErrorCode.FS_UNSUPPORTED, path=display(key),
-                      reason=Reason.branch_no_history)
+        """The states of ``key`` in the branch's log, newest first (each dated by the head
+        that made it), then the main version the branch's first change rested on."""
+        found: builtins.list[VersionInfo] = []
+        last: BranchFile | None = None
+        base: Version | None = None
+        for n, (_, manifest) in enumerate(self.store.log(self.head().ref.head)):
+            entry = manifest.files.get(key)
+            if n >= LOG_READ or entry is None:
+                break
+            if last is not None and (entry.blob, entry.owner) == (last.blob, last.owner):
+                found[-1] = found[-1].model_copy(update={"modified": _when(manifest.time)})
+                continue
+            last, base = entry, entry.base
+            found.append(VersionInfo(
+                version=blob_version(entry.blob) if entry.blob else blob_version("0" * 64),
+                size=entry.size, modified=_when(manifest.time), latest=not found,
+                deleted=entry.blob is None, owner=entry.owner))
+        if base is not None and (limit is None or len(found) < limit):
+            found.append(VersionInfo(version=base, latest=not found))
+        if not found:
+            return self.inner.versions(key, limit)
+        return found[:limit] if limit is not None else found
 
     def capabilities_for(self, key: str) -> Capabilities:
         return self.capabilities
@@ -517,14 +543,23 @@ class BranchBackend(Wrapper):
         return self.inner.put_plain(key, data, precondition)
 
 
-def open_branch(inner: Backend, name: str, *, owner: str | None = None) -> BranchBackend:
+def _when(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def open_branch(inner: Backend, name: str, *, owner: str | None = None,
+                read_only: bool = False) -> BranchBackend:
     """Branch ``name`` over ``inner``, made from main's current files when absent (the
-    same name from any process opens the same branch)."""
+    same name from any process opens the same branch); ``read_only``: opened only, never
+    made (FS_NOT_FOUND when absent)."""
     if isinstance(inner, BranchBackend):
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.branch_of_branch,
                       details={"name": inner.name})
     backend = BranchBackend(inner, name)
     if backend.store.ref(name) is None:
+        if read_only:
+            raise FsError(ErrorCode.FS_NOT_FOUND, reason=Reason.branch_missing,
+                          details={"name": name})
         root = Manifest(branch=name, operation="create", time=time.time(), owner=owner)
         ident = backend.store.put_manifest(root)
         try:

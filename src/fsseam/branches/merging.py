@@ -280,8 +280,10 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
             keys.append(key)
     if earlier is not None and not (files if keys is None else keys):
         return earlier
+    # A review's token names every file the branch changed; without one, only the files
+    # merged are read.
     states = survey(branch.store, branch.inner, head.manifest,
-                    None if expect is None else files)
+                    keys if expect is None else None)
     if expect is not None:
         token = token_of(head.ref.head, states)
         if token != expect:
@@ -297,6 +299,13 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
             "name": branch.name, "count": len(plan.conflicts),
             "paths": ", ".join(c.path for c in plan.conflicts)}, earlier)
         return outcome.model_copy(update={"conflicts": plan.conflicts})
+    if not plan.steps:
+        head_now = _settle(branch, Journal(branch=branch.name, head=head.ref.head, owner=owner,
+                                           started=time.time(), steps=[]), plan.already)
+        outcome = MergeOutcome(branch=branch.name, ok=True,
+                               already=[display(k) for k in plan.already], head=head_now)
+        return outcome if earlier is None else outcome.model_copy(update={
+            "published": earlier.published, "resumed": earlier.resumed})
     if plan.blobs:
         # Named by a young manifest before they are written, as a change's blobs are, so
         # collect leaves them while the journal that names them is not yet written.

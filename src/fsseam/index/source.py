@@ -27,6 +27,7 @@ from typing import Protocol
 
 from ..backends.base import Backend, Blob, Entry
 from ..backends.objectstore.parallel import READ_MANY_CONCURRENCY, InFlight, Waiting
+from ..branches.layout import PREFIX
 from ..errors import FsError
 from ..events import ListEvent
 from ..gate import Gate
@@ -36,6 +37,9 @@ from ..versions import Version
 from .grams import holds, needle_grams
 from .keeper import PLUGIN_NAME, ContentIndex, Loaded, Record, describe
 from .shards import Kind, prefix_of
+
+BRANCHES_FOLDER = PREFIX + "/"
+"""Branch objects (blobs, manifests) beside the files: no file of main, never indexed."""
 
 __all__ = ["AHEAD", "READ_CONCURRENCY", "STEPS_AHEAD", "Left", "PlannedFile", "in_order",
            "index_of", "indexed_reads", "plan"]
@@ -230,7 +234,8 @@ class _Ahead:
         if not batch:
             return None
         needed = {prefix_of(e.key) for e, v in batch
-                  if v is not None and e.kind == "file" and not self._index.reserved(e.key)}
+                  if v is not None and e.kind == "file" and not self._index.reserved(e.key)
+                  and not e.key.startswith(BRANCHES_FOLDER)}
         # The files of a shard's directory come together (key order): a shard the last
         # batch asked for is the search's already. Root files ("") come between
         # directories: the search keeps that shard to the end, it is asked for once.

@@ -1,5 +1,4 @@
-"""Observations (and branches) kept inside a workspace are no file of it: no tool sees or
-changes them.
+"""Observations kept inside a workspace are no file of it: no tool sees or changes them.
 
 Registered on the gate only when a workspace's observation store lies inside its root
 (``s3://b/`` with observations at ``s3://b/.fsseam-observations/``): listings and walks
@@ -29,10 +28,8 @@ __all__ = ["ReservedKeys"]
 class ReservedKeys:
     """Hide and refuse the keys at or below ``prefix`` (a key relative to the root)."""
 
-    def __init__(self, prefix: str, reason: str = Reason.reserved_observations) -> None:
+    def __init__(self, prefix: str) -> None:
         self.prefix = prefix.strip("/")
-        self.reason = reason
-        """The catalogue sentence a refusal says (whose folder this is)."""
 
     def __repr__(self) -> str:
         return f"ReservedKeys({self.prefix!r})"
@@ -48,7 +45,8 @@ class ReservedKeys:
 
     def _refuse(self, key: str, path: str) -> None:
         if self.reserved(key):
-            raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=path, reason=self.reason)
+            raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=path,
+                          reason=Reason.reserved_observations)
 
     @hookimpl(tryfirst=True)
     def fs_list(self, event: ListEvent) -> None:

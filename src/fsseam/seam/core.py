@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar, cast
 
 from ..backends.base import Backend, WriteMeta
+from ..branches.layout import reserved
 from ..doccache import Authors, DocCache
 from ..errors import ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
@@ -81,8 +82,11 @@ class Core:
     def key(self, path: str) -> str:
         """The canonical key of a model path (raises FS_OUTSIDE_ROOT, FS_INVALID_ARGUMENT)."""
         below = self.backend.native_key(path) if isinstance(path, str) else None
-        key = to_key(path if below is None else below or "/")
-        return self.backend.resolve(key)
+        key = self.backend.resolve(to_key(path if below is None else below or "/"))
+        if reserved(key):  # where branches are kept: no file of the workspace
+            raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=display(key),
+                          reason=Reason.reserved_branches)
+        return key
 
     def resolve_file(self, path: str) -> tuple[str, str]:
         """The key and shown path of a file argument (the root is a directory)."""

@@ -44,6 +44,7 @@ import regex
 from .. import deadline as _clock
 from ..backends.base import Blob, Entry, TreePart
 from ..backends.digests import digest_version
+from ..branches.layout import reserved
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent
@@ -139,9 +140,10 @@ def _entry(e: Entry, depth: int) -> ListEntry:
 
 def visible(fs: Core, key: str, entries: Sequence[Entry], operation: Literal["list", "walk"]
             ) -> Sequence[Entry]:
-    """Entries after the gate's list hook (plugins may hide some)."""
+    """Entries after the gate's list hook (plugins may hide some), never the folder where
+    branches are kept."""
     event = ListEvent(owner=fs.owner, key=key, path=display(key), operation=operation,
-                      entries=list(entries))
+                      entries=[e for e in entries if not reserved(e.key)])
     fs.gate.dispatch(event)
     return event.entries
 
@@ -359,6 +361,8 @@ class Scan:
         # Files come directory by directory: whether a directory is searchable is worked
         # out once for all its files, and each file's own name tested alone.
         self.deadline.check(k)  # every file, taken or not: no stretch of a walk unchecked
+        if reserved(k):  # the branches' folder (a pass with no list hook sees it too)
+            return False
         relative = k[len(self.prefix):]
         if self.files is not None:
             if not self.files.match(relative):
