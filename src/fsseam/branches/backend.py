@@ -76,6 +76,38 @@ class _BytesStream:
         return None
 
 
+class _ServingStream:
+    """Main's read stream, whose bytes (when whole, and small enough) the branch keeps as
+    served, so a first change of the file takes its base from them."""
+
+    def __init__(self, inner: ReadStream, done: Callable[[bytes, Version], object]) -> None:
+        self.size = inner.size
+        self._inner = inner
+        self._done = done
+
+    @property
+    def version(self) -> Version | None:
+        return self._inner.version
+
+    def chunks(self) -> Iterator[bytes]:
+        kept: list[bytes] | None = []
+        total = 0
+        for chunk in self._inner.chunks():
+            if kept is not None:
+                total += len(chunk)
+                if total <= SERVED_BYTES // 8:
+                    kept.append(chunk)
+                else:
+                    kept = None
+            yield chunk
+        version = self._inner.version
+        if kept is not None and version is not None:
+            self._done(b"".join(kept), version)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 class Head:
     """One head as read: the ref, its version (for the compare-and-swap) and its
     manifest."""
@@ -301,7 +333,9 @@ class BranchBackend(Wrapper):
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         entry = self.head().files.get(key)
         if entry is None:
-            return self.inner.open_read(key, chunk_size)
+            return _ServingStream(self.inner.open_read(key, chunk_size),
+                                  lambda data, version: self._serve(
+                                      key, Blob(data=data, version=version)))
         blob = self._own(key, entry)
         return _BytesStream(blob.data, blob.version, chunk_size)
 
