@@ -215,8 +215,9 @@ def _settle(branch: BranchBackend, journal: Journal, done: Iterable[str]) -> str
         return {k: e for k, e in head.files.items()
                 if not (k in done and merged_from.get(k) == e)}
 
-    if not done:
-        return branch.head().ref.head
+    head = branch.head()
+    if not any(k in done and merged_from.get(k) == e for k, e in head.files.items()):
+        return head.ref.head  # nothing left to take off (a resumed merge that had settled)
     branch.move("merge", None, journal.owner, change)
     return branch.head(fresh=False).ref.head
 
