@@ -440,7 +440,8 @@ def _add_mcp(sub: _Commands) -> None:
         help="serve the tools over MCP (stdio)",
         description="Serve a tool set as an MCP server over stdio until stdin closes "
         "(--tools; default files). Each session is its own owner for the observation policy. "
-        "--read-only serves only the tools of the set that cannot modify anything. Needs the "
+        "--read-only serves only the tools of the set that cannot modify anything; --branch "
+        "NAME keeps every change on that branch until fsseam branch merge. Needs the "
         "MCP SDK: pip install 'mcp>=1.10' (the mcp extra of fsseam).",
     )
     mcp.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
