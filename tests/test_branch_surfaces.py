@@ -19,8 +19,9 @@ from typing import Any
 import fsspec
 import pytest
 
-from fsseam import Context, ErrorCode, GuardRefused, Workspace
+from fsseam import Context, ErrorCode, FsError, GuardRefused, Workspace
 from fsseam.filesystem import GuardedFileSystem
+from fsseam.messages import Reason
 
 ORIGINAL = b"alpha\nbeta\ngamma\n"
 CSV = b"city,temp_c\nOslo,3\nLima,19\n"
@@ -225,3 +226,32 @@ def test_a_pickled_branch_context_reopens_the_same_branch(root: Path, tmp_path: 
     assert ws.merge("feat", owner="person").ok
     assert (root / "notes.txt").read_bytes() == b"alpha\nBETA\nGAMMA\n"
     assert json.loads((tmp_path / "ledger.json").read_text())["owners"]["agent"]
+
+
+# -- read-only -------------------------------------------------------------------------------
+
+
+def test_a_read_only_workspace_on_a_branch_writes_nothing(root: Path) -> None:
+    """``fsseam mcp URL --branch NAME --read-only`` (a reviewer reading an agent's branch):
+    opening it makes no branch and finishes no merge (read-only credentials could not);
+    a branch that does not exist is reported, one that does reads its changes."""
+    (root / "notes.txt").write_bytes(ORIGINAL)
+    with pytest.raises(FsError) as missing:
+        Workspace(str(root), read_only=True, branch="feat")
+    assert (missing.value.code, missing.value.reason) == (ErrorCode.FS_NOT_FOUND,
+                                                          Reason.branch_missing)
+    assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]
+    refused = subprocess.run([sys.executable, "-m", "fsseam.cli", "call", str(root), "read",
+                              '{"file_path": "/notes.txt"}', "--branch", "feat",
+                              "--read-only"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "there is no branch 'feat'" in refused.stderr
+    assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]
+
+    agent = Workspace(str(root)).branch("feat").context("agent")
+    assert agent.tools.execute("write", {"file_path": "/new.txt", "content": "n\n"}).ok
+    made = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    viewer = Workspace(str(root), read_only=True, branch="feat").context("viewer")
+    assert viewer.tools.execute("read", {"file_path": "/new.txt"}).text == "     1\tn"
+    write = viewer.tools.execute("write", {"file_path": "/other.txt", "content": "o\n"})
+    assert write.text.startswith("Error [FS_READ_ONLY]")
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == made

@@ -119,8 +119,10 @@ class Workspace:
         self.branches_of = Branches(self.backend)
         """Main's branches (``branch``, ``diff``, ``merge`` ... are asked of it)."""
         if branch is not None:
-            self.backend = open_branch(self.backend, branch)
-            resume(self.backend)  # a merge killed midway is finished by the next open
+            # Read-only writes nothing: it neither makes the branch nor finishes a merge.
+            self.backend = open_branch(self.backend, branch, create=not read_only)
+            if not read_only:
+                resume(self.backend)  # a merge killed midway is finished by the next open
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = (
             self._observation_policy(url, storage_options, ledger, observations,

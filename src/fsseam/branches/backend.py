@@ -517,14 +517,18 @@ class BranchBackend(Wrapper):
         return self.inner.put_plain(key, data, precondition)
 
 
-def open_branch(inner: Backend, name: str, *, owner: str | None = None) -> BranchBackend:
+def open_branch(inner: Backend, name: str, *, owner: str | None = None,
+                create: bool = True) -> BranchBackend:
     """Branch ``name`` over ``inner``, made from main's current files when absent (the
-    same name from any process opens the same branch)."""
+    same name from any process opens the same branch); ``create=False``: an absent branch
+    raises FS_NOT_FOUND instead (a read-only workspace writes nothing)."""
     if isinstance(inner, BranchBackend):
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.branch_of_branch,
                       details={"name": inner.name})
     backend = BranchBackend(inner, name)
-    if backend.store.ref(name) is None:
+    if not create:
+        backend.head()  # FS_NOT_FOUND (branch_missing) when there is none
+    elif backend.store.ref(name) is None:
         root = Manifest(branch=name, operation="create", time=time.time(), owner=owner)
         ident = backend.store.put_manifest(root)
         try:
