@@ -199,7 +199,8 @@ def test_a_missing_branch_is_reported_and_not_made(capsys: pytest.CaptureFixture
     assert status == 1 and "is not a branch name" in err
 
 
-def test_calls_on_a_branch_across_processes_then_a_merge(root: Path, tmp_path: Path) -> None:
+def test_calls_on_a_branch_across_processes_then_a_merge(
+        root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``fsseam call --branch``: each call a process, the ledger carrying the read; main's
     file is untouched until ``fsseam branch merge``."""
     (root / "x.txt").write_bytes(ORIGINAL)
@@ -211,23 +212,26 @@ def test_calls_on_a_branch_across_processes_then_a_merge(root: Path, tmp_path: P
         {"file_path": "/x.txt", "old_string": "two", "new_string": "TWO"}), *on)
     assert edit.returncode == 0, edit.stdout + edit.stderr
     assert (root / "x.txt").read_bytes() == ORIGINAL
-    shown = process("call", str(root), "read", '{"file_path": "/x.txt"}', "--branch", "feat")
-    assert shown.stdout == "     1\tone\n     2\tTWO\n     3\tthree\n"
-    hidden = process("call", str(root), "ls", '{"path": "/"}')
-    assert hidden.stdout == "/x.txt  (14 bytes)\n"
+    assert cli(capsys, "call", str(root), "read", '{"file_path": "/x.txt"}', "--branch",
+               "feat") == (0, "     1\tone\n     2\tTWO\n     3\tthree\n", "")
+    assert cli(capsys, "call", str(root), "ls", '{"path": "/"}') == (
+        0, "/x.txt  (14 bytes)\n", "")
 
     diff = process("branch", "diff", str(root), "feat")
     assert diff.returncode == 0 and "-two\n+TWO\n" in diff.stdout
     assert "\033[" not in diff.stdout
     token = diff.stdout.split("review token ")[1].split()[0]
-    merged = process("branch", "merge", str(root), "feat", "--owner", "rev", "--expect", token)
-    assert merged.returncode == 0, merged.stdout + merged.stderr
+    status, out, err = cli(capsys, "branch", "merge", str(root), "feat", "--owner", "rev",
+                           "--expect", token)
+    assert (status, err) == (0, ""), out
     assert (root / "x.txt").read_bytes() == b"one\nTWO\nthree\n"
 
 
-def test_diff_then_merge_with_the_token_on_s3(moto_s3: Any) -> None:
-    """On a moto S3 server, each command a process with the endpoint as -o options: the
-    review's token publishes; a change on main after it makes the same token refused."""
+def test_diff_then_merge_with_the_token_on_s3(moto_s3: Any,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """On a moto S3 server, the endpoint given as -o options (the diff and the merge each
+    a process of its own): a change on main after the review makes its token refused; the
+    next review's token publishes."""
     bucket = moto_s3.create_bucket()
     url = f"s3://{bucket}/proj"
     options = moto_s3.storage_options()
@@ -249,15 +253,15 @@ def test_diff_then_merge_with_the_token_on_s3(moto_s3: Any) -> None:
     assert a.tools.execute("read", {"file_path": "/x.txt"}).ok
     assert a.tools.execute("edit", {"file_path": "/x.txt", "old_string": "two",
                                     "new_string": "TWO"}).ok
-    refused = process("branch", "merge", url, "feat", "--owner", "rev", "--expect", token,
-                      *flags)
-    assert refused.returncode == 1
-    assert refused.stdout.startswith("merge of feat refused (FS_STALE): ")
+    status, out, _ = cli(capsys, "branch", "merge", url, "feat", "--owner", "rev",
+                         "--expect", token, *flags)
+    assert status == 1
+    assert out.startswith("merge of feat refused (FS_STALE): ")
     assert ws.backend.read("x.txt").data == b"one\nmid\nTWO\n"
 
-    again = process("branch", "diff", url, "feat", *flags)
-    assert "[main changed it since: merged three ways]" in again.stdout
-    token = again.stdout.split("review token ")[1].split()[0]
+    status, again, _ = cli(capsys, "branch", "diff", url, "feat", *flags)
+    assert "[main changed it since: merged three ways]" in again
+    token = again.split("review token ")[1].split()[0]
     merged = process("branch", "merge", url, "feat", "--owner", "rev", "--expect", token,
                      *flags)
     assert merged.returncode == 0, merged.stdout + merged.stderr
