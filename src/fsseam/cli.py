@@ -573,7 +573,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fsseam",
         description="Safe file tools for AI agents over any fsspec filesystem.",
-        epilog="Exit status: 0 ok, 1 a tool error (call), 2 a usage or configuration error.",
+        epilog="Exit status: 0 ok, 1 a tool error (call) or a branch operation refused "
+        "(branch), 2 a usage or configuration error.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in (_add_demo, _add_mcp, _add_call, _add_schema, _add_branch):
