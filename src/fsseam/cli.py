@@ -1,16 +1,23 @@
 """The ``fsseam`` command line.
 
     fsseam demo [URL] [--backend memory|s3]
-    fsseam mcp URL [--tools SET] [--owner NAME] [--read-only] [-o key=value ...]
+    fsseam mcp URL [--tools SET] [--owner NAME] [--branch NAME] [--read-only]
+               [-o key=value ...]
     fsseam call URL TOOL JSON [--ledger FILE | --observations URL] [--owner NAME]
-                [--read-only] [-o key=value ...]
+                [--branch NAME] [--read-only] [-o key=value ...]
     fsseam schema [--tools SET] [--dialect openai|anthropic|json]
+    fsseam branch list URL [--json]
+    fsseam branch diff URL NAME [--json] [--color auto|always|never]
+    fsseam branch merge URL NAME --owner NAME [--expect TOKEN] [--path P ...] [--json]
+    fsseam branch rewind URL NAME --to HEAD
+    fsseam branch discard URL NAME
 
 Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
-error (``call``), 2 a usage or configuration error (bad arguments, arguments that are not a
-JSON object, an unknown tool or tool set, unreadable ledger, misconfigured workspace,
-missing optional package), 141 when the reader of stdout went away (``fsseam schema |
-head``), quietly, as a program killed by SIGPIPE would.
+error (``call``) or a branch operation refused (``branch``: a merge refused or left
+unfinished, a branch that does not exist), 2 a usage or configuration error (bad
+arguments, arguments that are not a JSON object, an unknown tool or tool set, unreadable
+ledger, misconfigured workspace, missing optional package), 141 when the reader of stdout
+went away (``fsseam schema | head``), quietly, as a program killed by SIGPIPE would.
 """
 
 from __future__ import annotations
@@ -20,15 +27,19 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
 from .backends.history import History
+from .branches.manage import BranchInfo
 from .errors import FsError
 from .messages import Reason, render
 from .observations.file import FileObservations, read_ledger, write_ledger
 from .observations.texts import KeptText, load_texts, save_texts, texts_path
+from .paths import display
 from .policy import Ledger
 from .text import TextFormat
 from .tools.base import parse_arguments
@@ -129,6 +140,7 @@ def _workspace(args: argparse.Namespace, observations: Any = None) -> Workspace:
             read_only=args.read_only,
             history=history,
             observations=observations,
+            branch=getattr(args, "branch", None),
         )
     except FsError as e:
         if e.reason in (Reason.observations_corrupt, Reason.observations_unreachable):
@@ -165,7 +177,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         server = ToolServer(ws, args.owner, args.tools)
     except ValueError as e:
         raise UsageError(str(e)) from e
-    print(f"fsseam mcp: serving {ws.url} over stdio as owner {args.owner!r} with the tools "
+    where = ws.url if args.branch is None else f"branch {args.branch!r} of {ws.url}"
+    print(f"fsseam mcp: serving {where} over stdio as owner {args.owner!r} with the tools "
           f"{', '.join(t['name'] for t in server.tool_dicts())}", file=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
         run_stdio(ws, args.owner, server)
@@ -257,11 +270,144 @@ def _add_tools(p: argparse.ArgumentParser, default: str) -> None:
     )
 
 
+# -- branches ------------------------------------------------------------------------------
+# What a person reads: the review, the merge's report, the log (never the model).
+
+_ANSI = {"+": "32", "-": "31", "@": "36"}
+
+
+def _colored(text: str) -> str:
+    """The review's text with ANSI colors: added lines green, removed red, hunks cyan,
+    each file's line bold. A diff line starts with one of ``+-@ \\``; a file's with its
+    change (added, changed, deleted, moved)."""
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        if line.startswith(("+++", "---")):
+            out.append(f"\033[1m{line}\033[0m")
+        elif line[:1] in _ANSI:
+            out.append(f"\033[{_ANSI[line[:1]]}m{line}\033[0m")
+        elif i > 0 and line[:1].isalpha():
+            out.append(f"\033[1;33m{line}\033[0m")
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def _branch_lines(info: BranchInfo) -> list[str]:
+    """One branch and its log (newest first: any head there is a ``rewind --to``)."""
+    owners = ", ".join(info.owners) or "none"
+    lines = [f"{info.name}  head {info.head[:12]}  {info.files} file(s) changed  owners: "
+             f"{owners}  created {_when(info.created)}"
+             + (f" by {info.created_by}" if info.created_by else "")
+             + ("  [merge under way]" if info.merging else "")]
+    for h in info.log:
+        what = h.operation + (f" {display(h.path)}" if h.path else "")
+        by = f" by {h.owner}" if h.owner else ""
+        lines.append(f"  {h.head[:12]}  {_when(h.time)}  {what}{by}")
+    return lines
+
+
+def _branch_error(args: argparse.Namespace, e: FsError) -> int:
+    print(f"fsseam branch {args.verb}: Error [{e.code.value}]: {e.message}", file=sys.stderr)
+    return EXIT_TOOL_ERROR
+
+
+def cmd_branch_list(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    try:
+        found = ws.branches()
+    except FsError as e:
+        return _branch_error(args, e)
+    if args.json:
+        print(json.dumps([b.model_dump(mode="json") for b in found], indent=2))
+    elif not found:
+        print("no branches")
+    else:
+        print("\n".join(line for b in found for line in _branch_lines(b)))
+    return EXIT_OK
+
+
+def cmd_branch_diff(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    try:
+        diff = ws.diff(args.name)
+    except FsError as e:
+        return _branch_error(args, e)
+    if args.json:
+        print(diff.model_dump_json(indent=2))
+        return EXIT_OK
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
+                                       and not os.environ.get("NO_COLOR"))
+    sys.stdout.write(_colored(diff.text) if color else diff.text)
+    return EXIT_OK
+
+
+def cmd_branch_merge(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    try:
+        outcome = ws.merge(args.name, owner=args.owner, expect=args.expect, paths=args.paths)
+    except FsError as e:
+        return _branch_error(args, e)
+    if args.json:
+        print(outcome.model_dump_json(indent=2))
+    else:
+        sys.stdout.write(outcome.text)
+    if not outcome.ok:
+        print(f"fsseam branch merge: not merged ({outcome.code.value if outcome.code else ''})",
+              file=sys.stderr)
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+def cmd_branch_rewind(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    try:
+        info = ws.rewind(args.name, to=args.to)
+    except FsError as e:
+        return _branch_error(args, e)
+    print(f"rewound {info.name} to {info.head[:12]} ({info.files} file(s) changed)")
+    return EXIT_OK
+
+
+def cmd_branch_discard(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    try:
+        ws.discard(args.name)
+    except FsError as e:
+        return _branch_error(args, e)
+    print(f"discarded {args.name} (what only it used is freed by fsseam branch collect)")
+    return EXIT_OK
+
+
+def cmd_branch_collect(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    try:
+        done = ws.collect(grace=timedelta(seconds=args.grace))
+    except FsError as e:
+        return _branch_error(args, e)
+    print(f"removed {done.removed_blobs} blob(s) and {done.removed_manifests} manifest(s); "
+          f"kept {done.kept_blobs} blob(s) and {done.kept_manifests} manifest(s)")
+    return EXIT_OK
+
+
 # -- the parser ----------------------------------------------------------------------------
 class _Commands(Protocol):
     """What ``ArgumentParser.add_subparsers()`` returns, as far as the commands use it."""
     def add_parser(self, name: str, *, help: str | None = ...,
                    description: str | None = ...) -> argparse.ArgumentParser: ...
+
+
+def _add_branch_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--branch", metavar="NAME",
+        help="work on branch NAME (made from main's current files when absent): reads see "
+        "its changes over main, every change lands only on it; main is untouched until "
+        "fsseam branch merge",
+    )
 
 
 def _add_demo(sub: _Commands) -> None:
@@ -294,7 +440,8 @@ def _add_mcp(sub: _Commands) -> None:
         help="serve the tools over MCP (stdio)",
         description="Serve a tool set as an MCP server over stdio until stdin closes "
         "(--tools; default files). Each session is its own owner for the observation policy. "
-        "--read-only serves only the tools of the set that cannot modify anything. Needs the "
+        "--read-only serves only the tools of the set that cannot modify anything; --branch "
+        "NAME keeps every change on that branch until fsseam branch merge. Needs the "
         "MCP SDK: pip install 'mcp>=1.10' (the mcp extra of fsseam).",
     )
     mcp.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
@@ -302,6 +449,7 @@ def _add_mcp(sub: _Commands) -> None:
         "--owner", default="mcp", help="owner name of the session (default: mcp)"
     )
     mcp.add_argument("--read-only", action="store_true", help="refuse every modification")
+    _add_branch_option(mcp)
     _add_tools(mcp, "files")
     _add_history(mcp)
     _add_storage_options(mcp)
@@ -339,6 +487,7 @@ def _add_call(sub: _Commands) -> None:
     )
     call.add_argument("--owner", default="agent", help="owner name (default: agent)")
     call.add_argument("--read-only", action="store_true", help="refuse every modification")
+    _add_branch_option(call)
     _add_history(call)
     _add_storage_options(call)
     call.set_defaults(func=cmd_call)
@@ -359,14 +508,76 @@ def _add_schema(sub: _Commands) -> None:
     schema.set_defaults(func=cmd_schema)
 
 
+def _add_branch(sub: _Commands) -> None:
+    """``fsseam branch``: list, diff, merge, rewind, discard, collect."""
+    branch = sub.add_parser(
+        "branch",
+        help="review and publish the branches of a workspace (list, diff, merge, ...)",
+        description="The branches of a workspace (docs/branches.md): an agent works on a "
+        "branch (fsseam mcp URL --branch NAME), a person reviews its diff and merges it. "
+        "Exit status: 0 ok, 1 refused (a merge refused or left unfinished: the report says "
+        "why; a branch that does not exist), 2 a usage error.",
+    )
+    verbs = branch.add_subparsers(dest="verb", metavar="VERB")
+    branch.set_defaults(func=lambda _: _no_verb(branch))
+    made: list[argparse.ArgumentParser] = []
+
+    def verb(name: str, func: Any, help: str, *, named: bool = True) -> argparse.ArgumentParser:
+        p = verbs.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".")
+        p.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
+        if named:
+            p.add_argument("name", metavar="NAME", help="the branch")
+        p.set_defaults(func=func, read_only=False)
+        made.append(p)
+        return p
+
+    p = verb("list", cmd_branch_list, "list the branches with their heads, owners and log "
+             "(newest head first; rewind --to takes any of them)", named=False)
+    p.add_argument("--json", action="store_true", help="print them as JSON")
+    p = verb("diff", cmd_branch_diff, "show every file the branch added, changed, deleted "
+             "or moved, as a unified diff against the version it was based on, and the "
+             "review token (merge --expect TOKEN publishes exactly what was shown)")
+    p.add_argument("--json", action="store_true", help="print the review as JSON")
+    p.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                   help="color the diff (default auto: when stdout is a terminal and "
+                   "NO_COLOR is not set)")
+    p = verb("merge", cmd_branch_merge, "publish the branch to main, each file a conditional "
+             "write against the version it was based on; refused, with nothing written, on a "
+             "conflict or when --expect no longer names the branch and main")
+    p.add_argument("--owner", required=True, help="who merges (kept in the branch's log)")
+    p.add_argument("--expect", metavar="TOKEN",
+                   help="the token of the review approved (fsseam branch diff prints it)")
+    p.add_argument("--path", dest="paths", action="append", metavar="P",
+                   help="publish only this file (repeatable); the rest stays on the branch")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p = verb("rewind", cmd_branch_rewind, "move the branch back to an earlier head of its "
+             "log (undo an agent's turn)")
+    p.add_argument("--to", required=True, metavar="HEAD",
+                   help="a head of the branch's log (at least its first 8 characters)")
+    verb("discard", cmd_branch_discard, "remove the branch (collect frees what only it used)")
+    p = verb("collect", cmd_branch_collect, "remove the branch objects no branch reaches",
+             named=False)
+    p.add_argument("--grace", type=float, default=3600.0, metavar="SECONDS",
+                   help="keep objects younger than this (default 3600: a change or merge "
+                   "in progress may still need them)")
+    for p in made:
+        _add_storage_options(p)
+
+
+def _no_verb(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fsseam",
         description="Safe file tools for AI agents over any fsspec filesystem.",
-        epilog="Exit status: 0 ok, 1 a tool error (call), 2 a usage or configuration error.",
+        epilog="Exit status: 0 ok, 1 a tool error (call) or a branch operation refused "
+        "(branch), 2 a usage or configuration error.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_add_demo, _add_mcp, _add_call, _add_schema):
+    for add in (_add_demo, _add_mcp, _add_call, _add_schema, _add_branch):
         add(sub)
     return parser
 

@@ -3,6 +3,7 @@
     fsseam mcp /abs/dir                   # a stdio server, one session per process
     fsseam mcp /abs/dir --tools openai    # a named tool set (default: files)
     fsseam mcp s3://bucket/prefix -o endpoint_url=http://127.0.0.1:5000
+    fsseam mcp /abs/dir --branch draft    # every change lands on branch draft only
 
 The official ``mcp`` SDK is imported lazily, so ``import fsseam`` works without it; a
 surface that needs it raises :class:`McpUnavailable` with the install hint.
@@ -25,6 +26,9 @@ What a client sees:
   is an error *result* (``isError: true``, text ``Error [FS_...]: ...``), never a protocol
   error, so the model can read it and recover. ``structuredContent`` carries the facts
   (``ok``, ``tool``, the error code, the outcome without the file's lines).
+- A branch workspace (``Workspace(url, branch=NAME)``, ``fsseam mcp URL --branch NAME``)
+  is served as any other: the tools read the branch's changes over main's current files
+  and change only the branch; a person reviews and merges it (``fsseam branch``).
 - Each session (one ``Server.run``: a stdio connection) is its own owner for the
   observation policy, over one shared Workspace: ``owner`` for the first session,
   ``owner-2``, ``owner-3``... for later ones. Two processes on one directory or bucket are

@@ -43,7 +43,8 @@ class FsseamFileSystem(GuardedFileSystem, ChainedFileSystem):  # type: ignore[mi
     guard the writes), ``root`` (the workspace root, a path or URL of the inner storage;
     default: the inner path's first name), ``observations`` (where observations live, as
     ``Workspace(observations=)`` takes it; default: the workspace's in-process store),
-    ``read_only``.
+    ``read_only``, ``branch`` (work on that branch of the workspace, made from main's
+    current files when absent: every change lands only on it).
     """
 
     protocol = "fsseam"
@@ -52,8 +53,10 @@ class FsseamFileSystem(GuardedFileSystem, ChainedFileSystem):  # type: ignore[mi
                  target_options: dict[str, Any] | None = None, fo: str | None = None,
                  owner: str | None = None, root: str | None = None,
                  observations: Any = None, read_only: bool = False,
-                 context: Any = None, prefix: str = "", **storage_options: Any) -> None:
-        super().__init__(*args, context=context, prefix=prefix, **storage_options)
+                 branch: str | None = None, context: Any = None, prefix: str = "",
+                 **storage_options: Any) -> None:
+        super().__init__(*args, context=context, prefix=prefix, branch=branch,
+                         **storage_options)
         if context is not None:
             return
         if not owner:
@@ -64,7 +67,7 @@ class FsseamFileSystem(GuardedFileSystem, ChainedFileSystem):  # type: ignore[mi
             raise ValueError(str(FsError(ErrorCode.FS_INVALID_ARGUMENT,
                                          reason=Reason.filesystem_target_missing)))
         ws = workspace_for(target_protocol, top, dict(target_options or {}), observations,
-                           read_only)
+                           read_only, branch)
         self._bind(ws.context(owner), top)
 
 
@@ -81,17 +84,19 @@ def _root(root: str | None, fo: str | None) -> str | None:
 
 
 def workspace_for(protocol: str, root: str, storage_options: dict[str, Any],
-                  observations: Any = None, read_only: bool = False) -> Workspace:
-    """The workspace over ``protocol`` at ``root``, made once per URL and options."""
+                  observations: Any = None, read_only: bool = False,
+                  branch: str | None = None) -> Workspace:
+    """The workspace over ``protocol`` at ``root`` (on ``branch``, if named), made once
+    per URL and options."""
     url = "/" + root if protocol in _LOCAL else f"{protocol}://{root}"
-    key = tokenize(url, storage_options, observations, read_only)
+    key = tokenize(url, storage_options, observations, read_only, branch)
     with _lock:
         ws = _workspaces.get(key)
         if ws is not None:
             _workspaces.move_to_end(key)
             return ws
     made = Workspace(url, storage_options or None, read_only=read_only,
-                     observations=observations)
+                     observations=observations, branch=branch)
     with _lock:
         ws = _workspaces.setdefault(key, made)
         _workspaces.move_to_end(key)

@@ -10,8 +10,8 @@ Names are root-relative and start with ``/`` (``/a/b.csv``); ``a/b.csv`` and
 What it raises: the builtin OSError subclasses fsspec and its users rely on for plain I/O
 answers (not found, a directory, too large), and one type, :class:`GuardRefused`, for every
 refusal of the guard (the file changed since this owner read it, it was never read, a
-create-only path is taken, read-only, outside the root, the observation store's reserved
-keys).
+create-only path is taken, read-only, outside the root, the folders fsseam keeps beside
+the files: observations, the content index, branches).
 """
 
 from __future__ import annotations
@@ -84,6 +84,11 @@ def _diff_of(error: FsError) -> str | None:
 _REFUSALS = frozenset({ErrorCode.FS_STALE, ErrorCode.FS_NOT_OBSERVED, ErrorCode.FS_READ_ONLY,
                        ErrorCode.FS_OUTSIDE_ROOT})
 
+# The folders fsseam keeps beside the files (observations, the content index, branches):
+# the guard's refusal too, not a permission of the storage's.
+_RESERVED = frozenset({Reason.reserved_observations, Reason.reserved_index,
+                       Reason.reserved_branches})
+
 # Plain I/O answers: the builtin type fsspec (and pandas, pyarrow) branch on, and its errno.
 _PLAIN: dict[ErrorCode, tuple[type[OSError], int]] = {
     ErrorCode.FS_NOT_FOUND: (FileNotFoundError, errno.ENOENT),
@@ -102,7 +107,7 @@ def os_error(error: FsError, path: str | None = None) -> OSError:
     code = error.code
     if code is ErrorCode.FS_ALREADY_EXISTS:
         return GuardExists(error, path)
-    if code in _REFUSALS or error.reason == Reason.reserved_observations:
+    if code in _REFUSALS or error.reason in _RESERVED:
         return GuardRefused(error, path)
     kind: type[OSError]
     if error.reason in (Reason.parent_is_file, Reason.not_directory):
@@ -110,6 +115,17 @@ def os_error(error: FsError, path: str | None = None) -> OSError:
     else:
         kind, number = _PLAIN.get(code, (OSError, errno.EIO))
     return kind(number, str(error), path if path is not None else error.path)
+
+
+def _on_branch(context: Any, branch: str | None) -> Any:
+    """``context``'s owner on ``branch`` of its workspace (made from main's current files
+    when absent), with the observation store it is bound to; ``context`` itself when
+    ``branch`` is None or the branch it is on already. A context on another branch is
+    refused (FS_INVALID_ARGUMENT: a branch has no branches), as ``ws.branch`` refuses."""
+    ws = context.workspace
+    if branch is None or ws.branch_name == branch:
+        return context
+    return ws.branch(branch).context(context.owner, observations=context.fs.observations)
 
 
 # -- the filesystem -------------------------------------------------------------------------
@@ -123,16 +139,19 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
     file needs this owner's observation of its current version and is conditional on it;
     a new file is create-only; ``rm``, ``mv`` and ``cp_file`` are guarded as the tools'
     delete and move are. A refusal raises :class:`~fsseam.GuardRefused`; nothing is written.
+    ``branch``: the owner works on that branch of the context's workspace (made from
+    main's current files when absent): reads see its changes over main, every change lands
+    only on it (``ws.merge`` publishes them).
     """
 
     protocol: ClassVar[str | tuple[str, ...]] = "fsseam"
     root_marker = ""
 
     def __init__(self, *args: Any, context: Any = None, prefix: str = "",
-                 **storage_options: Any) -> None:
+                 branch: str | None = None, **storage_options: Any) -> None:
         super().__init__(*args, **storage_options)
         if context is not None:
-            self._bind(context, prefix)
+            self._bind(_on_branch(context, branch), prefix)
 
     def _bind(self, context: Any, prefix: str) -> None:
         self.context = context
