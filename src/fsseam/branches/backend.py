@@ -73,6 +73,36 @@ class _BytesStream:
         return None
 
 
+class _ServingStream:
+    """Main's read stream, whose bytes (when read to the end, and small) are handed to
+    ``keep``: the agent reads a file before it changes it, and the change keeps those bytes
+    as its base without reading main again."""
+
+    def __init__(self, inner: ReadStream, keep: Callable[[bytes, Version], None]) -> None:
+        self.size = inner.size
+        self._inner = inner
+        self._keep = keep
+
+    @property
+    def version(self) -> Version | None:
+        return self._inner.version
+
+    def chunks(self) -> Iterator[bytes]:
+        parts: list[bytes] = []
+        total = 0
+        for chunk in self._inner.chunks():
+            total += len(chunk)
+            if total <= SERVED_BYTES // 8:
+                parts.append(chunk)
+            yield chunk
+        version = self._inner.version
+        if total <= SERVED_BYTES // 8 and version is not None:
+            self._keep(b"".join(parts), version)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 class Head:
     """One head as read: the ref, its version (for the compare-and-swap) and its
     manifest."""
@@ -186,6 +216,9 @@ class BranchBackend(Wrapper):
                 self._served_bytes -= len(dropped)
         return blob
 
+    def _keep(self, key: str, data: bytes, version: Version) -> None:
+        self._serve(key, Blob(data=data, version=version))
+
     def _main(self, key: str) -> Blob | None:
         """Main's file now (None: absent)."""
         try:
@@ -298,7 +331,8 @@ class BranchBackend(Wrapper):
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         entry = self.head().files.get(key)
         if entry is None:
-            return self.inner.open_read(key, chunk_size)
+            return _ServingStream(self.inner.open_read(key, chunk_size),
+                                  lambda data, version: self._keep(key, data, version))
         blob = self._own(key, entry)
         return _BytesStream(blob.data, blob.version, chunk_size)
 
