@@ -73,34 +73,39 @@ class _BytesStream:
         return None
 
 
-class _ServingStream:
-    """Main's read stream, whose bytes (when read to the end, and small) are handed to
-    ``keep``: the agent reads a file before it changes it, and the change keeps those bytes
-    as its base without reading main again."""
+class _Serving:
+    """Main's read stream of a file the branch did not change: its bytes, once read whole,
+    are handed to ``keep`` (a first change of the file then keeps them as its base without
+    reading main again)."""
 
-    def __init__(self, inner: ReadStream, keep: Callable[[bytes, Version], None]) -> None:
-        self.size = inner.size
-        self._inner = inner
+    def __init__(self, stream: ReadStream, keep: Callable[[bytes, Version], object],
+                 limit: int) -> None:
+        self.size: int | None = stream.size
+        self._stream = stream
         self._keep = keep
+        self._limit = limit
 
     @property
     def version(self) -> Version | None:
-        return self._inner.version
+        return self._stream.version
 
     def chunks(self) -> Iterator[bytes]:
-        parts: list[bytes] = []
+        parts: list[bytes] | None = []
         total = 0
-        for chunk in self._inner.chunks():
+        for chunk in self._stream.chunks():
             total += len(chunk)
-            if total <= SERVED_BYTES // 8:
+            if parts is not None and total <= self._limit:
                 parts.append(chunk)
+            else:
+                parts = None  # too large to keep: a first change reads main again
             yield chunk
-        version = self._inner.version
-        if total <= SERVED_BYTES // 8 and version is not None:
+        self.size = self._stream.size
+        version = self._stream.version
+        if parts is not None and version is not None:
             self._keep(b"".join(parts), version)
 
     def close(self) -> None:
-        self._inner.close()
+        self._stream.close()
 
 
 class Head:
@@ -216,9 +221,6 @@ class BranchBackend(Wrapper):
                 self._served_bytes -= len(dropped)
         return blob
 
-    def _keep(self, key: str, data: bytes, version: Version) -> None:
-        self._serve(key, Blob(data=data, version=version))
-
     def _main(self, key: str) -> Blob | None:
         """Main's file now (None: absent)."""
         try:
@@ -331,8 +333,10 @@ class BranchBackend(Wrapper):
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         entry = self.head().files.get(key)
         if entry is None:
-            return _ServingStream(self.inner.open_read(key, chunk_size),
-                                  lambda data, version: self._keep(key, data, version))
+            return _Serving(self.inner.open_read(key, chunk_size),
+                            lambda data, version: self._serve(key, Blob(data=data,
+                                                                         version=version)),
+                            SERVED_BYTES // 8)
         blob = self._own(key, entry)
         return _BytesStream(blob.data, blob.version, chunk_size)
 
