@@ -61,7 +61,9 @@ async def _mcp_flow(root: Path) -> None:
             listed = await s.call_tool("ls", {"path": "/"})
             assert listed.content[0].text == "/new.txt  (2 bytes)\n/notes.txt  (17 bytes)"  # type: ignore[union-attr]
             hidden = await s.call_tool("ls", {"path": "/.fsseam-branches/refs"})
-            assert hidden.content[0].text == "/.fsseam-branches/refs is empty."  # type: ignore[union-attr]
+            assert hidden.is_error
+            assert hidden.structured_content is not None
+            assert hidden.structured_content["error"]["code"] == "FS_PERMISSION_DENIED"
             hidden = await s.call_tool("read", {"file_path": "/.fsseam-branches/refs/feat.json"})
             assert hidden.is_error
             assert hidden.structured_content is not None

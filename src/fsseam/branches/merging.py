@@ -215,7 +215,7 @@ def _settle(branch: BranchBackend, journal: Journal, done: Iterable[str]) -> str
         return {k: e for k, e in head.files.items()
                 if not (k in done and merged_from.get(k) == e)}
 
-    head = branch.head()
+    head = branch.head(fresh=False)  # the merge's own read; a moved ref is met by move()
     if not any(k in done and merged_from.get(k) == e for k, e in head.files.items()):
         return head.ref.head  # nothing left to take off (a resumed merge that had settled)
     branch.move("merge", None, journal.owner, change)
