@@ -350,7 +350,6 @@ class Reason(StrEnum):
     branch_conflicts = auto()
     branch_path_unchanged = auto()
     branch_merge_unknown = auto()
-    branch_no_history = auto()
 
 
 class Clause(StrEnum):

@@ -284,8 +284,4 @@ SENTENCES: dict[str, str] = {
         "so far: {published}; not known: {unknown}. Run ws.merge({name!r}, ...) again to "
         "finish it: it publishes only what is left."
     ),
-    "branch_no_history": (
-        "{path}: a branch keeps no older versions of its files; its log (ws.branches()) and "
-        "ws.rewind() take a whole branch back instead."
-    ),
 }
