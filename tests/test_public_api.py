@@ -37,7 +37,7 @@ DOCUMENTED = {
     # branches: a review, a merge's report, the branches listed, collect's count
     # (docs/branches.md)
     "BranchDiff", "FileChange", "MergeOutcome", "MergeConflict", "BranchInfo", "HeadInfo",
-    "CollectOutcome",
+    "CollectOutcome", "RebaseOutcome",
 }
 
 

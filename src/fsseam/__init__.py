@@ -9,7 +9,7 @@ from .backends import Backend, open_backend
 from .backends.base import WriteMeta
 from .backends.history import History
 from .branches.manage import BranchInfo, CollectOutcome, HeadInfo
-from .branches.review import BranchDiff, FileChange, MergeConflict, MergeOutcome
+from .branches.review import BranchDiff, FileChange, MergeConflict, MergeOutcome, RebaseOutcome
 from .errors import Conflict, ErrorCode, FsError
 from .events import (
     DeletedEvent,
@@ -138,6 +138,7 @@ __all__ = [
     "ReadEvent",
     "ReadOutcome",
     "ReadTool",
+    "RebaseOutcome",
     "RestoreOutcome",
     "RestoreTool",
     "Seam",

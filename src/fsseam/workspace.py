@@ -12,8 +12,8 @@ from .backends.history import History, keep_history
 from .backends.registry import open_backend
 from .branches import open_branch
 from .branches.manage import Branches, BranchInfo, CollectOutcome
-from .branches.merging import merge, resume
-from .branches.review import BranchDiff, MergeOutcome, review, survey
+from .branches.merging import merge, rebase, resume
+from .branches.review import BranchDiff, MergeOutcome, RebaseOutcome, review, survey
 from .doccache import Authors, DocCache, shared_cache
 from .errors import ErrorCode, FsError
 from .filesystem import GuardedFileSystem
@@ -281,6 +281,14 @@ class Workspace:
         docs/branches.md."""
         self._main_only(changes=True)
         return merge(self.branches_of.backend(name), owner=owner, expect=expect, paths=paths)
+
+    def rebase(self, name: str, *, owner: str,
+               paths: Iterable[str] | None = None) -> RebaseOutcome:
+        """Move branch ``name``'s changes that main changed too onto main's current files:
+        combined where they do not overlap, with conflict markers where they do (an agent
+        on the branch then resolves them, and the merge writes the result as is)."""
+        self._main_only(changes=True)
+        return rebase(self.branches_of.backend(name), owner=owner, paths=paths)
 
     def rewind(self, name: str, to: str) -> BranchInfo:
         """Move branch ``name`` back to ``to``, an earlier head of its log."""

@@ -28,8 +28,6 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from merge3 import Merge3
-
 from ..backends.base import Backend, WriteMeta
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..messages import Reason, render
@@ -42,39 +40,18 @@ from .review import (
     MergeConflict,
     MergeConflictKind,
     MergeOutcome,
+    RebaseOutcome,
+    is_text,
     survey,
+    three_way,
     token_of,
+    with_markers,
 )
 
-__all__ = ["merge", "resume", "three_way"]
+__all__ = ["merge", "rebase", "resume"]
 
 PUBLISHERS = 8
 """Files published at once (each its own conditional write)."""
-
-def three_way(base: bytes, main: bytes, branch: bytes) -> bytes | None:
-    """The two changes of ``base`` combined, or None when they overlap (or a side is not
-    text)."""
-    for data in (base, main, branch):
-        if b"\0" in data:
-            return None
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    m = Merge3(base.splitlines(True), main.splitlines(True), branch.splitlines(True))
-    out: list[bytes] = []
-    for region in m.merge_regions():
-        kind = region[0]
-        if kind == "unchanged":
-            out += m.base[region[1]:region[2]]
-        elif kind in ("a", "same"):
-            out += m.a[region[1]:region[2]]
-        elif kind == "b":
-            out += m.b[region[1]:region[2]]
-        else:
-            return None
-    return b"".join(out)
-
 
 def _diff(key: str, old: bytes | None, new: bytes | None) -> str:
     from ..diff import unified_diff
@@ -345,3 +322,61 @@ def _refused(branch: BranchBackend, code: ErrorCode, reason: str, details: dict[
         published=earlier.published if earlier else [],
         resumed=earlier.resumed if earlier else [],
     )
+
+
+def _rebased(state: FileState, name: str, owner: str) -> tuple[BranchFile, list[bytes], bool]:
+    """``state``'s change moved onto main's current file: the new entry, the blobs it
+    needs, and whether it combined cleanly."""
+    entry, main = state.entry, state.main
+    if main is None:  # main deleted it: the branch's state stands, over main's absence
+        return entry.model_copy(update={"base": None, "base_blob": None, "owner": owner}), [], False
+    kept = main.data
+    base_blob = hashlib.sha256(kept).hexdigest()
+    if entry.blob is None:  # the branch deleted what main changed: still deleted, over it
+        return (BranchFile(blob=None, base=main.version, base_blob=base_blob, owner=owner),
+                [kept], False)
+    ours = state.branch_bytes() or b""
+    base = state.base_bytes() if entry.base is not None else b""
+    clean = False
+    if base is not None and is_text(base, kept, ours):
+        ours, clean = with_markers(base, kept, ours, name)
+    new = BranchFile(blob=hashlib.sha256(ours).hexdigest(), size=len(ours), base=main.version,
+                     base_blob=base_blob, owner=owner, source=entry.source)
+    return new, [kept, ours], clean
+
+
+def rebase(branch: BranchBackend, *, owner: str,
+           paths: Iterable[str] | None = None) -> RebaseOutcome:
+    """Move each of the branch's changes that main changed too onto main's current file
+    (see :class:`RebaseOutcome`); one new head, by the ref's compare-and-swap. A file an
+    agent changed on the branch meanwhile is left for the next rebase."""
+    head = branch.head()
+    keys = None if paths is None else [p.strip("/") for p in paths]
+    for key in keys or ():
+        if key not in head.files:
+            raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
+                          reason=Reason.branch_path_unchanged,
+                          details={"name": branch.name})
+    moved: dict[str, tuple[BranchFile, BranchFile]] = {}
+    blobs: list[bytes] = []
+    rebased: list[str] = []
+    conflicted: list[str] = []
+    for state in survey(branch.store, branch.inner, head.manifest, keys):
+        if state.main_unchanged or state.on_main_already:
+            continue
+        new, needed, clean = _rebased(state, branch.name, owner)
+        moved[state.key] = (state.entry, new)
+        blobs += needed
+        (rebased if clean else conflicted).append(display(state.key))
+
+    def change(now: Head) -> dict[str, BranchFile]:
+        files = dict(now.files)
+        for key, (was, new) in moved.items():
+            if files.get(key) == was:
+                files[key] = new
+        return files
+
+    if moved:
+        branch.move("rebase", None, owner, change, lambda: blobs)
+    return RebaseOutcome(branch=branch.name, rebased=rebased, conflicted=conflicted,
+                         head=branch.head(fresh=False).ref.head)

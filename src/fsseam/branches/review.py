@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterable
 from typing import Literal
 
+from merge3 import Merge3
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..backends.base import Backend, Blob
@@ -34,9 +35,13 @@ __all__ = [
     "MergeConflict",
     "MergeConflictKind",
     "MergeOutcome",
+    "RebaseOutcome",
+    "is_text",
     "review",
     "survey",
+    "three_way",
     "token_of",
+    "with_markers",
 ]
 
 MergeConflictKind = Literal["both_changed", "deleted_on_main", "deleted_on_branch", "both_added",
@@ -80,6 +85,18 @@ class FileState:
         return (self.main is not None
                 and hashlib.sha256(self.main.data).hexdigest() == self.entry.blob)
 
+    @property
+    def merges(self) -> bool:
+        """Whether a merge writes this file (main unchanged since, already there, or the
+        two changes combine three ways) rather than refusing it as a conflict."""
+        if self.main_unchanged or self.on_main_already:
+            return True
+        if self.entry.blob is None or self.main is None or self.entry.base is None:
+            return False
+        base = self.base_bytes()
+        return base is not None and three_way(base, self.main.data,
+                                              self.branch_bytes() or b"") is not None
+
     def branch_bytes(self) -> bytes | None:
         return None if self.entry.blob is None else self._store.blob(self.entry.blob)
 
@@ -99,6 +116,46 @@ class FileState:
             if e.code in (ErrorCode.FS_UNSUPPORTED, ErrorCode.FS_NOT_FOUND):
                 return None
             raise
+
+
+def three_way(base: bytes, main: bytes, branch: bytes) -> bytes | None:
+    """The two changes of ``base`` combined, or None when they overlap (or a side is not
+    text)."""
+    if not is_text(base, main, branch):
+        return None
+    m = Merge3(base.splitlines(True), main.splitlines(True), branch.splitlines(True))
+    out: list[bytes] = []
+    for region in m.merge_regions():
+        kind = region[0]
+        if kind == "unchanged":
+            out += m.base[region[1]:region[2]]
+        elif kind in ("a", "same"):
+            out += m.a[region[1]:region[2]]
+        elif kind == "b":
+            out += m.b[region[1]:region[2]]
+        else:
+            return None
+    return b"".join(out)
+
+
+def is_text(*sides: bytes) -> bool:
+    for data in sides:
+        if b"\0" in data:
+            return False
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def with_markers(base: bytes, main: bytes, branch: bytes, name: str) -> tuple[bytes, bool]:
+    """The two changes of ``base`` combined, with git's conflict markers where they
+    overlap; and whether they did."""
+    m = Merge3(base.splitlines(True), main.splitlines(True), branch.splitlines(True))
+    clean = all(region[0] != "conflict" for region in m.merge_regions())
+    lines = m.merge_lines(name_a=b"main", name_b=f"branch {name}".encode())
+    return b"".join(lines), clean
 
 
 def survey(store: BranchStore, inner: Backend, manifest: Manifest,
@@ -144,6 +201,9 @@ class FileChange(BaseModel):
     main_changed: bool = False
     """Main changed the file since the branch's change rested on it: the merge weighs
     the two changes three ways."""
+    conflict: bool = False
+    """The merge would refuse this file: main's change and the branch's overlap (or one
+    deleted what the other changed). ``ws.rebase`` puts both in, with conflict markers."""
     owner: str | None = None
 
 
@@ -164,8 +224,10 @@ class BranchDiff(BaseModel):
                  f"changed; review token {self.token}"]
         for f in self.files:
             what = f"{f.change} {f.path}" + (f" (from {f.moved_from})" if f.moved_from else "")
-            if f.main_changed:
-                what += "  [main changed it since: merged three ways]"
+            if f.conflict:
+                what += "  [main changed it too: a conflict; ws.rebase puts both changes in]"
+            elif f.main_changed:
+                what += "  [main changed it since: the merge combines both changes]"
             lines.append(what)
             if f.binary:
                 lines.append("  (binary file)")
@@ -188,8 +250,10 @@ class BranchDiff(BaseModel):
             title = f"{f.change} {html.escape(f.path)}"
             if f.moved_from:
                 title += f" (from {html.escape(f.moved_from)})"
-            if f.main_changed:
-                title += " <i>main changed it since</i>"
+            if f.conflict:
+                title += " <b>conflict: main changed it too</b>"
+            elif f.main_changed:
+                title += " <i>main changed it since: merged three ways</i>"
             rows = []
             for line in f.diff.splitlines():
                 bg = colors.get(line[:1], "") if not line.startswith(("+++", "---")) else ""
@@ -261,6 +325,35 @@ class MergeOutcome(BaseModel):
         return f"```\n{self.text}```"
 
 
+class RebaseOutcome(BaseModel):
+    """What ``ws.rebase`` did: each file main changed since the branch's change now rests
+    on main's current version, with main's change in it."""
+
+    model_config = ConfigDict(frozen=True)
+    branch: str
+    rebased: list[str] = Field(default_factory=list)
+    """Combined cleanly: the branch's change over main's (a merge now writes it as is)."""
+    conflicted: list[str] = Field(default_factory=list)
+    """Both changed the same lines: the branch's file now holds conflict markers
+    (``<<<<<<< main`` ... ``>>>>>>> branch NAME``) for an agent or a person to resolve;
+    or one side deleted it (the branch keeps its own state, now over main's)."""
+    head: str
+
+    @property
+    def text(self) -> str:
+        lines = [f"rebased {self.branch} onto main: {len(self.rebased)} file(s) combined, "
+                 f"{len(self.conflicted)} with conflicts to resolve on the branch"]
+        lines += [f"  rebased {p}" for p in self.rebased]
+        lines += [f"  conflict {p}" for p in self.conflicted]
+        return "\n".join(lines) + "\n"
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_markdown_(self) -> str:
+        return f"```\n{self.text}```"
+
+
 def _text(data: bytes | None) -> str | None:
     if data is None or b"\0" in data:
         return None
@@ -303,5 +396,6 @@ def review(name: str, head: str, states: list[FileState]) -> BranchDiff:
             diff=diff, binary=binary and old is not None, base=s.entry.base,
             main=s.main_version, owner=s.entry.owner,
             main_changed=not s.main_unchanged or not base_state.main_unchanged,
+            conflict=not s.merges or not base_state.merges,
         ))
     return BranchDiff(branch=name, head=head, token=token_of(head, states), files=files)

@@ -272,8 +272,9 @@ SENTENCES: dict[str, str] = {
     ),
     "branch_conflicts": (
         "{count} file(s) of branch {name!r} were changed on main too, in ways that cannot "
-        "be merged: {paths}; nothing was merged. Resolve each on the branch (read the file "
-        "there, keep what both changes need), then merge again."
+        "be merged: {paths}; nothing was merged. ws.rebase({name!r}, owner=...) puts main's "
+        "change into the branch's file, with conflict markers where both changed; resolve "
+        "those on the branch, then merge again."
     ),
     "branch_path_unchanged": (
         "{path} has no change on branch {name!r}; merge(paths=...) takes files the branch "
