@@ -260,7 +260,7 @@ def test_diff_then_merge_with_the_token_on_s3(moto_s3: Any,
     assert ws.backend.read("x.txt").data == b"one\nmid\nTWO\n"
 
     status, again, _ = cli(capsys, "branch", "diff", url, "feat", *flags)
-    assert "[main changed it since: merged three ways]" in again
+    assert "[main changed it since: the merge combines both changes]" in again
     token = again.split("review token ")[1].split()[0]
     merged = process("branch", "merge", url, "feat", "--owner", "rev", "--expect", token,
                      *flags)

@@ -227,7 +227,9 @@ def test_a_pickled_branch_context_reopens_the_same_branch(root: Path, tmp_path: 
     assert branch.backend.read("notes.txt").data == b"alpha\nBETA\nGAMMA\n"
     assert ws.merge("feat", owner="person").ok
     assert (root / "notes.txt").read_bytes() == b"alpha\nBETA\nGAMMA\n"
-    assert json.loads((tmp_path / "ledger.json").read_text())["owners"]["agent"]
+    # What the owner read on the branch is kept apart from its reads on main.
+    owners = json.loads((tmp_path / "ledger.json").read_text())["owners"]
+    assert owners["agent@branch:feat"] and "agent" not in owners
 
 
 # -- read-only -------------------------------------------------------------------------------

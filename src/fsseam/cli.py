@@ -38,6 +38,7 @@ from .branches.manage import BranchInfo
 from .errors import FsError
 from .messages import Reason, render
 from .observations.file import FileObservations, read_ledger, write_ledger
+from .observations.store import BranchObservations
 from .observations.texts import KeptText, load_texts, save_texts, texts_path
 from .paths import display
 from .policy import Ledger
@@ -209,6 +210,8 @@ def cmd_call(args: argparse.Namespace) -> int:
     # Beside a ledger file, the text of what was read, so that a conflict in a later call
     # shows the diff one process would (fsseam.observations.texts).
     store = ws.policy.store if ws.policy is not None else None
+    if isinstance(store, BranchObservations):
+        store = store.inner  # the ledger file itself, whose texts sit beside it
     texts = texts_path(store.path) if isinstance(store, FileObservations) else None
     if texts is not None:
         _recall(ws, texts)

@@ -30,6 +30,7 @@ from .observations.opening import (
     shared_memory,
 )
 from .observations.sealing import check_key
+from .observations.store import BranchObservations
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
@@ -132,6 +133,9 @@ class Workspace:
         hidden = (reserved_prefix(self.policy.store, self.backend)
                   if self.policy is not None and observations is not None else None)
         self._reserved = {hidden} if hidden is not None else set()
+        if branch is not None and self.policy is not None:
+            # Main's reads are of other files than the branch's: kept apart, per branch.
+            self.policy.store = BranchObservations(self.policy.store, branch)
         if hidden is not None:
             first.append(ReservedKeys(hidden))  # registered last: asked first
         if branch is not None:
@@ -335,6 +339,8 @@ class Workspace:
         refused (FS_INVALID_ARGUMENT) unless ``snapshot``: the spec then carries a copy,
         which nothing keeps in step with this process."""
         store = self.policy.store if self.policy is not None else None
+        if isinstance(store, BranchObservations):
+            store = store.inner  # the branch's spec opens the wrapper again
         return spec_of(self._made, store, snapshot=snapshot)
 
     @classmethod

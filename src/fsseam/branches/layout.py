@@ -29,7 +29,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..backends.base import Backend
+from ..backends.base import Backend, Blob
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..messages import Clause, Part, Reason
 from ..versions import CreateOnly, IfMatch, Version
@@ -246,10 +246,56 @@ class BranchStore:
     def blob(self, sha: str) -> bytes:
         got = self.inner.get_plain(self.blob_key(sha))
         if got is None:
+            got = self._restore(sha)
+        if got is None:
             raise self._damaged(self.blob_key(sha), Part(Clause.branch_missing_object))
         if hashlib.sha256(got.data).hexdigest() != sha:
             raise self._damaged(self.blob_key(sha), Part(Clause.branch_bytes_mismatch))
         return got.data
+
+    # -- set aside by collect, restored when needed after all -------------------------------
+    @staticmethod
+    def trash_key(sha: str, when: int) -> str:
+        return f"{PREFIX}/trash/{sha[:2]}/{sha}/{when}"
+
+    def set_aside(self, sha: str, when: int) -> None:
+        """Move an unreached blob to the trash (``collect``): a writer that reused it in the
+        moment collect looked finds it there."""
+        try:
+            self.inner.copy(self.blob_key(sha), self.trash_key(sha, when))
+        except Conflict as e:
+            if e.reason != ConflictKind.exists:
+                raise
+        self.remove(self.blob_key(sha))
+
+    def trashed(self) -> list[tuple[str, int, str]]:
+        """Each blob in the trash: its digest, when it was set aside, its key."""
+        found = []
+        for key in self.keys("trash"):
+            folder, _, when = key.rpartition("/")
+            sha = folder.rpartition("/")[2]
+            if when.isdigit():
+                found.append((sha, int(when), key))
+        return found
+
+    def _restore(self, sha: str) -> Blob | None:
+        """A blob collect set aside, put back (a change that reused it named it after all)."""
+        folder = f"{PREFIX}/trash/{sha[:2]}/{sha}"
+        try:
+            kept = [e.key for e in self.inner.list(folder) if e.kind == "file"]
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND:
+                return None
+            raise
+        for key in kept:
+            got = self.inner.get_plain(key)
+            if got is not None and hashlib.sha256(got.data).hexdigest() == sha:
+                self._put_once(self.blob_key(sha), got.data)
+                return got
+        return None
+
+    def restore(self, sha: str) -> None:
+        self._restore(sha)
 
     def put_blob(self, data: bytes) -> str:
         sha = hashlib.sha256(data).hexdigest()

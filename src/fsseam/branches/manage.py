@@ -1,16 +1,22 @@
 """The branches of one workspace, as a whole: list, rewind, discard, collect.
 
-``collect`` removes the objects no branch can reach any more, by this rule:
+``collect(grace)`` frees the objects no branch can reach any more, by this rule:
 
-- kept: every manifest in the log of every ref, every manifest of a merge under way (its
-  journal), every manifest younger than ``grace``, and every blob any of those names;
-- removed: every other manifest and blob.
+- reached: every manifest in the log of every ref, every manifest of a merge under way
+  (its journal) and every blob its steps write, every manifest younger than ``grace``, and
+  every blob any of those names;
+- an unreached manifest (older than ``grace``, as it must be) is removed: no writer reuses
+  one (each names its own parent and time);
+- an unreached blob is set aside (moved to ``trash/``), not removed: a change that reused
+  those very bytes in the moment collect looked (its blob write found them there) names it
+  after all, and a read of a blob that is not in ``blobs/`` takes it back from the trash;
+- a blob set aside at least ``grace`` ago is removed if it is still unreached, and put back
+  if something reaches it now.
 
-A writer names its blobs in a manifest (written first) before it writes them, and a
-merge names the blobs it made in one before it writes them and its journal; so no blob a
-change in progress needs is older, unnamed, than that change. A change that takes longer
-than ``grace`` (an hour by default) between its manifest and its ref could lose a blob it
-reused: no change takes that long (a change is three requests).
+So no object a change in progress needs is removed: a writer names its blobs in a manifest
+before it writes them (so they are reached for ``grace``), and a blob removed for good was
+unreached at two collects ``grace`` apart. Space is freed by the collect after the one that
+set the blobs aside (``grace=timedelta(0)`` does both at once, for a store no one writes).
 """
 
 from __future__ import annotations
@@ -68,11 +74,18 @@ class BranchInfo(BaseModel):
 
 
 class CollectOutcome(BaseModel):
+    """What ``ws.collect`` did (the rule is in :mod:`fsseam.branches.manage`)."""
+
     model_config = ConfigDict(frozen=True)
     removed_blobs: int = 0
+    """Blobs removed for good: set aside at least ``grace`` ago, and still unreached."""
     removed_manifests: int = 0
     kept_blobs: int = 0
     kept_manifests: int = 0
+    set_aside: int = 0
+    """Unreached blobs moved to the trash by this collect."""
+    restored: int = 0
+    """Blobs put back from the trash: something reaches them again."""
 
 
 class Branches:
@@ -202,11 +215,21 @@ class Branches:
         for ident in kept:
             files = (manifests.get(ident) or self.store.manifest(ident)).files.values()
             blobs.update(b for e in files for b in (e.blob, e.base_blob) if b is not None)
-        removed_blobs = kept_blobs = 0
+        removed_blobs = kept_blobs = set_aside = restored = 0
+        now = int(time.time())
         for key in self.store.keys("blobs"):
-            if key.rpartition("/")[2] in blobs:
+            sha = key.rpartition("/")[2]
+            if sha in blobs:
                 kept_blobs += 1
             else:
+                self.store.set_aside(sha, now)
+                set_aside += 1
+        for sha, when, key in self.store.trashed():
+            if sha in blobs:
+                self.store.restore(sha)
+                self.store.remove(key)
+                restored += 1
+            elif when <= since:
                 self.store.remove(key)
                 removed_blobs += 1
         removed_manifests = 0
@@ -215,4 +238,5 @@ class Branches:
             removed_manifests += 1
         self.inner.prune_directories(PREFIX)
         return CollectOutcome(removed_blobs=removed_blobs, removed_manifests=removed_manifests,
-                              kept_blobs=kept_blobs, kept_manifests=len(kept))
+                              kept_blobs=kept_blobs, kept_manifests=len(kept),
+                              set_aside=set_aside, restored=restored)

@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_MAX_ENTRIES",
     "LEDGER_FORMAT",
     "UNDO_DEPTH",
+    "BranchObservations",
     "Change",
     "Ledger",
     "MemoryObservations",
@@ -104,6 +105,30 @@ class ObservationStore(Protocol):
         """Merge one call's updates: per key, :func:`newer` decides against what the store
         holds. Raises FsError (FS_BACKEND) when the store cannot be reached or written."""
         ...
+
+
+class BranchObservations:
+    """What owners read on one branch, kept in the workspace's store apart from what they
+    read on main and on other branches: each owner's entries under ``OWNER@branch:NAME``.
+    An owner who read ``/a.txt`` on one branch has not read the branch's own ``/a.txt``
+    (another file, at another version), so a change there asks for a read first instead of
+    meeting a stale refusal."""
+
+    def __init__(self, inner: ObservationStore, branch: str) -> None:
+        self.inner = inner
+        self.branch = branch
+
+    def __repr__(self) -> str:
+        return f"BranchObservations({self.inner!r}, {self.branch!r})"
+
+    def owner(self, owner: str) -> str:
+        return f"{owner}@branch:{self.branch}"
+
+    def get(self, owner: str, key: str, *, fresh: bool = False) -> ObservationEntry | None:
+        return self.inner.get(self.owner(owner), key, fresh=fresh)
+
+    def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
+        self.inner.put(self.owner(owner), entries)
 
 
 # -- the store in this process's memory -----------------------------------------------------
