@@ -73,6 +73,41 @@ class _BytesStream:
         return None
 
 
+class _Serving:
+    """Main's read stream of a file the branch did not change: its bytes, once read whole,
+    are handed to ``keep`` (a first change of the file then keeps them as its base without
+    reading main again)."""
+
+    def __init__(self, stream: ReadStream, keep: Callable[[bytes, Version], object],
+                 limit: int) -> None:
+        self.size: int | None = stream.size
+        self._stream = stream
+        self._keep = keep
+        self._limit = limit
+
+    @property
+    def version(self) -> Version | None:
+        return self._stream.version
+
+    def chunks(self) -> Iterator[bytes]:
+        parts: list[bytes] | None = []
+        total = 0
+        for chunk in self._stream.chunks():
+            total += len(chunk)
+            if parts is not None and total <= self._limit:
+                parts.append(chunk)
+            else:
+                parts = None  # too large to keep: a first change reads main again
+            yield chunk
+        self.size = self._stream.size
+        version = self._stream.version
+        if parts is not None and version is not None:
+            self._keep(b"".join(parts), version)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
 class Head:
     """One head as read: the ref, its version (for the compare-and-swap) and its
     manifest."""
@@ -298,7 +333,10 @@ class BranchBackend(Wrapper):
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> ReadStream:
         entry = self.head().files.get(key)
         if entry is None:
-            return self.inner.open_read(key, chunk_size)
+            return _Serving(self.inner.open_read(key, chunk_size),
+                            lambda data, version: self._serve(key, Blob(data=data,
+                                                                         version=version)),
+                            SERVED_BYTES // 8)
         blob = self._own(key, entry)
         return _BytesStream(blob.data, blob.version, chunk_size)
 
