@@ -8,6 +8,7 @@ test. Assertions are on exact bytes read from the store itself and on exact code
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -242,3 +243,144 @@ def test_requests_per_operation_on_a_branch_and_on_main(counted: Rig) -> None:
     assert len(got["branch read"]) == len(got["main read"]) + 1
     assert len(got["branch write changed"]) == 3
     assert len(got["branch edit changed"]) == len(got["main edit"]) + 3
+
+
+# -- agents' guard on a branch -------------------------------------------------------------
+
+
+def test_two_agents_on_one_branch_from_one_read_one_is_stale_with_the_diff(rig: Rig) -> None:
+    main = seed(rig.ws, {"/a.txt": "one\ntwo\n"})
+    br = rig.ws.branch("feat")
+    first, second = br.context("first"), br.context("second")
+    assert show(first, "/a.txt") == show(second, "/a.txt") == "one\ntwo\n"
+    ok(edit(first, "/a.txt", "one", "ONE"))
+    lost = edit(second, "/a.txt", "two", "TWO")
+    assert code(lost) is ErrorCode.FS_STALE, lost.text
+    assert "-one\n+ONE" in lost.text, lost.text
+    assert branch_files(br) == {"a.txt": b"ONE\ntwo\n"}
+    assert stored(rig.ws.backend) == main
+    # read again, the second agent's edit lands on top of the first's
+    assert show(second, "/a.txt") == "ONE\ntwo\n"
+    ok(edit(second, "/a.txt", "two", "TWO"))
+    assert branch_files(br) == {"a.txt": b"ONE\nTWO\n"}
+    assert stored(rig.ws.backend) == main
+
+
+def test_counter_agents_in_threads_lose_no_increment_on_a_branch(rig: Rig) -> None:
+    """Each agent opens the branch itself (as another process would): its own ref reads
+    and head. Their first changes all rest on one head and meet at the ref's
+    compare-and-swap together (a barrier in front of it): one moves it, the others are
+    checked again on the new head and are stale."""
+    agents, rounds = 3, 3
+    main = seed(rig.ws, {"/count.txt": "0\n"})
+    opened = [rig.ws.branch("feat") for _ in range(agents)]
+    at_ref = threading.Barrier(agents, timeout=60)
+    stale = [0] * agents
+    failures: list[str] = []
+
+    for br in opened:
+        store = br.backend.store  # type: ignore[attr-defined]
+        put_ref, first = store.put_ref, [True]
+
+        def gated(ref: Any, expected: Any, put_ref: Any = put_ref, first: Any = first) -> Any:
+            if first[0]:
+                first[0] = False
+                at_ref.wait()
+            return put_ref(ref, expected)
+
+        store.put_ref = gated
+
+    def agent(i: int) -> None:
+        ctx = opened[i].context(f"agent-{i}")
+        done = 0
+        while done < rounds:
+            text = show(ctx, "/count.txt")
+            res = edit(ctx, "/count.txt", text, f"{int(text) + 1}\n")
+            if res.ok:
+                done += 1
+            elif code(res) is ErrorCode.FS_STALE:
+                stale[i] += 1
+            else:
+                failures.append(res.text)
+                return
+
+    threads = [threading.Thread(target=agent, args=(i,)) for i in range(agents)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert sum(stale) >= agents - 1
+    assert branch_files(rig.ws.branch("feat")) == {"count.txt": f"{agents * rounds}\n".encode()}
+    assert stored(rig.ws.backend) == main
+    # every increment is one head of the branch's log, each by the agent that made it
+    log = rig.ws.branches()[0].log
+    assert [h.operation for h in log] == ["write"] * (agents * rounds) + ["create"]
+    assert sorted(h.owner or "" for h in log[:-1]) == sorted(
+        f"agent-{i}" for i in range(agents) for _ in range(rounds))
+
+
+# -- reads on a branch ---------------------------------------------------------------------
+
+MAIN = {"/a.txt": "alpha\n", "/keep.txt": "keep\n", "/d/old.txt": "old needle\n",
+        "/d/other.txt": "other\n", "/mv.txt": "move needle\n"}
+
+
+def change_branch(br: Workspace) -> Any:
+    """An agent's turn on the branch: an edit, a new file in new nested directories, a
+    deletion and a move."""
+    b = br.context("b")
+    for path in ("/a.txt", "/d/old.txt", "/mv.txt"):
+        show(b, path)
+    ok(edit(b, "/a.txt", "alpha", "ALPHA needle"))
+    ok(b.tools.execute("write", {"file_path": "/n1/n2/new.txt", "content": "new needle\n"}))
+    ok(b.tools.execute("delete", {"file_path": "/d/old.txt"}))
+    ok(b.tools.execute("move", {"source_path": "/mv.txt", "destination_path": "/moved/mv.txt"}))
+    return b
+
+
+BRANCH = {"a.txt": b"ALPHA needle\n", "keep.txt": b"keep\n", "d/other.txt": b"other\n",
+          "n1/n2/new.txt": b"new needle\n", "moved/mv.txt": b"move needle\n"}
+
+
+def test_a_branch_reads_its_changes_over_mains_current_files(rig: Rig) -> None:
+    main = seed(rig.ws, MAIN)
+    br = rig.ws.branch("feat")
+    b = change_branch(br)
+    assert branch_files(br) == BRANCH
+    assert stored(rig.ws.backend) == main
+
+    def tool(name: str, **args: Any) -> str:
+        return str(ok(b.tools.execute(name, args)).text)
+
+    assert tool("ls", path="/") == (
+        "/a.txt  (13 bytes)\n/d/\n/keep.txt  (5 bytes)\n/moved/\n/n1/")
+    assert tool("ls", path="/d") == "/d/other.txt  (6 bytes)"
+    assert tool("ls", path="/n1") == "/n1/n2/"
+    assert tool("ls", path="/n1/n2") == "/n1/n2/new.txt  (11 bytes)"
+    assert tool("glob", pattern="**/*.txt") == (
+        "/a.txt\n/d/other.txt\n/keep.txt\n/moved/mv.txt\n/n1/n2/new.txt")
+    assert tool("grep", pattern="needle") == "/a.txt\n/moved/mv.txt\n/n1/n2/new.txt"
+    assert tool("grep", pattern="needle", output_mode="content") == (
+        "/a.txt\n     1\tALPHA needle\n/moved/mv.txt\n     1\tmove needle\n"
+        "/n1/n2/new.txt\n     1\tnew needle")
+    for gone in ("/d/old.txt", "/mv.txt"):
+        res = b.tools.execute("read", {"file_path": gone})
+        assert code(res) is ErrorCode.FS_NOT_FOUND, res.text
+    # main keeps every file, exactly
+    a = rig.ws.context("a")
+    assert show(a, "/d/old.txt") == "old needle\n"
+    assert show(a, "/mv.txt") == "move needle\n"
+    assert stored(rig.ws.backend) == main
+    # main's later changes to files the branch did not change show on the branch
+    show(a, "/keep.txt")
+    ok(edit(a, "/keep.txt", "keep", "kept on main"))
+    ok(a.tools.execute("write", {"file_path": "/later.txt", "content": "later\n"}))
+    assert show(b, "/keep.txt") == "kept on main\n"
+    assert show(b, "/later.txt") == "later\n"
+    assert branch_files(br) == {**BRANCH, "keep.txt": b"kept on main\n",
+                                "later.txt": b"later\n"}
+    # ... and main's change to a file the branch changed does not
+    show(a, "/a.txt")
+    ok(edit(a, "/a.txt", "alpha", "alpha on main"))
+    assert show(b, "/a.txt") == "ALPHA needle\n"
