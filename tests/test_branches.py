@@ -226,8 +226,9 @@ COSTS: dict[str, list[tuple[str, str]]] = {
     # check, then the three writes
     "branch write new": [("read", "n.txt"), ("read", "list"), ("write", "manifest"),
                          ("write", "blob"), ("write", "ref")],
-    # a deletion of a file main's version of was read: no bytes, no main request
-    "branch delete": [("write", "manifest"), ("write", "ref")],
+    # a deletion of a file read through the branch: its bytes kept as the base (from
+    # that read), then the manifest and the ref
+    "branch delete": [("write", "manifest"), ("write", "blob"), ("write", "ref")],
 }
 
 
@@ -384,3 +385,164 @@ def test_a_branch_reads_its_changes_over_mains_current_files(rig: Rig) -> None:
     show(a, "/a.txt")
     ok(edit(a, "/a.txt", "alpha", "alpha on main"))
     assert show(b, "/a.txt") == "ALPHA needle\n"
+
+
+# -- merges --------------------------------------------------------------------------------
+
+MERGED = {"a.txt": b"ALPHA needle\n", "keep.txt": b"keep\n", "d/other.txt": b"other\n",
+          "n1/n2/new.txt": b"new needle\n", "moved/mv.txt": b"move needle\n"}
+
+
+def test_main_is_untouched_until_the_merge_which_publishes_every_file_exactly(rig: Rig) -> None:
+    main = seed(rig.ws, MAIN)
+    br = rig.ws.branch("feat")
+    change_branch(br)
+    assert stored(rig.ws.backend) == main
+    review = rig.ws.diff("feat")
+    assert [(f.path, f.change, f.moved_from, f.main_changed) for f in review.files] == [
+        ("/a.txt", "changed", None, False), ("/d/old.txt", "deleted", None, False),
+        ("/moved/mv.txt", "moved", "/mv.txt", False), ("/n1/n2/new.txt", "added", None, False)]
+    assert stored(rig.ws.backend) == main
+    outcome = rig.ws.merge("feat", owner="reviewer", expect=review.token)
+    assert outcome.ok, outcome.text
+    assert outcome.code is None
+    assert sorted(outcome.published) == ["/a.txt", "/d/old.txt", "/moved/mv.txt", "/mv.txt",
+                                         "/n1/n2/new.txt"]
+    assert outcome.merged == [] and outcome.conflicts == [] and outcome.unknown == []
+    assert stored(rig.ws.backend) == MERGED
+    # the branch holds no change any more and reads as main does
+    info = rig.ws.branches()[0]
+    assert (info.head, info.files, info.log[0].operation) == (outcome.head, 0, "merge")
+    assert branch_files(br) == MERGED
+    assert rig.ws.diff("feat").files == []
+
+
+def conflicting(rig: Rig) -> tuple[Workspace, dict[str, bytes]]:
+    """A branch and main that changed the same files: a.txt's same line on both sides,
+    b.txt deleted on the branch and changed on main, c.txt changed on the branch and
+    deleted on main; and clean.txt, a change main did not meet."""
+    seed(rig.ws, {"/a.txt": "one\ntwo\n", "/b.txt": "bee\n", "/c.txt": "sea\n",
+                  "/clean.txt": "clean\n"})
+    br = rig.ws.branch("feat")
+    b = br.context("b")
+    for path in ("/a.txt", "/b.txt", "/c.txt", "/clean.txt"):
+        show(b, path)
+    ok(edit(b, "/a.txt", "one", "one on the branch"))
+    ok(b.tools.execute("delete", {"file_path": "/b.txt"}))
+    ok(edit(b, "/c.txt", "sea", "sea on the branch"))
+    ok(edit(b, "/clean.txt", "clean", "cleaner"))
+    a = rig.ws.context("a")
+    for path in ("/a.txt", "/b.txt", "/c.txt"):
+        show(a, path)
+    ok(edit(a, "/a.txt", "one", "one on main"))
+    ok(edit(a, "/b.txt", "bee", "bee on main"))
+    ok(a.tools.execute("delete", {"file_path": "/c.txt"}))
+    return br, stored(rig.ws.backend)
+
+
+def test_a_conflict_on_main_is_refused_naming_each_file_and_nothing_is_written(
+        rig: Rig) -> None:
+    br, main = conflicting(rig)
+    before_branch = branch_files(br)
+    head = rig.ws.branches()[0].head
+    objects = reserved(rig.ws.backend)
+    outcome = rig.ws.merge("feat", owner="reviewer")
+    assert not outcome.ok
+    assert outcome.code is ErrorCode.FS_STALE
+    assert outcome.published == [] and outcome.unknown == []
+    assert [(c.path, c.kind) for c in outcome.conflicts] == [
+        ("/a.txt", "both_changed"), ("/b.txt", "deleted_on_branch"),
+        ("/c.txt", "deleted_on_main")]
+    for path in ("/a.txt", "/b.txt", "/c.txt"):
+        assert path in outcome.message
+    a, b, c = outcome.conflicts
+    assert "-one\n+one on the branch" in a.branch_diff
+    assert "-one\n+one on main" in a.main_diff
+    assert "-bee\n" in b.branch_diff and "-bee\n+bee on main" in b.main_diff
+    assert "+sea on the branch" in c.branch_diff and "-sea" in c.main_diff
+    # nothing written: main's every file, the branch and its folder as they were
+    assert stored(rig.ws.backend) == main
+    assert branch_files(br) == before_branch
+    assert rig.ws.branches()[0].head == head
+    assert reserved(rig.ws.backend) == objects
+    # a merge of the one file main did not meet is accepted
+    done = rig.ws.merge("feat", owner="reviewer", paths=["/clean.txt"])
+    assert done.ok and done.published == ["/clean.txt"], done.text
+    assert stored(rig.ws.backend) == {**main, "clean.txt": b"cleaner\n"}
+
+
+def test_changes_that_do_not_overlap_are_merged_three_ways(rig: Rig) -> None:
+    seed(rig.ws, {"/a.txt": "1\n2\n3\n4\n5\n", "/b.txt": "bee\n"})
+    br = rig.ws.branch("feat")
+    b = br.context("b")
+    show(b, "/a.txt")
+    ok(edit(b, "/a.txt", "1\n", "ONE\n"))
+    a = rig.ws.context("a")
+    show(a, "/a.txt")
+    ok(edit(a, "/a.txt", "5\n", "FIVE\n"))
+    review = rig.ws.diff("feat")
+    assert [(f.path, f.change, f.main_changed) for f in review.files] == [
+        ("/a.txt", "changed", True)]
+    outcome = rig.ws.merge("feat", owner="reviewer", expect=review.token)
+    assert outcome.ok, outcome.text
+    assert (outcome.published, outcome.merged) == (["/a.txt"], ["/a.txt"])
+    assert stored(rig.ws.backend) == {"a.txt": b"ONE\n2\n3\n4\nFIVE\n", "b.txt": b"bee\n"}
+    assert branch_files(br) == {"a.txt": b"ONE\n2\n3\n4\nFIVE\n", "b.txt": b"bee\n"}
+
+
+def test_expect_refuses_a_moved_branch_and_a_moved_main_and_takes_the_exact_review(
+        rig: Rig) -> None:
+    main = seed(rig.ws, {"/a.txt": "1\n2\n3\n4\n5\n", "/b.txt": "bee\n"})
+    br = rig.ws.branch("feat")
+    b = br.context("b")
+    show(b, "/a.txt")
+    ok(edit(b, "/a.txt", "1\n", "ONE\n"))
+    reviewed = rig.ws.diff("feat")
+    # the branch moved since the review
+    ok(edit(b, "/a.txt", "2\n", "TWO\n"))
+    objects = reserved(rig.ws.backend)
+    moved = rig.ws.merge("feat", owner="reviewer", expect=reviewed.token)
+    assert (moved.ok, moved.code, moved.published) == (False, ErrorCode.FS_STALE, [])
+    assert stored(rig.ws.backend) == main
+    assert reserved(rig.ws.backend) == objects
+    # main moved since the review (a change of a file the branch changed)
+    reviewed = rig.ws.diff("feat")
+    a = rig.ws.context("a")
+    show(a, "/a.txt")
+    ok(edit(a, "/a.txt", "5\n", "FIVE\n"))
+    main = stored(rig.ws.backend)
+    moved = rig.ws.merge("feat", owner="reviewer", expect=reviewed.token)
+    assert (moved.ok, moved.code, moved.published) == (False, ErrorCode.FS_STALE, [])
+    assert stored(rig.ws.backend) == main
+    assert reserved(rig.ws.backend) == objects
+    # a change of a file the review did not show moves nothing it names
+    show(a, "/b.txt")
+    ok(edit(a, "/b.txt", "bee", "bee on main"))
+    reviewed = rig.ws.diff("feat")
+    ok(a.tools.execute("write", {"file_path": "/c.txt", "content": "sea\n"}))
+    outcome = rig.ws.merge("feat", owner="reviewer", expect=reviewed.token)
+    assert outcome.ok, outcome.text
+    assert (outcome.published, outcome.merged) == (["/a.txt"], ["/a.txt"])
+    assert stored(rig.ws.backend) == {"a.txt": b"ONE\nTWO\n3\n4\nFIVE\n", "b.txt": b"bee on main\n",
+                                      "c.txt": b"sea\n"}
+
+
+def test_paths_merges_a_subset_and_the_rest_stays_on_the_branch(rig: Rig) -> None:
+    seed(rig.ws, {"/a.txt": "a\n", "/b.txt": "b\n"})
+    br = rig.ws.branch("feat")
+    b = br.context("b")
+    for path in ("/a.txt", "/b.txt"):
+        show(b, path)
+    ok(edit(b, "/a.txt", "a", "A"))
+    ok(edit(b, "/b.txt", "b", "B"))
+    ok(b.tools.execute("write", {"file_path": "/c/new.txt", "content": "new\n"}))
+    outcome = rig.ws.merge("feat", owner="reviewer", paths=["/a.txt", "c/new.txt"])
+    assert outcome.ok, outcome.text
+    assert sorted(outcome.published) == ["/a.txt", "/c/new.txt"]
+    assert stored(rig.ws.backend) == {"a.txt": b"A\n", "b.txt": b"b\n", "c/new.txt": b"new\n"}
+    assert [f.path for f in rig.ws.diff("feat").files] == ["/b.txt"]
+    assert branch_files(br) == {"a.txt": b"A\n", "b.txt": b"B\n", "c/new.txt": b"new\n"}
+    # a path the branch did not change is refused, nothing written
+    refused = rig.ws.merge("feat", owner="reviewer", paths=["/a.txt"])
+    assert (refused.ok, refused.code) == (False, ErrorCode.FS_INVALID_ARGUMENT)
+    assert stored(rig.ws.backend) == {"a.txt": b"A\n", "b.txt": b"b\n", "c/new.txt": b"new\n"}
