@@ -8,18 +8,26 @@ test. Assertions are on exact bytes read from the store itself and on exact code
 
 from __future__ import annotations
 
+import hashlib
+import json
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fsseam import ErrorCode, FsError, Workspace
-from fsseam.backends.base import Backend
-from fsseam.branches import PREFIX
+from fsseam.backends.base import ANY_VERSION, Backend, Wrapper, WriteMeta
+from fsseam.branches import PREFIX, BranchBackend
+from fsseam.branches.layout import BranchStore
+from fsseam.branches.merging import merge
+from fsseam.versions import Precondition
 
 STORES = ["memory", "local", "s3", "gcs", "azure"]
 COUNTED = ["s3", "gcs", "azure"]
@@ -546,3 +554,187 @@ def test_paths_merges_a_subset_and_the_rest_stays_on_the_branch(rig: Rig) -> Non
     refused = rig.ws.merge("feat", owner="reviewer", paths=["/a.txt"])
     assert (refused.ok, refused.code) == (False, ErrorCode.FS_INVALID_ARGUMENT)
     assert stored(rig.ws.backend) == {"a.txt": b"A\n", "b.txt": b"b\n", "c/new.txt": b"new\n"}
+
+
+# -- rewind, discard, the list of branches -------------------------------------------------
+
+
+def test_branches_rewind_and_discard(rig: Rig) -> None:
+    main = seed(rig.ws, {"/a.txt": "v0\n"})
+    br = rig.ws.branch("feat")
+    x, y = br.context("x"), br.context("y")
+    show(x, "/a.txt")
+    ok(x.tools.execute("write", {"file_path": "/a.txt", "content": "v1\n"}))
+    show(y, "/a.txt")
+    ok(edit(y, "/a.txt", "v1", "v2"))
+    ok(y.tools.execute("write", {"file_path": "/b.txt", "content": "bee\n"}))
+    show(x, "/a.txt")
+    ok(edit(x, "/a.txt", "v2", "v3"))
+    [info] = rig.ws.branches()
+    assert (info.name, info.base, info.files, info.owners, info.merging) == (
+        "feat", "main", 2, ["x", "y"], False)
+    assert [(h.operation, h.path, h.owner) for h in info.log] == [
+        ("write", "a.txt", "x"), ("write", "b.txt", "y"), ("write", "a.txt", "y"),
+        ("write", "a.txt", "x"), ("create", None, None)]
+    assert info.head == info.log[0].head
+    assert [h.parent for h in info.log] == [h.head for h in info.log[1:]] + [None]
+    # back to the head after the first write: the branch reads as it did then
+    first = info.log[3].head
+    rewound = rig.ws.rewind("feat", to=first[:12])
+    assert rewound.head == first and [h.head for h in rewound.log] == [
+        h.head for h in info.log[3:]]
+    assert branch_files(br) == {"a.txt": b"v1\n"}
+    # an agent that read a later head is stale there
+    stale = edit(x, "/a.txt", "v3", "v4")
+    assert code(stale) is ErrorCode.FS_STALE, stale.text
+    # a head not in the log (a later one now, another branch's, too short a prefix) is
+    # refused and the branch stays where it is
+    rig.ws.branch("other")
+    other_head = rig.ws.branches()[1].head
+    for to in (info.head, other_head, first[:6], "0" * 64):
+        with pytest.raises(FsError) as refused:
+            rig.ws.rewind("feat", to=to)
+        assert refused.value.code is ErrorCode.FS_INVALID_ARGUMENT
+        assert rig.ws.branches()[0].head == first
+    assert branch_files(br) == {"a.txt": b"v1\n"}
+    # discard: the branch is gone; main as it was; the name opens a new branch over main
+    rig.ws.discard("feat")
+    assert [b.name for b in rig.ws.branches()] == ["other"]
+    with pytest.raises(FsError) as gone:
+        rig.ws.discard("feat")
+    assert gone.value.code is ErrorCode.FS_NOT_FOUND
+    assert stored(rig.ws.backend) == main
+    again = rig.ws.branch("feat")
+    assert branch_files(again) == main
+    assert [h.operation for h in rig.ws.branches()[0].log] == ["create"]
+
+
+# -- collect -------------------------------------------------------------------------------
+
+
+class FailingWrites(Wrapper):
+    """Main, where every change of a file fails (the store answers 500): a merge stops
+    after its journal, before its first file."""
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Any:
+        raise FsError(ErrorCode.FS_BACKEND, "injected: the store answered 500")
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        if not key.startswith(PREFIX):
+            raise FsError(ErrorCode.FS_BACKEND, "injected: the store answered 500")
+        self.inner.delete(key, precondition, meta=meta)
+
+
+def test_collect_removes_a_discarded_branch_and_keeps_what_live_branches_need(
+        rig: Rig) -> None:
+    main = seed(rig.ws, {"/a.txt": "1\n2\n3\n4\n5\n", "/b.txt": "bee\n"})
+    gone = rig.ws.branch("gone")
+    g = gone.context("g")
+    ok(g.tools.execute("write", {"file_path": "/g.txt", "content": "gone one\n"}))
+    show(g, "/g.txt")
+    ok(g.tools.execute("write", {"file_path": "/g.txt", "content": "gone two\n"}))
+    live = rig.ws.branch("live")
+    change_live(live)
+    expected = branch_files(live)
+    log = [h.head for h in rig.ws.branches()[1].log]
+    gone_log = [h.head for h in rig.ws.branches()[0].log]
+    store = BranchStore(rig.ws.backend)
+    gone_keys = {store.manifest_key(h) for h in gone_log} | {
+        store.blob_key(hashlib.sha256(data).hexdigest()) for data in (b"gone one\n", b"gone two\n")}
+    rig.ws.discard("gone")
+    before = reserved(rig.ws.backend)
+    assert gone_keys <= before.keys()
+    outcome = rig.ws.collect(grace=timedelta(0))
+    assert (outcome.removed_manifests, outcome.removed_blobs) == (3, 2)
+    after = reserved(rig.ws.backend)
+    assert after == {k: v for k, v in before.items() if k not in gone_keys}
+    # every object the live branch needs is there: its files, and every head of its log
+    assert branch_files(live) == expected
+    assert stored(rig.ws.backend) == main
+    rig.ws.rewind("live", to=log[-2])
+    assert branch_files(live) == {**main, "a.txt": b"ONE\n2\n3\n4\n5\n"}
+    rig.ws.rewind("live", to=log[-1])
+    assert branch_files(live) == main
+
+
+def change_live(live: Workspace) -> Any:
+    b = live.context("b")
+    show(b, "/a.txt")
+    ok(edit(b, "/a.txt", "1\n", "ONE\n"))
+    ok(b.tools.execute("write", {"file_path": "/new.txt", "content": "new\n"}))
+    show(b, "/b.txt")
+    ok(b.tools.execute("delete", {"file_path": "/b.txt"}))
+    return b
+
+
+def test_collect_keeps_the_blobs_of_a_merge_under_way(rig: Rig) -> None:
+    seed(rig.ws, {"/a.txt": "1\n2\n3\n4\n5\n", "/b.txt": "bee\n"})
+    live = rig.ws.branch("live")
+    change_live(live)
+    a = rig.ws.context("a")
+    show(a, "/a.txt")
+    ok(edit(a, "/a.txt", "5\n", "FIVE\n"))
+    main = stored(rig.ws.backend)
+    # the merge stops after its journal: a.txt's three-way bytes are named by the journal
+    # (and by a manifest no ref reaches) only
+    stopped = merge(BranchBackend(FailingWrites(rig.ws.branches_of.inner), "live"),
+                    owner="reviewer")
+    assert (stopped.ok, stopped.code, stopped.published) == (False, ErrorCode.FS_BACKEND, [])
+    assert sorted(stopped.unknown) == ["/a.txt", "/b.txt", "/new.txt"]
+    assert stored(rig.ws.backend) == main
+    assert rig.ws.branches()[0].merging
+    combined = b"ONE\n2\n3\n4\nFIVE\n"
+    key = BranchStore.blob_key(hashlib.sha256(combined).hexdigest())
+    assert reserved(rig.ws.backend)[key] == combined
+    outcome = rig.ws.collect(grace=timedelta(0))
+    # the manifest that named the merge's own bytes goes (no ref reaches it); its blob
+    # stays, named by the journal
+    assert (outcome.removed_manifests, outcome.removed_blobs) == (1, 0)
+    assert reserved(rig.ws.backend)[key] == combined
+    # the next merge finishes it, every file exact
+    done = rig.ws.merge("live", owner="reviewer")
+    assert done.ok, done.text
+    assert sorted(done.resumed) == ["/a.txt", "/b.txt", "/new.txt"]
+    assert stored(rig.ws.backend) == {"a.txt": combined, "new.txt": b"new\n"}
+    assert not rig.ws.branches()[0].merging
+
+
+# -- two processes, one branch name --------------------------------------------------------
+
+OPEN_AND_WRITE = """
+import json, sys
+from fsseam import Workspace
+url, options, name = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+ws = Workspace(url, storage_options=options)
+sys.stdin.readline()  # both processes start here together
+ctx = ws.branch("feat").context(name)
+res = ctx.tools.execute("write", {"file_path": f"/{name}.txt", "content": name + "\\n"})
+print(res.text)
+sys.exit(0 if res.ok else 1)
+"""
+
+
+@pytest.mark.parametrize("kind", ["local", "s3"])
+def test_two_processes_opening_one_branch_name_open_one_branch(
+        request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> None:
+    rig = make_rig(request, kind, tmp_path)
+    main = seed(rig.ws, {"/a.txt": "a\n"})
+    procs = [subprocess.Popen(
+        [sys.executable, "-c", OPEN_AND_WRITE, rig.url, json.dumps(rig.options), name],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name in ("p1", "p2")]
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, (out, err)
+    [info] = rig.ws.branches()
+    assert [h.operation for h in info.log][-1:] == ["create"]
+    assert sorted(h.operation for h in info.log) == ["create", "write", "write"]
+    assert (info.files, info.owners) == (2, ["p1", "p2"])
+    assert branch_files(rig.ws.branch("feat")) == {**main, "p1.txt": b"p1\n", "p2.txt": b"p2\n"}
+    assert stored(rig.ws.backend) == main
