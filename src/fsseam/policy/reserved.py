@@ -3,8 +3,9 @@ changes them.
 
 Registered on the gate only when a workspace's observation store lies inside its root
 (``s3://b/`` with observations at ``s3://b/.fsseam-observations/``): listings and walks
-leave the reserved prefix out, and every read, stat, write, edit, delete, move (either end)
-and undo of a key under it is refused with FS_PERMISSION_DENIED before anything changes.
+leave the reserved prefix out; a listing or search of it, and every read, stat, write,
+edit, delete, move (either end) and undo of a key under it, is refused with
+FS_PERMISSION_DENIED before anything changes.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class ReservedKeys:
 
     @hookimpl(tryfirst=True)
     def fs_list(self, event: ListEvent) -> None:
+        # A listing of the folder itself (or below it) is refused, not shown empty.
+        self._refuse(event.key, event.path)
         event.entries = [e for e in event.entries if not self.reserved(e.key)]
 
     @hookimpl(tryfirst=True)

@@ -46,7 +46,7 @@ from ..backends.base import Blob, Entry, TreePart
 from ..backends.digests import digest_version
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
-from ..events import ListEvent, ReadEvent
+from ..events import ListEvent, ReadEvent, StatEvent
 from ..globs import Glob, echo, is_skipped
 from ..grep import (
     FileRead,
@@ -69,8 +69,8 @@ from .workers import Helper, Helpers, helpers, read_message, write_message
 
 __all__ = ["MAX_HELPERS", "PARTS_PER_HELPER", "SWITCH_SECONDS", "WALK_BATCH", "Answer", "Found",
            "GrepCall", "GrepMode", "PartJob", "Scan", "glob", "grep", "list_entries", "main",
-           "partial_fields", "processes", "run_parts", "scan_part", "smallest", "trim_hunks",
-           "walk", "walk_visible"]
+           "named_file", "partial_fields", "processes", "run_parts", "scan_part", "smallest",
+           "trim_hunks", "walk", "walk_visible"]
 
 
 # -- listings and walks ----------------------------------------------------------------------
@@ -190,8 +190,20 @@ def list_entries(
             ):
                 walk_dir(e.key, level + 1)
 
-    walk_dir(key, 1)
+    try:
+        walk_dir(key, 1)
+    except FsError as err:
+        raise named_file(fs, key, err) from None
     return ListOutcome(path=display(key), entries=out, omitted=omitted, more=more)
+
+
+def named_file(fs: Core, key: str, err: FsError) -> FsError:
+    """``err``, met listing ``key``; when it says ``key`` is a file, the gate first answers
+    for that file as for a stat (a plugin may refuse a reserved key: the refusal then
+    tells nothing of the key's existence)."""
+    if err.code is ErrorCode.FS_INVALID_ARGUMENT and err.reason == Reason.not_directory:
+        fs.gate.dispatch(StatEvent(owner=fs.owner, key=key, path=display(key), type="file"))
+    return err
 
 
 def _listed(fs: Core, key: str) -> Iterator[Entry]:
@@ -575,7 +587,7 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
     except FsError as e:
         # A literal base the tree does not have simply matches nothing.
         if not (pattern.base and e.code is ErrorCode.FS_NOT_FOUND):
-            raise
+            raise named_file(fs, base, e) from None
     return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
                        total=total, limit=limit, hidden=hidden,
                        **partial_fields(key, cut, pattern.named))
@@ -636,6 +648,10 @@ class GrepCall(Scan):
                 raise fs.not_found(key, err2) from None
             if st.kind != "file":
                 raise
+            # A file named alone is answered as a stat is: a plugin may refuse it (a
+            # reserved key), before a match could tell anything of its bytes.
+            fs.gate.dispatch(StatEvent(owner=fs.owner, key=key, path=display(key),
+                                       type="file", size=st.size))
             if st.size is not None and st.size > self.cap:
                 self.skip("too_large")  # as in a directory's search: named alone, not read
                 return
