@@ -188,6 +188,10 @@ def measure(rig: Rig) -> dict[str, list[tuple[str, str]]]:
     show(b, "/f0.txt")
     rig.take()
     run("branch delete", lambda: b.tools.execute("delete", {"file_path": "/f0.txt"}))
+    for who, ctx in (("main", a), ("branch", b)):
+        run(f"{who} ls", lambda: ctx.tools.execute("ls", {"path": "/"}))
+        run(f"{who} glob", lambda: ctx.tools.execute("glob", {"pattern": "**/*.txt"}))
+    run("branch grep", lambda: b.tools.execute("grep", {"pattern": "new"}))
     return got
 
 
@@ -234,6 +238,11 @@ COSTS: dict[str, list[tuple[str, str]]] = {
     # check, then the three writes
     "branch write new": [("read", "n.txt"), ("read", "list"), ("write", "manifest"),
                          ("write", "blob"), ("write", "ref")],
+    # a listing: main's, and the ref (the branch's changes are in its manifest)
+    "main ls": [("read", "list")],
+    "branch ls": [("read", "ref"), ("read", "list")],
+    "main glob": [("read", "list")],
+    "branch glob": [("read", "ref"), ("read", "list")],
     # a deletion of a file read through the branch: its bytes kept as the base (from
     # that read), then the manifest and the ref
     "branch delete": [("write", "manifest"), ("write", "blob"), ("write", "ref")],
@@ -242,6 +251,12 @@ COSTS: dict[str, list[tuple[str, str]]] = {
 
 def test_requests_per_operation_on_a_branch_and_on_main(counted: Rig) -> None:
     got = {label: verbs(reqs) for label, reqs in measure(counted).items()}
+    # a search reads the files at once (in no fixed order): the ref for the walk and again
+    # for the reads, the listing, then the branch's blobs and main's files (f0.txt is
+    # deleted on the branch: not read)
+    grep = got.pop("branch grep")
+    assert sorted(grep) == [("read", "blob"), ("read", "blob"), ("read", "list"),
+                            ("read", "m.txt"), ("read", "ref"), ("read", "ref")]
     expected = COSTS
     if counted.kind == "gcs":
         expected = {label: [(v, "upload" if v == "write" else t) for v, t in reqs]
