@@ -189,8 +189,8 @@ def measure(rig: Rig) -> dict[str, list[tuple[str, str]]]:
     rig.take()
     run("branch delete", lambda: b.tools.execute("delete", {"file_path": "/f0.txt"}))
     for who, ctx in (("main", a), ("branch", b)):
-        run(f"{who} ls", lambda: ctx.tools.execute("ls", {"path": "/"}))
-        run(f"{who} glob", lambda: ctx.tools.execute("glob", {"pattern": "**/*.txt"}))
+        run(f"{who} ls", lambda c=ctx: c.tools.execute("ls", {"path": "/"}))
+        run(f"{who} glob", lambda c=ctx: c.tools.execute("glob", {"pattern": "**/*.txt"}))
     run("branch grep", lambda: b.tools.execute("grep", {"pattern": "new"}))
     return got
 
@@ -753,3 +753,38 @@ def test_two_processes_opening_one_branch_name_open_one_branch(
     assert (info.files, info.owners) == (2, ["p1", "p2"])
     assert branch_files(rig.ws.branch("feat")) == {**main, "p1.txt": b"p1\n", "p2.txt": b"p2\n"}
     assert stored(rig.ws.backend) == main
+
+
+def test_requests_of_a_review_and_a_merge(counted: Rig) -> None:
+    """A review of k changed files: the ref, the manifest, main's k files and each file's
+    base and branch blobs (2 + 3k). A merge: the journal looked for (a merge to finish),
+    the ref, the manifest, main's k files, the journal, then per file its blob and its
+    conditional write, then the manifest and ref without the published files and the
+    journal removed (7 + 3k)."""
+    assert counted.take is not None
+    k = 3
+    files = {f"/d/f{i}.txt": f"{i}\n" for i in range(k)}
+    seed(counted.ws, files)
+    b = counted.ws.branch("feat").context("b")
+    for i, path in enumerate(files):
+        show(b, path)
+        ok(edit(b, path, f"{i}\n", f"changed {i}\n"))
+    counted.take()
+    review = counted.ws.diff("feat")
+    got = verbs(counted.take())
+    mains = [("read", f"d/f{i}.txt") for i in range(k)]
+    assert sorted(got) == sorted([("read", "ref"), ("read", "manifest"), *mains,
+                                  *[("read", "blob")] * (2 * k)])
+    outcome = counted.ws.merge("feat", owner="reviewer", expect=review.token)
+    assert outcome.ok and len(outcome.published) == k, outcome.text
+    got = verbs(counted.take())
+    reads = [("read", "journal"), ("read", "ref"), ("read", "manifest"), *mains,
+             *[("read", "blob")] * k]
+    writes = [("write", t) for t in ("journal", *[m[1] for m in mains], "manifest", "ref")]
+    if counted.kind == "gcs":
+        writes = [("write", "upload")] * len(writes)  # each names its object in its body
+    removal = [("write", "journal")]  # a DELETE, named in its path on every store
+    assert sorted(got) == sorted(reads + writes + removal)
+    assert len(got) == 7 + 3 * k
+    assert stored(counted.ws.backend) == {f"d/f{i}.txt": f"changed {i}\n".encode()
+                                          for i in range(k)}
