@@ -161,3 +161,41 @@ def test_no_listing_glob_or_grep_shows_the_branches_folder(rig: Rig) -> None:
                      {"pattern": "sha256", "output_mode": "count"}):
             got = ctx.tools.execute("grep", args).text
             assert PREFIX not in got and "refs" not in got, (ws.branch_name, args, got)
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+def test_a_local_search_in_one_pass_or_by_helpers_leaves_the_folder_out(
+        tmp_path: Path, processes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On local disk a search reads the tree in one pass, or in parts by helper
+    processes, not through the gate's walk: the folder's files are left out there too."""
+    from fsseam.limits import Limits
+    from fsseam.seam import finding
+
+    fast: list[str] = []
+    tree, run_parts = finding.GrepCall.tree, finding.run_parts
+
+    def one_pass(self: Any) -> Any:
+        got = tree(self)
+        if got is not None:
+            fast.append("one pass")
+        return got
+
+    def by_parts(*args: Any) -> Any:
+        fast.append("parts")
+        return run_parts(*args)
+
+    monkeypatch.setattr(finding.GrepCall, "tree", one_pass)
+    monkeypatch.setattr(finding, "run_parts", by_parts)
+    ws = Workspace(str(tmp_path), limits=Limits(finder_processes=processes))
+    seed(ws, {f"/d{i}/f{j}.txt": "head\n" for i in range(3) for j in range(2)})
+    ok(ws.branch("feat").context("b").tools.execute(
+        "write", {"file_path": "/d9/new.txt", "content": "head on the branch\n"}))
+    ctx = ws.context("agent")
+    for args in ({"pattern": "head", "glob": f"{PREFIX}/**"},
+                 {"pattern": "head", "glob": "**/*.json"},
+                 {"pattern": "head", "glob": "**/.*/**"}):
+        got = ok(ctx.tools.execute("grep", args)).text
+        assert got == "No matches for head in / (0 files searched).", (args, got)
+    got = ok(ctx.tools.execute("grep", {"pattern": "head", "output_mode": "count"})).text
+    assert got.endswith("Total: 6 matching lines in 6 files."), got
+    assert fast == ["parts" if processes else "one pass"] * 4

@@ -62,6 +62,7 @@ from ..index.grams import required
 from ..messages import Reason
 from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome, ListEntry, ListOutcome
 from ..paths import display
+from ..policy.reserved import ReservedKeys
 from ..text import SNIFF_BYTES
 from ..versions import Version
 from .core import Core
@@ -69,8 +70,8 @@ from .workers import Helper, Helpers, helpers, read_message, write_message
 
 __all__ = ["MAX_HELPERS", "PARTS_PER_HELPER", "SWITCH_SECONDS", "WALK_BATCH", "Answer", "Found",
            "GrepCall", "GrepMode", "PartJob", "Scan", "glob", "grep", "list_entries", "main",
-           "named_file", "partial_fields", "processes", "run_parts", "scan_part", "smallest",
-           "trim_hunks", "walk", "walk_visible"]
+           "named_file", "partial_fields", "processes", "reserved_only", "run_parts",
+           "scan_part", "smallest", "trim_hunks", "walk", "walk_visible"]
 
 
 # -- listings and walks ----------------------------------------------------------------------
@@ -198,9 +199,8 @@ def list_entries(
 
 
 def named_file(fs: Core, key: str, err: FsError) -> FsError:
-    """``err``, met listing ``key``; when it says ``key`` is a file, the gate first answers
-    for that file as for a stat (a plugin may refuse a reserved key: the refusal then
-    tells nothing of the key's existence)."""
+    """``err``, met listing ``key``; when ``key`` is a file, the gate first answers for it
+    as for a stat (a reserved key is refused, telling nothing of whether it exists)."""
     if err.code is ErrorCode.FS_INVALID_ARGUMENT and err.reason == Reason.not_directory:
         fs.gate.dispatch(StatEvent(owner=fs.owner, key=key, path=display(key), type="file"))
     return err
@@ -331,6 +331,17 @@ def _searchable(relative: str) -> bool:
     return not any(is_skipped(seg) for seg in relative.split("/"))
 
 
+def reserved_only(fs: Core) -> tuple[str, ...] | None:
+    """The reserved prefixes, when only reservations filter listings (a search's fast paths
+    leave their files out themselves); None when another plugin filters them."""
+    prefixes = []
+    for plugin in fs.gate.hooking("fs/list"):
+        if getattr(type(plugin), "fs_list", None) is not ReservedKeys.fs_list:
+            return None
+        prefixes.append(plugin.prefix)
+    return tuple(prefixes)
+
+
 class Scan:
     """One grep: which files it takes, what it found, what it skipped and why. The files
     come from the caller (``scan_all``): :class:`GrepCall` walks a store for them,
@@ -338,8 +349,10 @@ class Scan:
 
     def __init__(self, key: str, pattern: Pattern, files: Glob | None, mode: GrepMode,
                  context: int, limit: int, *, cap: int, deadline: Deadline,
-                 budget: RegexBudget) -> None:
+                 budget: RegexBudget, reserved: tuple[str, ...] = ()) -> None:
         self.key, self.pattern, self.files = key, pattern, files
+        self.reserved = reserved  # no file under them is taken or counted (a fast path's walk)
+        self._reserved = [ReservedKeys(p) for p in reserved]
         self.mode, self.context, self.limit = mode, context, limit
         self.prefix = f"{key}/" if key else ""
         self.cap = cap
@@ -371,6 +384,8 @@ class Scan:
         # Files come directory by directory: whether a directory is searchable is worked
         # out once for all its files, and each file's own name tested alone.
         self.deadline.check(k)  # every file, taken or not: no stretch of a walk unchecked
+        if any(r.reserved(k) for r in self._reserved):
+            return False
         relative = k[len(self.prefix):]
         if self.files is not None:
             if not self.files.match(relative):
@@ -618,9 +633,14 @@ class GrepCall(Scan):
     def __init__(self, fs: Core, key: str, pattern: Pattern, files: Glob | None,
                  mode: GrepMode, context: int, limit: int) -> None:
         deadline = Deadline(fs.limits.finder_seconds)
+        reserved = reserved_only(fs)
         super().__init__(key, pattern, files, mode, context, limit,
                          cap=fs.limits.max_edit_bytes, deadline=deadline,
-                         budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left))
+                         budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left),
+                         reserved=reserved or ())
+        # No plugin but reservations filters listings, and the search is outside them: the
+        # fast paths may search (a reserved folder's search is the gate's to refuse).
+        self.plain = reserved is not None and not any(r.reserved(key) for r in self._reserved)
         self.fs = fs
         self.walk_failed: FsError | None = None
         """Why a walk of ``key`` already failed (the content index's): not walked again."""
@@ -677,7 +697,7 @@ class GrepCall(Scan):
         one part."""
         fs, key = self.fs, self.key
         n = processes(fs.limits.finder_processes)
-        if not n or fs.gate.hooked("fs/list"):
+        if not n or not self.plain:
             return False
         try:
             parts = list(fs.backend.split_tree(key, n * PARTS_PER_HELPER))
@@ -699,7 +719,7 @@ class GrepCall(Scan):
         and lets its OutOfTime through: the files before that one have all been yielded,
         so the search stops at that file with a prefix searched."""
         fs, key, needle = self.fs, self.key, self.needle
-        if fs.gate.hooked("fs/list"):
+        if not self.plain:
             return None
         holds = None if needle is None else (lambda data: needle in data)
         reads = fs.backend.read_tree_unhashed(key, self.accept, self.cap, holds)
@@ -805,12 +825,14 @@ class PartJob:
     seconds: float
     """The call's time left when the part was handed out (inf: no limit)."""
     regex_seconds: float
+    reserved: tuple[str, ...] = ()
 
 
 class _PartScan(Scan):
     def __init__(self, job: PartJob, deadline: Deadline, budget: RegexBudget) -> None:
         super().__init__(job.key, job.pattern, job.files, job.mode, job.context, job.limit,
-                         cap=job.cap, deadline=deadline, budget=budget)
+                         cap=job.cap, deadline=deadline, budget=budget,
+                         reserved=job.reserved)
         self.versions: dict[str, tuple[str, Version]] = {}
 
     def seen(self, key: str, path: str, version: Version) -> None:
@@ -871,7 +893,7 @@ def _job(scan: Scan, part: TreePart) -> PartJob:
     return PartJob(part=part, key=scan.key, pattern=scan.pattern, files=scan.files,
                    mode=scan.mode, context=scan.context, limit=max(scan.limit - shown, 0),
                    cap=scan.cap, seconds=scan.deadline.left(),
-                   regex_seconds=scan.budget.left)
+                   regex_seconds=scan.budget.left, reserved=scan.reserved)
 
 
 def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> None:
