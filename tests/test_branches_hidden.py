@@ -16,7 +16,18 @@ import pytest
 from fsseam import ErrorCode, Workspace
 from fsseam.branches import PREFIX
 
-from .test_branches import STORES, Rig, branch_files, code, make_rig, ok, reserved, seed, show
+from .test_branches import (
+    STORES,
+    Rig,
+    branch_files,
+    code,
+    make_rig,
+    ok,
+    reserved,
+    seed,
+    show,
+    stored,
+)
 
 REF = f"{PREFIX}/refs/feat.json"
 SPELLINGS = [f"/{REF}", REF, f"/./{REF}", f"/a/../{REF}", f"//{REF}"]
@@ -121,14 +132,8 @@ def test_every_tool_is_refused_the_branches_folder_on_main_and_on_a_branch(rig: 
             res = ctx.tools.execute(name, args)
             assert code(res) is ErrorCode.FS_OUTSIDE_ROOT, (ws.branch_name, args, res.text)
         assert reserved(rig.ws.backend) == objects
-        assert {k: v for k, v in branch_files(br).items()} == on_branch
-        assert {k: v for k, v in _main(rig.ws).items()} == main
-
-
-def _main(ws: Workspace) -> dict[str, bytes]:
-    from .test_branches import stored
-
-    return stored(ws.backend)
+        assert branch_files(br) == on_branch
+        assert stored(rig.ws.backend) == main
 
 
 def test_no_listing_glob_or_grep_shows_the_branches_folder(rig: Rig) -> None:
