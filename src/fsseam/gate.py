@@ -126,6 +126,10 @@ class Gate:
         building events nobody receives (a search's listings of thousands of files)."""
         return bool(getattr(self.pm.hook, EVENT_HOOKS[event_name]).get_hookimpls())
 
+    def hooking(self, event_name: str) -> list[Any]:
+        """The plugins that implement the hook of ``event_name``."""
+        return [i.plugin for i in getattr(self.pm.hook, EVENT_HOOKS[event_name]).get_hookimpls()]
+
     def decide(self, intent: Intent) -> Guard:
         """The precondition a change carries and how its loss is explained: the seam's
         proposal on ``intent`` as the plugins leave it (the observation policy decides it

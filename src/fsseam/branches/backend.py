@@ -519,8 +519,12 @@ class BranchBackend(Wrapper):
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
                           reason=Reason.create_only_delete)
         owner = meta.owner if meta is not None else None
+        # The deleted bytes are kept as the base, as for any first change: a merge that
+        # meets main's own change of the file then shows both changes.
+        bases: list[bytes] = []
 
         def change(head: Head) -> dict[str, BranchFile]:
+            bases.clear()
             entry = head.files.get(key)
             if entry is not None and entry.blob is None:
                 raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key),
@@ -533,9 +537,9 @@ class BranchBackend(Wrapper):
                         raise FsError(ErrorCode.FS_IS_DIRECTORY, path=display(key),
                                       reason=Reason.is_directory)
             return self._changed(head, key, precondition, blob=None, size=None,
-                                 owner=owner, source=None, bases=None)
+                                 owner=owner, source=None, bases=bases)
 
-        self.move("delete", key, owner, change)
+        self.move("delete", key, owner, change, lambda: builtins.list(bases))
 
     def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
         self.inner.check_writable(dst)

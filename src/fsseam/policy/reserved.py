@@ -2,8 +2,9 @@
 
 Registered on the gate only when a workspace's observation store lies inside its root
 (``s3://b/`` with observations at ``s3://b/.fsseam-observations/``): listings and walks
-leave the reserved prefix out, and every read, stat, write, edit, delete, move (either end)
-and undo of a key under it is refused with FS_PERMISSION_DENIED before anything changes.
+leave the reserved prefix out; a listing or search of it, and every read, stat, write,
+edit, delete, move (either end) and undo of a key under it, is refused with
+FS_PERMISSION_DENIED before anything changes.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from ..events import (
     UndoIntent,
     WriteIntent,
 )
-from ..gate import hookimpl
+from ..gate import Gate, hookimpl
 from ..messages import Reason
 
-__all__ = ["ReservedKeys"]
+__all__ = ["ReservedKeys", "only_reservations"]
 
 
 class ReservedKeys:
@@ -50,6 +51,8 @@ class ReservedKeys:
 
     @hookimpl(tryfirst=True)
     def fs_list(self, event: ListEvent) -> None:
+        # A listing of the folder itself (or below it) is refused, not shown empty.
+        self._refuse(event.key, event.path)
         event.entries = [e for e in event.entries if not self.reserved(e.key)]
 
     @hookimpl(tryfirst=True)
@@ -81,3 +84,14 @@ class ReservedKeys:
     @hookimpl(tryfirst=True)
     def fs_undo_intent(self, event: UndoIntent) -> None:
         self._refuse(event.key, event.path)
+
+
+def only_reservations(gate: Gate) -> tuple[str, ...] | None:
+    """The reserved prefixes, when only reservations filter listings (a search's fast paths
+    leave their files out themselves); None when another plugin filters them."""
+    prefixes = []
+    for plugin in gate.hooking("fs/list"):
+        if getattr(type(plugin), "fs_list", None) is not ReservedKeys.fs_list:
+            return None
+        prefixes.append(plugin.prefix)
+    return tuple(prefixes)

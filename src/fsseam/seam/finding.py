@@ -47,7 +47,7 @@ from ..backends.digests import digest_version
 from ..branches.layout import reserved
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
-from ..events import ListEvent, ReadEvent
+from ..events import ListEvent, ReadEvent, StatEvent
 from ..globs import Glob, echo, is_skipped
 from ..grep import (
     FileRead,
@@ -63,6 +63,7 @@ from ..index.grams import required
 from ..messages import Reason
 from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome, ListEntry, ListOutcome
 from ..paths import display
+from ..policy.reserved import ReservedKeys, only_reservations
 from ..text import SNIFF_BYTES
 from ..versions import Version
 from .core import Core
@@ -70,8 +71,8 @@ from .workers import Helper, Helpers, helpers, read_message, write_message
 
 __all__ = ["MAX_HELPERS", "PARTS_PER_HELPER", "SWITCH_SECONDS", "WALK_BATCH", "Answer", "Found",
            "GrepCall", "GrepMode", "PartJob", "Scan", "glob", "grep", "list_entries", "main",
-           "partial_fields", "processes", "run_parts", "scan_part", "smallest", "trim_hunks",
-           "walk", "walk_visible"]
+           "named_file", "partial_fields", "processes", "run_parts",
+           "scan_part", "smallest", "trim_hunks", "walk", "walk_visible"]
 
 
 # -- listings and walks ----------------------------------------------------------------------
@@ -192,8 +193,19 @@ def list_entries(
             ):
                 walk_dir(e.key, level + 1)
 
-    walk_dir(key, 1)
+    try:
+        walk_dir(key, 1)
+    except FsError as err:
+        raise named_file(fs, key, err) from None
     return ListOutcome(path=display(key), entries=out, omitted=omitted, more=more)
+
+
+def named_file(fs: Core, key: str, err: FsError) -> FsError:
+    """``err``, met listing ``key``; when ``key`` is a file, the gate first answers for it
+    as for a stat (a reserved key is refused, telling nothing of whether it exists)."""
+    if err.code is ErrorCode.FS_INVALID_ARGUMENT and err.reason == Reason.not_directory:
+        fs.gate.dispatch(StatEvent(owner=fs.owner, key=key, path=display(key), type="file"))
+    return err
 
 
 def _listed(fs: Core, key: str) -> Iterator[Entry]:
@@ -328,8 +340,10 @@ class Scan:
 
     def __init__(self, key: str, pattern: Pattern, files: Glob | None, mode: GrepMode,
                  context: int, limit: int, *, cap: int, deadline: Deadline,
-                 budget: RegexBudget) -> None:
+                 budget: RegexBudget, reserved: tuple[str, ...] = ()) -> None:
         self.key, self.pattern, self.files = key, pattern, files
+        self.reserved = reserved  # no file under them is taken or counted (a fast path's walk)
+        self._reserved = [ReservedKeys(p) for p in reserved]
         self.mode, self.context, self.limit = mode, context, limit
         self.prefix = f"{key}/" if key else ""
         self.cap = cap
@@ -361,7 +375,9 @@ class Scan:
         # Files come directory by directory: whether a directory is searchable is worked
         # out once for all its files, and each file's own name tested alone.
         self.deadline.check(k)  # every file, taken or not: no stretch of a walk unchecked
-        if reserved(k):  # the branches' folder (a pass with no list hook sees it too)
+        # The branches' folder, and any other reserved one (a pass with no list hook
+        # sees them too).
+        if reserved(k) or any(r.reserved(k) for r in self._reserved):
             return False
         relative = k[len(self.prefix):]
         if self.files is not None:
@@ -579,7 +595,7 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
     except FsError as e:
         # A literal base the tree does not have simply matches nothing.
         if not (pattern.base and e.code is ErrorCode.FS_NOT_FOUND):
-            raise
+            raise named_file(fs, base, e) from None
     return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
                        total=total, limit=limit, hidden=hidden,
                        **partial_fields(key, cut, pattern.named))
@@ -610,9 +626,14 @@ class GrepCall(Scan):
     def __init__(self, fs: Core, key: str, pattern: Pattern, files: Glob | None,
                  mode: GrepMode, context: int, limit: int) -> None:
         deadline = Deadline(fs.limits.finder_seconds)
+        reserved = only_reservations(fs.gate)
         super().__init__(key, pattern, files, mode, context, limit,
                          cap=fs.limits.max_edit_bytes, deadline=deadline,
-                         budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left))
+                         budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left),
+                         reserved=reserved or ())
+        # No plugin but reservations filters listings, and the search is outside them: the
+        # fast paths may search (a reserved folder's search is the gate's to refuse).
+        self.plain = reserved is not None and not any(r.reserved(key) for r in self._reserved)
         self.fs = fs
         self.walk_failed: FsError | None = None
         """Why a walk of ``key`` already failed (the content index's): not walked again."""
@@ -640,6 +661,10 @@ class GrepCall(Scan):
                 raise fs.not_found(key, err2) from None
             if st.kind != "file":
                 raise
+            # A file named alone is answered as a stat is: a plugin may refuse it (a
+            # reserved key), before a match could tell anything of its bytes.
+            fs.gate.dispatch(StatEvent(owner=fs.owner, key=key, path=display(key),
+                                       type="file", size=st.size))
             if st.size is not None and st.size > self.cap:
                 self.skip("too_large")  # as in a directory's search: named alone, not read
                 return
@@ -665,7 +690,7 @@ class GrepCall(Scan):
         one part."""
         fs, key = self.fs, self.key
         n = processes(fs.limits.finder_processes)
-        if not n or fs.gate.hooked("fs/list"):
+        if not n or not self.plain:
             return False
         try:
             parts = list(fs.backend.split_tree(key, n * PARTS_PER_HELPER))
@@ -687,7 +712,7 @@ class GrepCall(Scan):
         and lets its OutOfTime through: the files before that one have all been yielded,
         so the search stops at that file with a prefix searched."""
         fs, key, needle = self.fs, self.key, self.needle
-        if fs.gate.hooked("fs/list"):
+        if not self.plain:
             return None
         holds = None if needle is None else (lambda data: needle in data)
         reads = fs.backend.read_tree_unhashed(key, self.accept, self.cap, holds)
@@ -793,12 +818,14 @@ class PartJob:
     seconds: float
     """The call's time left when the part was handed out (inf: no limit)."""
     regex_seconds: float
+    reserved: tuple[str, ...] = ()
 
 
 class _PartScan(Scan):
     def __init__(self, job: PartJob, deadline: Deadline, budget: RegexBudget) -> None:
         super().__init__(job.key, job.pattern, job.files, job.mode, job.context, job.limit,
-                         cap=job.cap, deadline=deadline, budget=budget)
+                         cap=job.cap, deadline=deadline, budget=budget,
+                         reserved=job.reserved)
         self.versions: dict[str, tuple[str, Version]] = {}
 
     def seen(self, key: str, path: str, version: Version) -> None:
@@ -859,7 +886,7 @@ def _job(scan: Scan, part: TreePart) -> PartJob:
     return PartJob(part=part, key=scan.key, pattern=scan.pattern, files=scan.files,
                    mode=scan.mode, context=scan.context, limit=max(scan.limit - shown, 0),
                    cap=scan.cap, seconds=scan.deadline.left(),
-                   regex_seconds=scan.budget.left)
+                   regex_seconds=scan.budget.left, reserved=scan.reserved)
 
 
 def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> None:
