@@ -88,8 +88,8 @@ def folder_calls(folder: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-# The memory tool works under /memories only: the folder is outside its reach, and a path
-# that climbs out of /memories to it is refused as outside (FS_OUTSIDE_ROOT).
+# The memory tool works under /memories only: a path that climbs out of /memories to the
+# folder meets the workspace's own rule for it first (FS_PERMISSION_DENIED), as every tool's.
 MEMORY_CALLS = [
     ("memory", {"command": "view", "path": f"/memories/../{REF}"}),
     ("memory", {"command": "create", "path": f"/memories/../{REF}", "file_text": "{}"}),
@@ -130,7 +130,7 @@ def test_every_tool_is_refused_the_branches_folder_on_main_and_on_a_branch(rig: 
             assert DENIED in res.text, res.text
         for name, args in MEMORY_CALLS:
             res = ctx.tools.execute(name, args)
-            assert code(res) is ErrorCode.FS_OUTSIDE_ROOT, (ws.branch_name, args, res.text)
+            assert code(res) is ErrorCode.FS_PERMISSION_DENIED, (ws.branch_name, args, res.text)
         assert reserved(rig.ws.backend) == objects
         assert branch_files(br) == on_branch
         assert stored(rig.ws.backend) == main
