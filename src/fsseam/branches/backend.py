@@ -230,19 +230,16 @@ class BranchBackend(Wrapper):
                 return None
             raise
 
-    def _base(self, key: str, pre: Precondition, *,
-              keep: bool) -> tuple[Version | None, bytes | None]:
+    def _base(self, key: str, pre: Precondition) -> tuple[Version | None, bytes | None]:
         """What a first change of ``key`` on the branch rests on: main's version (None:
-        absent) and (``keep``) its bytes, checked against ``pre`` (Conflict as main would
-        raise). A version main could have minted is taken as the agent read it, with no
+        absent) and its bytes, checked against ``pre`` (Conflict as main would raise). The
+        version the agent read through the branch is taken with the bytes it read, with no
         request: a change main made since is the merge's to meet, three ways."""
         if isinstance(pre, IfMatch):
             with self._lock:
                 served = self._served.get((key, pre.version))
             if served is not None:
                 return pre.version, served
-            if not keep and self._main_kind(pre.version):
-                return pre.version, None
         found = self._main(key)
         if isinstance(pre, CreateOnly):
             if found is not None:
@@ -256,11 +253,6 @@ class BranchBackend(Wrapper):
         if found is None:
             return None, None
         return found.version, found.data
-
-    def _main_kind(self, version: Version) -> bool:
-        """Whether main could have minted ``version`` (a blob's digest is main's own
-        version only where main's versions are digests too)."""
-        return version.kind != BLOB_KIND or self.inner.capabilities.version_kind == BLOB_KIND
 
     @staticmethod
     def _check(entry: BranchFile, pre: Precondition, key: str) -> None:
@@ -276,18 +268,18 @@ class BranchBackend(Wrapper):
 
     def _changed(self, head: Head, key: str, pre: Precondition, *, blob: str | None,
                  size: int | None, owner: str | None, source: str | None,
-                 bases: list[bytes] | None) -> dict[str, BranchFile]:
+                 bases: list[bytes]) -> dict[str, BranchFile]:
         """The head's files with ``key`` now at ``blob`` (None: deleted); the base's bytes
-        of a first change go to ``bases`` (None: not kept, as for a deletion)."""
+        of a first change go to ``bases`` (kept as a blob for the merge and the review)."""
         files = dict(head.files)
         entry = files.get(key)
         if entry is not None:
             self._check(entry, pre, key)
             base, base_blob = entry.base, entry.base_blob
         else:
-            base, data = self._base(key, pre, keep=bases is not None)
+            base, data = self._base(key, pre)
             base_blob = None
-            if data is not None and bases is not None:
+            if data is not None:
                 base_blob = hashlib.sha256(data).hexdigest()
                 bases.append(data)
         if blob is None and base is None:
