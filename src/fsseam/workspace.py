@@ -71,8 +71,12 @@ class Workspace:
     framework integrations keep in state the client holds (a message history, a run
     context, a checkpoint) are signed with it, and one not signed with it is ignored (the
     file must be read again); see docs/observations.md, "Trust".
+    ``branch``: work on that branch of the files (as :meth:`branch` opens it): reads see
+    the branch's changes over main's current files, changes land on the branch only; see
+    docs/branches.md.
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
-    missing, local root that does not exist, ``observations=`` at the root itself).
+    missing, local root that does not exist, ``observations=`` at the root itself, a
+    read-only workspace on a branch that does not exist).
     """
 
     def __init__(
