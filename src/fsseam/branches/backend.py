@@ -484,7 +484,11 @@ class BranchBackend(Wrapper):
         return found[:limit] if limit is not None else found
 
     def capabilities_for(self, key: str) -> Capabilities:
-        return self.capabilities
+        """The branch's; for a file it did not change, history only where main keeps it
+        (so that asking for it gets main's answer, which says how to turn it on)."""
+        if key in self.head().files or self.inner.capabilities_for(key).history:
+            return self.capabilities
+        return self.capabilities.model_copy(update={"history": False})
 
     def storage_id(self) -> Hashable:
         return ("branch", self.inner.storage_id(), self.name)
