@@ -318,6 +318,34 @@ def test_history_restore_and_undo_of_a_file_on_a_branch(near: Workspace) -> None
     assert versions(bot, "/c.txt") == [v0, v9, v0, v1, v2, v1, v0]
 
 
+def test_main_s_version_a_change_rested_on_comes_back_from_the_branch(ws: Workspace) -> None:
+    """The base's bytes the branch kept serve main's version in the list, on a store that
+    keeps no versions (S3 without versioning) and after main moved on."""
+    main = seeded(ws, {"/c.txt": "v0\n"})
+    bot = ws.branch("f").context("bot")
+    edit(bot, "/c.txt", "v0", "v1")
+    edit(main, "/c.txt", "v0", "m1")
+    base = run(bot, "history", file_path="/c.txt").value.entries[-1]
+    assert (base.latest, base.owner) == (False, None)
+    run(bot, "restore", file_path="/c.txt", version=base.id)
+    assert branch_bytes(ws, "f", "c.txt") == b"v0\n"
+
+    run(bot, "str_replace_editor", command="view", path="/c.txt")
+    run(bot, "str_replace_editor", command="str_replace", path="/c.txt", old_str="v0",
+        new_str="v2")
+    run(bot, "str_replace_editor", command="undo_edit", path="/c.txt")
+    assert branch_bytes(ws, "f", "c.txt") == b"v0\n"
+    assert on_main(ws) == {"c.txt": b"m1\n"}
+
+    other = ws.branch("g").context("bot")       # undo of the first change on a branch
+    run(other, "str_replace_editor", command="view", path="/c.txt")
+    run(other, "str_replace_editor", command="str_replace", path="/c.txt", old_str="m1",
+        new_str="g1")
+    run(other, "str_replace_editor", command="undo_edit", path="/c.txt")
+    assert branch_bytes(ws, "g", "c.txt") == b"m1\n"
+    assert on_main(ws) == {"c.txt": b"m1\n"}
+
+
 def test_history_of_a_file_the_branch_did_not_change_is_main_s(near: Workspace) -> None:
     """Main keeps no versions here: the branch refuses as main does, saying how to keep
     them (the branch itself keeps the states of the files it changed)."""
