@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from fsseam import ErrorCode, FsError, Precondition, Version, Workspace
+from fsseam import CreateOnly, ErrorCode, FsError, IfMatch, Precondition, Version, Workspace
 from fsseam.backends.base import Backend, Wrapper
 from fsseam.backends.history import History
 from fsseam.branches.backend import BranchBackend
@@ -244,6 +244,28 @@ def test_a_deletion_on_either_side_keeps_the_branch_s_state(ws: Workspace) -> No
     done = ws.merge("f", owner="rev", expect=review.token)
     assert done.ok, done.text
     assert on_main(ws) == {"gone-on-main.txt": b"A\nb\nc\nd\ne\n"}
+
+
+def test_added_on_both_sides_gets_each_whole_and_bytes_keep_the_branch_s(
+        ws: Workspace) -> None:
+    """Bytes that are not text are never marked: the branch's stand over main's."""
+    main = seeded(ws, {})
+    first = ws.backend.write("data.bin", b"\x00one", CreateOnly())
+    bot = ws.branch("f").context("bot")
+    run(bot, "write", file_path="/n.txt", content="mine\n")
+    ws.branch("f").backend.write("data.bin", b"\x00branch", IfMatch(first))
+    run(main, "write", file_path="/n.txt", content="theirs\n")
+    ws.backend.write("data.bin", b"\x00main", IfMatch(first))
+    both = b"<<<<<<< main\ntheirs\n=======\nmine\n>>>>>>> branch f\n"
+
+    out = ws.rebase("f", owner="rev")
+    assert (out.rebased, out.conflicted) == ([], ["/data.bin", "/n.txt"])
+    assert branch_bytes(ws, "f", "n.txt") == both
+    assert branch_bytes(ws, "f", "data.bin") == b"\x00branch"
+    assert on_main(ws) == {"n.txt": b"theirs\n", "data.bin": b"\x00main"}
+    done = ws.merge("f", owner="rev", expect=ws.diff("f").token)
+    assert done.ok and done.published == ["/data.bin", "/n.txt"]
+    assert on_main(ws) == {"n.txt": both, "data.bin": b"\x00branch"}
 
 
 def test_paths_limit_the_rebase_to_those_files(ws: Workspace) -> None:
