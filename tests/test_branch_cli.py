@@ -1,4 +1,4 @@
-"""``fsseam branch list|diff|merge|rewind|discard|collect`` and ``call --branch``: an
+"""``fsseam branch list|diff|merge|rebase|rewind|discard|collect`` and ``call --branch``: an
 agent works on a branch, a person reviews and merges from the command line. Most runs are
 ``fsseam.cli.main`` in this process (a memory store is then shared with the test); the
 entry point as a process runs on local files and on a moto S3 server."""
@@ -58,7 +58,7 @@ def test_branch_without_a_verb_prints_its_help(capsys: pytest.CaptureFixture[str
     status, out, err = cli(capsys, "branch")
     assert (status, out) == (2, "")
     assert err.startswith("usage: fsseam branch")
-    for verb in ("list", "diff", "merge", "rewind", "discard", "collect"):
+    for verb in ("list", "diff", "merge", "rebase", "rewind", "discard", "collect"):
         assert f"    {verb} " in err
     with pytest.raises(SystemExit) as exited:
         main(["branch", "merge", "--help"])
@@ -160,6 +160,59 @@ def test_merge_of_chosen_paths_leaves_the_rest_on_the_branch(
     assert status == 1 and out.startswith("merge of feat refused (FS_INVALID_ARGUMENT): ")
     assert err == "fsseam branch merge: not merged (FS_INVALID_ARGUMENT)\n"
     assert main_files(url) == {"x.txt": ORIGINAL, "new/y.txt": b"yy\n"}
+
+
+def test_rebase_puts_main_s_change_in_with_markers_then_the_resolution_merges(
+        url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Main changes the line the branch changed: ``branch rebase`` leaves git's markers on
+    the branch (exit 1: a merge now would publish them), main untouched; resolved on the
+    branch, the merge publishes the resolution as is."""
+    a = Workspace(url).context("a")
+    assert a.tools.execute("read", {"file_path": "/x.txt"}).ok
+    assert a.tools.execute("edit", {"file_path": "/x.txt", "old_string": "one",
+                                    "new_string": "uno"}).ok
+    status, out, err = cli(capsys, "branch", "rebase", url, "feat", "--owner", "rev",
+                           "--path", "/nothing.txt")
+    assert (status, out) == (1, "")
+    assert err.startswith("fsseam branch rebase: Error [FS_INVALID_ARGUMENT]: ")
+    status, out, err = cli(capsys, "branch", "rebase", url, "feat", "--owner", "rev")
+    assert (status, out) == (1, "rebased feat onto main: 0 file(s) combined, 1 with "
+                                "conflicts to resolve on the branch\n  conflict /x.txt\n")
+    assert err == "fsseam branch rebase: 1 file(s) to resolve on the branch before a merge\n"
+    marked = b"<<<<<<< main\nuno\n=======\nONE\n>>>>>>> branch feat\ntwo\nthree\n"
+    branch = Workspace(url).branch("feat")
+    assert branch.backend.read("x.txt").data == marked
+    assert main_files(url) == {"x.txt": b"uno\ntwo\nthree\n"}
+    assert Workspace(url).branches()[0].log[0].operation == "rebase"
+
+    b = branch.context("b")
+    assert b.tools.execute("read", {"file_path": "/x.txt"}).ok
+    markers = "<<<<<<< main\nuno\n=======\nONE\n>>>>>>> branch feat\n"
+    assert b.tools.execute("edit", {"file_path": "/x.txt", "old_string": markers,
+                                    "new_string": "UNO\n"}).ok
+    # Nothing left that main changed since: a second rebase is a no-op, exit 0.
+    status, out, _ = cli(capsys, "branch", "rebase", url, "feat", "--owner", "rev",
+                         "--json")
+    report = json.loads(out)
+    assert status == 0 and (report["rebased"], report["conflicted"]) == ([], [])
+    _, out, _ = cli(capsys, "branch", "diff", url, "feat", "--json")
+    status, out, err = cli(capsys, "branch", "merge", url, "feat", "--owner", "rev",
+                           "--expect", json.loads(out)["token"])
+    assert (status, err) == (0, ""), out
+    assert main_files(url) == {"x.txt": b"UNO\ntwo\nthree\n", "new/y.txt": b"yy\n"}
+
+
+def test_a_clean_rebase_exits_0(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    a = Workspace(url).context("a")
+    assert a.tools.execute("read", {"file_path": "/x.txt"}).ok
+    assert a.tools.execute("edit", {"file_path": "/x.txt", "old_string": "three",
+                                    "new_string": "THREE"}).ok
+    status, out, err = cli(capsys, "branch", "rebase", url, "feat", "--owner", "rev")
+    assert (status, err) == (0, "")
+    assert out == ("rebased feat onto main: 1 file(s) combined, 0 with conflicts to resolve "
+                   "on the branch\n  rebased /x.txt\n")
+    assert Workspace(url).branch("feat").backend.read("x.txt").data == b"ONE\ntwo\nTHREE\n"
+    assert main_files(url) == {"x.txt": b"one\ntwo\nTHREE\n"}
 
 
 def test_rewind_undoes_the_last_turn_and_discard_removes_the_branch(

@@ -124,6 +124,15 @@ def scenario(ws: Workspace, clear: Callable[[], None], counts: Counts,
                   lambda: ws.merge("three", owner="r"))
     assert merged.merged == ["/a.txt"]
     assert ws.backend.read("a.txt").data == b"ONE\ntwo\nTHREE\n4\n"
+    moved = ws.branch("moved").context("agent")
+    tool(moved, "read", file_path="/a.txt")
+    tool(moved, "edit", file_path="/a.txt", old_string="ONE", new_string="1")
+    tool(person, "read", file_path="/a.txt")
+    tool(person, "edit", file_path="/a.txt", old_string="THREE", new_string="3")
+    rebased = step("rebase of 1 file main changed too",
+                   lambda: ws.rebase("moved", owner="r"))
+    assert rebased.rebased == ["/a.txt"]
+    assert ws.branch("moved").backend.read("a.txt").data == b"1\ntwo\n3\n4\n"
     return rows
 
 

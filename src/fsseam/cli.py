@@ -9,15 +9,17 @@
     fsseam branch list URL [--json]
     fsseam branch diff URL NAME [--json] [--color auto|always|never]
     fsseam branch merge URL NAME --owner NAME [--expect TOKEN] [--path P ...] [--json]
+    fsseam branch rebase URL NAME --owner NAME [--path P ...] [--json]
     fsseam branch rewind URL NAME --to HEAD
     fsseam branch discard URL NAME
 
 Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
 error (``call``) or a branch operation refused (``branch``: a merge refused or left
-unfinished, a branch that does not exist), 2 a usage or configuration error (bad
-arguments, arguments that are not a JSON object, an unknown tool or tool set, unreadable
-ledger, misconfigured workspace, missing optional package), 141 when the reader of stdout
-went away (``fsseam schema | head``), quietly, as a program killed by SIGPIPE would.
+unfinished, a rebase that left conflict markers to resolve, a branch that does not
+exist), 2 a usage or configuration error (bad arguments, arguments that are not a JSON
+object, an unknown tool or tool set, unreadable ledger, misconfigured workspace, missing
+optional package), 141 when the reader of stdout went away (``fsseam schema | head``),
+quietly, as a program killed by SIGPIPE would.
 """
 
 from __future__ import annotations
@@ -366,6 +368,24 @@ def cmd_branch_merge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_branch_rebase(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    try:
+        outcome = ws.rebase(args.name, owner=args.owner, paths=args.paths)
+    except FsError as e:
+        return _branch_error(args, e)
+    if args.json:
+        print(outcome.model_dump_json(indent=2))
+    else:
+        sys.stdout.write(outcome.text)
+    if outcome.conflicted:
+        # Not 0: a merge now would publish the markers as they are (``rebase && merge``).
+        print(f"fsseam branch rebase: {len(outcome.conflicted)} file(s) to resolve on the "
+              "branch before a merge", file=sys.stderr)
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
 def cmd_branch_rewind(args: argparse.Namespace) -> int:
     ws = _workspace(args)
     try:
@@ -512,14 +532,15 @@ def _add_schema(sub: _Commands) -> None:
 
 
 def _add_branch(sub: _Commands) -> None:
-    """``fsseam branch``: list, diff, merge, rewind, discard, collect."""
+    """``fsseam branch``: list, diff, merge, rebase, rewind, discard, collect."""
     branch = sub.add_parser(
         "branch",
         help="review and publish the branches of a workspace (list, diff, merge, ...)",
         description="The branches of a workspace (docs/branches.md): an agent works on a "
         "branch (fsseam mcp URL --branch NAME), a person reviews its diff and merges it. "
         "Exit status: 0 ok, 1 refused (a merge refused or left unfinished: the report says "
-        "why; a branch that does not exist), 2 a usage error.",
+        "why; a rebase that left conflict markers; a branch that does not exist), 2 a usage "
+        "error.",
     )
     verbs = branch.add_subparsers(dest="verb", metavar="VERB")
     branch.set_defaults(func=lambda _: _no_verb(branch))
@@ -552,6 +573,14 @@ def _add_branch(sub: _Commands) -> None:
                    help="the token of the review approved (fsseam branch diff prints it)")
     p.add_argument("--path", dest="paths", action="append", metavar="P",
                    help="publish only this file (repeatable); the rest stays on the branch")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p = verb("rebase", cmd_branch_rebase, "move each change of the branch that main changed "
+             "too onto main's current file: combined, or with conflict markers (<<<<<<< main "
+             "... >>>>>>> branch NAME) where both changed the same lines, to resolve on the "
+             "branch; exit 1 when markers were left")
+    p.add_argument("--owner", required=True, help="who rebases (kept in the branch's log)")
+    p.add_argument("--path", dest="paths", action="append", metavar="P",
+                   help="rebase only this file (repeatable)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p = verb("rewind", cmd_branch_rewind, "move the branch back to an earlier head of its "
              "log (undo an agent's turn)")

@@ -442,14 +442,26 @@ class BranchBackend(Wrapper):
         return Backend.read_version_id(self, key, version_id)
 
     def read_version(self, key: str, version: Version) -> Blob:
-        """A state the branch's log holds (its blob, by digest), or main's version (the
-        base a change rested on) where main keeps versions."""
-        if version.kind == BLOB_KIND and version.value in self._states(key):
-            return Blob(data=self.store.blob(version.value), version=version)
+        """A state the branch's log holds (its blob, by digest), or main's version a
+        change rested on: from the base's bytes the branch kept, else where main keeps
+        versions."""
+        kept = self._kept(key, version)
+        if kept is not None:
+            return Blob(data=self.store.blob(kept), version=version)
         return self.inner.read_version(key, version)
 
-    def _states(self, key: str) -> set[str]:
-        return {v.version.value for v in self.versions(key) if not v.deleted}
+    def _kept(self, key: str, version: Version) -> str | None:
+        """The blob holding ``version`` of ``key`` in the branch's log (a state of the
+        file, or the base a change of it rested on), if any."""
+        for n, (_, manifest) in enumerate(self.store.log(self.head().ref.head)):
+            entry = manifest.files.get(key)
+            if n >= LOG_READ or entry is None:
+                return None
+            if entry.blob is not None and blob_version(entry.blob) == version:
+                return entry.blob
+            if entry.base == version and entry.base_blob is not None:
+                return entry.base_blob
+        return None
 
     def versions(self, key: str, limit: int | None = None) -> builtins.list[VersionInfo]:
         """The states of ``key`` in the branch's log, newest first (each dated by the head
@@ -476,7 +488,11 @@ class BranchBackend(Wrapper):
         return found[:limit] if limit is not None else found
 
     def capabilities_for(self, key: str) -> Capabilities:
-        return self.capabilities
+        """The branch's; for a file it did not change, history only where main keeps it
+        (so that asking for it gets main's answer, which says how to turn it on)."""
+        if key in self.head().files or self.inner.capabilities_for(key).history:
+            return self.capabilities
+        return self.capabilities.model_copy(update={"history": False})
 
     def storage_id(self) -> Hashable:
         return ("branch", self.inner.storage_id(), self.name)

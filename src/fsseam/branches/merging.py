@@ -357,26 +357,28 @@ def rebase(branch: BranchBackend, *, owner: str,
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),
                           reason=Reason.branch_path_unchanged,
                           details={"name": branch.name})
-    moved: dict[str, tuple[BranchFile, BranchFile]] = {}
+    moved: dict[str, tuple[BranchFile, BranchFile, bool]] = {}
     blobs: list[bytes] = []
-    rebased: list[str] = []
-    conflicted: list[str] = []
     for state in survey(branch.store, branch.inner, head.manifest, keys):
         if state.main_unchanged or state.on_main_already:
             continue
         new, needed, clean = _rebased(state, branch.name, owner)
-        moved[state.key] = (state.entry, new)
+        moved[state.key] = (state.entry, new, clean)
         blobs += needed
-        (rebased if clean else conflicted).append(display(state.key))
+    taken: list[str] = []  # what the head that lands holds; the rest is left as it is now
 
     def change(now: Head) -> dict[str, BranchFile]:
         files = dict(now.files)
-        for key, (was, new) in moved.items():
+        taken.clear()
+        for key, (was, new, _) in moved.items():
             if files.get(key) == was:
                 files[key] = new
+                taken.append(key)
         return files
 
     if moved:
         branch.move("rebase", None, owner, change, lambda: blobs)
-    return RebaseOutcome(branch=branch.name, rebased=rebased, conflicted=conflicted,
-                         head=branch.head(fresh=False).ref.head)
+    return RebaseOutcome(
+        branch=branch.name, rebased=[display(k) for k in taken if moved[k][2]],
+        conflicted=[display(k) for k in taken if not moved[k][2]],
+        head=branch.head(fresh=False).ref.head)
