@@ -29,7 +29,8 @@ alone, one file published, all but the journal's removal).
 
 Also: a change made on main, while the merge is dead, to a file it had not published yet
 is never overwritten: that file is reported as a conflict and stays on the branch, and the
-rest is published.
+rest is published; or, when the two changes do not overlap, the same merge combines them
+three ways (published, not a conflict).
 """
 
 from __future__ import annotations
@@ -267,9 +268,9 @@ def test_the_wrapper_counts_every_storage_call_of_a_merge(store: Store) -> None:
     assert files(root) == AFTER
 
 
-def check_done(root: Root, k: int) -> None:
+def check_done(root: Root, k: int, after: dict[str, bytes] = AFTER) -> None:
     """Main exact, the branch without a change, no journal."""
-    assert files(root) == AFTER, k
+    assert files(root) == after, k
     branches = root.workspace().branches_of
     assert branches.backend(NAME).head().files == {}, k
     assert branches.store.journal(NAME) is None, k
@@ -361,3 +362,20 @@ def test_a_change_on_main_while_the_merge_is_dead_is_kept_and_reported(
     assert ws.branch(NAME).backend.read("a.txt").data == b"ALPHA\n"
     assert ws.branches_of.store.keys("journals") == []
 
+
+def test_a_change_on_main_while_the_merge_is_dead_is_merged_three_ways(store: Store) -> None:
+    """Killed right after its journal; main's author then changes another line of
+    ``m.txt``. The finish finds ``m.txt`` changed meanwhile and leaves it on the branch;
+    the same merge then combines the two changes three ways: published, merged, and not
+    reported as a conflict."""
+    root = store.fresh()
+    set_up(root)
+    killed_merge(store, root, JOURNALED)
+    main = root.backend()
+    main.write("m.txt", b"1\n2\nthree\n4\nfive\n", IfMatch(main.read("m.txt").version))
+    out = root.workspace().merge(NAME, owner=OWNER)
+    after = {**AFTER, "m.txt": b"one\n2\nthree\n4\nfive\n"}
+    assert out.ok and out.conflicts == [] and out.unknown == [], out.text
+    assert sorted(out.published) == PUBLISHED and out.merged == ["/m.txt"], out.text
+    assert out.resumed == ["/a.txt", "/b.txt", "/n/new.txt"], out.text
+    check_done(root, JOURNALED, after)

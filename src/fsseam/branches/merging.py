@@ -320,10 +320,13 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
     outcome = _publish(branch, journal, version, plan, resumed=False)
     if earlier is None:
         return outcome
+    # A file the finish found changed meanwhile, which this plan then combined three ways,
+    # is published: no conflict is left of it.
     return outcome.model_copy(update={
         "published": earlier.published + outcome.published,
         "resumed": earlier.resumed,
-        "conflicts": earlier.conflicts + outcome.conflicts})
+        "conflicts": [c for c in earlier.conflicts if c.path not in outcome.published]
+                     + outcome.conflicts})
 
 
 def _refused(branch: BranchBackend, code: ErrorCode, reason: str, details: dict[str, object],
