@@ -148,12 +148,13 @@ class KillAfter(Wrapper):
 
 def merge_job(job: dict[str, Any]) -> dict[str, Any]:
     """Merge ``job["branch"]`` of the store ``job`` names through a :class:`KillAfter`
-    of ``job["after"]``, publishing one file at a time so each kill point is one call."""
+    of ``job["after"]``, publishing ``job["publishers"]`` files at once (1: each kill
+    point is one point of the merge)."""
     from fsseam import Workspace
     from fsseam.backends.registry import open_backend
     from fsseam.branches import merging
 
-    merging.PUBLISHERS = 1
+    merging.PUBLISHERS = job["publishers"]
     counted = KillAfter(open_backend(job["url"], job["options"]), job["after"])
     ws = Workspace(job["url"], backend=counted, load_entry_points=False)
     counted.armed = True
@@ -189,13 +190,22 @@ def serve(lines: Iterable[str], answer: Callable[[str], None]) -> None:
 
 
 def _preload() -> None:
-    """Import what the jobs' stores need, once, before any fork."""
+    """Import what the jobs' stores need, once, before any fork, and merge a branch of a
+    memory store (what the first merge builds, each child then has: no thread is left)."""
     import contextlib
     import importlib
+
+    from fsseam import CreateOnly, IfMatch, Workspace
 
     for name in ("fsseam_s3", "fsseam_gcs", "fsseam_azure", "s3fs", "gcsfs", "adlfs"):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    ws = Workspace("memory://warm", {"global_store": False}, load_entry_points=False)
+    ws.backend.write("a.txt", b"1\n", CreateOnly())
+    branch = ws.branch("warm").backend
+    branch.write("a.txt", b"2\n", IfMatch(branch.read("a.txt").version))
+    assert ws.merge("warm", owner="warm").ok
+    assert threading.active_count() == 1  # a fork copies only the thread that forks
 
 
 if __name__ == "__main__":
