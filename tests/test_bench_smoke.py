@@ -186,7 +186,7 @@ def test_report_prints_the_performance_table_with_its_date_and_commit(
                     head), head
     tables = _tables(proc.stdout)
     for column in ("read ratio", "ratio to floor", "lost updates", "peak RSS above baseline",
-                   "fsseam tool"):
+                   "fsseam tool", "branch ms", "files merged"):
         _table_with(tables, column)
 
     spec = importlib.util.spec_from_file_location("report", ROOT / "bench" / "report.py")
