@@ -430,3 +430,27 @@ def test_a_merge_publishing_at_once_killed_after_each_call_is_finished(store: St
         out = root.workspace().merge(NAME, owner=OWNER)
         assert out.ok and out.conflicts == [] and out.unknown == [], (k, out.text)
         check_done(root, k)
+
+
+def test_a_change_on_the_branch_while_the_merge_is_dead_is_merged_after_it(
+        store: Store) -> None:
+    """Killed right after its journal; an agent on the branch then changes ``a.txt``,
+    ``n/new.txt`` and another line of ``m.txt`` again, and makes ``b.txt`` anew. The
+    finish publishes what the journal names and keeps the agent's later changes on the
+    branch, resting on what it published; the same merge then publishes them (``m.txt``
+    three ways, keeping main's change too): no conflict with the merge's own files."""
+    root = store.fresh()
+    set_up(root)
+    killed_merge(store, root, JOURNALED)
+    branch = open_branch(root.backend(), NAME)
+    agent = WriteMeta(owner="agent")
+    newer = {"a.txt": b"ALPHA, and more\n", "n/new.txt": b"newer\n",
+             "m.txt": b"one\n2\nthree\n4\n5\n"}
+    for key, data in newer.items():
+        branch.write(key, data, IfMatch(branch.read(key).version), meta=agent)
+    branch.write("b.txt", b"beta, made anew\n", CreateOnly(), meta=agent)
+    out = root.workspace().merge(NAME, owner=OWNER)
+    assert out.ok and out.conflicts == [] and out.unknown == [], out.text
+    assert out.resumed == PUBLISHED and out.merged == ["/m.txt"], out.text
+    check_done(root, JOURNALED, {**AFTER, **newer, "b.txt": b"beta, made anew\n",
+                                 "m.txt": b"one\n2\nthree\n4\nfive\n"})
