@@ -28,11 +28,11 @@ Azure for the opening finish, the four points where a finish differs: no journal
 journal alone, one file published, all but the journal's removal.
 
 Also, while the merge is dead: ``collect`` with no grace leaves what the finish needs; a
-change made on main to a file it had not published yet
-is never overwritten: that file is reported as a conflict and stays on the branch, and the
-rest is published; or, when the two changes do not overlap, the same merge combines them
-three ways (published, not a conflict); an agent's later change on the branch is
-published after it, not reported as a conflict with the merge's own files.
+change made on main to a file the merge had not published yet is never overwritten (that
+file is reported as a conflict and stays on the branch, the rest is published; or, when
+the two changes do not overlap, the same merge combines them three ways: published, not
+a conflict); an agent's later change on the branch is published after it, not reported
+as a conflict with the merge's own files.
 """
 
 from __future__ import annotations
