@@ -107,6 +107,8 @@ class Store:
     fresh: Callable[[], Root]
     killer: Forker | None = None
     """The process that forks each killed merge (None: memory, killed in this process)."""
+    requests: Callable[[], list[tuple[str, str]]] | None = None
+    """The requests the store's server saw since the last call (S3), if counted."""
 
 
 class Forker:
@@ -170,8 +172,17 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
         return Store(kind, local, forker)
     if kind == "s3":
         moto = request.getfixturevalue("moto_s3")
-        where, options = f"s3://{moto.create_bucket()}", moto.storage_options()
-    elif kind == "gcs":
+        bucket = moto.create_bucket()
+        where, options = f"s3://{bucket}", moto.storage_options()
+
+        def requests() -> list[tuple[str, str]]:
+            seen = moto.log.to_bucket(bucket)
+            moto.log.clear()
+            return list(seen)
+
+        return Store(kind, lambda: Root(f"{where}/{uuid.uuid4().hex[:12]}", options), forker,
+                     requests)
+    if kind == "gcs":
         endpoint, _ = request.getfixturevalue("fake_gcs")
         where, options = f"gs://{endpoint.create_bucket()}", endpoint.storage_options()
     else:
@@ -280,9 +291,15 @@ def test_the_wrapper_counts_every_storage_call_of_a_merge(store: Store) -> None:
     root = store.fresh()
     set_up(root)
     assert files(root) == BEFORE
+    if store.requests is not None:
+        store.requests()
     calls = killed_merge(store, root, 0)
     assert [(m, kind_of(k)) for m, k in calls] == CLEAN
-    assert files(root) == AFTER
+    if store.requests is not None:
+        # Every change that reached the server went through the wrapper, one a call: a
+        # kill after call k comes before every later change.
+        changes = [r for r in store.requests() if r[0] in ("PUT", "POST", "DELETE")]
+        assert len(changes) == sum(m in ("put_plain", "write", "delete") for m, _ in CLEAN)
 
 
 def check_done(root: Root, k: int, after: dict[str, bytes] = AFTER) -> None:
