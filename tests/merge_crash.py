@@ -158,7 +158,7 @@ def merge_job(job: dict[str, Any]) -> dict[str, Any]:
     counted = KillAfter(open_backend(job["url"], job["options"]), job["after"])
     ws = Workspace(job["url"], backend=counted, load_entry_points=False)
     counted.armed = True
-    out = ws.merge(job["branch"], owner=job["owner"])
+    out = ws.merge(job["branch"], owner=job["owner"], paths=job.get("paths"))
     return {"calls": counted.calls, "outcome": out.model_dump(mode="json")}
 
 

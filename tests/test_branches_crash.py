@@ -121,10 +121,11 @@ class Forker:
             [sys.executable, str(Path(__file__).with_name("merge_crash.py"))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
-    def merge(self, root: Root, after: int, publishers: int) -> dict[str, Any]:
+    def merge(self, root: Root, after: int, publishers: int,
+              paths: list[str] | None) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         job = {"url": root.url, "options": root.options, "branch": NAME, "owner": OWNER,
-               "after": after, "publishers": publishers}
+               "after": after, "publishers": publishers, "paths": paths}
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         with selectors.DefaultSelector() as sel:
@@ -212,13 +213,14 @@ def files(root: Root) -> dict[str, bytes]:
             if e.kind == "file" and not e.key.startswith((PREFIX, ".fsseam"))}
 
 
-def run_merge(store: Store, root: Root, after: int,
-              publishers: int = 1) -> tuple[bool, list[tuple[str, str]]]:
-    """A merge of the branch by another process (memory: by this one), killed right after
-    its storage call ``after`` (0: never), publishing ``publishers`` files at once: whether
-    it was killed, and the calls it made when it was not."""
+def run_merge(store: Store, root: Root, after: int, publishers: int = 1,
+              paths: list[str] | None = None) -> tuple[bool, list[tuple[str, str]]]:
+    """A merge of the branch (of ``paths``: all when None) by another process (memory: by
+    this one), killed right after its storage call ``after`` (0: never), publishing
+    ``publishers`` files at once: whether it was killed, and the calls it made when it
+    was not."""
     if store.killer is not None:
-        reply = store.killer.merge(root, after, publishers)
+        reply = store.killer.merge(root, after, publishers, paths)
         assert "error" not in reply, reply["error"]
         if reply["status"] == -9:
             return True, []
@@ -234,7 +236,7 @@ def run_merge(store: Store, root: Root, after: int,
     kept = merging.PUBLISHERS
     merging.PUBLISHERS = publishers
     try:
-        out = dying.merge(NAME, owner=OWNER)
+        out = dying.merge(NAME, owner=OWNER, paths=paths)
     except Killed:
         return True, []
     finally:
@@ -490,3 +492,34 @@ def test_collect_while_the_merge_is_dead_leaves_what_its_finish_needs(store: Sto
         out = root.workspace().merge(NAME, owner=OWNER)
         assert summary(out) == expected_outcome(k), (k, out.text)
         check_done(root, k)
+
+
+@pytest.mark.parametrize("store", ["memory", "local"], indirect=True)
+def test_a_merge_of_some_files_killed_after_each_call_is_finished_by_the_next(
+        store: Store) -> None:
+    """``merge(paths=[a.txt, m.txt])`` killed after each of its calls; the next merge, of
+    ``b.txt`` alone, finishes it first: ``a.txt`` and ``m.txt`` are on main when its
+    journal was written (resumed, unless the kill came after its last call), else left on
+    the branch; ``b.txt`` is published; ``n/new.txt`` stays on the branch, main without
+    it."""
+    some = ["/a.txt", "/m.txt"]
+    root = store.fresh()
+    set_up(root)
+    _, calls = run_merge(store, root, 0, paths=some)
+    for k in range(1, len(calls) + 1):
+        root = store.fresh()
+        set_up(root)
+        killed, _ = run_merge(store, root, k, paths=some)
+        assert killed, k
+        check_whole(root)
+        out = root.workspace().merge(NAME, owner=OWNER, paths=["/b.txt"])
+        assert out.ok and out.conflicts == [], (k, out.text)
+        journaled = k >= JOURNALED
+        resumed = some if journaled and k < len(calls) else []
+        assert (out.published, out.resumed) == ([*resumed, "/b.txt"], resumed), (k, out.text)
+        main = BEFORE if not journaled else {**BEFORE, "a.txt": AFTER["a.txt"],
+                                             "m.txt": AFTER["m.txt"]}
+        assert files(root) == {k_: v for k_, v in main.items() if k_ != "b.txt"}, k
+        left = {"n/new.txt"} | (set() if journaled else {"a.txt", "m.txt"})
+        assert set(Branches(root.backend()).backend(NAME).head().files) == left, k
+        assert Branches(root.backend()).store.journal(NAME) is None, k
