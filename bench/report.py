@@ -13,7 +13,9 @@ finishes in minutes:
   (moto); K agents editing one file (the quick plan), which must lose no update;
 - ``bench/window_memory.py``: peak memory of a window read of a large local file;
 - ``bench/finders.py``: grep and glob on a small generated local tree (next to GNU grep)
-  and on S3 (next to a raw fsspec loop), requests counted at the server.
+  and on S3 (next to a raw fsspec loop), requests counted at the server;
+- ``bench/branches.py``: read, write and edit on a branch next to main, and merges of 10
+  and 1,000 files, requests counted at the server.
 
 ``--update`` replaces what lies between the two ``report`` markers of docs/performance.md,
 so the page's table is always one run of this script. The exit status is that of the first
@@ -50,6 +52,8 @@ def parts(quick: bool) -> list[Part]:
     stores = "memory,local" if quick else "memory,local,s3"
     calls = "5" if quick else "40"
     window = "16" if quick else "256"
+    branches = (("--stores", "memory,local", "-n", "3", "--merges", "10,100") if quick else
+                ("--stores", "memory,local,s3,gcs", "-n", "20", "--merges", "10,1000"))
     finders = (("--quick", "--only", "local") if quick else
                ("--quick", "--only", "local,s3", "--grep-objects", "500", "--glob-keys",
                 "3000", "--runs", "3"))
@@ -71,6 +75,13 @@ def parts(quick: bool) -> list[Part]:
              "loop; cold is the first grep (the content index is built), warm the next one "
              "after an outside writer changed a file.",
              ("finders.py", *finders)),
+        Part("Branches",
+             "Medians of `ctx.tools.execute` calls by an agent on a branch next to the same "
+             "calls on main (a read of a file the branch did not change; a write and an edit "
+             "of a file it changed; a file's first change, which keeps its base too), "
+             "requests counted at the server; then `ws.merge` of a branch that changed 10 "
+             "and 1,000 files, main read back and checked.",
+             ("branches.py", *branches)),
     ]
 
 

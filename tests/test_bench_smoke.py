@@ -186,7 +186,7 @@ def test_report_prints_the_performance_table_with_its_date_and_commit(
                     head), head
     tables = _tables(proc.stdout)
     for column in ("read ratio", "ratio to floor", "lost updates", "peak RSS above baseline",
-                   "fsseam tool"):
+                   "fsseam tool", "branch ms", "files merged"):
         _table_with(tables, column)
 
     spec = importlib.util.spec_from_file_location("report", ROOT / "bench" / "report.py")
@@ -200,3 +200,37 @@ def test_report_prints_the_performance_table_with_its_date_and_commit(
     report.update("new\n", page)
     assert page.read_text(encoding="utf-8") == (
         f"before\n{report.START}\n\nnew\n\n{report.END}\nafter\n")
+
+
+def test_branches_bench() -> None:
+    """bench/branches.py on memory, local and S3 (moto) when installed, tiny sizes: every
+    merge published every file exactly (the script fails otherwise), and at the server a
+    branch read of a file the branch did not change costs main's read and one request
+    more, a branch write three requests (the aims of docs/branches.md)."""
+    stores = ["memory", "local"]
+    if all(importlib.util.find_spec(m) is not None for m in ("s3fs", "moto", "fsseam_s3")):
+        stores.append("s3")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "branches.py"), "--stores", ",".join(stores),
+         "-n", "1", "--merges", "3,10"],
+        capture_output=True, text=True, timeout=180, cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tables = _tables(proc.stdout)
+    header, rows = _table_with(tables, "branch ms")
+    calls = {(r[0], r[1]): r for r in rows}
+    assert sorted(calls) == sorted((s, op) for s in stores for op in (
+        "read", "write", "write, first change", "edit"))
+    main_req, branch_req = header.index("requests main"), header.index("requests branch")
+    for (store, _), r in calls.items():
+        assert float(r[header.index("branch ms")]) > 0, r
+        if store != "s3":
+            assert (r[main_req], r[branch_req]) == ("n/a", "n/a"), r
+    if "s3" in stores:
+        read, write = calls["s3", "read"], calls["s3", "write"]
+        assert float(read[branch_req]) == float(read[main_req]) + 1, read
+        assert float(write[branch_req]) <= 3, write
+    header, rows = _table_with(tables, "files merged")
+    assert [(r[0], r[1], r[header.index("main exact")]) for r in rows] == [
+        (s, n, "yes") for s in stores for n in ("3", "10")]

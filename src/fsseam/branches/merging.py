@@ -124,6 +124,8 @@ class Publisher:
         self.conflicts: list[MergeConflict] = []
         self.unknown: list[str] = []
         self.failure: FsError | None = None
+        self.now: dict[str, Version | None] = {}
+        """Main's version of each published file after the merge (None: deleted)."""
 
     def run(self) -> None:
         with ThreadPoolExecutor(PUBLISHERS) as pool:
@@ -153,7 +155,7 @@ class Publisher:
         meta = (WriteMeta(owner=self.journal.owner)
                 if self.inner.capabilities.write_meta else None)
         try:
-            self.inner.write(step.key, data, pre, meta=meta)
+            self.now[step.key] = self.inner.write(step.key, data, pre, meta=meta)
             return "published"
         except Conflict:
             pass
@@ -164,11 +166,15 @@ class Publisher:
             if e.code is ErrorCode.FS_NOT_FOUND:
                 return "conflict"
             raise
-        return "published" if hashlib.sha256(now.data).hexdigest() == step.blob else "conflict"
+        if hashlib.sha256(now.data).hexdigest() != step.blob:
+            return "conflict"
+        self.now[step.key] = now.version
+        return "published"
 
     def _delete(self, step: JournalStep) -> str:
         meta = (WriteMeta(owner=self.journal.owner)
                 if self.inner.capabilities.write_meta else None)
+        self.now[step.key] = None  # read only for a published step
         try:
             if step.expected is None:
                 return "published"
@@ -182,15 +188,28 @@ class Publisher:
             raise
 
 
-def _settle(branch: BranchBackend, journal: Journal, done: Iterable[str]) -> str:
+def _settle(branch: BranchBackend, journal: Journal, done: Iterable[str],
+            now: dict[str, Version | None]) -> str:
     """Move the branch past what the merge published: each path whose branch state is
-    still the one merged leaves the branch (main has it now). Returns the new head."""
+    still the one merged leaves the branch (main has it now); one changed on the branch
+    since, whose merged bytes main now holds as they were, rests from now on on them
+    (``now``: main's version of each published path), so the next merge weighs only the
+    later change. (A path merged three ways keeps its base: the later change rests on the
+    branch's bytes, which main never held.) Returns the new head."""
     merged_from = branch.store.manifest(journal.head).files
     done = set(done)
+    blobs = {s.key: s.blob for s in journal.steps}
 
     def change(head: Head) -> dict[str, BranchFile]:
-        return {k: e for k, e in head.files.items()
-                if not (k in done and merged_from.get(k) == e)}
+        files = {}
+        for k, e in head.files.items():
+            if k in done and merged_from.get(k) == e:
+                continue
+            was = merged_from.get(k)
+            if k in now and was is not None and blobs.get(k) == was.blob:
+                e = e.model_copy(update={"base": now[k], "base_blob": was.blob})
+            files[k] = e
+        return files
 
     head = branch.head(fresh=False)  # the merge's own read; a moved ref is met by move()
     if not any(k in done and merged_from.get(k) == e for k, e in head.files.items()):
@@ -225,7 +244,8 @@ def _publish(branch: BranchBackend, journal: Journal, version: Version, plan: Pl
             unknown=[display(k) for k in publisher.unknown],
             resumed=[display(k) for k in publisher.published] if resumed else [],
         )
-    head = _settle(branch, journal, done)
+    head = _settle(branch, journal, done,
+                   {k: v for k, v in publisher.now.items() if k in publisher.published})
     branch.store.delete_journal(branch.name, version)
     published = [display(k) for k in publisher.published]
     return MergeOutcome(
@@ -307,10 +327,13 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
     outcome = _publish(branch, journal, version, plan, resumed=False)
     if earlier is None:
         return outcome
+    # A file the finish found changed meanwhile, which this plan then combined three ways,
+    # is published: no conflict is left of it.
     return outcome.model_copy(update={
         "published": earlier.published + outcome.published,
         "resumed": earlier.resumed,
-        "conflicts": earlier.conflicts + outcome.conflicts})
+        "conflicts": [c for c in earlier.conflicts if c.path not in outcome.published]
+                     + outcome.conflicts})
 
 
 def _refused(branch: BranchBackend, code: ErrorCode, reason: str, details: dict[str, object],
