@@ -212,8 +212,8 @@ def _settle(branch: BranchBackend, journal: Journal, done: Iterable[str],
         return files
 
     head = branch.head(fresh=False)  # the merge's own read; a moved ref is met by move()
-    if not any(k in done and merged_from.get(k) == e for k, e in head.files.items()):
-        return head.ref.head  # nothing left to take off (a resumed merge that had settled)
+    if change(head) == head.files:
+        return head.ref.head  # nothing left to settle (a resumed merge that had settled)
     branch.move("merge", None, journal.owner, change)
     return branch.head(fresh=False).ref.head
 
@@ -299,7 +299,7 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
         return outcome.model_copy(update={"conflicts": plan.conflicts})
     if not plan.steps:
         head_now = _settle(branch, Journal(branch=branch.name, head=head.ref.head, owner=owner,
-                                           started=time.time(), steps=[]), plan.already)
+                                           started=time.time(), steps=[]), plan.already, {})
         outcome = MergeOutcome(branch=branch.name, ok=True,
                                already=[display(k) for k in plan.already], head=head_now)
         return outcome if earlier is None else outcome.model_copy(update={
