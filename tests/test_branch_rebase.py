@@ -138,8 +138,37 @@ def test_overlapping_changes_leave_git_markers_on_the_branch_and_main_untouched(
         b"a\n<<<<<<< main\nb\n3\n4\n=======\nB\nC\nd\n>>>>>>> branch f\ne\n")
     assert on_main(ws) == {"c.txt": b"a\nb\n3\n4\ne\n"}
     review = ws.diff("f")
-    assert [(f.main_changed, f.conflict) for f in review.files] == [(False, False)]
+    assert [(f.main_changed, f.conflict, f.markers) for f in review.files] == [
+        (False, True, True)]
     assert "+<<<<<<< main\n" in review.files[0].diff
+    assert "[holds the rebase's conflict markers: resolve them on the branch]" in review.text
+
+
+def test_a_merge_refuses_the_markers_until_a_change_takes_them_out(ws: Workspace) -> None:
+    main = seeded(ws, {"/c.txt": BASE, "/ok.txt": "k\n"})
+    bot = ws.branch("f").context("bot")
+    edit(bot, "/c.txt", "b\n", "B\n")
+    edit(bot, "/ok.txt", "k\n", "K\n")
+    edit(main, "/c.txt", "b\n", "2\n")
+    assert ws.rebase("f", owner="rev").conflicted == ["/c.txt"]
+    before = on_main(ws)
+    refused = ws.merge("f", owner="rev")
+    assert (refused.ok, refused.code) == (False, ErrorCode.FS_STALE)
+    assert [(c.path, c.kind) for c in refused.conflicts] == [("/c.txt", "unresolved")]
+    assert on_main(ws) == before  # nothing written, not even the clean file
+    # An edit that leaves the markers in keeps the file flagged.
+    edit(bot, "/c.txt", "a\n", "A\n")
+    assert ws.diff("f").files[0].markers
+    assert [c.kind for c in ws.merge("f", owner="rev").conflicts] == ["unresolved"]
+    assert on_main(ws) == before
+    # Taking them out clears it: the merge publishes exactly the resolution.
+    run(bot, "write", file_path="/c.txt", content="A\n2B\nc\nd\ne\n")
+    review = ws.diff("f")
+    assert [(f.path, f.conflict, f.markers) for f in review.files] == [
+        ("/c.txt", False, False), ("/ok.txt", False, False)]
+    done = ws.merge("f", owner="rev", expect=review.token)
+    assert done.ok and done.published == ["/c.txt", "/ok.txt"]
+    assert on_main(ws) == {"c.txt": b"A\n2B\nc\nd\ne\n", "ok.txt": b"K\n"}
 
 
 def test_an_agent_who_read_before_the_rebase_is_refused_then_resolves_and_it_merges(
@@ -263,9 +292,14 @@ def test_added_on_both_sides_gets_each_whole_and_bytes_keep_the_branch_s(
     assert branch_bytes(ws, "f", "n.txt") == both
     assert branch_bytes(ws, "f", "data.bin") == b"\x00branch"
     assert on_main(ws) == {"n.txt": b"theirs\n", "data.bin": b"\x00main"}
+    # The markers are refused until resolved; then the branch's bytes are published.
+    refused = ws.merge("f", owner="rev")
+    assert [(c.path, c.kind) for c in refused.conflicts] == [("/n.txt", "unresolved")]
+    run(bot, "read", file_path="/n.txt")
+    run(bot, "write", file_path="/n.txt", content="theirs\nmine\n")
     done = ws.merge("f", owner="rev", expect=ws.diff("f").token)
     assert done.ok and done.published == ["/data.bin", "/n.txt"]
-    assert on_main(ws) == {"n.txt": both, "data.bin": b"\x00branch"}
+    assert on_main(ws) == {"n.txt": b"theirs\nmine\n", "data.bin": b"\x00branch"}
 
 
 def test_paths_limit_the_rebase_to_those_files(ws: Workspace) -> None:
@@ -285,8 +319,8 @@ def test_paths_limit_the_rebase_to_those_files(ws: Workspace) -> None:
     assert branch_bytes(ws, "f", "c.txt") == b"A\nb\nc\nd\ne\n"
     assert branch_bytes(ws, "f", "d.txt") == (
         b"<<<<<<< main\nM\n=======\nA\n>>>>>>> branch f\nb\nc\nd\ne\n")
-    assert [(f.path, f.conflict) for f in ws.diff("f").files] == [
-        ("/c.txt", True), ("/d.txt", False)]
+    assert [(f.path, f.conflict, f.markers) for f in ws.diff("f").files] == [
+        ("/c.txt", True, False), ("/d.txt", True, True)]
     assert on_main(ws) == {"c.txt": b"M\nb\nc\nd\ne\n", "d.txt": b"M\nb\nc\nd\ne\n",
                            "same.txt": BASE.encode()}
 

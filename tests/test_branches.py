@@ -716,6 +716,32 @@ def test_collect_keeps_the_blobs_of_a_merge_under_way(rig: Rig) -> None:
     assert not rig.ws.branches()[0].merging
 
 
+def test_a_merge_refused_after_finishing_a_stopped_one_says_what_it_published(
+        rig: Rig) -> None:
+    seed(rig.ws, {"/a.txt": "1\n2\n3\n4\n5\n", "/b.txt": "bee\n", "/z.txt": "z\n"})
+    live = rig.ws.branch("live")
+    change_live(live)
+    stopped = merge(BranchBackend(FailingWrites(rig.ws.branches_of.inner), "live"),
+                    owner="reviewer")
+    assert not stopped.ok
+    # meanwhile both sides change z.txt's one line: the next merge must refuse it
+    b = live.context("b2")
+    show(b, "/z.txt")
+    ok(edit(b, "/z.txt", "z\n", "branch\n"))
+    a = rig.ws.context("a")
+    show(a, "/z.txt")
+    ok(edit(a, "/z.txt", "z\n", "main\n"))
+    refused = rig.ws.merge("live", owner="reviewer")
+    assert (refused.ok, refused.code) == (False, ErrorCode.FS_STALE)
+    assert refused.message.startswith(
+        "The merge of branch 'live' killed earlier was finished first (/a.txt, /b.txt, "
+        "/new.txt published). 1 file(s) of branch 'live' were changed on main too")
+    assert sorted(refused.published) == ["/a.txt", "/b.txt", "/new.txt"]
+    assert stored(rig.ws.backend) == {"a.txt": b"ONE\n2\n3\n4\n5\n", "new.txt": b"new\n",
+                                      "z.txt": b"main\n"}
+    assert [c.path for c in refused.conflicts] == ["/z.txt"]
+
+
 # -- two processes, one branch name --------------------------------------------------------
 
 OPEN_AND_WRITE = """

@@ -41,7 +41,16 @@ from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..messages import Reason
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, Entry, IfMatch, Precondition, Version
-from .layout import BLOB_KIND, BranchFile, BranchStore, Manifest, Ref, blob_version, check_name
+from .layout import (
+    BLOB_KIND,
+    BranchFile,
+    BranchStore,
+    Manifest,
+    Ref,
+    blob_version,
+    check_name,
+    holds_markers,
+)
 
 __all__ = ["BranchBackend", "open_branch"]
 
@@ -268,7 +277,7 @@ class BranchBackend(Wrapper):
 
     def _changed(self, head: Head, key: str, pre: Precondition, *, blob: str | None,
                  size: int | None, owner: str | None, source: str | None,
-                 bases: list[bytes]) -> dict[str, BranchFile]:
+                 bases: list[bytes], markers: bool = False) -> dict[str, BranchFile]:
         """The head's files with ``key`` now at ``blob`` (None: deleted); the base's bytes
         of a first change go to ``bases`` (kept as a blob for the merge and the review)."""
         files = dict(head.files)
@@ -285,8 +294,10 @@ class BranchBackend(Wrapper):
         if blob is None and base is None:
             files.pop(key, None)  # made on the branch and gone again: no change of main's
         else:
+            # A rebase's markers stay flagged while the new bytes still hold them.
+            flagged = entry is not None and entry.markers and markers
             files[key] = BranchFile(blob=blob, size=size, base=base, base_blob=base_blob,
-                                    owner=owner, source=source)
+                                    owner=owner, source=source, markers=flagged)
         return files
 
     # -- reads -----------------------------------------------------------------------------
@@ -510,7 +521,8 @@ class BranchBackend(Wrapper):
             if head.files.get(key) is None:
                 self._not_a_directory(head, key)
             return self._changed(head, key, precondition, blob=sha, size=len(data),
-                                 owner=owner, source=None, bases=bases)
+                                 owner=owner, source=None, bases=bases,
+                                 markers=holds_markers(data))
 
         self.move("write", key, owner, change, lambda: [*bases, data])
         return blob_version(sha)

@@ -35,6 +35,7 @@ from ..messages import Clause, Part, Reason
 from ..versions import CreateOnly, IfMatch, Version
 
 __all__ = [
+    "MARKER",
     "PREFIX",
     "BranchFile",
     "BranchStore",
@@ -44,6 +45,7 @@ __all__ = [
     "Ref",
     "blob_version",
     "check_name",
+    "holds_markers",
     "reserved",
 ]
 
@@ -72,6 +74,15 @@ def check_name(name: object) -> str:
     return name
 
 
+MARKER = b"<<<<<<< main"
+"""The line a rebase's conflict starts with (git's marker, main's side first)."""
+
+
+def holds_markers(data: bytes) -> bool:
+    """Whether ``data`` has a line that starts a rebase's conflict."""
+    return data.startswith(MARKER) or b"\n" + MARKER in data
+
+
 def blob_version(sha: str) -> Version:
     """The version a branch gives the bytes it keeps: their sha256 (as local disk does)."""
     return Version(kind=BLOB_KIND, value=sha)
@@ -92,6 +103,9 @@ class BranchFile(BaseModel):
     """The owner whose change made this state."""
     source: str | None = None
     """The key it was copied from (a move is a copy and a deletion of the source)."""
+    markers: bool = False
+    """It holds the conflict markers a rebase wrote, and no change since took them out:
+    a merge refuses it until an agent (or a person) resolves them on the branch."""
 
     @property
     def version(self) -> Version | None:

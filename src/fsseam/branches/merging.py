@@ -34,7 +34,7 @@ from ..messages import Reason, render
 from ..paths import display
 from ..versions import CreateOnly, IfMatch, Version
 from .backend import BranchBackend, Head
-from .layout import BranchFile, Journal, JournalStep, Manifest
+from .layout import BranchFile, Journal, JournalStep, Manifest, holds_markers
 from .review import (
     FileState,
     MergeConflict,
@@ -75,7 +75,9 @@ class Plan:
     def weigh(self, state: FileState) -> None:
         key, entry, main = state.key, state.entry, state.main
         expected = state.main_version
-        if state.on_main_already:
+        if entry.markers:
+            self._conflict(state, "unresolved")
+        elif state.on_main_already:
             self.already.append(key)
         elif state.main_unchanged:
             if entry.blob is None:
@@ -338,10 +340,14 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
 
 def _refused(branch: BranchBackend, code: ErrorCode, reason: str, details: dict[str, object],
              earlier: MergeOutcome | None) -> MergeOutcome:
+    path = details.get("path")
+    message = render(reason, path if isinstance(path, str) else None, details)
+    if earlier is not None and earlier.published:
+        # "Nothing was merged" is said of this merge: the one killed earlier was finished.
+        message = render(Reason.branch_finished_first, None, {
+            "name": branch.name, "published": ", ".join(earlier.published)}) + " " + message
     return MergeOutcome(
-        branch=branch.name, ok=False, code=code,
-        message=render(reason, details.get("path") if isinstance(details.get("path"), str)
-                       else None, details),  # type: ignore[arg-type]
+        branch=branch.name, ok=False, code=code, message=message,
         published=earlier.published if earlier else [],
         resumed=earlier.resumed if earlier else [],
     )
@@ -364,7 +370,8 @@ def _rebased(state: FileState, name: str, owner: str) -> tuple[BranchFile, list[
     if base is not None and is_text(base, kept, ours):
         ours, clean = with_markers(base, kept, ours, name)
     new = BranchFile(blob=hashlib.sha256(ours).hexdigest(), size=len(ours), base=main.version,
-                     base_blob=base_blob, owner=owner, source=entry.source)
+                     base_blob=base_blob, owner=owner, source=entry.source,
+                     markers=not clean and holds_markers(ours))
     return new, [kept, ours], clean
 
 
@@ -373,6 +380,11 @@ def rebase(branch: BranchBackend, *, owner: str,
     """Move each of the branch's changes that main changed too onto main's current file
     (see :class:`RebaseOutcome`); one new head, by the ref's compare-and-swap. A file an
     agent changed on the branch meanwhile is left for the next rebase."""
+    earlier = resume(branch)  # a merge killed midway is finished first
+    if earlier is not None and not earlier.ok:
+        found = branch.store.journal(branch.name)
+        raise FsError(ErrorCode.FS_BACKEND, reason=Reason.branch_merging, details={
+            "name": branch.name, "owner": found[0].owner if found else owner})
     head = branch.head()
     keys = None if paths is None else [p.strip("/") for p in paths]
     for key in keys or ():

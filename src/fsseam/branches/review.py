@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 MergeConflictKind = Literal["both_changed", "deleted_on_main", "deleted_on_branch", "both_added",
-                       "binary", "base_lost", "changed_meanwhile"]
+                       "binary", "base_lost", "changed_meanwhile", "unresolved"]
 ChangeKind = Literal["added", "changed", "deleted", "moved"]
 
 
@@ -89,6 +89,8 @@ class FileState:
     def merges(self) -> bool:
         """Whether a merge writes this file (main unchanged since, already there, or the
         two changes combine three ways) rather than refusing it as a conflict."""
+        if self.entry.markers:
+            return False  # a rebase's conflict markers, not resolved yet
         if self.main_unchanged or self.on_main_already:
             return True
         if self.entry.blob is None or self.main is None or self.entry.base is None:
@@ -204,6 +206,8 @@ class FileChange(BaseModel):
     conflict: bool = False
     """The merge would refuse this file: main's change and the branch's overlap (or one
     deleted what the other changed). ``ws.rebase`` puts both in, with conflict markers."""
+    markers: bool = False
+    """It holds the conflict markers a rebase wrote, not resolved yet (a conflict too)."""
     owner: str | None = None
 
 
@@ -224,7 +228,9 @@ class BranchDiff(BaseModel):
                  f"changed; review token {self.token}"]
         for f in self.files:
             what = f"{f.change} {f.path}" + (f" (from {f.moved_from})" if f.moved_from else "")
-            if f.conflict:
+            if f.markers:
+                what += "  [holds the rebase's conflict markers: resolve them on the branch]"
+            elif f.conflict:
                 what += "  [main changed it too: a conflict; ws.rebase puts both changes in]"
             elif f.main_changed:
                 what += "  [main changed it since: the merge combines both changes]"
@@ -250,7 +256,9 @@ class BranchDiff(BaseModel):
             title = f"{f.change} {html.escape(f.path)}"
             if f.moved_from:
                 title += f" (from {html.escape(f.moved_from)})"
-            if f.conflict:
+            if f.markers:
+                title += " <b>holds the rebase's conflict markers</b>"
+            elif f.conflict:
                 title += " <b>conflict: main changed it too</b>"
             elif f.main_changed:
                 title += " <i>main changed it since: merged three ways</i>"
@@ -396,6 +404,6 @@ def review(name: str, head: str, states: list[FileState]) -> BranchDiff:
             diff=diff, binary=binary and old is not None, base=s.entry.base,
             main=s.main_version, owner=s.entry.owner,
             main_changed=not s.main_unchanged or not base_state.main_unchanged,
-            conflict=not s.merges or not base_state.merges,
+            conflict=not s.merges or not base_state.merges, markers=s.entry.markers,
         ))
     return BranchDiff(branch=name, head=head, token=token_of(head, states), files=files)

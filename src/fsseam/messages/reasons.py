@@ -350,6 +350,7 @@ class Reason(StrEnum):
     branch_conflicts = auto()
     branch_path_unchanged = auto()
     branch_merge_unknown = auto()
+    branch_finished_first = auto()
 
 
 class Clause(StrEnum):

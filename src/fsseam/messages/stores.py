@@ -280,6 +280,10 @@ SENTENCES: dict[str, str] = {
         "{path} has no change on branch {name!r}; merge(paths=...) takes files the branch "
         "changed (ws.diff({name!r}) lists them). Nothing was merged."
     ),
+    "branch_finished_first": (
+        "The merge of branch {name!r} killed earlier was finished first ({published} "
+        "published)."
+    ),
     "branch_merge_unknown": (
         "the merge of branch {name!r} stopped when the store failed ({detail}); published "
         "so far: {published}; not known: {unknown}. Run ws.merge({name!r}, ...) again to "
