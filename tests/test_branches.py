@@ -27,7 +27,7 @@ from fsseam.backends.base import ANY_VERSION, Backend, Wrapper, WriteMeta
 from fsseam.branches import PREFIX, BranchBackend
 from fsseam.branches.layout import BranchStore
 from fsseam.branches.merging import merge
-from fsseam.versions import Precondition
+from fsseam.versions import IfMatch, Precondition
 
 STORES = ["memory", "local", "s3", "gcs", "azure"]
 COUNTED = ["s3", "gcs", "azure"]
@@ -740,6 +740,43 @@ def test_a_merge_refused_after_finishing_a_stopped_one_says_what_it_published(
     assert stored(rig.ws.backend) == {"a.txt": b"ONE\n2\n3\n4\n5\n", "new.txt": b"new\n",
                                       "z.txt": b"main\n"}
     assert [c.path for c in refused.conflicts] == ["/z.txt"]
+
+
+class MainMovesFirst(Wrapper):
+    """Main, whose author rewrites ``key`` just before the merge's first file write (the
+    merge planned it on main's earlier version)."""
+
+    def __init__(self, inner: Backend, key: str, data: bytes) -> None:
+        super().__init__(inner)
+        self.key, self.data, self.done = key, data, False
+        self.lock = threading.Lock()
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Any:
+        with self.lock:
+            if not self.done and not key.startswith(PREFIX):
+                self.done = True
+                self.inner.write(self.key, self.data, IfMatch(self.inner.read(self.key).version))
+        return self.inner.write(key, data, precondition, meta=meta)
+
+
+def test_a_file_main_changes_while_the_merge_publishes_is_left_and_said(rig: Rig) -> None:
+    seed(rig.ws, {"/a.txt": "1\n2\n3\n4\n5\n", "/b.txt": "bee\n"})
+    live = rig.ws.branch("live")
+    change_live(live)
+    out = merge(BranchBackend(MainMovesFirst(rig.ws.branches_of.inner, "a.txt", b"main's\n"),
+                              "live"), owner="reviewer")
+    assert (out.ok, out.code) == (False, ErrorCode.FS_STALE), out.text
+    assert out.message == (
+        "main changed some files of branch 'live' while the merge published it; those were "
+        "not written and stay on the branch: /a.txt. Published: /b.txt, /new.txt. Review "
+        "ws.diff('live') and merge again (ws.rebase first where both changed).")
+    assert out.text.startswith("merge of live not finished (FS_STALE): ")
+    assert [(c.path, c.kind) for c in out.conflicts] == [("/a.txt", "changed_meanwhile")]
+    assert sorted(out.published) == ["/b.txt", "/new.txt"]
+    assert stored(rig.ws.backend) == {"a.txt": b"main's\n", "new.txt": b"new\n"}
+    assert [f.path for f in rig.ws.diff("live").files] == ["/a.txt"]
+    assert not rig.ws.branches()[0].merging
 
 
 # -- two processes, one branch name --------------------------------------------------------

@@ -250,20 +250,32 @@ def _publish(branch: BranchBackend, journal: Journal, version: Version, plan: Pl
                    {k: v for k, v in publisher.now.items() if k in publisher.published})
     branch.store.delete_journal(branch.name, version)
     published = [display(k) for k in publisher.published]
-    return MergeOutcome(
+    return _partial(MergeOutcome(
         branch=branch.name, ok=True, published=published,
         merged=[display(k) for k in plan.merged if k in set(publisher.published)],
         already=[display(k) for k in plan.already], conflicts=publisher.conflicts,
         resumed=published if resumed else [], head=head,
-    )
+    ))
+
+
+def _partial(outcome: MergeOutcome) -> MergeOutcome:
+    """``outcome``, not ok when files main changed while the merge published were left
+    on the branch (what was published is said, and what was not)."""
+    if not outcome.conflicts:
+        return outcome.model_copy(update={"ok": True, "code": None, "message": ""})
+    return outcome.model_copy(update={
+        "ok": False, "code": ErrorCode.FS_STALE,
+        "message": render(Reason.branch_merge_partial, None, {
+            "name": outcome.branch, "published": ", ".join(outcome.published) or "none",
+            "left": ", ".join(c.path for c in outcome.conflicts)})})
 
 
 def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
           paths: Iterable[str] | None = None) -> MergeOutcome:
     """Publish ``branch`` to main (see the module docstring)."""
     earlier = resume(branch)
-    if earlier is not None and not earlier.ok:
-        return earlier
+    if earlier is not None and earlier.code is ErrorCode.FS_BACKEND:
+        return earlier  # the store failed again: what is left is still to finish
     head = branch.head()
     files = head.files
     keys = None
@@ -331,11 +343,14 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
         return outcome
     # A file the finish found changed meanwhile, which this plan then combined three ways,
     # is published: no conflict is left of it.
-    return outcome.model_copy(update={
+    if not outcome.ok and outcome.code is not ErrorCode.FS_STALE:
+        return outcome.model_copy(update={
+            "published": earlier.published + outcome.published, "resumed": earlier.resumed})
+    return _partial(outcome.model_copy(update={
         "published": earlier.published + outcome.published,
         "resumed": earlier.resumed,
         "conflicts": [c for c in earlier.conflicts if c.path not in outcome.published]
-                     + outcome.conflicts})
+                     + outcome.conflicts}))
 
 
 def _refused(branch: BranchBackend, code: ErrorCode, reason: str, details: dict[str, object],
@@ -381,7 +396,7 @@ def rebase(branch: BranchBackend, *, owner: str,
     (see :class:`RebaseOutcome`); one new head, by the ref's compare-and-swap. A file an
     agent changed on the branch meanwhile is left for the next rebase."""
     earlier = resume(branch)  # a merge killed midway is finished first
-    if earlier is not None and not earlier.ok:
+    if earlier is not None and earlier.code is ErrorCode.FS_BACKEND:
         found = branch.store.journal(branch.name)
         raise FsError(ErrorCode.FS_BACKEND, reason=Reason.branch_merging, details={
             "name": branch.name, "owner": found[0].owner if found else owner})

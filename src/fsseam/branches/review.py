@@ -287,8 +287,10 @@ class MergeConflict(BaseModel):
 
 class MergeOutcome(BaseModel):
     """What ``ws.merge`` did. ``ok`` is False when it refused (``code`` says why; nothing
-    was written), or when the store failed midway (``unknown`` names the files whose state
-    is not known; ``merge`` again finishes)."""
+    was written), when main changed files while it published them (FS_STALE: ``published``
+    landed, the ``conflicts`` stay on the branch), or when the store failed midway
+    (FS_BACKEND: ``unknown`` names the files whose state is not known; ``merge`` again
+    finishes)."""
 
     model_config = ConfigDict(frozen=True)
     branch: str
@@ -311,7 +313,8 @@ class MergeOutcome(BaseModel):
     @property
     def text(self) -> str:
         if not self.ok:
-            lines = [f"merge of {self.branch} refused ({self.code}): {self.message}"]
+            done = "refused" if not self.published else "not finished"
+            lines = [f"merge of {self.branch} {done} ({self.code}): {self.message}"]
         else:
             lines = [f"merged {self.branch}: {len(self.published)} file(s) published"
                      + (f", {len(self.merged)} three ways" if self.merged else "")

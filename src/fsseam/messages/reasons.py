@@ -351,6 +351,7 @@ class Reason(StrEnum):
     branch_path_unchanged = auto()
     branch_merge_unknown = auto()
     branch_finished_first = auto()
+    branch_merge_partial = auto()
 
 
 class Clause(StrEnum):

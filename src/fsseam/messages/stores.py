@@ -284,6 +284,11 @@ SENTENCES: dict[str, str] = {
         "The merge of branch {name!r} killed earlier was finished first ({published} "
         "published)."
     ),
+    "branch_merge_partial": (
+        "main changed some files of branch {name!r} while the merge published it; those "
+        "were not written and stay on the branch: {left}. Published: {published}. Review "
+        "ws.diff({name!r}) and merge again (ws.rebase first where both changed)."
+    ),
     "branch_merge_unknown": (
         "the merge of branch {name!r} stopped when the store failed ({detail}); published "
         "so far: {published}; not known: {unknown}. Run ws.merge({name!r}, ...) again to "
