@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 MergeConflictKind = Literal["both_changed", "deleted_on_main", "deleted_on_branch", "both_added",
-                       "binary", "base_lost", "changed_meanwhile", "unresolved"]
+                       "base_lost", "changed_meanwhile", "unresolved"]
 ChangeKind = Literal["added", "changed", "deleted", "moved"]
 
 
