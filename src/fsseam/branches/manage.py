@@ -182,7 +182,8 @@ class Branches:
 
     def collect(self, grace: timedelta = timedelta(hours=1)) -> CollectOutcome:
         """Remove what no branch reaches (the rule is in the module docstring)."""
-        since = time.time() - grace.total_seconds()
+        started = time.time()  # one clock reading: what this collect sets aside is never
+        since = started - grace.total_seconds()  # younger than its own cut-off
         manifests: dict[str, Manifest] = {}
         for key in self.store.keys("manifests"):
             ident = key.rpartition("/")[2].removesuffix(".json")
@@ -216,7 +217,7 @@ class Branches:
             files = (manifests.get(ident) or self.store.manifest(ident)).files.values()
             blobs.update(b for e in files for b in (e.blob, e.base_blob) if b is not None)
         removed_blobs = kept_blobs = set_aside = restored = 0
-        now = int(time.time())
+        now = int(started)
         for key in self.store.keys("blobs"):
             sha = key.rpartition("/")[2]
             if sha in blobs:

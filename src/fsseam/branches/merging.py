@@ -339,13 +339,16 @@ def merge(branch: BranchBackend, *, owner: str, expect: str | None = None,
                         {"name": branch.name, "owner": found[0].owner if found else owner},
                         earlier)
     outcome = _publish(branch, journal, version, plan, resumed=False)
-    if earlier is None:
-        return outcome
-    # A file the finish found changed meanwhile, which this plan then combined three ways,
-    # is published: no conflict is left of it.
+    return outcome if earlier is None else _after(earlier, outcome)
+
+
+def _after(earlier: MergeOutcome, outcome: MergeOutcome) -> MergeOutcome:
+    """One report of a merge that first finished a killed one (``earlier``)."""
     if not outcome.ok and outcome.code is not ErrorCode.FS_STALE:
         return outcome.model_copy(update={
             "published": earlier.published + outcome.published, "resumed": earlier.resumed})
+    # A file the finish found changed meanwhile, which this plan then combined three ways,
+    # is published: no conflict is left of it.
     return _partial(outcome.model_copy(update={
         "published": earlier.published + outcome.published,
         "resumed": earlier.resumed,
