@@ -30,8 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..backends.base import Backend
 from ..errors import Conflict, ErrorCode, FsError
 from ..messages import Reason
-from .backend import BranchBackend
-from .layout import PREFIX, BranchStore, Manifest, check_name
+from ..versions import Version
+from .backend import ATTEMPTS, BranchBackend
+from .layout import PREFIX, BranchStore, Manifest, Ref, check_name
 
 __all__ = ["BranchInfo", "Branches", "CollectOutcome", "HeadInfo"]
 
@@ -99,11 +100,7 @@ class Branches:
         return BranchBackend(self.inner, name)
 
     def info(self, name: str) -> BranchInfo:
-        got = self.store.ref(check_name(name))
-        if got is None:
-            raise FsError(ErrorCode.FS_NOT_FOUND, reason=Reason.branch_missing,
-                          details={"name": name})
-        ref, _ = got
+        ref, _ = self._ref(check_name(name))
         head = self.store.manifest(ref.head)
         log = []
         for ident, manifest in self.store.log(ref.head):
@@ -134,18 +131,21 @@ class Branches:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.branch_merging,
                           details={"name": name, "owner": found[0].owner})
 
+    def _ref(self, name: str) -> tuple[Ref, Version]:
+        got = self.store.ref(name)
+        if got is None:
+            raise FsError(ErrorCode.FS_NOT_FOUND, reason=Reason.branch_missing,
+                          details={"name": name})
+        return got
+
     def rewind(self, name: str, to: str) -> BranchInfo:
         """Move the branch's ref back to ``to``, a head of its log (its id, or a prefix of
         at least 8 characters naming one head): guarded by the ref's compare-and-swap, so
         a change made meanwhile is checked again (``to`` must still be in the log)."""
         check_name(name)
         self._not_merging(name)
-        for _ in range(20):
-            got = self.store.ref(name)
-            if got is None:
-                raise FsError(ErrorCode.FS_NOT_FOUND, reason=Reason.branch_missing,
-                              details={"name": name})
-            ref, version = got
+        for _ in range(ATTEMPTS):
+            ref, version = self._ref(name)
             target = self._in_log(name, ref.head, to)
             try:
                 self.store.put_ref(ref.model_copy(update={"head": target}), version)
@@ -153,7 +153,7 @@ class Branches:
                 continue
             return self.info(name)
         raise FsError(ErrorCode.FS_BACKEND, reason=Reason.branch_contended,
-                      details={"name": name, "attempts": 20})
+                      details={"name": name, "attempts": ATTEMPTS})
 
     def _in_log(self, name: str, head: str, to: str) -> str:
         if len(to) >= 8:
@@ -167,18 +167,15 @@ class Branches:
         """Remove the branch (its objects stay until ``collect``)."""
         check_name(name)
         self._not_merging(name)
-        for _ in range(20):
-            got = self.store.ref(name)
-            if got is None:
-                raise FsError(ErrorCode.FS_NOT_FOUND, reason=Reason.branch_missing,
-                              details={"name": name})
+        for _ in range(ATTEMPTS):
+            _, version = self._ref(name)
             try:
-                self.store.delete_ref(name, got[1])
+                self.store.delete_ref(name, version)
                 return
             except Conflict:
                 continue
         raise FsError(ErrorCode.FS_BACKEND, reason=Reason.branch_contended,
-                      details={"name": name, "attempts": 20})
+                      details={"name": name, "attempts": ATTEMPTS})
 
     def collect(self, grace: timedelta = timedelta(hours=1)) -> CollectOutcome:
         """Remove what no branch reaches (the rule is in the module docstring)."""
