@@ -61,7 +61,7 @@ LAYERS: tuple[Layer, ...] = (
         covers=(
             "fsseam.errors", "fsseam.messages", "fsseam.versions", "fsseam.paths",
             "fsseam.text", "fsseam.limits", "fsseam.oserrors", "fsseam.diff", "fsseam.globs",
-            "fsseam.deadline",
+            "fsseam.deadline", "fsseam.calling",
         ),
         why="values, sentences and pure functions on text and paths: no I/O, no state",
     ),

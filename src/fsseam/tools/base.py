@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..calling import scope
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Clause, Part, Reason, Vocabulary
 from ..messages import render as say
@@ -396,9 +397,17 @@ def perform(tool: Tool[Any, Any], call: Callable[[], Any], path: str = "") -> To
     return answer(tool, attempt(call, action=tool.name, path=path, vocabulary=tool.vocabulary))
 
 
-def run_tool(tool: Tool[Any, Any], fs: Seam, args: Mapping[str, Any] | str | None) -> ToolResult:
+def run_tool(tool: Tool[Any, Any], fs: Seam, args: Mapping[str, Any] | str | None, *,
+             call_id: str | None = None) -> ToolResult:
     """One call of ``tool`` on ``fs``: the arguments (a mapping or its JSON text) parsed and
-    validated in the tool's words, the tool run, the outcome or refusal answered."""
+    validated in the tool's words, the tool run, the outcome or refusal answered.
+    ``call_id``: the surface's id of the call (see :meth:`ToolRegistry.execute`)."""
+    with scope(call_id, tool.name):
+        return _run_tool(tool, fs, args)
+
+
+def _run_tool(tool: Tool[Any, Any], fs: Seam, args: Mapping[str, Any] | str | None
+              ) -> ToolResult:
     parsed = attempt(lambda: parse_arguments(args), action=tool.name,
                      vocabulary=tool.vocabulary)
     if isinstance(parsed, FsError):

@@ -132,9 +132,15 @@ class ToolRegistry:
         ]
 
     def execute(
-        self, name: str, args: Mapping[str, Any] | str | None = None, *, strict: bool = False
+        self, name: str, args: Mapping[str, Any] | str | None = None, *, strict: bool = False,
+        call_id: str | None = None,
     ) -> ToolResult:
         """Run one tool call. Never raises for model mistakes or storage conflicts.
+
+        ``call_id``: the surface's id of this call (a durable engine's step id, MCP's
+        request id, a framework's tool-call id). A call run again with the id of a call
+        whose change landed (its answer was lost: the process died, the engine retried the
+        step) answers as that call did and changes nothing; see docs/durable.md.
 
         A tool name that is not registered is a model mistake too (models invent names): the
         result is FS_INVALID_ARGUMENT listing the tools. ``strict=True`` raises
@@ -145,7 +151,7 @@ class ToolRegistry:
             if strict:
                 self.get(name)
             return self._unknown(name)
-        return run_tool(tool, self._fs, args)
+        return run_tool(tool, self._fs, args, call_id=call_id)
 
     def _unknown(self, name: str) -> ToolResult:
         return failed(name, FsError(
