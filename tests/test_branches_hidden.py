@@ -33,7 +33,7 @@ REF = f"{PREFIX}/refs/feat.json"
 SPELLINGS = [f"/{REF}", REF, f"/./{REF}", f"/a/../{REF}", f"//{REF}"]
 """One object of the folder, as an agent might name it."""
 FOLDERS = [f"/{PREFIX}", f"/{PREFIX}/", f"/{PREFIX}/refs", PREFIX]
-DENIED = "where fsseam keeps the branches of this workspace"
+DENIED = "where fsseam keeps its own records of this workspace"
 SPELLED = {"read", "write", "ls", "grep"}
 """The tools asked with each other spelling too (every tool resolves paths alike)."""
 

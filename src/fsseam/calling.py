@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["CallScope", "current", "scope"]
 
@@ -24,6 +24,9 @@ class CallScope:
 
     call_id: str | None
     tool: str
+    unaudited: list[str] = field(default_factory=list)
+    """Changes of this call that landed but whose audit entry could not be written (the
+    shown path of each, and why): the call's answer says so, never silently unaudited."""
 
 
 _CURRENT: ContextVar[CallScope | None] = ContextVar("fsseam_call", default=None)

@@ -20,9 +20,11 @@ from .messages import Reason
 __all__ = [
     "MAX_PATH_CHARS",
     "MAX_PATH_DEPTH",
+    "RESERVED_FOLDERS",
     "display",
     "escape",
     "escape_surrogates",
+    "reserved",
     "to_key",
     "unescape",
 ]
@@ -31,6 +33,19 @@ MAX_PATH_DEPTH = 128
 """Most names a path may have below the root (a write creates the directories on the way)."""
 MAX_PATH_CHARS = 4096
 """Most characters a path may have below the root (Linux's PATH_MAX is 4096 bytes)."""
+
+RESERVED_FOLDERS = (".fsseam-branches", ".fsseam-calls", ".fsseam-audit")
+"""The folders at the root of a workspace where fsseam keeps its own records: branches,
+the records that make a replayed call exactly-once, the audit trail (when kept in the
+workspace). No file of the workspace: the seam refuses them to every tool and leaves them
+out of every listing."""
+
+
+def reserved(key: str) -> bool:
+    """Whether ``key`` is one of :data:`RESERVED_FOLDERS` or lies in one."""
+    head = key.split("/", 1)[0]
+    return head in RESERVED_FOLDERS
+
 
 _UNSAFE = re.compile("[\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _ESCAPE = re.compile(r"\\(\\|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})")

@@ -46,7 +46,6 @@ __all__ = [
     "blob_version",
     "check_name",
     "holds_markers",
-    "reserved",
 ]
 
 PREFIX = ".fsseam-branches"
@@ -58,12 +57,6 @@ _NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$")
 M = TypeVar("M", bound=BaseModel)
 _MANIFESTS_KEPT = 256
 """Manifests are immutable: this many stay in memory, by id."""
-
-
-def reserved(key: str) -> bool:
-    """Whether ``key`` is the reserved folder or lies in it: no file of the workspace (the
-    seam refuses it to every tool and leaves it out of every listing)."""
-    return key == PREFIX or key.startswith(PREFIX + "/")
 
 
 def check_name(name: object) -> str:

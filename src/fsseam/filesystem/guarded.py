@@ -87,7 +87,7 @@ _REFUSALS = frozenset({ErrorCode.FS_STALE, ErrorCode.FS_NOT_OBSERVED, ErrorCode.
 # The folders fsseam keeps beside the files (observations, the content index, branches):
 # the guard's refusal too, not a permission of the storage's.
 _RESERVED = frozenset({Reason.reserved_observations, Reason.reserved_index,
-                       Reason.reserved_branches})
+                       Reason.reserved_folder})
 
 # Plain I/O answers: the builtin type fsspec (and pandas, pyarrow) branch on, and its errno.
 _PLAIN: dict[ErrorCode, tuple[type[OSError], int]] = {

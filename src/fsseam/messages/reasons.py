@@ -338,7 +338,7 @@ class Reason(StrEnum):
     observations_at_root = auto()
     reserved_index = auto()
     content_index_unsupported = auto()
-    reserved_branches = auto()
+    reserved_folder = auto()
     branch_name_invalid = auto()
     branch_missing = auto()
     branch_damaged = auto()

@@ -229,9 +229,10 @@ SENTENCES: dict[str, str] = {
         "Azure, not under mounts); {backend} does not. Pass content_index=None or False."
     ),
     # -- branches (kept beside the files, in the store itself) -------------------------------
-    "reserved_branches": (
-        "{path} is where fsseam keeps the branches of this workspace; no tool may read, list "
-        "or change it. Nothing was changed. Work on other files."
+    "reserved_folder": (
+        "{path} is where fsseam keeps its own records of this workspace (branches, call "
+        "records, the audit trail); no tool may read, list or change it. Nothing was "
+        "changed. Work on other files."
     ),
     "branch_name_invalid": (
         "{name!r} is not a branch name: use 1 to 100 letters, digits, '.', '_' or '-', "

@@ -14,7 +14,6 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar, cast
 
 from ..backends.base import Backend, WriteMeta
-from ..branches.layout import reserved
 from ..doccache import Authors, DocCache
 from ..errors import ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
@@ -22,7 +21,7 @@ from ..gate import Gate
 from ..limits import Limits
 from ..messages import Reason
 from ..observations import ObservationStore
-from ..paths import display, to_key
+from ..paths import display, reserved, to_key
 from ..text import decode
 from ..versions import Version
 
@@ -83,9 +82,9 @@ class Core:
         """The canonical key of a model path (raises FS_OUTSIDE_ROOT, FS_INVALID_ARGUMENT)."""
         below = self.backend.native_key(path) if isinstance(path, str) else None
         key = self.backend.resolve(to_key(path if below is None else below or "/"))
-        if reserved(key):  # where branches are kept: no file of the workspace
+        if reserved(key):  # fsseam's own records: no file of the workspace
             raise FsError(ErrorCode.FS_PERMISSION_DENIED, path=display(key),
-                          reason=Reason.reserved_branches)
+                          reason=Reason.reserved_folder)
         return key
 
     def resolve_file(self, path: str) -> tuple[str, str]:

@@ -44,7 +44,6 @@ import regex
 from .. import deadline as _clock
 from ..backends.base import Blob, Entry, TreePart
 from ..backends.digests import digest_version
-from ..branches.layout import reserved
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent, StatEvent
@@ -62,7 +61,7 @@ from ..index import indexed_reads
 from ..index.grams import required
 from ..messages import Reason
 from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome, ListEntry, ListOutcome
-from ..paths import display
+from ..paths import display, reserved
 from ..policy.reserved import ReservedKeys, only_reservations
 from ..text import SNIFF_BYTES
 from ..versions import Version
