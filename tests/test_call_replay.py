@@ -295,3 +295,53 @@ def test_undo_and_restore_run_again_with_their_id_answer_the_same(
     other = _context(ws, kept(saved)).tools.execute(tool, args, call_id="u2")
     assert not other.ok, other.text
     assert stored(ws)["n.txt"] == b"one\ntwo\n"
+
+
+def _mem() -> Any:
+    return Workspace(f"memory://replay-m-{uuid.uuid4().hex}", {"global_store": False},
+                     load_entry_points=False).backend
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["root-mount", "no-root-mount"])
+def test_under_mounts_a_call_runs_once(root: bool) -> None:
+    """With a writable "/" mount the records live there; without one, the answer kept
+    with the observations still makes a call run again in the same context answer once
+    (a new process cannot tell: docs/durable.md)."""
+    table = {"/data": _mem(), **({"/": _mem()} if root else {})}
+    ws = Workspace.mount(table)
+    store = MemoryObservations()
+    ctx = _context(ws, store)
+    assert ctx.tools.execute("write", {"file_path": "/data/x.txt", "content": "x\n"}).ok
+    ctx.tools.execute("read", {"file_path": "/data/x.txt"})
+    saved = kept(store)
+    args = {"command": "insert", "path": "/data/x.txt", "insert_line": 1, "new_str": "y\n"}
+    first = ctx.tools.execute("str_replace_editor", args, call_id="i1")
+    again = ctx.tools.execute("str_replace_editor", args, call_id="i1")
+    assert first.ok and again.text == first.text
+    assert ws.backend.read("data/x.txt").data == b"x\ny\n"
+    lost = _context(ws, kept(saved)).tools.execute("str_replace_editor", args, call_id="i1")
+    if root:
+        assert lost.text == first.text
+        assert [e.key.split("/")[0] for e in table["/"].walk("")] == [".fsseam-calls"]
+    else:
+        assert not lost.ok  # its record had no place: refused as a change made since
+    assert ws.backend.read("data/x.txt").data == b"x\ny\n"
+
+
+def test_collect_removes_expired_call_records_and_keeps_the_rest(ws: Workspace) -> None:
+    from fsseam.seam.calls import CALLS_FOLDER, CallRecord
+    from fsseam.versions import IfMatch
+
+    _seed(ws)
+    ctx = _context(ws, MemoryObservations())
+    ctx.tools.execute("read", {"file_path": "/n.txt"})
+    for n in (1, 2):
+        assert ctx.tools.execute("edit", {"file_path": "/n.txt", "old_string": "two",
+                                          "new_string": f"two{n}"}, call_id=f"e{n}").ok
+    records = [e.key for e in ws.backend.list(CALLS_FOLDER)]
+    assert len(records) == 2
+    old = ws.backend.read(records[0])
+    aged = CallRecord.model_validate_json(old.data).model_copy(update={"at": 1.0})
+    ws.backend.write(records[0], aged.model_dump_json().encode(), IfMatch(old.version))
+    assert ws.collect().expired_calls == 1
+    assert [e.key for e in ws.backend.list(CALLS_FOLDER)] == records[1:]

@@ -169,6 +169,11 @@ def once(fs: Core, body: Callable[[Core], T]) -> T:
     here.record = state
     try:
         with fs.observing():
+            if not fs.call_records:
+                kept = _answer(fs, here.call_id)
+                if kept is not None:
+                    _check_digest(here, kept[0], here.call_id)
+                    return kept[1]  # type: ignore[return-value]
             try:
                 result = body(fs)
             except _Replay as replay:
@@ -279,7 +284,17 @@ def before_commit(fs: Core, steps: builtins.list[Any]) -> None:
         if found is None:  # removed in between: expired; this run is the call
             raise
         raise _Replay(found) from None
+    except FsError as e:
+        if e.code not in _NO_PLACE:
+            raise
+        # No place for records at the root (mounts without a writable "/"): only the
+        # answers kept with the observations make a call run once (docs/durable.md).
+        fs.call_records = False
     state.recorded = True
+
+
+_NO_PLACE = (ErrorCode.FS_OUTSIDE_ROOT, ErrorCode.FS_READ_ONLY)
+"""What a store with no place at its root for call records answers (mounts)."""
 
 
 def _step_of(fs: Core, step: Any, steps: builtins.list[Any]) -> CallStep:
