@@ -329,7 +329,7 @@ def test_under_mounts_a_call_runs_once(root: bool) -> None:
 
 
 def test_collect_removes_expired_call_records_and_keeps_the_rest(ws: Workspace) -> None:
-    from fsseam.seam.calls import CALLS_FOLDER, CallRecord
+    from fsseam.observations.calls import CALLS_FOLDER, CallRecord
     from fsseam.versions import IfMatch
 
     _seed(ws)

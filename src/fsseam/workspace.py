@@ -23,6 +23,7 @@ from .index import PLUGIN_NAME, ReservedIndex, plugin
 from .limits import Limits
 from .messages import Reason
 from .observations import ObservationStore, open_observations
+from .observations.calls import CallRecords
 from .observations.opening import (
     ObservationsSpec,
     canonical_url,
@@ -34,7 +35,6 @@ from .observations.store import BranchObservations
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
-from .seam.calls import expire as expire_calls
 from .spec import (
     ContextSpec,
     WorkspaceSpec,
@@ -314,7 +314,7 @@ class Workspace:
         records of calls older than their time to live (``fsseam.seam.calls.CALL_TTL``)."""
         self._main_only(changes=True)
         collected = self.branches_of.collect(grace)
-        expired = expire_calls(self.branches_of.inner)
+        expired = CallRecords(self.branches_of.inner).expire()
         return collected.model_copy(update={"expired_calls": expired})
 
     def _main_only(self, *, changes: bool = False) -> None:

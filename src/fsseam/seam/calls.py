@@ -30,75 +30,41 @@ from __future__ import annotations
 
 import base64
 import builtins
-import contextlib
 import copy
 import functools
 import hashlib
-import importlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
-
-from pydantic import BaseModel, ConfigDict
 
 from ..backends.base import ANY_VERSION, Backend, Blob, Stat, Wrapper, WriteMeta
 from ..calling import CallScope, current, scope
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
 from ..messages import Reason
-from ..observations import ObservationEntry
+from ..observations.calls import (
+    CallRecord,
+    CallRecords,
+    CallStep,
+    answer_key,
+    decode_answer,
+    digest_of,
+    encode_answer,
+    expired,
+)
 from ..paths import display
-from ..versions import CreateOnly, IfMatch, Precondition, Version
+from ..versions import IfMatch, Precondition, Version
 from .core import Core, one_call
 
 __all__ = [
-    "CALLS_FOLDER",
-    "CALL_TTL",
-    "CallRecord",
-    "CallStep",
     "ReplayView",
     "before_commit",
-    "digest_of",
-    "expire",
     "once",
     "one_change",
     "other_call",
 ]
 
-CALLS_FOLDER = ".fsseam-calls"
-CALL_TTL = 7 * 24 * 3600.0
-"""Seconds a call's records are kept: a replay later than this runs as a new call (an
-engine's recovery comes within minutes or hours; :func:`expire` removes older records)."""
-
 T = TypeVar("T")
-
-
-class CallStep(BaseModel):
-    """One file a call changes: the version it rests on (None: absent), its bytes then
-    (base64, when the call read them), and the sha256 of what the call leaves (None: the
-    file deleted)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    key: str
-    action: str
-    before: Version | None = None
-    before_data: str | None = None
-    after: str | None = None
-
-
-class CallRecord(BaseModel):
-    """What a call with an id is about to change, written before its first change."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    format: int = 1
-    owner: str
-    call_id: str
-    tool: str
-    digest: str
-    """Of the call's tool and arguments: an id reused for another call is refused."""
-    at: float
-    steps: builtins.list[CallStep]
 
 
 class _Replay(Exception):
@@ -120,22 +86,6 @@ class _CallState:
         self.replaying = False
         self.version: Version | None = None
         """The version of the record this run wrote."""
-
-
-def digest_of(tool: str, args: object) -> str:
-    """The digest of a call's tool and arguments (their JSON; anything else by repr)."""
-    text = json.dumps([tool, args], sort_keys=True, default=repr, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _record_key(owner: str, call_id: str) -> str:
-    name = hashlib.sha256(f"{owner}\0{call_id}".encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{CALLS_FOLDER}/{name}.json"
-
-
-def _answer_key(call_id: str) -> str:
-    """Where the answer is kept among the owner's observations (a reserved key: no file)."""
-    return f"{CALLS_FOLDER}/{hashlib.sha256(call_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 # -- one run of a call -----------------------------------------------------------------
@@ -214,7 +164,7 @@ def _recover(fs: Core, here: CallScope, body: Callable[[Core], T],
         _check_digest(here, digest, call_id)
         return answer  # type: ignore[return-value]
     if record is None:
-        record = _load(fs.backend, fs.owner, call_id)
+        record = CallRecords(fs.backend).load(fs.owner, call_id)
         if record is None:
             return _NOTHING  # type: ignore[no-any-return]
     _check_digest(here, record.digest, call_id)
@@ -251,9 +201,7 @@ def _refused(fs: Core, here: CallScope, state: _CallState, error: FsError) -> No
     taken for a change made."""
     if error.code is ErrorCode.FS_BACKEND or state.version is None or here.call_id is None:
         return
-    # Left to expire when this fails: a replay of the refused call then finds the record.
-    with contextlib.suppress(FsError):
-        fs.backend.delete(_record_key(fs.owner, here.call_id), IfMatch(state.version))
+    CallRecords(fs.backend).remove(fs.owner, here.call_id, state.version)
 
 
 def _check_digest(here: CallScope, digest: str, call_id: str) -> None:
@@ -275,12 +223,11 @@ def before_commit(fs: Core, steps: builtins.list[Any]) -> None:
     record = CallRecord(owner=fs.owner, call_id=here.call_id, tool=here.tool,
                         digest=here.digest, at=time.time(),
                         steps=[_step_of(fs, step, steps) for step in steps])
-    key = _record_key(fs.owner, here.call_id)
+    records = CallRecords(fs.backend)
     try:
-        state.version = fs.backend.put_plain(key, record.model_dump_json().encode(),
-                                             CreateOnly())
+        state.version = records.write(record)
     except Conflict:
-        found = _load(fs.backend, fs.owner, here.call_id)
+        found = records.load(fs.owner, here.call_id)
         if found is None:  # removed in between: expired; this run is the call
             raise
         raise _Replay(found) from None
@@ -333,58 +280,14 @@ def _current_bytes(lone: Any, version: Version | None) -> bytes | None:
     return data
 
 
-def _load(backend: Backend, owner: str, call_id: str) -> CallRecord | None:
-    blob = backend.get_plain(_record_key(owner, call_id))
-    if blob is None:
-        return None
-    try:
-        record = CallRecord.model_validate_json(blob.data)
-    except ValueError:
-        return None
-    if record.owner != owner or record.call_id != call_id or _expired(record.at):
-        return None
-    return record
-
-
-def _expired(at: float) -> bool:
-    return time.time() - at > CALL_TTL
-
-
-def expire(backend: Backend, older_than: float = CALL_TTL) -> int:
-    """Remove the call records older than ``older_than`` seconds; how many went."""
-    cut = time.time() - older_than
-    gone = 0
-    try:
-        entries = backend.list(CALLS_FOLDER)
-    except FsError as e:
-        if e.code is ErrorCode.FS_NOT_FOUND:
-            return 0
-        raise
-    for entry in entries:
-        blob = backend.get_plain(entry.key)
-        if blob is None:
-            continue
-        try:
-            at = CallRecord.model_validate_json(blob.data).at
-        except ValueError:
-            at = 0.0
-        if at < cut:
-            try:
-                backend.delete(entry.key, IfMatch(blob.version))
-                gone += 1
-            except FsError:
-                pass  # rewritten or removed meanwhile: left to the next collect
-    return gone
-
-
 # -- the answer, kept with the owner's observations ------------------------------------
 def _remember(fs: Core, here: CallScope, result: object) -> None:
     """Keep the call's answer with the owner's observations (written with them)."""
     policy = fs.policy
     if policy is None or here.call_id is None:
         return
-    text = json.dumps({"digest": here.digest, "answer": _encode(result)})
-    policy.update(fs.owner, _answer_key(here.call_id),
+    text = encode_answer(here.digest, result)
+    policy.update(fs.owner, answer_key(here.call_id),
                   lambda e: e.model_copy(update={"seen": False, "answer": text}))
 
 
@@ -392,42 +295,10 @@ def _answer(fs: Core, call_id: str) -> tuple[str, object] | None:
     policy = fs.policy
     if policy is None:
         return None
-    entry: ObservationEntry | None = policy.entry(fs.owner, _answer_key(call_id))
-    if entry is None or entry.answer is None or _expired(entry.at):
+    entry = policy.entry(fs.owner, answer_key(call_id))
+    if entry is None or entry.answer is None or expired(entry.at):
         return None
-    try:
-        kept = json.loads(entry.answer)
-        return str(kept["digest"]), _decode(kept["answer"])
-    except (ValueError, KeyError, TypeError, ImportError, AttributeError):
-        return None
-
-
-def _encode(result: object) -> dict[str, Any]:
-    if isinstance(result, BaseModel):
-        cls = type(result)
-        body = result.model_dump(mode="json")
-        diff = body.pop("diff", None)
-        return {"model": f"{cls.__module__}:{cls.__qualname__}", "value": body, "diff": diff}
-    return {"value": result}
-
-
-def _decode(kept: dict[str, Any]) -> object:
-    name = kept.get("model")
-    if name is None:
-        return kept["value"]
-    module, _, qualname = str(name).partition(":")
-    if module != "fsseam" and not module.startswith("fsseam."):
-        raise ImportError(module)
-    cls = importlib.import_module(module)
-    for part in qualname.split("."):
-        cls = getattr(cls, part)
-    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
-        raise TypeError(name)
-    value = cls.model_validate(kept["value"])
-    if kept.get("diff") is not None and hasattr(value, "with_diff"):
-        # The kept diff, as the first answer's: both texts are gone, its lines are not.
-        value.__dict__["diff"] = kept["diff"]
-    return value
+    return decode_answer(entry.answer)
 
 
 # -- the store as the first run found it -----------------------------------------------

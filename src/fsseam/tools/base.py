@@ -38,11 +38,12 @@ from ..calling import scope
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Clause, Part, Reason, Vocabulary
 from ..messages import render as say
+from ..observations.calls import digest_of
 from ..oserrors import map_os_error
 from ..outcomes import ImageOutcome
 from ..paths import escape_surrogates
 from ..seam import Seam
-from ..seam.calls import digest_of, once
+from ..seam.calls import once
 from .render import render, render_error
 from .schema import parameters_schema, strict_schema
 

@@ -11,7 +11,7 @@ __all__ = ["NEW", "OLD", "ReadFaultSuite", "code_of", "ledger_of"]
 
 OLD = "old line 1\nold line 2\n"
 NEW = "new line 1\nnew line 2\nnew line 3\n"
-_NOTHING_OBSERVED = {"format": 1, "owners": {}, "changes": {}}
+_NOTHING_OBSERVED = {"format": 1, "owners": {}, "changes": {}, "answers": {}}
 
 
 def ledger_of(ws: Any) -> dict[str, Any]:
