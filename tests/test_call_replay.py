@@ -7,7 +7,7 @@ the owner had before it (a framework's state as last saved): with the same id it
 the first run did and the store holds exactly what the first run left; with another id it is
 refused (the change is someone else's now), the store again untouched. The same id in the
 same context (the answer kept with its observations) answers the same too. Every tool that
-changes files, on memory, local files and S3 (moto), and ``ctx.fs``'s own change methods.
+changes files, on memory, local files, S3 (moto) and GCS (fake-gcs-server), and ``ctx.fs``'s own change methods.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from fsseam.observations import MemoryObservations
 from fsseam.paths import reserved
 from fsseam.versions import Precondition, Version
 
-STORES = ["memory", "local", "s3"]
+STORES = ["memory", "local", "s3", "gcs"]
 OWNER = "agent"
 PATCH = ("*** Begin Patch\n*** Update File: /n.txt\n@@\n one\n+added\n two\n"
          "*** Add File: /p.txt\n+new\n*** Delete File: /gone.txt\n*** End Patch")
@@ -40,6 +40,10 @@ def _open(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Workspac
         root = tmp_path / "root"
         root.mkdir(exist_ok=True)
         return Workspace(str(root))
+    if kind == "gcs":
+        endpoint, _ = request.getfixturevalue("fake_gcs")
+        return Workspace(f"gs://{endpoint.create_bucket()}/r",
+                         storage_options=endpoint.storage_options())
     moto = request.getfixturevalue("moto_s3")
     return Workspace(f"s3://{moto.create_bucket()}/r", storage_options=moto.storage_options())
 
