@@ -19,31 +19,10 @@ pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e 
 
 import anyio
 
-from fsseam import DeletedEvent, Workspace, WrittenEvent, calling, hookimpl
+from fsseam import Workspace
 from fsseam.mcp import CALL_ID_META, ToolServer, build_server
 
-NOTES = b"alpha\nbeta\ngamma\n"
-APPEND = {"file_path": "/notes.txt", "old_string": "gamma\n", "new_string": "gamma\ndelta\n"}
-
-
-class CallIds:
-    """Records the call each change ran as: (path, call id, tool)."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str | None, str | None]] = []
-
-    def _note(self, path: str) -> None:
-        running = calling.current()
-        self.seen.append((path, None if running is None else running.call_id,
-                          None if running is None else running.tool))
-
-    @hookimpl
-    def fs_written(self, event: WrittenEvent) -> None:
-        self._note(event.path)
-
-    @hookimpl
-    def fs_deleted(self, event: DeletedEvent) -> None:
-        self._note(event.path)
+from .integrations.call_ids import APPEND, APPENDED, NOTES, CallIds
 
 
 def _client(server: Any) -> Any:
@@ -135,15 +114,15 @@ async def _replays(ws: Workspace, root: Path) -> None:
             once = await first.call_tool("edit", APPEND, meta={CALL_ID_META: "step-1"})
             assert not once.is_error, _text(once)
             landed = root.joinpath("notes.txt").read_bytes()
-            assert landed == NOTES + b"delta\n"
-            # The answer was lost: the client sends the call again, with its id.
-            again = await first.call_tool("edit", APPEND, meta={CALL_ID_META: "step-1"})
-            assert (again.is_error, _text(again)) == (once.is_error, _text(once))
-            assert root.joinpath("notes.txt").read_bytes() == landed
+            assert landed == APPENDED
             # Another writer's same change, made against the version before it: refused.
             theirs = await other.call_tool("edit", APPEND, meta={CALL_ID_META: "step-9"})
             assert theirs.is_error and _text(theirs).startswith("Error [FS_STALE]"), \
                 _text(theirs)
+            assert root.joinpath("notes.txt").read_bytes() == landed
+            # The answer was lost: the client sends the call again, with its id.
+            again = await first.call_tool("edit", APPEND, meta={CALL_ID_META: "step-1"})
+            assert (again.is_error, _text(again)) == (once.is_error, _text(once))
             assert root.joinpath("notes.txt").read_bytes() == landed
         # The server restarted (a new server on the workspace, its first session the same
         # owner): the client's id still names the call that landed.
@@ -176,15 +155,15 @@ def test_cli_call_id(root: Path, tmp_path: Path) -> None:
     once = _fsseam_call(root, "edit", APPEND, *mine, "--call-id", "nightly/17")
     assert once.returncode == 0, once.stdout + once.stderr
     landed = root.joinpath("notes.txt").read_bytes()
-    assert landed == NOTES + b"delta\n"
-    # The script died before it saw the answer and runs the call again, with its id.
-    again = _fsseam_call(root, "edit", APPEND, *mine, "--call-id", "nightly/17")
-    assert (again.returncode, again.stdout) == (once.returncode, once.stdout), again.stderr
-    assert root.joinpath("notes.txt").read_bytes() == landed
+    assert landed == APPENDED
     # Another owner's same change, against the version it read before: another writer's.
     other = _fsseam_call(root, "edit", APPEND, *theirs, "--call-id", "nightly/18")
     assert other.returncode == 1
     assert other.stdout.startswith("Error [FS_STALE]"), other.stdout
+    assert root.joinpath("notes.txt").read_bytes() == landed
+    # The script died before it saw the answer and runs the call again, with its id.
+    again = _fsseam_call(root, "edit", APPEND, *mine, "--call-id", "nightly/17")
+    assert (again.returncode, again.stdout) == (once.returncode, once.stdout), again.stderr
     assert root.joinpath("notes.txt").read_bytes() == landed
 
 
