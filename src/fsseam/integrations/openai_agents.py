@@ -57,6 +57,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
         f"pip install 'fsseam[openai-agents]' (from a clone: pip install '.[openai-agents]'): {e}"
     ) from e
 
+from ..calling import scope
 from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
@@ -146,8 +147,10 @@ class FsseamEditor:
         """One operation as one change (blocking): ``completed`` with Codex's summary of the
         files changed, or ``failed`` with fsseam's error, every file left as it was. It is
         answered as the Responses API's ``apply_patch_call`` is (the same tool)."""
-        result = perform(_PATCH, lambda: self.context_for(operation.ctx_wrapper).fs.change(
-            [_change(operation)]), operation.path)
+        # The SDK hands the editor no call id (the operation carries the run's context only).
+        with scope(None, _PATCH.name):
+            result = perform(_PATCH, lambda: self.context_for(operation.ctx_wrapper).fs.change(
+                [_change(operation)]), operation.path)
         return ApplyPatchResult(status="completed" if result.ok else "failed",
                                 output=result.text)
 
