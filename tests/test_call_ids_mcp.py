@@ -130,6 +130,14 @@ async def _replays(ws: Workspace, root: Path) -> None:
             again = await restarted.call_tool("edit", APPEND, meta={CALL_ID_META: "step-1"})
             assert (again.is_error, _text(again)) == (once.is_error, _text(once))
             assert root.joinpath("notes.txt").read_bytes() == landed
+            # The id of that call, given to another call: refused, nothing changed.
+            reused = await restarted.call_tool(
+                "write", {"file_path": "/notes.txt", "content": "x\n"},
+                meta={CALL_ID_META: "step-1"})
+            assert reused.is_error
+            assert _text(reused).startswith("Error [FS_INVALID_ARGUMENT]: call id 'step-1' "
+                                            "belongs to another call"), _text(reused)
+            assert root.joinpath("notes.txt").read_bytes() == landed
 
 
 def test_a_call_sent_again_with_its_id_changes_nothing_twice(root: Path) -> None:

@@ -95,3 +95,19 @@ def test_a_backend_change_replayed_with_its_id_changes_nothing_twice(tmp_path: P
     again = _run(backend, checkpointer, "mine", _edit("m-2"))
     assert again == first[1:]
     assert notes.read_bytes() == APPENDED
+
+
+def test_an_id_reused_for_another_change_is_refused(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, CallIds())
+    notes = tmp_path / "root" / "notes.txt"
+    backend, checkpointer = FsseamBackend(ws), InMemorySaver()
+    first = _run(backend, checkpointer, "mine", _read("m-1"), _edit("m-2"))
+    assert first[1][1] == "success", first
+    other = _call("edit_file", "m-2", file_path="/notes.txt", old_string="alpha",
+                  new_string="ALPHA")
+    refused = _run(backend, checkpointer, "mine", other)
+    assert refused[0][1] == "error", refused
+    assert refused[0][2].startswith("Error [FS_INVALID_ARGUMENT]: call id 'm-2' belongs to "
+                                    "another call"), refused
+    assert notes.read_bytes() == APPENDED
+

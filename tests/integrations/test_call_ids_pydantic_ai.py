@@ -119,16 +119,17 @@ async def write_file(ctx: RunContext[None], path: str, content: str) -> str:
     return f"wrote {path}"
 
 
-async def write_two(ctx: RunContext[None], first: str, second: str) -> str:
-    """Write two new files."""
-    await ctx.workspace.write_bytes(first, b"1\n")
-    await ctx.workspace.write_bytes(second, b"2\n")
-    return "wrote both"
+async def append_both(ctx: RunContext[None], first: str, second: str) -> str:
+    """Append a line to each of two files: two changes in one call."""
+    for path in (first, second):
+        data = await ctx.workspace.read_bytes(path) if await ctx.workspace.exists(path) else b""
+        await ctx.workspace.write_bytes(path, data + b"more\n")
+    return "appended to both"
 
 
 def _workspace_agent(ws: Workspace, owner: str) -> Any:
     capability = FsseamWorkspace(ws, owner=owner)
-    tools = [append_line, read_file, write_file, write_two]
+    tools = [append_line, read_file, write_file, append_both]
     return lambda model: Agent(model, tools=tools, capabilities=[capability])
 
 
@@ -137,7 +138,7 @@ def test_a_change_through_ctx_workspace_runs_as_its_tool_call(tmp_path: Path) ->
     ws = _workspace(tmp_path, recorder)
     out = _run(_workspace_agent(ws, "agent"),
                _call("append_line", "call-1", path="/notes.txt", line="delta"),
-               _call("write_two", "call-2", first="/a.txt", second="/b.txt"))
+               _call("append_both", "call-2", first="/a.txt", second="/b.txt"))
     assert [(i, o) for i, o, _ in out] == [("call-1", "success"), ("call-2", "success")]
     assert recorder.seen == [("/notes.txt", "call-1", "write"), ("/a.txt", "call-2", "write"),
                              ("/b.txt", "call-2#2", "write")]
@@ -161,3 +162,21 @@ def test_a_ctx_workspace_change_replayed_with_its_id_changes_nothing_twice(
     again = _run(agent, _call("append_line", "a-1", path="/notes.txt", line="delta"))
     assert again == first
     assert notes.read_bytes() == APPENDED
+
+
+def test_a_call_of_two_changes_replayed_makes_each_once(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, CallIds())
+    root = tmp_path / "root"
+    agent = _workspace_agent(ws, "agent")
+    both = _call("append_both", "b-1", first="/a.txt", second="/b.txt")
+    first = _run(agent, both)
+    assert first[0][1] == "success", first
+    assert (root / "a.txt").read_bytes() == (root / "b.txt").read_bytes() == b"more\n"
+    # Replayed: the first change as b-1, the second as b-1#2, each already made.
+    assert _run(agent, both) == first
+    assert (root / "a.txt").read_bytes() == (root / "b.txt").read_bytes() == b"more\n"
+    # A new call (another id) appends again.
+    assert _run(agent, _call("append_both", "b-2", first="/a.txt", second="/b.txt")
+                )[0][1] == "success"
+    assert (root / "a.txt").read_bytes() == (root / "b.txt").read_bytes() == b"more\nmore\n"
+

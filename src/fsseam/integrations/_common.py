@@ -9,12 +9,13 @@ Imports no framework.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from ..calling import scope
+from ..seam.calls import digest_of
 from ..workspace import Context, Workspace
 
 __all__ = ["FrameworkCall", "change_call", "context_of", "framework_call"]
@@ -78,9 +79,14 @@ def framework_call(call_id: str | None) -> Iterator[None]:
 
 
 @contextmanager
-def change_call(tool: str) -> Iterator[None]:
+def change_call(tool: str, args: Mapping[str, Any] | None = None) -> Iterator[None]:
     """One change made by a backend's method ``tool``: under the next id of the framework's
-    call running (:func:`framework_call`), or under none outside one."""
+    call running (:func:`framework_call`), or under none outside one. ``args``: the
+    arguments the model gave, when the change is a function of them alone (the same id
+    over other arguments is then refused as a reused id); None where the change is made
+    of what the tool read before it (bytes a replay reads again may differ)."""
     running = _FRAMEWORK_CALL.get()
-    with scope(None if running is None else running.next_id(), tool):
+    call_id = None if running is None else running.next_id()
+    digest = "" if call_id is None or args is None else digest_of(tool, dict(args))
+    with scope(call_id, tool, digest):
         yield

@@ -343,8 +343,9 @@ class FsseamBackend(BackendProtocol):
 
     # -- writing ---------------------------------------------------------------------------
     def write(self, file_path: str, content: str) -> WriteResult:
-        with change_call(_WRITE.name):
-            done = self._tool(_WRITE, file_path, file_path=file_path, content=content)
+        args = {"file_path": file_path, "content": content}
+        with change_call(_WRITE.name, args):
+            done = self._tool(_WRITE, file_path, **args)
         return WriteResult(path=done.value.path) if done.ok else WriteResult(error=done.text)
 
     def edit(
@@ -354,16 +355,17 @@ class FsseamBackend(BackendProtocol):
         new_string: str,
         replace_all: bool = False,
     ) -> EditResult:
-        with change_call(_EDIT.name):
-            done = self._tool(_EDIT, file_path, file_path=file_path, old_string=old_string,
-                              new_string=new_string, replace_all=replace_all)
+        args = {"file_path": file_path, "old_string": old_string, "new_string": new_string,
+                "replace_all": replace_all}
+        with change_call(_EDIT.name, args):
+            done = self._tool(_EDIT, file_path, **args)
         if not done.ok:
             return EditResult(error=done.text)
         return EditResult(path=done.value.path, occurrences=done.value.replacements)
 
     def delete(self, file_path: str) -> DeleteResult:
         # One id for the call, whether it deletes the file or the files of a directory.
-        with change_call(_DELETE.name):
+        with change_call(_DELETE.name, {"file_path": file_path}):
             return self._delete(file_path)
 
     def _delete(self, file_path: str) -> DeleteResult:
