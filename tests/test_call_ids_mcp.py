@@ -175,6 +175,21 @@ def test_cli_call_id(root: Path, tmp_path: Path) -> None:
     assert root.joinpath("notes.txt").read_bytes() == landed
 
 
+def test_cli_call_id_without_a_ledger(root: Path) -> None:
+    """No observations travel between the processes: the call record answers the replay."""
+    once = _fsseam_call(root, "write", {"file_path": "/log.md", "content": "one\n"},
+                        "--call-id", "cron/1")
+    assert once.returncode == 0, once.stdout + once.stderr
+    assert (root / "log.md").read_bytes() == b"one\n"
+    # Run again, the call answers as its first run (a new call would find the file there
+    # and say it holds this content already).
+    again = _fsseam_call(root, "write", {"file_path": "/log.md", "content": "one\n"},
+                         "--call-id", "cron/1")
+    assert (again.returncode, again.stdout) == (once.returncode, once.stdout), again.stderr
+    assert "already holds" not in again.stdout
+    assert (root / "log.md").read_bytes() == b"one\n"
+
+
 def test_cli_an_empty_call_id_is_a_usage_error(root: Path) -> None:
     (root / "notes.txt").write_bytes(NOTES)
     out = _fsseam_call(root, "write", {"file_path": "/x.txt", "content": "x"}, "--call-id", " ")
