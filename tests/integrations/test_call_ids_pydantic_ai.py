@@ -180,3 +180,17 @@ def test_a_call_of_two_changes_replayed_makes_each_once(tmp_path: Path) -> None:
                 )[0][1] == "success"
     assert (root / "a.txt").read_bytes() == (root / "b.txt").read_bytes() == b"more\nmore\n"
 
+
+def test_an_id_reused_for_another_file_is_refused(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, CallIds())
+    root = tmp_path / "root"
+    agent = _workspace_agent(ws, "agent")
+    assert _run(agent, _call("append_line", "r-1", path="/notes.txt", line="delta")
+                )[0][1] == "success"
+    (root / "other.txt").write_bytes(b"x\n")
+    reused = _run(agent, _call("append_line", "r-1", path="/other.txt", line="y"))
+    assert reused[0][1] == "failed", reused
+    assert "call id 'r-1' belongs to another call" in str(reused[0][2]), reused
+    assert (root / "other.txt").read_bytes() == b"x\n"
+    assert (root / "notes.txt").read_bytes() == APPENDED
+

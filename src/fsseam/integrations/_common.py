@@ -82,9 +82,10 @@ def framework_call(call_id: str | None) -> Iterator[None]:
 def change_call(tool: str, args: Mapping[str, Any] | None = None) -> Iterator[None]:
     """One change made by a backend's method ``tool``: under the next id of the framework's
     call running (:func:`framework_call`), or under none outside one. ``args``: the
-    arguments the model gave, when the change is a function of them alone (the same id
-    over other arguments is then refused as a reused id); None where the change is made
-    of what the tool read before it (bytes a replay reads again may differ)."""
+    arguments that name the change (the model's, or the file's path where the bytes are
+    made of what the tool read before: a replay reads the call's own change and makes
+    others): the same id over other arguments is refused as a reused id. None: not
+    checked."""
     running = _FRAMEWORK_CALL.get()
     call_id = None if running is None else running.next_id()
     digest = "" if call_id is None or args is None else digest_of(tool, dict(args))

@@ -103,9 +103,10 @@ _BUILTIN: dict[ErrorCode, Callable[[str], Exception]] = {
 
 
 def _exception(error: FsError) -> Exception:
-    """What Pydantic AI's workspace contract raises for ``error``."""
+    """What Pydantic AI's workspace contract raises for ``error``: a refusal of a call id
+    given to another call is fsseam's own (the contract's ValueError means a bad path)."""
     make = _BUILTIN.get(error.code)
-    if make is None:
+    if make is None or error.reason == Reason.call_id_reused:
         return FsseamWorkspaceError(error)
     return make(render_error(error.code, error.message))
 
@@ -160,7 +161,9 @@ class FsseamWorkspaceBackend:
             parent = posixpath.dirname(_norm(path))
             if self._kind(parent) == "file":
                 raise NotADirectoryError(errno.ENOTDIR, parent)
-            with change_call("write"):
+            # The digest names the file, not the bytes: a replay of a tool that builds them
+            # from what it read reads the call's own change and builds others.
+            with change_call("write", {"path": _norm(path)}):
                 self.context.fs.write_bytes(path, bytes(data))
             self._landed(path)
 
@@ -274,13 +277,13 @@ class FsseamWorkspaceBackend:
         if kind is None:
             raise FileNotFoundError(errno.ENOENT, shown)
         if kind == "file":
-            with change_call("delete"):
+            with change_call("delete", {"path": shown}):
                 self.context.fs.delete(shown)
         elif self._in_store(shown):
             files = [e.path for e in self.context.fs.walk(shown) if e.type != "directory"]
             if files:
                 # All or nothing: each file at the version this owner observed.
-                with change_call("delete"):
+                with change_call("delete", {"path": shown}):
                     self.context.fs.change([Delete(p) for p in files])
         parent = posixpath.dirname(shown)
         with self._lock:
