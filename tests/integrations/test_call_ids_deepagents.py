@@ -110,4 +110,3 @@ def test_an_id_reused_for_another_change_is_refused(tmp_path: Path) -> None:
     assert refused[0][2].startswith("Error [FS_INVALID_ARGUMENT]: call id 'm-2' belongs to "
                                     "another call"), refused
     assert notes.read_bytes() == APPENDED
-

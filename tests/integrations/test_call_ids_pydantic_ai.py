@@ -193,4 +193,3 @@ def test_an_id_reused_for_another_file_is_refused(tmp_path: Path) -> None:
     assert "call id 'r-1' belongs to another call" in str(reused[0][2]), reused
     assert (root / "other.txt").read_bytes() == b"x\n"
     assert (root / "notes.txt").read_bytes() == APPENDED
-

@@ -99,4 +99,3 @@ def _digest(tool: str, args: Mapping[str, Any]) -> str:
     call with the same id another (each run of a call computes it here)."""
     text = json.dumps([tool, dict(args)], sort_keys=True, default=repr, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
