@@ -4,7 +4,7 @@
     fsseam mcp URL [--tools SET] [--owner NAME] [--branch NAME] [--read-only]
                [-o key=value ...]
     fsseam call URL TOOL JSON [--ledger FILE | --observations URL] [--owner NAME]
-                [--branch NAME] [--read-only] [-o key=value ...]
+                [--call-id ID] [--branch NAME] [--read-only] [-o key=value ...]
     fsseam schema [--tools SET] [--dialect openai|anthropic|json]
     fsseam branch list URL [--json]
     fsseam branch diff URL NAME [--json] [--color auto|always|never]
@@ -217,7 +217,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     texts = texts_path(store.path) if isinstance(store, FileObservations) else None
     if texts is not None:
         _recall(ws, texts)
-    result = ctx.tools.execute(args.tool, arguments)
+    result = ctx.tools.execute(args.tool, arguments, call_id=args.call_id)
     if texts is not None:
         _remember(ws, texts)
     print(result.text)
@@ -509,11 +509,23 @@ def _add_call(sub: _Commands) -> None:
         "-o options apply when its protocol is the workspace's",
     )
     call.add_argument("--owner", default="agent", help="owner name (default: agent)")
+    call.add_argument(
+        "--call-id", metavar="ID", type=_call_id,
+        help="the call's id (a script's or a scheduler's step id): the same call run again "
+        "with the same ID after its change landed prints what it printed and changes "
+        "nothing (default: none, every run is a new call)",
+    )
     call.add_argument("--read-only", action="store_true", help="refuse every modification")
     _add_branch_option(call)
     _add_history(call)
     _add_storage_options(call)
     call.set_defaults(func=cmd_call)
+
+
+def _call_id(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("a call id is a non-empty string")
+    return value
 
 
 def _add_schema(sub: _Commands) -> None:

@@ -21,7 +21,11 @@ What a client sees:
 - ``initialize`` answers with ``instructions``: the few rules a model needs to use the
   tools well (read before modifying, what FS_STALE means and what to do after it, in the
   catalogue's words: :func:`fsseam.conflicts.stale_story`), the same for every session.
-- ``tools/call`` runs ``ctx.tools.execute``. The text content is exactly the text the
+- ``tools/call`` runs ``ctx.tools.execute`` as the call ``_meta["fsseam/call_id"]``
+  (:data:`CALL_ID_META`, the client's own id, stable across sessions and restarts) or,
+  without one, as ``mcp:SESSION:REQUEST_ID`` (the JSON-RPC id in this session): a call
+  sent again with the id of a call whose change landed answers as it did and changes
+  nothing. The text content is exactly the text the
   model would see from the library. A tool error (a model mistake or a storage conflict)
   is an error *result* (``isError: true``, text ``Error [FS_...]: ...``), never a protocol
   error, so the model can read it and recover. ``structuredContent`` carries the facts
@@ -40,7 +44,8 @@ from __future__ import annotations
 import inspect
 import itertools
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
     from .workspace import Context, Workspace
 
 __all__ = [
+    "CALL_ID_META",
     "DEFAULT_TOOLS",
     "INSTALL_HINT",
     "McpUnavailable",
@@ -71,6 +77,14 @@ INSTALL_HINT = (
 DEFAULT_TOOLS = "files"
 """The tool set an MCP server offers unless told otherwise: one way to edit (``edit``), so
 the model does not choose among five overlapping editors."""
+
+
+CALL_ID_META = "fsseam/call_id"
+"""The key of a ``tools/call`` request's ``_meta`` holding the client's own id of the call
+(a string): a client that sends the same call again (after a lost answer, a restart, from a
+durable engine's retried step) with the same id gets the first run's answer and no second
+change. Without it a call's id is its JSON-RPC request id, scoped to the session
+(``mcp:SESSION:ID``): request ids restart with every session."""
 
 
 class McpUnavailable(RuntimeError):
@@ -119,15 +133,43 @@ def _sets() -> str:
 
 
 class _Session:
-    """One MCP session: its own Context (owner) and a lock serializing its calls."""
+    """One MCP session: its own Context (owner), a lock serializing its calls, and a nonce
+    of its own that scopes its request ids (each session numbers its requests from 1)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.lock = threading.Lock()
+        self.nonce = uuid.uuid4().hex[:16]
 
-    def execute(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+    def call_id(self, request_id: object, meta: object) -> str | None:
+        """The id a ``tools/call`` runs as: the client's ``_meta`` :data:`CALL_ID_META`,
+        else ``mcp:NONCE:REQUEST_ID``. A ``_meta`` id that is not a non-empty string (or an
+        integer) is the client's mistake: ValueError."""
+        given = _meta_entries(meta).get(CALL_ID_META)
+        if isinstance(given, str) and given:
+            return given
+        if isinstance(given, int) and not isinstance(given, bool):
+            return str(given)
+        if given is not None:
+            raise ValueError(f"_meta[{CALL_ID_META!r}] must be a non-empty string, "
+                             f"not {given!r}")
+        return None if request_id is None else f"mcp:{self.nonce}:{request_id}"
+
+    def execute(self, name: str, arguments: dict[str, Any] | None,
+                call_id: str | None = None) -> ToolResult:
         with self.lock:
-            return self.ctx.tools.execute(name, arguments or {})
+            return self.ctx.tools.execute(name, arguments or {}, call_id=call_id)
+
+
+def _meta_entries(meta: object) -> Mapping[str, Any]:
+    """A request's ``_meta`` as a mapping: a dict (mcp >= 2) or a pydantic model keeping
+    the keys it does not name as extras (mcp 1.x)."""
+    if meta is None:
+        return {}
+    if isinstance(meta, Mapping):
+        return meta
+    extra = getattr(meta, "model_extra", None)
+    return extra if isinstance(extra, Mapping) else {}
 
 
 class ToolServer:
@@ -226,8 +268,9 @@ def build_server(tool_server: ToolServer) -> Any:
 
     tools = [types.Tool.model_validate(t) for t in tool_server.tool_dicts()]
 
-    async def call(session: _Session, name: str, arguments: dict[str, Any] | None) -> Any:
-        result = await anyio.to_thread.run_sync(session.execute, name, arguments)
+    async def call(session: _Session, name: str, arguments: dict[str, Any] | None,
+                   call_id: str | None) -> Any:
+        result = await anyio.to_thread.run_sync(session.execute, name, arguments, call_id)
         return types.CallToolResult.model_validate(tool_server.result_dict(result))
 
     unknown = tool_server.refusal
@@ -250,7 +293,11 @@ def _server(server_cls: Any, tool_server: ToolServer, tools: list[Any], lifespan
         if not tool_server.has_tool(params.name):
             raise MCPError(types.INVALID_PARAMS, unknown(params.name))
         session: _Session = ctx.lifespan_context["session"]
-        return await call(session, params.name, params.arguments)
+        try:
+            call_id = session.call_id(ctx.request_id, params.meta or ctx.meta)
+        except ValueError as e:
+            raise MCPError(types.INVALID_PARAMS, str(e)) from None
+        return await call(session, params.name, params.arguments, call_id)
 
     return server_cls(
         "fsseam",
@@ -275,8 +322,10 @@ def _legacy_server(server_cls: Any, tool_server: ToolServer, tools: list[Any], l
     async def call_tool(name: str, arguments: dict[str, Any] | None) -> Any:
         if not tool_server.has_tool(name):
             raise ValueError(unknown(name))
-        session: _Session = legacy.request_context.lifespan_context["session"]
-        return await call(session, name, arguments)
+        request = legacy.request_context
+        session: _Session = request.lifespan_context["session"]
+        call_id = session.call_id(request.request_id, request.meta)
+        return await call(session, name, arguments, call_id)
 
     legacy.list_tools()(list_tools)
     legacy.call_tool(validate_input=False)(call_tool)

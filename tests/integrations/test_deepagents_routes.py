@@ -20,6 +20,7 @@ from deepagents.backends.protocol import DeleteResult
 
 from fsseam import ErrorCode, FsError, Workspace
 from fsseam.integrations.deepagents import FsseamBackend, Route, create_deep_agent
+from fsseam.paths import RESERVED_FOLDERS, reserved
 
 from .helpers import NOT_OBSERVED, retries, seed, stale, stored
 from .test_deepagents import ScriptedModel, call, run, script
@@ -67,7 +68,11 @@ def test_the_advice_of_every_refusal_leads_to_the_routes_file(tmp_path: Path) ->
     # The default backend's file of the stripped name is another file, and untouched.
     assert default.status == "error" and "/data/" not in default.content
     assert stored(ws) == b"retries = 6\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
+    # Beside the file, only fsseam's own records (the edit's call record: it ran as its
+    # tool call, fsseam.seam.calls).
+    assert sorted(p.name for p in tmp_path.iterdir() if not reserved(p.name)) == [
+        "config.toml"]
+    assert {p.name for p in tmp_path.iterdir()} <= {"config.toml", *RESERVED_FOLDERS}
 
 
 def test_deepagents_own_create_deep_agent_with_the_route_given(tmp_path: Path) -> None:

@@ -355,7 +355,7 @@ def test_an_image_in_a_result_reaches_the_model_as_binary_content(ws: Workspace)
     toolset = FsseamToolset(ws, owner="agent")
     image = ToolResult(tool="read", ok=True, text="/logo.png: PNG image, 67 bytes.",
                        images=(ImageContent(media_type="image/png", data=PNG),))
-    toolset.context.tools.execute = lambda name, args: image  # type: ignore[method-assign]
+    toolset.context.tools.execute = lambda name, args, **given: image  # type: ignore[method-assign]
     seen: list[Any] = []
 
     async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -69,7 +69,7 @@ from ..outcomes import ListEntry, ReadOutcome
 from ..tools.base import Tool, ToolResult, attempt, failed, perform
 from ..tools.file_tools import DeleteTool, EditTool, WriteTool
 from ..workspace import Context, Workspace
-from ._common import context_of
+from ._common import change_call, context_of
 from ._deepagents_ops import (
     IncludeGlob,
     delete_directory,
@@ -343,7 +343,9 @@ class FsseamBackend(BackendProtocol):
 
     # -- writing ---------------------------------------------------------------------------
     def write(self, file_path: str, content: str) -> WriteResult:
-        done = self._tool(_WRITE, file_path, file_path=file_path, content=content)
+        args = {"file_path": file_path, "content": content}
+        with change_call(_WRITE.name, args):
+            done = self._tool(_WRITE, file_path, **args)
         return WriteResult(path=done.value.path) if done.ok else WriteResult(error=done.text)
 
     def edit(
@@ -353,13 +355,20 @@ class FsseamBackend(BackendProtocol):
         new_string: str,
         replace_all: bool = False,
     ) -> EditResult:
-        done = self._tool(_EDIT, file_path, file_path=file_path, old_string=old_string,
-                          new_string=new_string, replace_all=replace_all)
+        args = {"file_path": file_path, "old_string": old_string, "new_string": new_string,
+                "replace_all": replace_all}
+        with change_call(_EDIT.name, args):
+            done = self._tool(_EDIT, file_path, **args)
         if not done.ok:
             return EditResult(error=done.text)
         return EditResult(path=done.value.path, occurrences=done.value.replacements)
 
     def delete(self, file_path: str) -> DeleteResult:
+        # One id for the call, whether it deletes the file or the files of a directory.
+        with change_call(_DELETE.name, {"file_path": file_path}):
+            return self._delete(file_path)
+
+    def _delete(self, file_path: str) -> DeleteResult:
         done = self._tool(_DELETE, file_path, file_path=file_path)
         if done.ok:
             return DeleteResult(path=done.value.path)
@@ -459,7 +468,8 @@ class FsseamBackend(BackendProtocol):
         return [self._upload(path, data) for path, data in files]
 
     def _upload(self, path: str, data: bytes) -> FileUploadResponse:
-        out = self._try(lambda: upload(self.context, path, data), path, "write")
+        with change_call("write"):
+            out = self._try(lambda: upload(self.context, path, data), path, "write")
         if isinstance(out, FsError):
             return FileUploadResponse(path=path, error=_operation_error(out, "write"))
         return FileUploadResponse(path=path)

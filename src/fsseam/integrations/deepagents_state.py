@@ -11,6 +11,8 @@ call's own from the state the call was given, and returns what the call recorded
 that) in the tool's state update, merged per key by :func:`merge_observations` (the later
 recording wins, as in every observation store). Two runs of one thread at once, or two
 calls of one response, never see what the other recorded before it reaches the state.
+The call runs as the model's tool call: each change it makes through a fsseam backend
+carries its ``tool_call_id`` (:mod:`fsseam.calling`; a replay of the call changes nothing).
 
 Each entry in the channel is sealed for the backend's owner, the workspace and the thread
 (:mod:`fsseam.observations.sealing`; signed when the workspace has an
@@ -43,6 +45,7 @@ from ..observations import ObservationEntry, newer
 from ..observations.sealing import SEAL_FIELD, Binding, opened, sealed
 from ..tools.base import failed
 from ..workspace import Context
+from ._common import framework_call
 
 if TYPE_CHECKING:
     from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -332,7 +335,8 @@ class FsseamMiddleware(AgentMiddleware[FsseamState, Any, Any]):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         try:
-            with self.threads.tool_call(request.state, request.runtime.config) as store:
+            with (self.threads.tool_call(request.state, request.runtime.config) as store,
+                  framework_call(_call_id(request))):
                 result = handler(request)
                 delta = store.drain() if store is not None else {}
         except FsError as e:
@@ -346,13 +350,21 @@ class FsseamMiddleware(AgentMiddleware[FsseamState, Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         try:
-            with self.threads.tool_call(request.state, request.runtime.config) as store:
+            with (self.threads.tool_call(request.state, request.runtime.config) as store,
+                  framework_call(_call_id(request))):
                 result = await handler(request)
                 delta = store.drain() if store is not None else {}
         except FsError as e:
             return _refusal(request, e)
         return with_update(result, self.threads.scope, delta, store.binding
                            ) if store is not None else result
+
+
+def _call_id(request: ToolCallRequest) -> str | None:
+    """The model's id of the tool call (LangChain's ``tool_call_id``): each change the
+    call makes through a fsseam backend runs under it (:mod:`fsseam.calling`)."""
+    given = request.tool_call.get("id")
+    return str(given) if given else None
 
 
 def _refusal(request: ToolCallRequest, error: FsError) -> ToolMessage:

@@ -28,6 +28,12 @@ context (``RunState`` strings carry it), an ``SQLiteSession``
 (:func:`~fsseam.integrations.openai_agents_state.session_context`), else one owner per run.
 So one tool list serves many conversations, and none sees another's reads. ``owner=`` (or
 a ``Context``) is one fixed owner for every run, in the workspace's store.
+
+Call ids: a function tool's call runs as ``ToolContext.tool_call_id`` (:mod:`fsseam.calling`),
+so a replay of it after its change landed answers as it did and changes nothing. The
+hosted ``ApplyPatchTool`` hands its editor no call id (an ``ApplyPatchOperation`` carries
+the run's context only): its operations run without one; where replays matter, use the
+function tool (``hosted=False``).
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
         f"pip install 'fsseam[openai-agents]' (from a clone: pip install '.[openai-agents]'): {e}"
     ) from e
 
+from ..calling import scope
 from ..changes import Create, Delete, FileChange, Update
 from ..errors import ErrorCode, FsError
 from ..patches import hunk_edit, parse_create_diff, parse_update_diff
@@ -140,8 +147,10 @@ class FsseamEditor:
         """One operation as one change (blocking): ``completed`` with Codex's summary of the
         files changed, or ``failed`` with fsseam's error, every file left as it was. It is
         answered as the Responses API's ``apply_patch_call`` is (the same tool)."""
-        result = perform(_PATCH, lambda: self.context_for(operation.ctx_wrapper).fs.change(
-            [_change(operation)]), operation.path)
+        # The SDK hands the editor no call id (the operation carries the run's context only).
+        with scope(None, _PATCH.name):
+            result = perform(_PATCH, lambda: self.context_for(operation.ctx_wrapper).fs.change(
+                [_change(operation)]), operation.path)
         return ApplyPatchResult(status="completed" if result.ok else "failed",
                                 output=result.text)
 
@@ -250,7 +259,10 @@ def function_tool(source: Context | Owners, name: str,
             context = whose(run)
         except FsError as e:  # the conversation's state cannot be used: say so, run nothing
             return perform(tool, _raise(e)).text
-        return tool_output(context.tools.execute(name, arguments or "{}"))
+        # The model's id of the call: a durable run (the SDK on Temporal) replaying the
+        # step hands it again, and a change that already landed is answered, not remade.
+        return tool_output(context.tools.execute(name, arguments or "{}",
+                                                 call_id=run.tool_call_id or None))
 
     async def invoke(run: ToolContext[Any], arguments: str) -> Any:
         return await asyncio.to_thread(execute, run, arguments)

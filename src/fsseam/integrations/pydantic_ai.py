@@ -33,6 +33,11 @@ run's deps), under ``owner`` (default ``agent``) in that store. ``owner="name"``
 ``per_run``) is one fixed owner whose observations live in the Workspace's store, as
 before. ``approve=`` names tools whose calls stop the run for a human's approval
 (Pydantic AI's deferred tools).
+
+Call ids: each call runs as ``RunContext.tool_call_id`` (:mod:`fsseam.calling`), the id the
+model gave the call, which a durable run (Pydantic AI's DBOS or Temporal agents) replays
+with the message that carries it: a call replayed after its change landed answers as it
+did and changes nothing.
 """
 
 from __future__ import annotations
@@ -233,7 +238,10 @@ class FsseamToolset(AbstractToolset[Any]):
             raise ModelRetry(malformed)
         if name in self.approve and not ctx.tool_call_approved:
             raise ApprovalRequired
-        result = await asyncio.to_thread(self.context.tools.execute, name, tool_args)
+        # The model's id of the call: a durable run replaying it (DBOS, Temporal) hands the
+        # same id again, and a change that already landed is answered, not made twice.
+        result = await asyncio.to_thread(self.context.tools.execute, name, tool_args,
+                                         call_id=ctx.tool_call_id or None)
         if result.error is not None and result.error.code in self.retry_codes:
             # A retry prompt has no metadata: what the call recorded waits for the next result.
             raise ModelRetry(result.text)

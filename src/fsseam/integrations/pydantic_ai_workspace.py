@@ -22,6 +22,11 @@ fsseam's guard: :class:`FsseamWorkspaceBackend` implements ``WorkspaceBackend`` 
 - no commands: ``Workspace.run`` says the workspace does not run them (nothing here can run
   a shell next to an object store).
 
+Call ids: under the :class:`FsseamWorkspace` capability each change a tool makes through
+``ctx.workspace`` runs as the model's call (``ToolCallPart.tool_call_id``; a tool making
+several changes: ``ID``, ``ID#2``, ...), so a durable run replaying the call changes
+nothing twice (:mod:`fsseam.calling`). A backend used without the capability has no id.
+
 Path-level failures are the builtin errors the protocol names (``FileNotFoundError``,
 ``IsADirectoryError``, ``NotADirectoryError``, ``FileExistsError``, ``PermissionError``,
 ``ValueError`` for a path outside the workspace); each carries fsseam's text.
@@ -39,8 +44,13 @@ from ..messages import Reason
 
 try:
     import anyio.to_thread
-    from pydantic_ai import RunContext
-    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai import RunContext, ToolDefinition
+    from pydantic_ai.capabilities import (
+        AbstractCapability,
+        ValidatedToolArgs,
+        WrapToolExecuteHandler,
+    )
+    from pydantic_ai.messages import ToolCallPart
     from pydantic_ai.workspaces import (
         FileEntry,
         ReadOnlyWorkspace,
@@ -62,7 +72,7 @@ from ..changes import Delete
 from ..errors import ErrorCode, FsError
 from ..tools.render import render_error
 from ..workspace import Context, Workspace
-from ._common import context_of
+from ._common import change_call, context_of, framework_call
 
 __all__ = ["PROVIDER", "FsseamWorkspace", "FsseamWorkspaceBackend", "FsseamWorkspaceError"]
 
@@ -93,9 +103,10 @@ _BUILTIN: dict[ErrorCode, Callable[[str], Exception]] = {
 
 
 def _exception(error: FsError) -> Exception:
-    """What Pydantic AI's workspace contract raises for ``error``."""
+    """What Pydantic AI's workspace contract raises for ``error``: a refusal of a call id
+    given to another call is fsseam's own (the contract's ValueError means a bad path)."""
     make = _BUILTIN.get(error.code)
-    if make is None:
+    if make is None or error.reason == Reason.call_id_reused:
         return FsseamWorkspaceError(error)
     return make(render_error(error.code, error.message))
 
@@ -150,7 +161,10 @@ class FsseamWorkspaceBackend:
             parent = posixpath.dirname(_norm(path))
             if self._kind(parent) == "file":
                 raise NotADirectoryError(errno.ENOTDIR, parent)
-            self.context.fs.write_bytes(path, bytes(data))
+            # The digest names the file, not the bytes: a replay of a tool that builds them
+            # from what it read reads the call's own change and builds others.
+            with change_call("write", {"path": _norm(path)}):
+                self.context.fs.write_bytes(path, bytes(data))
             self._landed(path)
 
         await self._run(write)
@@ -263,12 +277,14 @@ class FsseamWorkspaceBackend:
         if kind is None:
             raise FileNotFoundError(errno.ENOENT, shown)
         if kind == "file":
-            self.context.fs.delete(shown)
+            with change_call("delete", {"path": shown}):
+                self.context.fs.delete(shown)
         elif self._in_store(shown):
             files = [e.path for e in self.context.fs.walk(shown) if e.type != "directory"]
             if files:
                 # All or nothing: each file at the version this owner observed.
-                self.context.fs.change([Delete(p) for p in files])
+                with change_call("delete", {"path": shown}):
+                    self.context.fs.change([Delete(p) for p in files])
         parent = posixpath.dirname(shown)
         with self._lock:
             self._dirs -= {d for d in self._dirs if _within(d, shown)}
@@ -330,3 +346,11 @@ class FsseamWorkspace(AbstractCapability[Any]):
         if self.workspace.read_only:
             return ReadOnlyWorkspace(AgentWorkspace(backend))
         return backend
+
+    async def wrap_tool_execute(self, ctx: RunContext[Any], *, call: ToolCallPart,
+                                tool_def: ToolDefinition, args: ValidatedToolArgs,
+                                handler: WrapToolExecuteHandler) -> Any:
+        # The backend is handed no call: each change a tool makes through ctx.workspace
+        # runs under the model's id of the call (a durable run replays it with that id).
+        with framework_call(call.tool_call_id or None):
+            return await handler(args)
