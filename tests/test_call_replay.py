@@ -7,7 +7,8 @@ the owner had before it (a framework's state as last saved): with the same id it
 the first run did and the store holds exactly what the first run left; with another id it is
 refused (the change is someone else's now), the store again untouched. The same id in the
 same context (the answer kept with its observations) answers the same too. Every tool that
-changes files, on memory, local files, S3 (moto) and GCS (fake-gcs-server), and ``ctx.fs``'s own change methods.
+changes files, on memory, local files, S3 (moto) and GCS (fake-gcs-server), and the change
+methods of ``ctx.fs``.
 """
 
 from __future__ import annotations
