@@ -37,7 +37,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from .audit import AuditEntry, AuditReport, AuditTrail, open_target, verify
+from .audit import AuditEntry, AuditReport, AuditTrail, open_target
 from .backends.history import History
 from .backends.registry import open_backend
 from .branches.manage import BranchInfo
@@ -664,7 +664,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if args.verify:
             store = open_backend(args.url, _options(args.storage_options))
             anchors = _target(args, args.anchors) if args.anchors is not None else None
-            report = verify(trail, store, anchors)
+            report = trail.verify(store, anchors)
             if args.json:
                 dumped = report.model_dump(mode="json")
                 dumped["ok"] = report.ok

@@ -80,7 +80,8 @@ class Workspace:
     docs/branches.md.
     ``audit``: keep an audit trail of every change (docs/audit.md): True (in the reserved
     folder ``.fsseam-audit/`` of this store), a URL (or ``(url, storage_options)``), or an
-    fsspec filesystem instance (at its root).
+    fsspec filesystem instance (at its root). ``ws.audit`` is that trail
+    (:class:`~fsseam.audit.AuditTrail`: its entries, verify, anchors), or None.
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
     missing, local root that does not exist, ``observations=`` at the root itself, a
     read-only workspace on a branch that does not exist).
@@ -128,7 +129,6 @@ class Workspace:
         else:
             self.backend = backend
         self.audit = self._audit_trail(audit, url, storage_options, fs, self.backend)
-        """The audit trail this workspace's changes are recorded in (None: none)."""
         if history is not None:
             self.backend = keep_history(self.backend, history)
         if self.audit is not None:  # main's files, merges into main included

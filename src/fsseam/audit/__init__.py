@@ -3,7 +3,8 @@ which call, from which version to which as the store names them, in a hash chain
 create-only in any store fsseam opens.
 
 ``Workspace(url, audit=...)`` records (:class:`AuditedBackend`); :class:`AuditTrail` reads
-a trail, appends to it and anchors its head; :func:`verify` checks it (:class:`AuditReport`).
+a trail, appends to it, anchors its head and checks it (:meth:`AuditTrail.verify`, an
+:class:`AuditReport`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from .backend import AuditedBackend, Digests
 from .entry import Anchor, AuditEntry
 from .trail import FOLDER, AuditTarget, AuditTrail, open_target, shared_trail
-from .verify import AuditProblem, AuditReport, verify
+from .verify import AuditProblem, AuditReport
 
 __all__ = [
     "FOLDER",
@@ -25,5 +26,4 @@ __all__ = [
     "Digests",
     "open_target",
     "shared_trail",
-    "verify",
 ]

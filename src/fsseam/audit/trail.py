@@ -29,6 +29,7 @@ from ..errors import Conflict, ErrorCode, FsError
 from ..messages import Reason
 from ..versions import CreateOnly, Entry
 from .entry import Anchor, AuditEntry, canonical
+from .verify import AuditReport, check
 
 __all__ = ["FOLDER", "AuditTarget", "AuditTrail", "open_target", "shared_trail"]
 
@@ -203,14 +204,22 @@ class AuditTrail:
             kept.append(entry)
         return kept
 
+    def verify(self, store: Backend | None = None, anchors: Backend | None = None
+               ) -> AuditReport:
+        """Check this trail: its chain; with ``store`` (the workspace's backend, or
+        ``ws.backend``), each entry against the store; with ``anchors`` (the backend where
+        :meth:`anchor` wrote them), each anchor and whether the tail could have been cut."""
+        kept = self.anchors(anchors) if anchors is not None else None
+        return check(self.name, self.raw(), store, kept)
+
     # -- anchors ---------------------------------------------------------------------------
     def anchor(self, target: Backend) -> Anchor:
         """Write the chain's head create-only at ``target`` (its root); returns it. An
         anchor of the same head already there is that anchor."""
         seqs = self.sequence_numbers()
         if not seqs:
-            raise FsError(ErrorCode.FS_NOT_FOUND, reason=Reason.audit_trail_corrupt,
-                          details={"name": self.name, "detail": "the trail is empty"})
+            raise FsError(ErrorCode.FS_NOT_FOUND, reason=Reason.audit_trail_empty,
+                          details={"name": self.name})
         head = self.read(seqs[-1])
         assert head is not None
         made = Anchor(seq=head.seq, hash=head.hash, time=_now())

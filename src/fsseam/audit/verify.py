@@ -11,9 +11,10 @@ names) shows it.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..backends.base import Backend, Blob
 from ..errors import ErrorCode, FsError
@@ -21,9 +22,8 @@ from ..messages import Reason, render
 from ..paths import to_key
 from ..versions import Version
 from .entry import Anchor, AuditEntry, entry_hash
-from .trail import AuditTrail
 
-__all__ = ["AuditProblem", "AuditReport", "verify"]
+__all__ = ["AuditProblem", "AuditReport", "check"]
 
 ProblemKind = Literal["changed", "removed", "reordered", "contradicted", "missing",
                       "anchor", "cut"]
@@ -76,22 +76,23 @@ def _problem(seq: int, kind: ProblemKind, reason: Reason, /, **details: Any
     return AuditProblem(seq=seq, kind=kind, reason=reason, details=details)
 
 
-def chain(trail: AuditTrail) -> tuple[list[AuditEntry], list[AuditProblem]]:
-    """The entries that read as entries, and what breaks the chain."""
+def chain(raw: list[tuple[int, bytes]]) -> tuple[list[AuditEntry], list[AuditProblem]]:
+    """The entries (numbers and bytes, in order) that read as entries, and what breaks
+    the chain."""
     problems: list[AuditProblem] = []
     entries: list[AuditEntry] = []
     before: AuditEntry | None = None
     expected = 0
-    for seq, data in trail.raw():
+    for seq, data in raw:
         if seq != expected:
             problems.append(_problem(expected, "removed", Reason.audit_removed, first=expected,
                                      last=seq - 1, before=expected - 1, after=seq))
         expected = seq + 1
         try:
-            entry = trail.parse(trail.entry_key(seq), data)
-        except FsError as e:
+            entry = AuditEntry.model_validate(json.loads(data))
+        except (ValueError, ValidationError):
             problems.append(_problem(seq, "changed", Reason.audit_changed, seq=seq,
-                                     found=e.message, computed="-"))
+                                     found="-", computed="-"))
             before = None
             continue
         computed = entry_hash(entry.body())
@@ -235,18 +236,18 @@ def against_anchors(entries: list[AuditEntry], anchors: list[Anchor]
         "count": last_seq - anchored, "anchored": anchored})
 
 
-def verify(trail: AuditTrail, store: Backend | None = None,
-           anchors: Backend | None = None) -> AuditReport:
-    """Check ``trail``: its chain; with ``store`` (the workspace's backend), each entry
-    against the store; with ``anchors`` (where the anchors were written), each anchor."""
-    entries, problems = chain(trail)
+def check(name: str, raw: list[tuple[int, bytes]], store: Backend | None,
+          anchors: list[Anchor] | None) -> AuditReport:
+    """The report on the trail ``name`` whose entries are ``raw`` (numbers and bytes):
+    its chain; with ``store``, each entry against the store; with ``anchors`` (None: none
+    were asked for), each anchor and the tail after the last."""
+    entries, problems = chain(raw)
     checked = unknown = 0
     if store is not None:
         found, checked, unknown = against_store(entries, store)
         problems += found
-    kept = AuditTrail.anchors(anchors) if anchors is not None else []
-    found, tail = against_anchors(entries, kept)
+    found, tail = against_anchors(entries, anchors or [])
     problems += found
     problems.sort(key=lambda p: p.seq)
-    return AuditReport(trail=trail.name, entries=len(entries), problems=problems,
-                       checked=checked, not_checkable=unknown, anchors=len(kept), tail=tail)
+    return AuditReport(trail=name, entries=len(entries), problems=problems, checked=checked,
+                       not_checkable=unknown, anchors=len(anchors or []), tail=tail)

@@ -355,6 +355,7 @@ class Reason(StrEnum):
     # -- the audit trail (fsseam.messages.stores, "audit") ----------------------------------
     audit_unwritten = auto()
     audit_trail_corrupt = auto()
+    audit_trail_empty = auto()
     audit_changed = auto()
     audit_removed = auto()
     audit_reordered = auto()

@@ -303,6 +303,7 @@ SENTENCES: dict[str, str] = {
     "audit_trail_corrupt": (
         "the audit trail's entry {name} is not an entry fsseam wrote ({detail})."
     ),
+    "audit_trail_empty": "the audit trail {name} holds no entry yet: nothing to anchor.",
     "audit_changed": (
         "entry {seq} was changed after it was written: its hash is {found}, its content "
         "hashes to {computed}."
