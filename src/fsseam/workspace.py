@@ -136,12 +136,7 @@ class Workspace:
         self.branches_of = Branches(self.backend)
         """Main's branches (``branch``, ``diff``, ``merge`` ... are asked of it)."""
         if branch is not None:
-            self.backend = open_branch(self.backend, branch, read_only=read_only)
-            if not read_only:
-                with self._call("merge"):
-                    resume(self.backend)  # a merge killed midway is finished by the next open
-            if self.audit is not None:
-                self.backend = AuditedBackend(self.backend, self.audit, branch=branch)
+            self.backend = self._on_branch(branch, read_only)
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = (
             self._observation_policy(url, storage_options, ledger, observations,
@@ -168,6 +163,16 @@ class Workspace:
                                     private=fs is not None or isinstance(backend, Backend))
         """The text of what was read, kept to show what changed when a write is refused."""
         self._authors = Authors()
+
+    def _on_branch(self, branch: str, read_only: bool) -> Backend:
+        """The backend of branch ``branch`` over main's (audited, as main's is)."""
+        opened = open_branch(self.backend, branch, read_only=read_only)
+        if not read_only:
+            with self._call("merge"):
+                resume(opened)  # a merge killed midway is finished by the next open
+        if self.audit is not None:
+            return AuditedBackend(opened, self.audit, branch=branch)
+        return opened
 
     @staticmethod
     def _audit_trail(audit: AuditTarget | None, url: str,
