@@ -1,0 +1,278 @@
+"""The audit trail records every change, whatever made it: one entry each, with the
+version before and after as the store names them and the sha256 of the exact bytes.
+
+On memory, local disk (both with fsseam's kept history) and moto S3 (a versioned bucket):
+the file tools, the guarded fsspec filesystem, undo, restore, the memory tool, a branch's
+changes, a merge into main and a rewind. Also: the spec carries ``audit=`` to another
+process's Workspace, a trail at a URL or an fsspec instance, and the cost in requests (one
+more per change, counted by moto).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import pytest
+
+from fsseam import AuditEntry, AuditTrail, Context, History, Version, Workspace
+from fsseam.audit import FOLDER
+
+STORES = ["memory", "local", "s3"]
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def make(kind: str, request: pytest.FixtureRequest, tmp_path: Path,
+         **kw: Any) -> Workspace:
+    """A workspace on ``kind`` with a trail in its own store; versions kept everywhere."""
+    if kind == "memory":
+        return Workspace(f"memory://audit-{uuid.uuid4().hex}", {"global_store": False},
+                         load_entry_points=False, history=History(), **kw)
+    if kind == "local":
+        root = tmp_path / "root"
+        root.mkdir(exist_ok=True)
+        return Workspace(str(root), history=History(path=str(tmp_path / "kept")),
+                         load_entry_points=False, **kw)
+    moto = request.getfixturevalue("moto_s3")
+    bucket = moto.create_bucket(versioned=True)
+    return Workspace(f"s3://{bucket}/r", storage_options=moto.storage_options(),
+                     load_entry_points=False, **kw)
+
+
+@pytest.fixture(params=STORES)
+def ws(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Workspace]:
+    yield make(request.param, request, tmp_path, audit=True)
+
+
+def run(ctx: Context, tool: str, call_id: str, **args: Any) -> str:
+    res = ctx.tools.execute(tool, args, call_id=call_id)
+    assert res.ok, res.text
+    return res.text
+
+
+def entries(ws: Workspace) -> list[AuditEntry]:
+    assert ws.audit is not None
+    return ws.audit.entries()
+
+
+def now(ws: Workspace, path: str) -> Version:
+    return ws.backend.read(path.lstrip("/")).version
+
+
+def check(e: AuditEntry, ws: Workspace, *, tool: str, call_id: str | None, path: str,
+          action: str, before: Version | str | None, data: bytes | None,
+          owner: str | None = "alice", branch: str | None = None) -> None:
+    """``e`` names this change exactly: the version after is the store's own now (unless
+    deleted), the version before is the precondition's (``"overwrite"``/``"create"``: none),
+    the sha256 is of ``data``."""
+    assert (e.tool, e.call_id, e.path, e.action, e.owner, e.branch) == (
+        tool, call_id, path, action, owner, branch)
+    if before == "create":
+        assert (e.precondition, e.version_before) == ("create_only", None)
+    elif before == "overwrite":
+        assert (e.precondition, e.version_before) == ("overwrite", None)
+    else:
+        assert isinstance(before, Version)
+        assert e.precondition == "if_match"
+        assert Version.model_validate(e.version_before) == before
+    if data is None:
+        assert (e.version_after, e.sha256) == (None, None)
+    else:
+        assert e.sha256 == sha(data)
+        if branch is None:
+            assert Version.model_validate(e.version_after) == now(ws, path)
+
+
+def test_every_tool_change_appends_one_entry(ws: Workspace) -> None:
+    ctx = ws.context("alice")
+    run(ctx, "write", "c1", file_path="/a.txt", content="one\n")
+    [e0] = entries(ws)
+    check(e0, ws, tool="write", call_id="c1", path="/a.txt", action="create",
+          before="create", data=b"one\n")
+    assert (e0.seq, e0.prev) == (0, None)
+    v1 = now(ws, "/a.txt")
+
+    run(ctx, "edit", "c2", file_path="/a.txt", old_string="one", new_string="two")
+    e1 = entries(ws)[-1]
+    check(e1, ws, tool="edit", call_id="c2", path="/a.txt", action="write", before=v1,
+          data=b"two\n")
+    assert (e1.seq, e1.prev) == (1, e0.hash)
+    v2 = now(ws, "/a.txt")
+
+    run(ctx, "move", "c3", source_path="/a.txt", destination_path="/b.txt")
+    copy, gone = entries(ws)[2:]
+    check(copy, ws, tool="move", call_id="c3", path="/b.txt", action="copy",
+          before="create", data=b"two\n")
+    assert copy.source == "/a.txt"
+    check(gone, ws, tool="move", call_id="c3", path="/a.txt", action="delete", before=v2,
+          data=None)
+
+    v3 = now(ws, "/b.txt")
+    run(ctx, "delete", "c4", file_path="/b.txt")
+    check(entries(ws)[-1], ws, tool="delete", call_id="c4", path="/b.txt",
+          action="delete", before=v3, data=None)
+    assert [e.seq for e in entries(ws)] == [0, 1, 2, 3, 4]
+    assert ws.audit is not None and ws.audit.verify(ws.backend).ok
+
+
+def test_undo_restore_memory_and_the_filesystem_are_recorded(ws: Workspace) -> None:
+    ctx = ws.context("alice")
+    run(ctx, "str_replace_editor", "e1", command="create", path="/c.txt", file_text="v0\n")
+    run(ctx, "str_replace_editor", "e2", command="str_replace", path="/c.txt",
+        old_str="v0", new_str="v1")
+    v1 = now(ws, "/c.txt")
+    run(ctx, "str_replace_editor", "e3", command="undo_edit", path="/c.txt")
+    check(entries(ws)[-1], ws, tool="str_replace_editor", call_id="e3", path="/c.txt",
+          action="write", before=v1, data=b"v0\n")
+
+    listed = ctx.tools.execute("history", {"file_path": "/c.txt"}).value.entries
+    v0 = now(ws, "/c.txt")
+    run(ctx, "restore", "r1", file_path="/c.txt", version=listed[1].id)
+    check(entries(ws)[-1], ws, tool="restore", call_id="r1", path="/c.txt",
+          action="write", before=v0, data=b"v1\n")
+
+    run(ctx, "memory", "m1", command="create", path="/memories/n.md", file_text="note\n")
+    check(entries(ws)[-1], ws, tool="memory", call_id="m1", path="/memories/n.md",
+          action="create", before="create", data=b"note\n")
+
+    fs = ctx.filesystem()
+    count = len(entries(ws))
+    fs.pipe_file("/d.bin", b"\x00\x01raw")
+    [e] = entries(ws)[count:]
+    assert e.tool in ("create", "write_bytes")  # the backend's operation, or ctx.fs's call
+    check(e, ws, tool=e.tool, call_id=None, path="/d.bin", action="create", before="create",
+          data=b"\x00\x01raw")
+    assert ws.audit is not None and ws.audit.verify(ws.backend).ok
+
+
+def test_ctx_fs_outside_a_tool_names_the_operation(ws: Workspace) -> None:
+    ctx = ws.context("bob")
+    ctx.fs.write("/x.txt", "x\n")
+    [e] = entries(ws)
+    assert (e.owner, e.call_id, e.path, e.action) == ("bob", None, "/x.txt", "create")
+    assert e.tool in ("write", "create")  # the seam's scope, or the backend's operation
+    assert e.sha256 == sha(b"x\n")
+
+
+def test_nothing_is_recorded_for_a_refused_change(ws: Workspace) -> None:
+    ctx = ws.context("alice")
+    run(ctx, "write", "c1", file_path="/a.txt", content="one\n")
+    other = ws.context("eve")
+    res = other.tools.execute("write", {"file_path": "/a.txt", "content": "x\n"},
+                              call_id="c2")
+    assert not res.ok
+    assert [e.call_id for e in entries(ws)] == ["c1"]
+
+
+def test_the_trail_is_hidden_and_refused(ws: Workspace) -> None:
+    ctx = ws.context("alice")
+    run(ctx, "write", "c1", file_path="/a.txt", content="one\n")
+    assert FOLDER not in run(ctx, "ls", "l1", path="/")
+    res = ctx.tools.execute("write", {"file_path": f"/{FOLDER}/entries/000000000001.json",
+                                      "content": "{}"})
+    assert not res.ok
+    assert [e.seq for e in entries(ws)] == [0]
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_branch_changes_merge_and_rewind(kind: str, request: pytest.FixtureRequest,
+                                         tmp_path: Path) -> None:
+    ws = make(kind, request, tmp_path, audit=True)
+    main = ws.context("alice")
+    run(main, "write", "c1", file_path="/a.txt", content="base\n")
+    bot = ws.branch("f").context("bot")
+    run(bot, "read", "b0", file_path="/a.txt")
+    run(bot, "edit", "b1", file_path="/a.txt", old_string="base", new_string="bot")
+    e = entries(ws)[-1]
+    check(e, ws, tool="edit", call_id="b1", path="/a.txt", action="write",
+          before=now(ws, "/a.txt"), data=b"bot\n", owner="bot", branch="f")
+    head = ws.branches()[0].head
+
+    v_main = now(ws, "/a.txt")
+    ws.merge("f", owner="carol")
+    merged = entries(ws)[-1]
+    check(merged, ws, tool="merge", call_id=None, path="/a.txt", action="write",
+          before=v_main, data=b"bot\n", owner="carol")
+
+    run(bot, "read", "b2", file_path="/a.txt")
+    run(bot, "edit", "b3", file_path="/a.txt", old_string="bot", new_string="again")
+    later = ws.branches()[0].head
+    ws.rewind("f", head)
+    rewound = entries(ws)[-1]
+    assert (rewound.tool, rewound.path, rewound.action, rewound.branch) == (
+        "rewind", "branch:f", "rewind", None)
+    assert rewound.version_before == {"kind": "branch-head", "value": later, "detail": None}
+    assert rewound.version_after == {"kind": "branch-head", "value": head, "detail": None}
+    seqs = [e.seq for e in entries(ws)]
+    assert seqs == list(range(len(seqs)))
+    assert ws.audit is not None and ws.audit.verify(ws.backend).ok
+
+
+def test_the_spec_carries_the_trail(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    trail = tmp_path / "trail"
+    trail.mkdir()
+    ws = Workspace(str(root), audit=str(trail), load_entry_points=False,
+                   observations=str(tmp_path / "seen.json"))
+    again = pickle.loads(pickle.dumps(ws.context("alice")))
+    run(again, "write", "c1", file_path="/a.txt", content="one\n")
+    [e] = AuditTrail.open(str(trail)).entries()
+    assert (e.path, e.owner, e.sha256) == ("/a.txt", "alice", sha(b"one\n"))
+    assert not (root / FOLDER).exists()  # kept where audit= points, not in the workspace
+    assert sorted(p.name for p in (trail / "entries").iterdir()) == ["000000000000.json"]
+
+
+def test_a_trail_on_an_fsspec_instance(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    target = fsspec.filesystem("dir", path=f"/audit-{uuid.uuid4().hex}",
+                               fs=fsspec.filesystem("memory"))
+    ws = Workspace(str(root), audit=target, load_entry_points=False)
+    run(ws.context("alice"), "write", "c1", file_path="/a.txt", content="one\n")
+    assert ws.audit is not None
+    [e] = ws.audit.entries()
+    assert e.path == "/a.txt"
+    assert target.cat_file("/entries/000000000000.json") == e.to_bytes()
+
+
+def test_filters(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    ws = Workspace(str(root), audit=True, load_entry_points=False)
+    run(ws.context("alice"), "write", "c1", file_path="/d/a.txt", content="a\n")
+    run(ws.context("bob"), "write", "c2", file_path="/b.txt", content="b\n")
+    trail = AuditTrail.of_workspace(str(root))
+    assert [e.call_id for e in trail.entries(owner="bob")] == ["c2"]
+    assert [e.call_id for e in trail.entries(path="/d/")] == ["c1"]
+    assert [e.call_id for e in trail.entries(path="b.txt")] == ["c2"]
+
+
+def test_one_change_costs_exactly_one_more_request(moto_s3: Any) -> None:
+    """Measured at moto: the same edit with and without audit differs by one PUT (the
+    entry, create-only), once the process knows the trail's next number."""
+    costs = {}
+    for audit in (False, True):
+        bucket = moto_s3.create_bucket()
+        ws = Workspace(f"s3://{bucket}/r", storage_options=moto_s3.storage_options(),
+                       load_entry_points=False, content_index=False, audit=audit)
+        ctx = ws.context("alice")
+        run(ctx, "write", "w0", file_path="/warm.txt", content="warm\n")  # first use: listing
+        run(ctx, "write", "w1", file_path="/a.txt", content="one\n")
+        run(ctx, "read", "r1", file_path="/a.txt")
+        moto_s3.log.clear()
+        run(ctx, "edit", "e1", file_path="/a.txt", old_string="one", new_string="two")
+        costs[audit] = list(moto_s3.log.to_bucket(bucket))
+    plain, audited = costs[False], costs[True]
+    assert len(audited) == len(plain) + 1, (plain, audited)
+    assert [m for m, p in audited if f"/{FOLDER}/" not in p] == [m for m, _ in plain]
+    [(method, path)] = [(m, p) for m, p in audited if f"/{FOLDER}/" in p]
+    assert method == "PUT" and path.endswith(f"/{FOLDER}/entries/000000000002.json")
