@@ -45,8 +45,10 @@ class AuditProblem(BaseModel):
 
 
 class AuditReport(BaseModel):
-    """What :func:`verify` found. ``ok``: no problem. ``first``: the first entry (by
-    number) found changed, removed, reordered, contradicted or missing."""
+    """What :meth:`AuditTrail.verify` found. ``ok``: no problem. ``first``: the first
+    finding: the chain's own (an entry changed, removed or reordered) first, then the
+    anchors' (a cut tail), then the store's (an entry contradicted, a change missing), each
+    by entry number."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -69,6 +71,13 @@ class AuditReport(BaseModel):
     @property
     def first(self) -> AuditProblem | None:
         return self.problems[0] if self.problems else None
+
+
+_RANK: dict[str, int] = {"changed": 0, "removed": 0, "reordered": 0, "cut": 1, "anchor": 1,
+                         "contradicted": 2, "missing": 3}
+"""Which findings come first: the chain's own (an entry changed, removed, reordered), then
+the anchors', then the store's (what an entry says against what the store holds, then a
+file at a version no entry names: the entry after the one named is what is missing)."""
 
 
 def _problem(seq: int, kind: ProblemKind, reason: Reason, /, **details: Any
@@ -145,6 +154,9 @@ class _Store:
                 if e.code is not ErrorCode.FS_UNSUPPORTED:
                     raise
             else:
+                if blob.version != version:  # an id of the store's, named with other bytes
+                    return self._contradicted(entry, Reason.audit_version_unknown,
+                                              version=str(version))
                 return self._bytes(entry, blob)
         now = self.now(key)
         if now is not None and now.version == version:
@@ -248,6 +260,6 @@ def check(name: str, raw: list[tuple[int, bytes]], store: Backend | None,
         problems += found
     found, tail = against_anchors(entries, anchors or [])
     problems += found
-    problems.sort(key=lambda p: p.seq)
+    problems.sort(key=lambda p: (_RANK[p.kind], p.seq))
     return AuditReport(trail=name, entries=len(entries), problems=problems, checked=checked,
                        not_checkable=unknown, anchors=len(anchors or []), tail=tail)
