@@ -211,8 +211,10 @@ def test_branch_changes_merge_and_rewind(kind: str, request: pytest.FixtureReque
         "rewind", "branch:f", "rewind", None)
     assert rewound.version_before == {"kind": "branch-head", "value": later, "detail": None}
     assert rewound.version_after == {"kind": "branch-head", "value": head, "detail": None}
-    seqs = [e.seq for e in entries(ws)]
-    assert seqs == list(range(len(seqs)))
+    assert [(e.call_id, e.tool, e.branch) for e in entries(ws)] == [
+        ("c1", "write", None), ("b1", "edit", "f"), (None, "merge", None),
+        ("b3", "edit", "f"), (None, "rewind", None)]
+    assert [e.seq for e in entries(ws)] == [0, 1, 2, 3, 4]
     assert ws.audit is not None and ws.audit.verify(ws.backend).ok
 
 
@@ -276,3 +278,21 @@ def test_one_change_costs_exactly_one_more_request(moto_s3: Any) -> None:
     assert [m for m, p in audited if f"/{FOLDER}/" not in p] == [m for m, _ in plain]
     [(method, path)] = [(m, p) for m, p in audited if f"/{FOLDER}/" in p]
     assert method == "PUT" and path.endswith(f"/{FOLDER}/entries/000000000002.json")
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_a_branch_workspace_audits_main_once(kind: str, request: pytest.FixtureRequest,
+                                             tmp_path: Path) -> None:
+    """A branch over storage the workspace holds (memory, private) is opened over main's
+    audited backend as it is: main's changes from it (a merge it finishes) are recorded
+    once, its own once, naming the branch."""
+    from fsseam.audit import AuditedBackend
+
+    ws = make(kind, request, tmp_path, audit=True)
+    layers = []
+    backend: Any = ws.branch("f").backend
+    while backend is not None:
+        if isinstance(backend, AuditedBackend):
+            layers.append(backend.branch)
+        backend = getattr(backend, "inner", None)
+    assert layers == ["f", None]

@@ -131,8 +131,8 @@ class Workspace:
         self.audit = self._audit_trail(audit, url, storage_options, fs, self.backend)
         if history is not None:
             self.backend = keep_history(self.backend, history)
-        if self.audit is not None:  # main's files, merges into main included
-            self.backend = AuditedBackend(self.backend, self.audit)
+        if self.audit is not None and not isinstance(self.backend, AuditedBackend):
+            self.backend = AuditedBackend(self.backend, self.audit)  # merges into main too
         self.branches_of = Branches(self.backend)
         """Main's branches (``branch``, ``diff``, ``merge`` ... are asked of it)."""
         if branch is not None:
