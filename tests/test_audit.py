@@ -211,10 +211,28 @@ def test_branch_changes_merge_and_rewind(kind: str, request: pytest.FixtureReque
         "rewind", "branch:f", "rewind", None)
     assert rewound.version_before == {"kind": "branch-head", "value": later, "detail": None}
     assert rewound.version_after == {"kind": "branch-head", "value": head, "detail": None}
+
+    run(main, "read", "c2", file_path="/a.txt")
+    run(main, "edit", "c3", file_path="/a.txt", old_string="bot", new_string="main")
+    run(bot, "read", "b4", file_path="/a.txt")
+    run(bot, "edit", "b5", file_path="/a.txt", old_string="bot", new_string="branch")
+    before = ws.branches()[0].head
+    rebased = ws.rebase("f", owner="dave")
+    e = entries(ws)[-1]
+    assert (e.tool, e.path, e.action, e.owner) == ("rebase", "branch:f", "rebase", "dave")
+    assert e.version_before == {"kind": "branch-head", "value": before, "detail": None}
+    assert e.version_after == {"kind": "branch-head", "value": rebased.head, "detail": None}
+
+    ws.discard("f")
+    e = entries(ws)[-1]
+    assert (e.tool, e.path, e.action, e.version_after) == ("discard", "branch:f", "discard",
+                                                            None)
+    assert e.version_before == {"kind": "branch-head", "value": rebased.head, "detail": None}
     assert [(e.call_id, e.tool, e.branch) for e in entries(ws)] == [
         ("c1", "write", None), ("b1", "edit", "f"), (None, "merge", None),
-        ("b3", "edit", "f"), (None, "rewind", None)]
-    assert [e.seq for e in entries(ws)] == [0, 1, 2, 3, 4]
+        ("b3", "edit", "f"), (None, "rewind", None), ("c3", "edit", None),
+        ("b5", "edit", "f"), (None, "rebase", None), (None, "discard", None)]
+    assert [e.seq for e in entries(ws)] == list(range(9))
     assert ws.audit is not None and ws.audit.verify(ws.backend).ok
 
 

@@ -10,10 +10,12 @@ from typing import Any
 
 from .audit import FOLDER as AUDIT_FOLDER
 from .audit import AuditedBackend, AuditTarget, AuditTrail, open_target, shared_trail
+from .audit.entry import Action
 from .backends.base import Backend
 from .backends.history import History, keep_history
 from .backends.registry import open_backend
 from .branches import open_branch
+from .branches.layout import Ref
 from .branches.manage import Branches, BranchInfo, CollectOutcome
 from .branches.merging import merge, rebase, resume
 from .branches.review import BranchDiff, MergeOutcome, RebaseOutcome, review, survey
@@ -47,6 +49,7 @@ from .spec import (
     spec_of,
 )
 from .tools.registry import ToolRegistry
+from .versions import Version
 
 __all__ = ["Context", "Workspace"]
 
@@ -207,15 +210,15 @@ class Workspace:
             raise FsError(ErrorCode.FS_BACKEND, reason=Reason.audit_unwritten,
                           details={"changes": "; ".join(call.unaudited)})
 
-    def _record_ref(self, name: str, action: str, before: str | None,
-                    after: str | None) -> None:
-        """The entry of a branch's ref moved (rewind) or removed (discard)."""
+    def _record_ref(self, name: str, action: Action, before: tuple[Ref, Version] | None,
+                    after: str | None, owner: str | None = None) -> None:
+        """The entry of a branch's ref moved (rewind, rebase) or removed (discard), from
+        the head ``before`` (the ref read first) to ``after``."""
         main = self.branches_of.inner
-        if isinstance(main, AuditedBackend):
-            main.record(f"branch:{name}", "rewind" if action == "rewind" else "discard",
-                        None, precondition="ref",
-                        version_before=_head(before), version_after=_head(after),
-                        sha256=None)
+        if isinstance(main, AuditedBackend) and (before is None or before[0].head != after):
+            main.record(f"branch:{name}", action, owner, precondition="ref",
+                        version_before=_head(before[0].head if before else None),
+                        version_after=_head(after), sha256=None)
 
     @staticmethod
     def _observation_policy(url: str, storage_options: dict[str, Any] | None,
@@ -364,7 +367,11 @@ class Workspace:
         combined where they do not overlap, with conflict markers where they do (an agent
         on the branch then resolves them, and the merge writes the result as is)."""
         self._main_only(changes=True)
-        return rebase(self.branches_of.backend(name), owner=owner, paths=paths)
+        with self._call("rebase"):
+            found = self.branches_of.store.ref(name) if self.audit is not None else None
+            outcome = rebase(self.branches_of.backend(name), owner=owner, paths=paths)
+            self._record_ref(name, "rebase", found, outcome.head, owner)
+        return outcome
 
     def rewind(self, name: str, to: str) -> BranchInfo:
         """Move branch ``name`` back to ``to``, an earlier head of its log."""
@@ -372,7 +379,7 @@ class Workspace:
         with self._call("rewind"):
             found = self.branches_of.store.ref(name) if self.audit is not None else None
             info = self.branches_of.rewind(name, to)
-            self._record_ref(name, "rewind", found[0].head if found else None, info.head)
+            self._record_ref(name, "rewind", found, info.head)
         return info
 
     def discard(self, name: str) -> None:
@@ -381,7 +388,7 @@ class Workspace:
         with self._call("discard"):
             found = self.branches_of.store.ref(name) if self.audit is not None else None
             self.branches_of.discard(name)
-            self._record_ref(name, "discard", found[0].head if found else None, None)
+            self._record_ref(name, "discard", found, None)
 
     def collect(self, grace: timedelta = timedelta(hours=1)) -> CollectOutcome:
         """Remove the branch objects no branch reaches (older than ``grace``)."""

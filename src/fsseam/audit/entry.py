@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = ["Action", "Anchor", "AuditEntry", "canonical", "entry_hash"]
 
-Action = Literal["write", "create", "delete", "copy", "rewind", "discard"]
+Action = Literal["write", "create", "delete", "copy", "rewind", "rebase", "discard"]
 
 FORMAT = 1
 """The entry format this version writes and reads."""
