@@ -11,6 +11,7 @@ more per change, counted by moto).
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 import uuid
 from collections.abc import Iterator
@@ -314,3 +315,23 @@ def test_a_branch_workspace_audits_main_once(kind: str, request: pytest.FixtureR
             layers.append(backend.branch)
         backend = getattr(backend, "inner", None)
     assert layers == ["f", None]
+
+
+def test_the_cli_reads_a_trail_kept_elsewhere(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from fsseam.cli import main
+
+    root, kept = tmp_path / "root", tmp_path / "kept"
+    root.mkdir()
+    kept.mkdir()
+    ws = Workspace(str(root), audit=str(kept), load_entry_points=False)
+    run(ws.context("alice"), "write", "c1", file_path="/a.txt", content="one\n")
+    assert main(["audit", str(root), "--trail", str(kept), "--json"]) == 0
+    [e] = json.loads(capsys.readouterr().out)
+    assert (e["path"], e["call_id"], e["sha256"]) == ("/a.txt", "c1", sha(b"one\n"))
+    assert main(["audit", str(root), "--trail", str(kept), "--verify"]) == 0
+    assert "ok: the chain is whole" in capsys.readouterr().out
+    assert main(["audit", str(root)]) == 0  # the workspace's own folder: no trail there
+    assert capsys.readouterr().out.strip() == "no entries"
+    assert main(["audit", str(tmp_path / "absent")]) == 2
+    assert "cannot open the audit trail" in capsys.readouterr().err
