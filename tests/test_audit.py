@@ -335,3 +335,20 @@ def test_the_cli_reads_a_trail_kept_elsewhere(tmp_path: Path,
     assert capsys.readouterr().out.strip() == "no entries"
     assert main(["audit", str(tmp_path / "absent")]) == 2
     assert "cannot open the audit trail" in capsys.readouterr().err
+
+
+def test_workspaces_of_one_process_share_the_next_number(moto_s3: Any) -> None:
+    """One listing per process: a second workspace over the same trail appends with one
+    request from its first change on, while the first is open."""
+    bucket = moto_s3.create_bucket()
+    url, options = f"s3://{bucket}/r", moto_s3.storage_options()
+    first = Workspace(url, storage_options=options, load_entry_points=False,
+                      content_index=False, audit=True)
+    run(first.context("alice"), "write", "w0", file_path="/a.txt", content="a\n")
+    second = Workspace(url, storage_options=options, load_entry_points=False,
+                       content_index=False, audit=True)
+    assert second.audit is first.audit
+    moto_s3.log.clear()
+    run(second.context("bob"), "write", "w1", file_path="/b.txt", content="b\n")
+    trail = [(m, p) for m, p in moto_s3.log.to_bucket(bucket) if f"/{FOLDER}/" in p]
+    assert trail == [("PUT", f"/{bucket}/r/{FOLDER}/entries/000000000001.json")]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import json
 import threading
+import weakref
 from collections.abc import Hashable
 from datetime import UTC, datetime
 from typing import Any
@@ -261,7 +262,9 @@ def _matches(entry: AuditEntry, path: str) -> bool:
     return shown in names
 
 
-_shared: dict[Hashable, AuditTrail] = {}
+# Weak: a trail is kept while a workspace appends to it (the storage it holds, a private
+# memory store say, is then freed with the last workspace over it).
+_shared: weakref.WeakValueDictionary[Hashable, AuditTrail] = weakref.WeakValueDictionary()
 _shared_lock = threading.Lock()
 
 
@@ -270,5 +273,8 @@ def shared_trail(trail: AuditTrail, key: Hashable | None = None) -> AuditTrail:
     so an append is one request), or ``trail``, kept for the next."""
     key = trail.identity() if key is None else key
     with _shared_lock:
-        return _shared.setdefault(key, trail)
+        kept = _shared.get(key)
+        if kept is None:
+            _shared[key] = kept = trail
+        return kept
 
