@@ -193,3 +193,19 @@ def test_the_listing(rig: Rig, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", *rig.cli()]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 6 and "alice  edit  write /a.txt" in lines[1]
+
+
+def test_a_change_made_where_nothing_audited_it(rig: Rig) -> None:
+    """b.txt changed behind the trail's back (the backend under the audit), then edited
+    through fsseam: the edit replaced a version no entry made."""
+    from fsseam.audit import AuditedBackend
+
+    audited = rig.ws.backend
+    assert isinstance(audited, AuditedBackend)
+    behind = audited.inner
+    behind.write("b.txt", b"sneaky\n", Overwrite())
+    ctx = rig.ws.context("alice")
+    assert ctx.tools.execute("read", {"file_path": "/b.txt"}).ok
+    assert ctx.tools.execute("edit", {"file_path": "/b.txt", "old_string": "sneaky",
+                                      "new_string": "b1"}, call_id="c6").ok
+    assert first(rig) == ("missing", 6)

@@ -223,6 +223,31 @@ def against_store(entries: list[AuditEntry], backend: Backend
     return problems, checked, unknown
 
 
+def gaps(entries: list[AuditEntry]) -> list[AuditProblem]:
+    """Each change conditional on a version (``if_match``) that no entry of its file (on
+    its branch) made, the file's first entry aside (its version may predate the trail).
+    Any entry's version counts, earlier or later: two processes may append one file's
+    entries in the other order than the store took the changes."""
+    made: dict[tuple[str | None, str], set[tuple[str, str]]] = {}
+    for e in entries:
+        if e.version_after is not None:
+            made.setdefault((e.branch, e.path), set()).add(
+                (e.version_after["kind"], str(e.version_after["value"])))
+    problems = []
+    seen: set[tuple[str | None, str]] = set()
+    for e in entries:
+        file = (e.branch, e.path)
+        first = file not in seen
+        seen.add(file)
+        before = e.version_before
+        if first or e.precondition != "if_match" or before is None:
+            continue
+        if (before["kind"], str(before["value"])) not in made.get(file, set()):
+            problems.append(_problem(e.seq, "missing", Reason.audit_gap, seq=e.seq,
+                                     path=e.path, version=str(Version.model_validate(before))))
+    return problems
+
+
 def against_anchors(entries: list[AuditEntry], anchors: list[Anchor]
                     ) -> tuple[list[AuditProblem], str]:
     by_seq = {e.seq: e for e in entries}
@@ -254,6 +279,7 @@ def check(name: str, raw: list[tuple[int, bytes]], store: Backend | None,
     its chain; with ``store``, each entry against the store; with ``anchors`` (None: none
     were asked for), each anchor and the tail after the last."""
     entries, problems = chain(raw)
+    problems += gaps(entries)
     checked = unknown = 0
     if store is not None:
         found, checked, unknown = against_store(entries, store)

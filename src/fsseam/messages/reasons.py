@@ -363,6 +363,7 @@ class Reason(StrEnum):
     audit_bytes_differ = auto()
     audit_version_bytes = auto()
     audit_missing = auto()
+    audit_gap = auto()
     audit_anchor_unknown = auto()
     audit_tail_cut = auto()
     audit_tail_open = auto()

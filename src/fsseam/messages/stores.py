@@ -330,6 +330,10 @@ SENTENCES: dict[str, str] = {
         "says {named}): entries after it were cut, or the file was changed where nothing "
         "audited it."
     ),
+    "audit_gap": (
+        "entry {seq} ({path}) replaced {version}, which no entry of {path} made: a change "
+        "of {path} was made where nothing audited it, or its entry was cut."
+    ),
     "audit_anchor_unknown": (
         "anchor {anchor} names entry {seq} with hash {hash}, which the trail does not hold "
         "({detail})."
