@@ -352,3 +352,18 @@ def test_workspaces_of_one_process_share_the_next_number(moto_s3: Any) -> None:
     run(second.context("bob"), "write", "w1", file_path="/b.txt", content="b\n")
     trail = [(m, p) for m, p in moto_s3.log.to_bucket(bucket) if f"/{FOLDER}/" in p]
     assert trail == [("PUT", f"/{bucket}/r/{FOLDER}/entries/000000000001.json")]
+
+
+def test_a_patch_of_several_files_is_an_entry_per_change(ws: Workspace) -> None:
+    ctx = ws.context("alice")
+    run(ctx, "write", "c1", file_path="/old.txt", content="x\n")
+    v_old = now(ws, "/old.txt")
+    patch = ("*** Begin Patch\n*** Add File: new.txt\n+fresh\n"
+             "*** Delete File: old.txt\n*** End Patch")
+    run(ctx, "apply_patch", "p1", patch=patch)
+    made = {e.path: e for e in entries(ws)[1:]}
+    assert set(made) == {"/new.txt", "/old.txt"}
+    check(made["/new.txt"], ws, tool="apply_patch", call_id="p1", path="/new.txt",
+          action="create", before="create", data=b"fresh\n")
+    check(made["/old.txt"], ws, tool="apply_patch", call_id="p1", path="/old.txt",
+          action="delete", before=v_old, data=None)
