@@ -10,15 +10,19 @@ the call's answer (a tool) or a raised FsError (``ctx.fs``) reports.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fsseam import CreateOnly, ErrorCode, FsError, Workspace
+from fsseam import CreateOnly, ErrorCode, FsError, Version, Workspace, WriteMeta
+from fsseam.backends import open_backend
+from fsseam.backends.base import ANY_VERSION, Wrapper
 from fsseam.calling import scope
 from fsseam.messages import Reason
+from fsseam.versions import Precondition
 
 
 @pytest.fixture
@@ -73,3 +77,36 @@ def test_ctx_fs_raises_when_its_entry_cannot_be_written(ws: Workspace,
     assert caught.value.reason == Reason.audit_unwritten
     assert "/d.txt" in caught.value.message
 
+
+
+class LostAnswers(Wrapper):
+    """Changes land, then the answer is lost (FS_BACKEND), as over a dropped connection;
+    the reserved folders' objects are left alone."""
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        self.inner.write(key, data, precondition, meta=meta)
+        raise FsError(ErrorCode.FS_BACKEND, message="connection reset")
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        self.inner.delete(key, precondition, meta=meta)
+        raise FsError(ErrorCode.FS_BACKEND, message="connection reset")
+
+
+def test_a_change_whose_answer_was_lost_is_recorded(tmp_path: Path) -> None:
+    """The seam reads back a write that failed and calls it done when it landed: the
+    trail has its entry too (one read, on the failure path only)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    ws = Workspace("lossy", backend=LostAnswers(open_backend(str(root))),
+                   load_entry_points=False, audit=(str(tmp_path), {}))
+    ctx = ws.context("alice")
+    res = ctx.tools.execute("write", {"file_path": "/a.txt", "content": "one\n"}, call_id="c1")
+    assert res.ok, res.text
+    res = ctx.tools.execute("delete", {"file_path": "/a.txt"}, call_id="c2")
+    assert res.ok, res.text
+    assert ws.audit is not None
+    made = [(e.call_id, e.action, e.path) for e in ws.audit.entries()]
+    assert made == [("c1", "create", "/a.txt"), ("c2", "delete", "/a.txt")]
+    assert ws.audit.entries()[0].sha256 == hashlib.sha256(b"one\n").hexdigest()

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..backends.base import ANY_VERSION, Backend, Blob, ReadStream, Wrapper, WriteMeta
 from ..calling import current
-from ..errors import ErrorCode, FsError
+from ..errors import Conflict, ErrorCode, FsError
 from ..messages import Reason
 from ..paths import display, reserved
 from ..versions import CreateOnly, IfMatch, Precondition, Version
@@ -131,7 +131,13 @@ class AuditedBackend(Wrapper):
         if reserved(key):
             return self.inner.write(key, data, precondition, meta=meta)
         with self._stripe(key):
-            version = self.inner.write(key, data, precondition, meta=meta)
+            try:
+                version = self.inner.write(key, data, precondition, meta=meta)
+            except Conflict:
+                raise  # refused: nothing changed
+            except FsError:
+                self._landed_anyway(key, data, precondition, meta)
+                raise
             digest = hashlib.sha256(data).hexdigest()
             self.digests.put(key, version, digest)
             kind, before = _precondition(precondition)
@@ -146,7 +152,16 @@ class AuditedBackend(Wrapper):
             self.inner.delete(key, precondition, meta=meta)
             return
         with self._stripe(key):
-            self.inner.delete(key, precondition, meta=meta)
+            try:
+                self.inner.delete(key, precondition, meta=meta)
+            except Conflict:
+                raise
+            except FsError as e:
+                if e.code is not ErrorCode.FS_NOT_FOUND and self._gone(key):
+                    kind, before = _precondition(precondition)
+                    self._record(key, "delete", meta, precondition=kind,
+                                 version_before=before, version_after=None, sha256=None)
+                raise
             kind, before = _precondition(precondition)
             self._record(key, "delete", meta, precondition=kind, version_before=before,
                          version_after=None, sha256=None)
@@ -166,6 +181,33 @@ class AuditedBackend(Wrapper):
                          version_after=version.model_dump(), sha256=digest,
                          source=display(src))
         return version
+
+    # -- a change whose answer was lost ----------------------------------------------------
+    def _landed_anyway(self, key: str, data: bytes, precondition: Precondition,
+                       meta: WriteMeta | None) -> None:
+        """A write that failed without a refusal (a lost answer, a timeout) may have
+        landed, and the seam then calls it done: its entry is written when the store holds
+        exactly these bytes now (one read, on this failure path only)."""
+        try:
+            blob = self.inner.read(key)
+        except FsError:
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        if hashlib.sha256(blob.data).hexdigest() != digest:
+            return
+        kind, before = _precondition(precondition)
+        if before is not None and blob.version == Version.model_validate(before):
+            return  # the bytes were there already: nothing landed
+        self._record(key, "create" if kind == "create_only" else "write", meta,
+                     precondition=kind, version_before=before,
+                     version_after=blob.version.model_dump(), sha256=digest)
+
+    def _gone(self, key: str) -> bool:
+        try:
+            self.inner.stat(key)
+        except FsError as e:
+            return e.code is ErrorCode.FS_NOT_FOUND
+        return False
 
     # -- the entry -------------------------------------------------------------------------
     def _record(self, key: str, action: Action, meta: WriteMeta | None,
