@@ -209,3 +209,11 @@ def test_a_change_made_where_nothing_audited_it(rig: Rig) -> None:
     assert ctx.tools.execute("edit", {"file_path": "/b.txt", "old_string": "sneaky",
                                       "new_string": "b1"}, call_id="c6").ok
     assert first(rig) == ("missing", 6)
+
+
+def test_a_field_added_or_retyped_is_a_change(rig: Rig) -> None:
+    raw = json.loads(rig.trail.backend.read(rig.trail.entry_key(4)).data)
+    put(rig, 4, json.dumps(dict(raw, note="approved by the CEO")).encode())
+    assert first(rig) == ("changed", 4)
+    put(rig, 4, json.dumps(dict(raw, seq="4")).encode())
+    assert first(rig) == ("changed", 4)
