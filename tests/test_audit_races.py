@@ -140,3 +140,38 @@ def test_eight_trails_race_on_the_store_s_create_only(store: Callable[[], Backen
         assert after.prev == before.hash
     report = got.verify()
     assert report.ok, [p.text for p in report.problems]
+
+
+PROCESSES = 4
+
+
+def _append_from_a_process(root: str, i: int, start: Any) -> None:
+    """One process: its own workspace over ``root`` (so its own next number), started
+    with the others."""
+    ws = Workspace(root, audit=True, load_entry_points=False, policy=False)
+    start.wait()
+    for r in range(ROUNDS):
+        ws.context(f"p{i}").fs.write(f"/p{i}/{r}.txt", f"{i} {r}\n")
+
+
+def test_processes_lose_no_entry(tmp_path: Path) -> None:
+    """Real processes on local disk: every append races on the exclusive create."""
+    import multiprocessing
+
+    root = tmp_path / "root"
+    root.mkdir()
+    spawn = multiprocessing.get_context("spawn")
+    start = spawn.Barrier(PROCESSES)
+    procs = [spawn.Process(target=_append_from_a_process, args=(str(root), i, start))
+             for i in range(PROCESSES)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * PROCESSES
+    trail = AuditTrail.of_workspace(str(root))
+    made = trail.entries()
+    assert [e.seq for e in made] == list(range(PROCESSES * ROUNDS))
+    assert sorted(e.path for e in made) == sorted(
+        f"/p{i}/{r}.txt" for i in range(PROCESSES) for r in range(ROUNDS))
+    assert trail.verify(open_backend(str(root))).ok
