@@ -5,7 +5,7 @@ local disk: no entry lost, numbers contiguous, and each file's entries chain its
 Two races: 8 workspaces of one process (the process's trail: its next number known), and
 8 trails over one store with their own next numbers, as 8 processes hold them (every
 append races on the store's create-only condition; a lost one reads the winner and tries
-the next number).
+the next number). And real processes on local disk, each its own workspace.
 """
 
 from __future__ import annotations
