@@ -78,9 +78,9 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "backends",
-        covers=("fsseam.backends", "fsseam.branches"),
+        covers=("fsseam.backends", "fsseam.branches", "fsseam.audit"),
         why="the built-in backends and the wrappers over any backend (mounts, kept history, "
-        "branches)",
+        "branches, the audit trail)",
     ),
     Layer(
         "stores",

@@ -38,6 +38,8 @@ DOCUMENTED = {
     # (docs/branches.md)
     "BranchDiff", "FileChange", "MergeOutcome", "MergeConflict", "BranchInfo", "HeadInfo",
     "CollectOutcome", "RebaseOutcome",
+    # the audit trail: reading, verifying, anchoring it (docs/audit.md)
+    "AuditTrail", "AuditEntry", "AuditReport", "AuditProblem", "Anchor",
 }
 
 

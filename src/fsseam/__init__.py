@@ -5,6 +5,7 @@
     res = ctx.tools.execute("read", {"file_path": "/notes.md"})
 """
 
+from .audit import Anchor, AuditEntry, AuditProblem, AuditReport, AuditTrail
 from .backends import Backend, open_backend
 from .backends.base import WriteMeta
 from .backends.history import History
@@ -81,7 +82,12 @@ from .workspace import Context, Workspace
 
 __all__ = [
     "TOOL_SETS",
+    "Anchor",
     "ApplyPatchTool",
+    "AuditEntry",
+    "AuditProblem",
+    "AuditReport",
+    "AuditTrail",
     "Backend",
     "BranchDiff",
     "BranchInfo",

@@ -12,6 +12,8 @@
     fsseam branch rebase URL NAME --owner NAME [--path P ...] [--json]
     fsseam branch rewind URL NAME --to HEAD
     fsseam branch discard URL NAME
+    fsseam audit URL [--trail X] [--owner O] [--path P] [--verify] [--json]
+                 [--anchor TARGET] [--anchors TARGET] [-o key=value ...]
 
 Model text goes to stdout; progress and errors go to stderr. Exit status: 0 ok, 1 a tool
 error (``call``) or a branch operation refused (``branch``: a merge refused or left
@@ -35,7 +37,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from .audit import AuditEntry, AuditReport, AuditTrail, open_target
 from .backends.history import History
+from .backends.registry import open_backend
 from .branches.manage import BranchInfo
 from .errors import FsError
 from .messages import Reason, render
@@ -608,6 +612,119 @@ def _add_branch(sub: _Commands) -> None:
         _add_storage_options(p)
 
 
+# -- the audit trail -----------------------------------------------------------------------
+
+
+def _same_store(url: str, target: str) -> bool:
+    """Whether -o options meant for ``url`` apply to ``target`` (the same protocol)."""
+    def protocol(u: str) -> str:
+        return u.split("://", 1)[0] if "://" in u else "file"
+    return protocol(url) == protocol(target)
+
+
+def _trail(args: argparse.Namespace) -> AuditTrail:
+    options = _options(args.storage_options)
+    try:
+        if args.trail is None:
+            return AuditTrail.of_workspace(args.url, options)
+        return AuditTrail.open(args.trail, options if _same_store(args.url, args.trail)
+                               else None)
+    except FsError as e:
+        raise UsageError(f"cannot open the audit trail: {e.message}") from e
+
+
+def _target(args: argparse.Namespace, target: str) -> Any:
+    options = _options(args.storage_options) if _same_store(args.url, target) else None
+    try:
+        return open_target(target, options)
+    except FsError as e:
+        raise UsageError(f"cannot open {target}: {e.message}") from e
+
+
+def _entry_line(e: AuditEntry) -> str:
+    def short(v: dict[str, Any] | None) -> str:
+        return "-" if v is None else f"{v['kind']}:{str(v['value']).strip(chr(34))[:12]}"
+    where = e.path if e.source is None else f"{e.source} -> {e.path}"
+    on = f" [{e.branch}]" if e.branch is not None else ""
+    return (f"{e.seq:>6}  {e.time}  {e.owner or '-'}  {e.tool}  {e.action} {where}{on}  "
+            f"{short(e.version_before)} -> {short(e.version_after)}"
+            f"  call={e.call_id or '-'}")
+
+
+def _report_lines(report: AuditReport) -> list[str]:
+    lines = [f"{report.trail}: {report.entries} entries; {report.checked} confirmed by the "
+             f"store, {report.not_checkable} not checkable here; {report.anchors} anchors"]
+    first = report.first
+    if first is None:
+        lines.append("ok: the chain is whole and the store contradicts no entry")
+    else:
+        lines.append(f"FIRST PROBLEM at entry {first.seq} ({first.kind}): {first.text}")
+        lines += [f"  also at entry {p.seq} ({p.kind}): {p.text}" for p in report.problems[1:]]
+    lines.append(report.tail)
+    return lines
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    trail = _trail(args)
+    try:
+        if args.anchor is not None:
+            made = trail.anchor(_target(args, args.anchor))
+            print(json.dumps(made.model_dump()) if args.json
+                  else f"anchored entry {made.seq} ({made.hash}) at {args.anchor}")
+            if not args.verify:
+                return EXIT_OK
+        if args.verify:
+            store = open_backend(args.url, _options(args.storage_options))
+            anchors = _target(args, args.anchors) if args.anchors is not None else None
+            report = trail.verify(store, anchors)
+            if args.json:
+                dumped = report.model_dump(mode="json")
+                dumped["ok"] = report.ok
+                dumped["problems"] = [dict(p.model_dump(mode="json"), text=p.text)
+                                      for p in report.problems]
+                print(json.dumps(dumped, indent=2))
+            else:
+                print("\n".join(_report_lines(report)))
+            return EXIT_OK if report.ok else EXIT_TOOL_ERROR
+        found = trail.entries(owner=args.owner, path=args.path)
+    except FsError as e:
+        print(f"fsseam audit: {e.message}", file=sys.stderr)
+        return EXIT_TOOL_ERROR
+    if args.json:
+        print(json.dumps([e.model_dump(mode="json") for e in found], indent=2))
+    elif not found:
+        print("no entries")
+    else:
+        print("\n".join(_entry_line(e) for e in found))
+    return EXIT_OK
+
+
+def _add_audit(sub: _Commands) -> None:
+    p = sub.add_parser(
+        "audit",
+        help="list a workspace's audit trail, verify it against the store, anchor its head",
+        description="The audit trail of a workspace opened with audit=... (docs/audit.md). "
+        "Exit status: 0 ok, 1 verify found a problem (the first changed, removed, "
+        "reordered, contradicted or missing entry is named) or the trail could not be "
+        "read, 2 a usage error.",
+    )
+    p.add_argument("url", metavar="URL", help="the workspace root: /abs/dir, s3://b/p, ...")
+    p.add_argument("--trail", metavar="X", help="where the trail is, when it is not the "
+                   "workspace's own .fsseam-audit/ (the audit= URL)")
+    p.add_argument("--owner", metavar="O", help="only the entries of this owner")
+    p.add_argument("--path", metavar="P", help="only the entries of this file (/a.txt; a "
+                   "folder when it ends in /; branch:NAME for a branch's ref)")
+    p.add_argument("--verify", action="store_true", help="recompute the chain and check "
+                   "each entry against the store; exit 1 on any problem")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--anchor", metavar="TARGET", help="write the chain's head create-only "
+                   "at TARGET (any URL; an S3 bucket with Object Lock keeps it for good)")
+    p.add_argument("--anchors", metavar="TARGET", help="with --verify: check every anchor "
+                   "kept at TARGET is in the chain, and whether the tail could have been cut")
+    p.set_defaults(func=cmd_audit)
+    _add_storage_options(p)
+
+
 def _no_verb(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return EXIT_USAGE
@@ -621,7 +738,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(branch), 2 a usage or configuration error.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_add_demo, _add_mcp, _add_call, _add_schema, _add_branch):
+    for add in (_add_demo, _add_mcp, _add_call, _add_schema, _add_branch, _add_audit):
         add(sub)
     return parser
 

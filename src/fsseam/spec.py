@@ -66,6 +66,9 @@ class WorkspaceSpec(BaseModel):
     observation_key: bytes | None = Field(default=None, repr=False)
     load_entry_points: bool = True
     branch: str | None = None
+    audit: Any = None
+    """``audit=`` as given: True, a URL, ``(url, storage_options)`` or an fsspec
+    filesystem instance (pickled)."""
     plugins: tuple[Any, ...] = Field(default=(), exclude=True)
     store: Any = Field(default=None, exclude=True)
     fs: Any = Field(default=None, exclude=True)
@@ -78,6 +81,7 @@ class WorkspaceSpec(BaseModel):
             "backend": self.backend, "history": self.history,
             "observations": self.store if self.store is not None else self.observations,
             "observation_key": self.observation_key, "branch": self.branch,
+            "audit": self.audit,
         }
         if self.observed is not None:
             common["observations"] = received_store(self.observed)

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+from .audit import FOLDER as AUDIT_FOLDER
+from .audit import AuditedBackend, AuditTarget, AuditTrail, open_target, shared_trail
+from .audit.entry import Action
 from .backends.base import Backend
 from .backends.history import History, keep_history
 from .backends.registry import open_backend
 from .branches import open_branch
+from .branches.layout import Ref
 from .branches.manage import Branches, BranchInfo, CollectOutcome
 from .branches.merging import merge, rebase, resume
 from .branches.review import BranchDiff, MergeOutcome, RebaseOutcome, review, survey
+from .calling import current, scope
 from .doccache import Authors, DocCache, shared_cache
 from .errors import ErrorCode, FsError
 from .filesystem import GuardedFileSystem
@@ -44,6 +50,7 @@ from .spec import (
     spec_of,
 )
 from .tools.registry import ToolRegistry
+from .versions import Version
 
 __all__ = ["Context", "Workspace"]
 
@@ -75,6 +82,10 @@ class Workspace:
     ``branch``: work on that branch of the files (as :meth:`branch` opens it): reads see
     the branch's changes over main's current files, changes land on the branch only; see
     docs/branches.md.
+    ``audit``: keep an audit trail of every change (docs/audit.md): True (in the reserved
+    folder ``.fsseam-audit/`` of this store), a URL (or ``(url, storage_options)``), or an
+    fsspec filesystem instance (at its root). ``ws.audit`` is that trail
+    (:class:`~fsseam.audit.AuditTrail`: its entries, verify, anchors), or None.
     Raises FsError for a misconfigured workspace (unknown protocol, adapter package
     missing, local root that does not exist, ``observations=`` at the root itself, a
     read-only workspace on a branch that does not exist).
@@ -98,6 +109,7 @@ class Workspace:
         content_index: bool | None = None,
         observation_key: bytes | None = None,
         branch: str | None = None,
+        audit: AuditTarget | None = None,
     ) -> None:
         self.url = url
         self.branch_name = branch
@@ -111,7 +123,7 @@ class Workspace:
             "backend": backend if not isinstance(backend, Backend) else None,
             "backend_instance": backend if isinstance(backend, Backend) else None,
             "observations": observations, "content_index": content_index,
-            "observation_key": self.observation_key, "branch": branch,
+            "observation_key": self.observation_key, "branch": branch, "audit": audit,
         }
         plugins = self._made["plugins"]
         if backend is None or isinstance(backend, str):
@@ -120,14 +132,15 @@ class Workspace:
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.backend_given_with_options)
         else:
             self.backend = backend
+        self.audit = self._audit_trail(audit, url, storage_options, fs, self.backend)
         if history is not None:
             self.backend = keep_history(self.backend, history)
+        if self.audit is not None and not isinstance(self.backend, AuditedBackend):
+            self.backend = AuditedBackend(self.backend, self.audit)  # merges into main too
         self.branches_of = Branches(self.backend)
         """Main's branches (``branch``, ``diff``, ``merge`` ... are asked of it)."""
         if branch is not None:
-            self.backend = open_branch(self.backend, branch, read_only=read_only)
-            if not read_only:
-                resume(self.backend)  # a merge killed midway is finished by the next open
+            self.backend = self._on_branch(branch, read_only)
         self.limits = limits or Limits()
         self.policy: ObservationPolicy | None = (
             self._observation_policy(url, storage_options, ledger, observations,
@@ -154,6 +167,59 @@ class Workspace:
                                     private=fs is not None or isinstance(backend, Backend))
         """The text of what was read, kept to show what changed when a write is refused."""
         self._authors = Authors()
+
+    def _on_branch(self, branch: str, read_only: bool) -> Backend:
+        """The backend of branch ``branch`` over main's (audited, as main's is)."""
+        opened = open_branch(self.backend, branch, read_only=read_only)
+        if not read_only:
+            with self._call("merge"):
+                resume(opened)  # a merge killed midway is finished by the next open
+        if self.audit is not None:
+            return AuditedBackend(opened, self.audit, branch=branch)
+        return opened
+
+    @staticmethod
+    def _audit_trail(audit: AuditTarget | None, url: str,
+                     storage_options: dict[str, Any] | None, fs: Any | None,
+                     backend: Backend) -> AuditTrail | None:
+        """The trail ``audit=`` names, shared by this process's workspaces over it (the
+        next entry's number is known: an append is one request)."""
+        if audit is None or audit is False:
+            return None
+        if audit is True:
+            return shared_trail(AuditTrail(backend, AUDIT_FOLDER,
+                                           name=f"{url.rstrip('/')}/{AUDIT_FOLDER}"))
+        if isinstance(audit, str):
+            same = audit.split("://", 1)[0] == url.split("://", 1)[0] and "://" in url
+            opened = open_target(audit, storage_options if same and fs is None else None)
+            return shared_trail(AuditTrail(opened, name=audit))
+        if isinstance(audit, tuple):
+            return shared_trail(AuditTrail(open_target(audit), name=audit[0]))
+        trail = AuditTrail(open_target(audit), name=repr(audit))
+        return shared_trail(trail, ("fs", id(audit)))
+
+    @staticmethod
+    @contextmanager
+    def _call(tool: str) -> Iterator[None]:
+        """Run a workspace operation that changes files as one call of ``tool`` (its
+        audit entries name it). Outside any other call, an entry that could not be written
+        is raised at its end (FS_BACKEND): never silently unaudited."""
+        outer = current()
+        with scope(None, tool) as call:
+            yield
+        if outer is None and call.unaudited:
+            raise FsError(ErrorCode.FS_BACKEND, reason=Reason.audit_unwritten,
+                          details={"changes": "; ".join(call.unaudited)})
+
+    def _record_ref(self, name: str, action: Action, before: tuple[Ref, Version] | None,
+                    after: str | None, owner: str | None = None) -> None:
+        """The entry of a branch's ref moved (rewind, rebase) or removed (discard), from
+        the head ``before`` (the ref read first) to ``after``."""
+        main = self.branches_of.inner
+        if isinstance(main, AuditedBackend) and (before is None or before[0].head != after):
+            main.record(f"branch:{name}", action, owner, precondition="ref",
+                        version_before=_head(before[0].head if before else None),
+                        version_after=_head(after), sha256=None)
 
     @staticmethod
     def _observation_policy(url: str, storage_options: dict[str, Any] | None,
@@ -201,6 +267,7 @@ class Workspace:
         observations: ObservationsSpec | None = None,
         observation_key: bytes | None = None,
         branch: str | None = None,
+        audit: AuditTarget | None = None,
     ) -> Workspace:
         """One workspace over several stores, each at a mount point::
 
@@ -236,7 +303,8 @@ class Workspace:
         ws = cls(repr(router).removeprefix("MountBackend(").removesuffix(")"),
                  read_only=read_only is True, policy=policy, plugins=plugins, limits=limits,
                  ledger=ledger, load_entry_points=load_entry_points, backend=router,
-                 observations=observations, observation_key=observation_key, branch=branch)
+                 observations=observations, observation_key=observation_key, branch=branch,
+                 audit=audit)
         ws._made = made
         return ws
 
@@ -263,7 +331,8 @@ class Workspace:
                        plugins=made["plugins"], limits=made["limits"], ledger=made["ledger"],
                        load_entry_points=made["load_entry_points"],
                        backend=self.branches_of.inner, observations=made["observations"],
-                       observation_key=made["observation_key"], branch=name)
+                       observation_key=made["observation_key"], branch=name,
+                       audit=made.get("audit"))
         ws._made = made
         return ws
 
@@ -289,7 +358,9 @@ class Workspace:
         review's token) no longer names the branch and main. Crash-safe: see
         docs/branches.md."""
         self._main_only(changes=True)
-        return merge(self.branches_of.backend(name), owner=owner, expect=expect, paths=paths)
+        with self._call("merge"):
+            return merge(self.branches_of.backend(name), owner=owner, expect=expect,
+                         paths=paths)
 
     def rebase(self, name: str, *, owner: str,
                paths: Iterable[str] | None = None) -> RebaseOutcome:
@@ -297,17 +368,28 @@ class Workspace:
         combined where they do not overlap, with conflict markers where they do (an agent
         on the branch then resolves them, and the merge writes the result as is)."""
         self._main_only(changes=True)
-        return rebase(self.branches_of.backend(name), owner=owner, paths=paths)
+        with self._call("rebase"):
+            found = self.branches_of.store.ref(name) if self.audit is not None else None
+            outcome = rebase(self.branches_of.backend(name), owner=owner, paths=paths)
+            self._record_ref(name, "rebase", found, outcome.head, owner)
+        return outcome
 
     def rewind(self, name: str, to: str) -> BranchInfo:
         """Move branch ``name`` back to ``to``, an earlier head of its log."""
         self._main_only(changes=True)
-        return self.branches_of.rewind(name, to)
+        with self._call("rewind"):
+            found = self.branches_of.store.ref(name) if self.audit is not None else None
+            info = self.branches_of.rewind(name, to)
+            self._record_ref(name, "rewind", found, info.head)
+        return info
 
     def discard(self, name: str) -> None:
         """Remove branch ``name``; :meth:`collect` frees what only it used."""
         self._main_only(changes=True)
-        self.branches_of.discard(name)
+        with self._call("discard"):
+            found = self.branches_of.store.ref(name) if self.audit is not None else None
+            self.branches_of.discard(name)
+            self._record_ref(name, "discard", found, None)
 
     def collect(self, grace: timedelta = timedelta(hours=1)) -> CollectOutcome:
         """Remove the branch objects no branch reaches (older than ``grace``), and the
@@ -375,8 +457,11 @@ class Context:
                  observations: ObservationStore | None = None) -> None:
         self.workspace = workspace
         self.owner = owner
+        backend = workspace.backend
+        if isinstance(backend, AuditedBackend):  # a copy's entry names this owner
+            backend = backend.acting_for(owner)
         self.fs = Seam(
-            workspace.backend,
+            backend,
             workspace.gate,
             owner,
             limits=workspace.limits,
@@ -426,6 +511,11 @@ class Context:
 
     def __repr__(self) -> str:
         return f"Context(owner={self.owner!r}, workspace={self.workspace!r})"
+
+
+def _head(head: str | None) -> dict[str, Any] | None:
+    """A branch head as an audit entry names a version."""
+    return None if head is None else {"kind": "branch-head", "value": head, "detail": None}
 
 
 def _open_workspace(spec: WorkspaceSpec) -> Workspace:

@@ -23,6 +23,7 @@ stays on the branch.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import time
 from collections.abc import Iterable
@@ -130,8 +131,12 @@ class Publisher:
         """Main's version of each published file after the merge (None: deleted)."""
 
     def run(self) -> None:
+        # Each step runs in a copy of the caller's context: the running call
+        # (fsseam.calling) reaches the publishers, whose changes it names.
+        contexts = [contextvars.copy_context() for _ in self.journal.steps]
         with ThreadPoolExecutor(PUBLISHERS) as pool:
-            results = list(pool.map(self._step, self.journal.steps))
+            results = list(pool.map(lambda c, s: c.run(self._step, s), contexts,
+                                    self.journal.steps))
         for step, result in zip(self.journal.steps, results, strict=True):
             if result == "published":
                 self.published.append(step.key)

@@ -353,6 +353,23 @@ class Reason(StrEnum):
     branch_merge_unknown = auto()
     branch_finished_first = auto()
     branch_merge_partial = auto()
+    # -- the audit trail (fsseam.messages.stores, "audit") ----------------------------------
+    audit_unwritten = auto()
+    audit_trail_corrupt = auto()
+    audit_trail_empty = auto()
+    audit_changed = auto()
+    audit_removed = auto()
+    audit_reordered = auto()
+    audit_version_unknown = auto()
+    audit_bytes_differ = auto()
+    audit_version_bytes = auto()
+    audit_missing = auto()
+    audit_gap = auto()
+    audit_anchor_unknown = auto()
+    audit_tail_cut = auto()
+    audit_tail_open = auto()
+    audit_tail_unanchored = auto()
+    audit_tail_anchored = auto()
 
 
 class Clause(StrEnum):

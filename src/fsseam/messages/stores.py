@@ -295,4 +295,63 @@ SENTENCES: dict[str, str] = {
         "so far: {published}; not known: {unknown}. Run ws.merge({name!r}, ...) again to "
         "finish it: it publishes only what is left."
     ),
+    # -- the audit trail (fsseam.audit) ----------------------------------------------------
+    "audit_unwritten": (
+        "The change landed, but its entry in the audit trail could not be written: "
+        "{changes}. The trail misses it; tell the user, and do not make the change again."
+    ),
+    "audit_trail_corrupt": (
+        "the audit trail's entry {name} is not an entry fsseam wrote ({detail})."
+    ),
+    "audit_trail_empty": "the audit trail {name} holds no entry yet: nothing to anchor.",
+    "audit_changed": (
+        "entry {seq} was changed after it was written: its hash is {found}, its content "
+        "hashes to {computed}."
+    ),
+    "audit_removed": "entries {first} to {last} were removed (the trail jumps from {before} "
+                     "to {after}).",
+    "audit_reordered": (
+        "entry {seq} does not follow entry {before}: its prev is {prev}, entry {before}'s "
+        "hash is {hash} (entries were reordered, or one was removed and the rest renumbered)."
+    ),
+    "audit_version_unknown": (
+        "entry {seq} ({path}) names {version}, which the store never had."
+    ),
+    "audit_bytes_differ": (
+        "entry {seq} ({path}) says its bytes have sha256 {named}; the store's bytes of that "
+        "version have sha256 {found}."
+    ),
+    "audit_version_bytes": (
+        "entry {seq} ({path}) names {version}, the sha256 of other bytes than the {named} "
+        "it says."
+    ),
+    "audit_missing": (
+        "{path} is at {version} in the store, which no entry names (its last entry, {seq}, "
+        "says {named}): entries after it were cut, or the file was changed where nothing "
+        "audited it."
+    ),
+    "audit_gap": (
+        "entry {seq} ({path}) replaced {version}, which no entry of {path} made: a change "
+        "of {path} was made where nothing audited it, or its entry was cut."
+    ),
+    "audit_anchor_unknown": (
+        "anchor {anchor} names entry {seq} with hash {hash}, which the trail does not hold "
+        "({detail})."
+    ),
+    "audit_tail_cut": (
+        "the trail ends at entry {last}, but anchor {anchor} names entry {seq}: the tail "
+        "after entry {last} was cut."
+    ),
+    "audit_tail_open": (
+        "{count} entries after the last anchor (entry {anchored}) could have been cut "
+        "without trace: a hash chain cannot show a cut tail on its own; anchor the head "
+        "again (fsseam audit --anchor TARGET) to bound it."
+    ),
+    "audit_tail_unanchored": (
+        "no anchor was checked: the last entries could have been cut without trace (a hash "
+        "chain cannot show a cut tail on its own). Anchor the head where it cannot be "
+        "rewritten (fsseam audit --anchor TARGET) and verify with --anchors TARGET."
+    ),
+    "audit_tail_anchored": "the trail's head is anchored: no tail could have been cut "
+                           "unseen.",
 }
