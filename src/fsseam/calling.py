@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["CallScope", "current", "scope"]
+__all__ = ["CallScope", "current", "scope", "unaudited"]
 
 
 @dataclass
@@ -52,3 +52,12 @@ def scope(call_id: str | None, tool: str, digest: str = "") -> Iterator[CallScop
         yield here
     finally:
         _CURRENT.reset(token)
+
+
+def unaudited(here: CallScope, outer: CallScope | None) -> str | None:
+    """What the call ``here`` left unaudited (its changes that landed without their entry
+    in the audit trail), for the call that opened it (``outer``: the scope it was opened
+    in, None: it opened ``here``) to say; None when nothing, or when an outer call says it."""
+    if outer is not None or not here.unaudited:
+        return None
+    return "; ".join(here.unaudited)

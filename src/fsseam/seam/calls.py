@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 from ..backends.base import ANY_VERSION, Backend, Blob, Stat, Wrapper, WriteMeta
-from ..calling import CallScope, current, scope
+from ..calling import CallScope, current, scope, unaudited
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
 from ..messages import Reason
@@ -102,8 +102,15 @@ def one_change(method: F) -> F:
     def call(self: Core, *args: Any, call_id: str | None = None, **kwargs: Any) -> Any:
         name = method.__name__
         digest = "" if call_id is None else digest_of(name, [args, kwargs])
-        with scope(call_id, name, digest):
-            return once(self, lambda fs: inner(fs, *args, **kwargs))
+        outer = current()
+        with scope(call_id, name, digest) as here:
+            result = once(self, lambda fs: inner(fs, *args, **kwargs))
+        missing = unaudited(here, outer)
+        if missing is not None:
+            # The change landed without its audit entry: said, never silently unaudited.
+            raise FsError(ErrorCode.FS_BACKEND, reason=Reason.audit_unwritten,
+                          details={"changes": missing})
+        return result
 
     return cast(F, call)
 

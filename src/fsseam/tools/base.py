@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..calling import scope
+from ..calling import current, scope, unaudited
 from ..errors import ErrorCode, FsError
 from ..messages import DEFAULT_VOCABULARY, Clause, Part, Reason, Vocabulary
 from ..messages import render as say
@@ -408,8 +408,16 @@ def run_tool(tool: Tool[Any, Any], fs: Seam, args: Mapping[str, Any] | str | Non
                      vocabulary=tool.vocabulary)
     if isinstance(parsed, FsError):
         return answer(tool, parsed)
-    with scope(call_id, tool.name, "" if call_id is None else digest_of(tool.name, parsed)):
-        return _run_tool(tool, fs, parsed)
+    outer = current()
+    digest = "" if call_id is None else digest_of(tool.name, parsed)
+    with scope(call_id, tool.name, digest) as here:
+        result = _run_tool(tool, fs, parsed)
+    missing = unaudited(here, outer)
+    if missing is None:
+        return result
+    # The change landed without its audit entry: never answered as a plain success.
+    return answer(tool, FsError(ErrorCode.FS_BACKEND, reason=Reason.audit_unwritten,
+                                details={"changes": missing}))
 
 
 def _run_tool(tool: Tool[Any, Any], fs: Seam, parsed: dict[str, Any]) -> ToolResult:
