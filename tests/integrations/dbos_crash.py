@@ -34,7 +34,7 @@ WORKFLOW = "fsseam-crash-1"
 PLAN: list[tuple[str, dict[str, Any]]] = [
     ("read", {"file_path": "/notes.txt"}),
     ("str_replace_editor", {"command": "insert", "path": "/notes.txt", "insert_line": 1,
-                            "insert_text": "inserted"}),
+                            "insert_text": "inserted\n"}),
     ("read", {"file_path": "/log.txt"}),
     ("edit", {"file_path": "/log.txt", "old_string": "one\n", "new_string": "one\ntwo\n"}),
     ("edit", {"file_path": "/log.txt", "old_string": "two\n", "new_string": "two\nthree\n"}),
@@ -130,23 +130,73 @@ def plain(job: dict[str, Any], ws: Workspace) -> Any:
     return work
 
 
+def agent(job: dict[str, Any], ws: Workspace) -> Any:
+    """A DBOSAgent whose model makes the calls of :data:`PLAN`, one a turn, then stops."""
+    from pydantic_ai import Agent
+    from pydantic_ai.durable_exec.dbos import DBOSAgent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from fsseam.integrations.pydantic_ai import FsseamToolset
+    from fsseam.integrations.pydantic_ai_dbos import DBOSFsseamToolset
+
+    kind, _, target = job["kill"].partition(":")
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        done = sum(1 for m in messages for p in m.parts if p.part_kind in (
+            "tool-return", "retry-prompt"))
+        if done == len(PLAN):
+            return ModelResponse(parts=[TextPart("done")])
+        name, args = PLAN[done]
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call-{done}")])
+
+    class Killing(DBOSFsseamToolset):
+        async def run(self, name: str, args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+            out = await super().run(name, args, ctx)
+            if kind == "call" and name == target and first_run(job):
+                die(job)
+            return out
+
+    names = sorted({name for name, _ in PLAN})
+    toolset = Killing(FsseamToolset(ws, names=names), owner="worker")
+    return DBOSAgent(Agent(FunctionModel(model), name="fixer", toolsets=[toolset]))
+
+
+def summary(messages: list[Any]) -> list[dict[str, Any]]:
+    """Each tool call's answer in a run's messages: its tool, whether it was refused, text."""
+    out = []
+    for message in messages:
+        for part in message.parts:
+            if part.part_kind == "tool-return":
+                out.append({"tool": part.tool_name, "ok": part.outcome != "failed",
+                            "text": str(part.content)})
+            elif part.part_kind == "retry-prompt":
+                out.append({"tool": part.tool_name, "ok": False, "text": str(part.content)})
+    return out
+
+
 def main(argv: Iterable[str]) -> None:
     job = json.loads(next(iter(argv)))
     warnings.simplefilter("ignore")
     from dbos import DBOS, SetWorkflowID
 
     ws = workspace(job)
-    work = plain(job, ws)
+    work = plain(job, ws) if job["form"] == "plain" else None
+    fixer = agent(job, ws) if job["form"] == "agent" else None
     DBOS(config={"name": "fsseam-crash", "system_database_url": f"sqlite:///{job['db']}",
                  "log_level": "WARNING"})
     DBOS.launch()
     try:
         if DBOS.get_workflow_status(WORKFLOW) is None:
             with SetWorkflowID(WORKFLOW):
-                handle = DBOS.start_workflow(work)
+                handle = DBOS.start_workflow(work) if work is not None else None
+                result = fixer.run_sync("go") if handle is None else None
         else:
             handle = DBOS.retrieve_workflow(WORKFLOW)
-        result = handle.get_result()
+        if handle is not None:
+            result = handle.get_result(polling_interval_sec=0.02)
+        if fixer is not None:
+            result = summary(result.all_messages())
         status = DBOS.get_workflow_status(WORKFLOW)
         print(json.dumps({"result": result, "status": status.status if status else None,
                           "recovery_attempts": status.recovery_attempts if status else None}))

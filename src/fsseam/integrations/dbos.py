@@ -62,6 +62,7 @@ __all__ = [
     "DEFAULT_MAX_OBSERVATIONS",
     "DurableTools",
     "StepObservations",
+    "binding_for",
     "call_id",
     "merge_entries",
     "result_form",
@@ -75,6 +76,12 @@ is small."""
 
 _THREAD = "dbos"
 """The scope entries are sealed for, beside the owner and the workspace: DBOS state."""
+
+
+def binding_for(workspace: Workspace, owner: str) -> Binding:
+    """What a DBOS workflow's entries of ``owner`` are sealed for: the owner and the
+    workspace (its ``observation_key`` signs them)."""
+    return Binding(owner, workspace.url, _THREAD, workspace.observation_key)
 
 
 def call_id(*parts: object) -> str | None:
@@ -199,7 +206,7 @@ class DurableTools:
         self.owner = owner
         self.step: StepOptions = step or {}
         self.max_observations = max_observations
-        self.binding = Binding(owner, source.url, _THREAD, source.observation_key)
+        self.binding = binding_for(source, owner)
 
     def __repr__(self) -> str:
         return f"DurableTools({self.workspace.url!r}, owner={self.owner!r})"
