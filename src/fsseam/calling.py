@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 __all__ = ["CallScope", "current", "scope"]
 
 
-@dataclass(frozen=True)
+@dataclass
 class CallScope:
     """One running call: ``call_id`` (None: the surface gave none) and ``tool``, the name
     of the tool or ``ctx.fs`` operation (``write``, ``edit``, ``merge``, ...)."""
 
     call_id: str | None
     tool: str
+    digest: str = ""
+    """Of the tool and its arguments: the same id over other arguments is another call."""
+    record: object | None = None
+    """The seam's state of this call while it runs once (``fsseam.seam.calls``)."""
     unaudited: list[str] = field(default_factory=list)
     """Changes of this call that landed but whose audit entry could not be written (the
     shown path of each, and why): the call's answer says so, never silently unaudited."""
@@ -38,11 +42,11 @@ def current() -> CallScope | None:
 
 
 @contextmanager
-def scope(call_id: str | None, tool: str) -> Iterator[CallScope]:
+def scope(call_id: str | None, tool: str, digest: str = "") -> Iterator[CallScope]:
     """Run the body as the call ``call_id`` of ``tool``. An inner scope (a tool calling an
     operation of ``ctx.fs``) keeps the outer call's id and tool: the call is the tool's."""
     outer = _CURRENT.get()
-    here = outer if outer is not None else CallScope(call_id, tool)
+    here = outer if outer is not None else CallScope(call_id, tool, digest)
     token = _CURRENT.set(here)
     try:
         yield here

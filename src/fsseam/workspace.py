@@ -381,6 +381,7 @@ class Context:
             authors=workspace._authors,
             observing=workspace.policy.call if workspace.policy is not None else None,
             observations=observations,
+            policy=workspace.policy,
         )
         self.tools = ToolRegistry(self.fs)
 

@@ -206,6 +206,7 @@ class Reason(StrEnum):
     arguments_not_json = auto()
     arguments_not_object = auto()
     unknown_tool = auto()
+    call_id_reused = auto()
     tool_not_offered = auto()
     arguments_too_deep = auto()
     path_not_utf8 = auto()

@@ -86,6 +86,10 @@ SENTENCES: dict[str, str] = {
     "unknown_tool": (
         "there is no tool named {name!r}. The tools are: {tools}. Call one of them."
     ),
+    "call_id_reused": (
+        "call id {call_id!r} belongs to another call (another tool or other arguments), "
+        "already made by this owner; nothing was changed. Give each call its own id."
+    ),
     "tool_not_offered": (
         "there is no tool named {name!r} in the tool set served here ({set}: {tools}). Call "
         "one of them."

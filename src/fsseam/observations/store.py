@@ -71,12 +71,16 @@ class ObservationEntry(BaseModel):
     version: Version | None = None
     at: float = 0.0
     changes: tuple[Change, ...] = Field(default=())
+    answer: str | None = None
+    """Under a key of ``.fsseam-calls/``, no file: the answer a call with an id gave (its
+    JSON), so that the call run again answers the same (``fsseam.seam.calls``)."""
 
     def same(self, other: ObservationEntry | None) -> bool:
         """Whether ``other`` says the same (the recording time aside): re-recording it
         changes nothing a store must write."""
         return (other is not None and other.seen == self.seen
-                and other.version == self.version and other.changes == self.changes)
+                and other.version == self.version and other.changes == self.changes
+                and other.answer == self.answer)
 
 
 def newer(a: ObservationEntry | None, b: ObservationEntry | None) -> ObservationEntry | None:
@@ -145,6 +149,8 @@ class Ledger(BaseModel):
     format: int = LEDGER_FORMAT
     owners: dict[str, dict[str, Version | None]] = Field(default_factory=dict)
     changes: dict[str, dict[str, list[Change]]] = Field(default_factory=dict)
+    answers: dict[str, dict[str, ObservationEntry]] = Field(default_factory=dict)
+    """The answers of calls with an id, per owner (see :attr:`ObservationEntry.answer`)."""
 
     def entries(self) -> dict[str, dict[str, ObservationEntry]]:
         """What the ledger holds, as entries per owner and key."""
@@ -157,10 +163,15 @@ class Ledger(BaseModel):
                 kept = owners.setdefault(owner, {})
                 before = kept.get(key, ObservationEntry(seen=False))
                 kept[key] = before.model_copy(update={"changes": tuple(stack)})
+        for owner, answers in self.answers.items():
+            owners.setdefault(owner, {}).update(answers)
         return owners
 
     def mirror(self, owner: str, key: str, entry: ObservationEntry) -> None:
         """Hold ``entry`` as the owner's for ``key`` (its observation and its changes)."""
+        if entry.answer is not None:
+            self.answers.setdefault(owner, {})[key] = entry
+            return
         seen = self.owners.setdefault(owner, {})
         if entry.seen:
             seen[key] = entry.version
@@ -218,6 +229,7 @@ class MemoryObservations:
                     if self.ledger is not None:
                         self.ledger.owners.get(owner, {}).pop(key, None)
                         self.ledger.changes.get(owner, {}).pop(key, None)
+                        self.ledger.answers.get(owner, {}).pop(key, None)
 
     def entries(self, owner: str) -> dict[str, ObservationEntry]:
         """A copy of the owner's entries (for integrations that keep them elsewhere)."""

@@ -45,6 +45,7 @@ from ..outcomes import (
 from ..versions import CreateOnly, IfMatch, Version
 from . import changing, finding, reading
 from . import history as _history
+from .calls import one_change
 from .core import Core, one_call
 from .finding import smallest
 
@@ -109,14 +110,15 @@ class Seam(Core):
         self.record_observed(key, shown, data, version)
         return data, version
 
-    @one_call
-    def write_bytes(self, path: str, data: bytes) -> Version:
+    @one_change
+    def write_bytes(self, path: str, data: bytes, *, call_id: str | None = None) -> Version:
         """Replace (or create) the whole file with exactly ``data``, for a surface whose API
         is bytes (no text rules), guarded as a whole-file write; the version it now has."""
         return changing.write_bytes(self, path, data)
 
-    @one_call
-    def rewrite_bytes(self, path: str, data: bytes, base: Version | None) -> Version:
+    @one_change
+    def rewrite_bytes(self, path: str, data: bytes, base: Version | None, *,
+                      call_id: str | None = None) -> Version:
         """Replace the whole file with exactly ``data``, made from the file at ``base`` (the
         version a handle read when it opened; None: it found no file): conditional on that
         version (create-only for None), whatever this owner observed since. A lost
@@ -170,8 +172,8 @@ class Seam(Core):
                                         partial=True))
         return data, version
 
-    @one_call
-    def create_bytes(self, path: str, data: bytes) -> Version:
+    @one_change
+    def create_bytes(self, path: str, data: bytes, *, call_id: str | None = None) -> Version:
         """Create a file holding exactly ``data``, create-only (FS_ALREADY_EXISTS if it
         exists); the version it now has."""
         return changing.create_bytes(self, path, data)
@@ -220,18 +222,19 @@ class Seam(Core):
         return finding.walk(self, path)
 
     # -- writes ------------------------------------------------------------
-    @one_call
-    def write(self, path: str, content: str) -> WriteOutcome:
+    @one_change
+    def write(self, path: str, content: str, *, call_id: str | None = None) -> WriteOutcome:
         """Replace (or create) the whole file; an existing file keeps BOM and newlines."""
         return changing.write(self, path, content, "write")
 
-    @one_call
-    def create(self, path: str, content: str) -> WriteOutcome:
+    @one_change
+    def create(self, path: str, content: str, *, call_id: str | None = None) -> WriteOutcome:
         """Create a new file; never replaces one (FS_ALREADY_EXISTS)."""
         return changing.write(self, path, content, "create")
 
-    @one_call
-    def edit(self, path: str, ops: Sequence[EditOp]) -> EditOutcome:
+    @one_change
+    def edit(self, path: str, ops: Sequence[EditOp], *,
+             call_id: str | None = None) -> EditOutcome:
         """Apply a sequence of edits as one plan under one compare-and-swap.
 
         Argument checks that need no file run first; then one read, the gate's edit intent
@@ -240,20 +243,22 @@ class Seam(Core):
         """
         return changing.edit(self, path, ops)
 
-    @one_call
-    def replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
+    @one_change
+    def replace(self, path: str, old: str, new: str, replace_all: bool = False, *,
+                call_id: str | None = None) -> EditOutcome:
         """Replace a literal, unique (or every, with ``replace_all``) occurrence of ``old``."""
         return changing.edit(self, path, [Replace(old, new, replace_all)])
 
-    @one_call
-    def insert(self, path: str, line: int, text: str) -> EditOutcome:
+    @one_change
+    def insert(self, path: str, line: int, text: str, *, call_id: str | None = None) -> EditOutcome:
         """Insert ``text`` verbatim at the zero-based line boundary ``line`` (0 = the start
         of the file, the line count = its end); no newline is added: end the text with one
         to insert whole lines."""
         return changing.edit(self, path, [Insert(line, text)])
 
-    @one_call
-    def change(self, changes: Sequence[FileChange]) -> ChangeOutcome:
+    @one_change
+    def change(self, changes: Sequence[FileChange], *,
+               call_id: str | None = None) -> ChangeOutcome:
         """Create, update, move and delete several files as one change, all or nothing.
 
         Nothing is written until every part has been validated: every path resolved (none
@@ -294,13 +299,13 @@ class Seam(Core):
         return finding.grep(self, pattern, path, files, mode, context, limit)
 
     # -- managing ----------------------------------------------------------
-    @one_call
-    def delete(self, path: str) -> DeleteOutcome:
+    @one_change
+    def delete(self, path: str, *, call_id: str | None = None) -> DeleteOutcome:
         """Delete a file, only at the version this owner observed (with the policy on)."""
         return changing.delete(self, path)
 
-    @one_call
-    def move(self, source: str, destination: str) -> MoveOutcome:
+    @one_change
+    def move(self, source: str, destination: str, *, call_id: str | None = None) -> MoveOutcome:
         """Move a file to a path that does not exist yet.
 
         The source must be at the version this owner observed; the destination is created
@@ -317,15 +322,15 @@ class Seam(Core):
         """The versions the store keeps of a file, newest first (at most ``limit``)."""
         return _history.history(self, path, limit)
 
-    @one_call
-    def restore(self, path: str, version: str) -> RestoreOutcome:
+    @one_change
+    def restore(self, path: str, version: str, *, call_id: str | None = None) -> RestoreOutcome:
         """Write back the bytes of a kept version (named by its id, or a unique prefix), as
         a guarded write: conditional on the version this owner observed, or create-only
         when it saw the file absent."""
         return _history.restore(self, path, version)
 
-    @one_call
-    def undo(self, path: str) -> RestoreOutcome:
+    @one_change
+    def undo(self, path: str, *, call_id: str | None = None) -> RestoreOutcome:
         """Take back this owner's last change of the file: the version before it written
         back, conditional on the version the change made (or, for a change that created
         the file, the file deleted, conditional likewise)."""

@@ -49,6 +49,7 @@ from ..events import Lost
 from ..messages import Reason, render
 from ..text import TextDoc
 from ..versions import CreateOnly, IfMatch, Precondition, SameChange, Version
+from .calls import before_commit
 from .core import Core
 from .verdicts import (
     Outcome,
@@ -257,6 +258,9 @@ def run(fs: Core, plan: Plan) -> list[Step]:
         lone = step.alone
         if lone is not None and _held(fs, step, lone):
             continue
+        # A call with an id records what it changes before its first change (a replay
+        # finds the record there and stops here).
+        before_commit(fs, ordered)
         try:
             step.version = perform(fs.backend, step, plan.meta)
         except BaseException as failure:

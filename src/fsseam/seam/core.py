@@ -22,6 +22,7 @@ from ..limits import Limits
 from ..messages import Reason
 from ..observations import ObservationStore
 from ..paths import display, reserved, to_key
+from ..policy.observation import ObservationPolicy
 from ..text import decode
 from ..versions import Version
 
@@ -58,6 +59,7 @@ class Core:
         observing: Callable[[str, ObservationStore | None], AbstractContextManager[None]]
         | None = None,
         observations: ObservationStore | None = None,
+        policy: ObservationPolicy | None = None,
     ) -> None:
         self.backend = backend
         self.owner = owner
@@ -70,6 +72,9 @@ class Core:
         self.authors = authors or Authors()
         self._observing = observing
         self.observations = observations
+        self.policy = policy
+        """The observation policy, where the answers of calls with an id are kept (with
+        the owner's observations); None when no policy runs."""
 
     def observing(self) -> AbstractContextManager[None]:
         """One call of this owner: what it observes is stored once, when it ends."""

@@ -42,6 +42,7 @@ from ..oserrors import map_os_error
 from ..outcomes import ImageOutcome
 from ..paths import escape_surrogates
 from ..seam import Seam
+from ..seam.calls import digest_of, once
 from .render import render, render_error
 from .schema import parameters_schema, strict_schema
 
@@ -402,19 +403,24 @@ def run_tool(tool: Tool[Any, Any], fs: Seam, args: Mapping[str, Any] | str | Non
     """One call of ``tool`` on ``fs``: the arguments (a mapping or its JSON text) parsed and
     validated in the tool's words, the tool run, the outcome or refusal answered.
     ``call_id``: the surface's id of the call (see :meth:`ToolRegistry.execute`)."""
-    with scope(call_id, tool.name):
-        return _run_tool(tool, fs, args)
-
-
-def _run_tool(tool: Tool[Any, Any], fs: Seam, args: Mapping[str, Any] | str | None
-              ) -> ToolResult:
     parsed = attempt(lambda: parse_arguments(args), action=tool.name,
                      vocabulary=tool.vocabulary)
     if isinstance(parsed, FsError):
         return answer(tool, parsed)
+    with scope(call_id, tool.name, "" if call_id is None else digest_of(tool.name, parsed)):
+        return _run_tool(tool, fs, parsed)
+
+
+def _run_tool(tool: Tool[Any, Any], fs: Seam, parsed: dict[str, Any]) -> ToolResult:
+    def body(seam: Seam) -> Any:
+        return tool.run(seam, tool.validate(parsed))
+
+    # A tool that changes files runs once per call id (a read needs no record).
+    run = ((lambda: body(fs)) if tool.annotations.read_only
+           else (lambda: once(fs, body)))  # type: ignore[arg-type]
     # The path from the parsed arguments: a stray storage error names the file whether
     # the surface sent a mapping or its JSON text.
-    return perform(tool, lambda: tool.run(fs, tool.validate(parsed)), _path_of(parsed))
+    return perform(tool, run, _path_of(parsed))
 
 
 def _path_of(args: object) -> str:

@@ -1,0 +1,480 @@
+"""Exactly-once calls: a call run again with the id of a call whose change landed answers
+as that call did and changes nothing.
+
+A durable-execution engine runs a step at least once: a process killed after the step's
+change landed and before the engine saved its output runs the step again, with the same
+call id (docs/durable.md). fsseam keeps two records of a call that changes files:
+
+- **the call record** (:class:`CallRecord`), written create-only in the store itself under
+  ``.fsseam-calls/`` just before the call's first change (:func:`before_commit`, from
+  :func:`fsseam.seam.commit.run`): for each file the change touches, the version it rests
+  on, the bytes there before (when the call read them) and the digest of what it writes.
+  This is the one extra request a change with a call id costs. A second run of the call
+  finds it (its own create-only write is refused), so no change is ever made twice,
+  whatever the observation store still knows;
+- **the answer** the call gave, kept with the owner's observations (an
+  :class:`~fsseam.observations.ObservationEntry` under ``.fsseam-calls/<id digest>``, in
+  the same write as the call's observations), so it travels with them: a framework's
+  checkpoint, a bucket, a ledger file.
+
+A run of a call with a known id (:func:`once`) that meets its own record (its call record
+is there, or it failed, or it changed nothing) answers from the kept answer; when the first
+run died before giving one, the call runs again over a :class:`ReplayView`: the store as the
+first run found it (each file it changed shows the bytes and version from before, where its
+change landed), where each change that landed is done already. The answer is then made by
+the same code as the first time. A different id over the same change is another writer's
+change (the same-change rule refuses it).
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import copy
+import functools
+import hashlib
+import importlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel, ConfigDict
+
+from ..backends.base import ANY_VERSION, Backend, Blob, Stat, Wrapper, WriteMeta
+from ..calling import CallScope, current, scope
+from ..errors import Conflict, ErrorCode, FsError
+from ..events import MissingEvent, ReadEvent
+from ..messages import Reason
+from ..observations import ObservationEntry
+from ..paths import display
+from ..versions import CreateOnly, IfMatch, Precondition, Version
+from .core import Core, one_call
+
+__all__ = [
+    "CALLS_FOLDER",
+    "CALL_TTL",
+    "CallRecord",
+    "CallStep",
+    "ReplayView",
+    "before_commit",
+    "digest_of",
+    "expire",
+    "once",
+    "one_change",
+]
+
+CALLS_FOLDER = ".fsseam-calls"
+CALL_TTL = 7 * 24 * 3600.0
+"""Seconds a call's records are kept: a replay later than this runs as a new call (an
+engine's recovery comes within minutes or hours; :func:`expire` removes older records)."""
+
+T = TypeVar("T")
+
+
+class CallStep(BaseModel):
+    """One file a call changes: the version it rests on (None: absent), its bytes then
+    (base64, when the call read them), and the sha256 of what the call leaves (None: the
+    file deleted)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    key: str
+    action: str
+    before: Version | None = None
+    before_data: str | None = None
+    after: str | None = None
+
+
+class CallRecord(BaseModel):
+    """What a call with an id is about to change, written before its first change."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    format: int = 1
+    owner: str
+    call_id: str
+    tool: str
+    digest: str
+    """Of the call's tool and arguments: an id reused for another call is refused."""
+    at: float
+    steps: builtins.list[CallStep]
+
+
+class _Replay(Exception):
+    """The call's record is in the store already: this run is a replay."""
+
+    def __init__(self, record: CallRecord) -> None:
+        super().__init__(record.call_id)
+        self.record = record
+
+
+class _CallState:
+    """Per run of a call with an id: whether its record was written, whether it replays."""
+
+    __slots__ = ("owner", "recorded", "replaying")
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.recorded = False
+        self.replaying = False
+
+
+def digest_of(tool: str, args: object) -> str:
+    """The digest of a call's tool and arguments (their JSON; anything else by repr)."""
+    text = json.dumps([tool, args], sort_keys=True, default=repr, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _record_key(owner: str, call_id: str) -> str:
+    name = hashlib.sha256(f"{owner}\0{call_id}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{CALLS_FOLDER}/{name}.json"
+
+
+def _answer_key(call_id: str) -> str:
+    """Where the answer is kept among the owner's observations (a reserved key: no file)."""
+    return f"{CALLS_FOLDER}/{hashlib.sha256(call_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+# -- one run of a call -----------------------------------------------------------------
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_change(method: F) -> F:
+    """A change of ``ctx.fs``: one call of the owner (:func:`~.core.one_call`) that takes
+    ``call_id=`` (declared by the method, taken here: the method never sees it) and runs
+    once per id (:func:`once`)."""
+    inner = one_call(method)
+
+    @functools.wraps(method)
+    def call(self: Core, *args: Any, call_id: str | None = None, **kwargs: Any) -> Any:
+        name = method.__name__
+        digest = "" if call_id is None else digest_of(name, [args, kwargs])
+        with scope(call_id, name, digest):
+            return once(self, lambda fs: inner(fs, *args, **kwargs))
+
+    return cast(F, call)
+
+
+def once(fs: Core, body: Callable[[Core], T]) -> T:
+    """``body(fs)`` as the running call (:func:`fsseam.calling.current`): run once per call
+    id. Without an id, inside another call with an id, or on a read-only workspace: just
+    ``body(fs)``."""
+    here = current()
+    if here is None or here.call_id is None or here.record is not None or fs.read_only:
+        return body(fs)
+    state = _CallState(fs.owner)
+    here.record = state
+    try:
+        with fs.observing():
+            try:
+                result = body(fs)
+            except _Replay as replay:
+                return _recover(fs, here, body, replay.record)
+            except FsError:
+                recovered = _recover(fs, here, body, None)
+                if recovered is _NOTHING:
+                    raise
+                return recovered
+            if not state.recorded:
+                # Nothing changed: a run after the first one finished (its answer kept),
+                # or a call that has nothing to change.
+                known = _recover(fs, here, body, None)
+                return result if known is _NOTHING else known
+            _remember(fs, here, result)
+            return result
+    finally:
+        here.record = None
+
+
+_NOTHING: Any = object()
+
+
+def _recover(fs: Core, here: CallScope, body: Callable[[Core], T],
+             record: CallRecord | None) -> T:
+    """The answer of a call run before: kept with the owner's observations, else made
+    again over the store as the first run found it. ``_NOTHING`` when no record of the
+    call exists (``record`` None: not looked up yet)."""
+    call_id = here.call_id
+    assert call_id is not None
+    kept = _answer(fs, call_id)
+    if kept is not None:
+        digest, answer = kept
+        _check_digest(here, digest, call_id)
+        return answer  # type: ignore[return-value]
+    if record is None:
+        record = _load(fs.backend, fs.owner, call_id)
+        if record is None:
+            return _NOTHING  # type: ignore[no-any-return]
+    _check_digest(here, record.digest, call_id)
+    state = here.record
+    assert isinstance(state, _CallState)
+    state.recorded = state.replaying = True
+    view = ReplayView(fs.backend, record)
+    again = copy.copy(fs)
+    again.backend = view
+    for step in record.steps:
+        shown = display(step.key)
+        if step.before is None:
+            fs.gate.dispatch(MissingEvent(owner=fs.owner, key=step.key, path=shown))
+        else:
+            fs.gate.dispatch(ReadEvent(owner=fs.owner, key=step.key, path=shown,
+                                       version=step.before))
+    result = body(again)
+    _remember(fs, here, result)
+    return result
+
+
+def _check_digest(here: CallScope, digest: str, call_id: str) -> None:
+    if digest != here.digest:
+        raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.call_id_reused,
+                      details={"call_id": call_id})
+
+
+# -- the call record in the store ------------------------------------------------------
+def before_commit(fs: Core, steps: builtins.list[Any]) -> None:
+    """Write the running call's record before its first change (create-only); raises
+    :class:`_Replay` when the record is there already (this run is a replay). Nothing for
+    a call without an id, or once recorded."""
+    here = current()
+    state = None if here is None else here.record
+    if not isinstance(state, _CallState) or state.recorded or here is None:
+        return
+    assert here.call_id is not None
+    record = CallRecord(owner=fs.owner, call_id=here.call_id, tool=here.tool,
+                        digest=here.digest, at=time.time(),
+                        steps=[_step_of(fs, step, steps) for step in steps])
+    key = _record_key(fs.owner, here.call_id)
+    try:
+        fs.backend.put_plain(key, record.model_dump_json().encode(), CreateOnly())
+    except Conflict:
+        found = _load(fs.backend, fs.owner, here.call_id)
+        if found is None:  # removed in between: expired; this run is the call
+            raise
+        raise _Replay(found) from None
+    state.recorded = True
+
+
+def _step_of(fs: Core, step: Any, steps: builtins.list[Any]) -> CallStep:
+    """What the call record says of one step of the plan (a :class:`~.commit.Step`)."""
+    pre: Precondition = step.precondition
+    before = pre.version if isinstance(pre, IfMatch) else None
+    lone = step.alone
+    after: bytes | None = None
+    old: bytes | None = None
+    if step.action in ("create", "write"):
+        after = step.data
+    elif step.action == "copy":
+        after = step.data if step.data is not None else _current_bytes(lone, None)
+        if after is None and before is not None:
+            after = fs.docs.raw(step.source, before)
+        before = None  # the destination: absent before
+    if step.action != "copy" and before is not None:
+        old = step.old if step.old is not None else _current_bytes(lone, before)
+        if old is None:
+            old = fs.docs.raw(step.key, before)
+        if old is None and step.moved_to is not None:
+            old = next((s.data for s in steps if s.action == "copy" and s.key == step.moved_to
+                        and s.data is not None), None)
+    cap = fs.limits.max_edit_bytes
+    return CallStep(
+        key=step.key, action=step.action, before=before,
+        before_data=None if old is None or len(old) > cap else base64.b64encode(old).decode(),
+        after=None if after is None else hashlib.sha256(after).hexdigest())
+
+
+def _current_bytes(lone: Any, version: Version | None) -> bytes | None:
+    current = None if lone is None else lone.current
+    if current is None or (version is not None and current[1] != version):
+        return None
+    data: bytes = current[0]
+    return data
+
+
+def _load(backend: Backend, owner: str, call_id: str) -> CallRecord | None:
+    blob = backend.get_plain(_record_key(owner, call_id))
+    if blob is None:
+        return None
+    try:
+        record = CallRecord.model_validate_json(blob.data)
+    except ValueError:
+        return None
+    if record.owner != owner or record.call_id != call_id or _expired(record.at):
+        return None
+    return record
+
+
+def _expired(at: float) -> bool:
+    return time.time() - at > CALL_TTL
+
+
+def expire(backend: Backend, older_than: float = CALL_TTL) -> int:
+    """Remove the call records older than ``older_than`` seconds; how many went."""
+    cut = time.time() - older_than
+    gone = 0
+    try:
+        entries = backend.list(CALLS_FOLDER)
+    except FsError as e:
+        if e.code is ErrorCode.FS_NOT_FOUND:
+            return 0
+        raise
+    for entry in entries:
+        blob = backend.get_plain(entry.key)
+        if blob is None:
+            continue
+        try:
+            at = CallRecord.model_validate_json(blob.data).at
+        except ValueError:
+            at = 0.0
+        if at < cut:
+            try:
+                backend.delete(entry.key, IfMatch(blob.version))
+                gone += 1
+            except FsError:
+                pass  # rewritten or removed meanwhile: left to the next collect
+    return gone
+
+
+# -- the answer, kept with the owner's observations ------------------------------------
+def _remember(fs: Core, here: CallScope, result: object) -> None:
+    """Keep the call's answer with the owner's observations (written with them)."""
+    policy = fs.policy
+    if policy is None or here.call_id is None:
+        return
+    text = json.dumps({"digest": here.digest, "answer": _encode(result)})
+    policy.update(fs.owner, _answer_key(here.call_id),
+                  lambda e: e.model_copy(update={"seen": False, "answer": text}))
+
+
+def _answer(fs: Core, call_id: str) -> tuple[str, object] | None:
+    policy = fs.policy
+    if policy is None:
+        return None
+    entry: ObservationEntry | None = policy.entry(fs.owner, _answer_key(call_id))
+    if entry is None or entry.answer is None or _expired(entry.at):
+        return None
+    try:
+        kept = json.loads(entry.answer)
+        return str(kept["digest"]), _decode(kept["answer"])
+    except (ValueError, KeyError, TypeError, ImportError, AttributeError):
+        return None
+
+
+def _encode(result: object) -> dict[str, Any]:
+    if isinstance(result, BaseModel):
+        cls = type(result)
+        body = result.model_dump(mode="json")
+        diff = body.pop("diff", None)
+        return {"model": f"{cls.__module__}:{cls.__qualname__}", "value": body, "diff": diff}
+    return {"value": result}
+
+
+def _decode(kept: dict[str, Any]) -> object:
+    name = kept.get("model")
+    if name is None:
+        return kept["value"]
+    module, _, qualname = str(name).partition(":")
+    if module != "fsseam" and not module.startswith("fsseam."):
+        raise ImportError(module)
+    cls = importlib.import_module(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part)
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+        raise TypeError(name)
+    value = cls.model_validate(kept["value"])
+    if kept.get("diff") is not None and hasattr(value, "with_diff"):
+        # The kept diff, as the first answer's: both texts are gone, its lines are not.
+        value.__dict__["diff"] = kept["diff"]
+    return value
+
+
+# -- the store as the first run found it -----------------------------------------------
+class _BlobStream:
+    def __init__(self, blob: Blob) -> None:
+        self.size: int | None = len(blob.data)
+        self._blob = blob
+
+    @property
+    def version(self) -> Version | None:
+        return self._blob.version
+
+    def chunks(self) -> Iterator[bytes]:
+        yield self._blob.data
+
+    def close(self) -> None:
+        pass
+
+
+class ReplayView(Wrapper):
+    """The store as a call's first run found it, for its replay: each file whose change
+    landed shows the bytes and version from before (absent, for a file it created), and
+    each change that landed is done already (the same bytes written, the file deleted,
+    the copy made: nothing is sent). Every other file and call is the store's own."""
+
+    def __init__(self, inner: Backend, record: CallRecord) -> None:
+        super().__init__(inner)
+        self.steps = {step.key: step for step in record.steps}
+        self.landed: dict[str, Version | None] = {}
+        """Keys whose change landed, with the version it made (None: deleted)."""
+        for step in record.steps:
+            self._look(step)
+
+    def _look(self, step: CallStep) -> None:
+        try:
+            now = self.inner.read(step.key)
+        except FsError as e:
+            if e.code is ErrorCode.FS_NOT_FOUND and step.after is None:
+                self.landed[step.key] = None
+            return
+        if step.after is None and step.action == "copy":
+            # A copy of bytes the call never read: the destination was absent (the copy
+            # is create-only), so a file there now is the copy.
+            self.landed[step.key] = now.version
+        elif step.after is not None and hashlib.sha256(now.data).hexdigest() == step.after:
+            self.landed[step.key] = now.version
+
+    def _before(self, key: str) -> Blob:
+        step = self.steps[key]
+        if step.before is None:
+            raise FsError(ErrorCode.FS_NOT_FOUND, path=display(key), reason=Reason.not_found)
+        if step.before_data is None:
+            # The bytes from before were not kept (the call never read them): the file's
+            # bytes now stand in, under the version the change rested on.
+            data = self.inner.read(key).data if self.landed[key] is not None else b""
+        else:
+            data = base64.b64decode(step.before_data)
+        return Blob(data=data, version=step.before)
+
+    def read(self, key: str) -> Blob:
+        if key in self.landed:
+            return self._before(key)
+        return self.inner.read(key)
+
+    def open_read(self, key: str, chunk_size: int = 1 << 20) -> Any:
+        if key in self.landed:
+            return _BlobStream(self._before(key))
+        return self.inner.open_read(key, chunk_size)
+
+    def stat(self, key: str) -> Stat:
+        if key in self.landed:
+            return Stat(key=key, kind="file", size=len(self._before(key).data))
+        return self.inner.stat(key)
+
+    def write(self, key: str, data: bytes, precondition: Precondition, *,
+              meta: WriteMeta | None = None) -> Version:
+        made = self.landed.get(key)
+        step = self.steps.get(key)
+        if (made is not None and step is not None
+                and hashlib.sha256(data).hexdigest() == step.after):
+            return made
+        return self.inner.write(key, data, precondition, meta=meta)
+
+    def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
+               meta: WriteMeta | None = None) -> None:
+        if key in self.landed and self.landed[key] is None:
+            return
+        self.inner.delete(key, precondition, meta=meta)
+
+    def copy(self, src: str, dst: str, source: Precondition = ANY_VERSION) -> Version:
+        made = self.landed.get(dst)
+        if made is not None:
+            return made
+        return self.inner.copy(src, dst, source)
