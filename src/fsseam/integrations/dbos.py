@@ -49,7 +49,6 @@ except ImportError as e:  # pragma: no cover - the extra is missing
     ) from e
 from pydantic import ValidationError
 
-from ..calling import scope
 from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..observations import ObservationEntry, newer
@@ -63,7 +62,7 @@ __all__ = [
     "DurableTools",
     "StepObservations",
     "binding_for",
-    "call_id",
+    "step_call_id",
     "merge_entries",
     "result_form",
     "result_of",
@@ -84,7 +83,7 @@ def binding_for(workspace: Workspace, owner: str) -> Binding:
     return Binding(owner, workspace.url, _THREAD, workspace.observation_key)
 
 
-def call_id(*parts: object) -> str | None:
+def step_call_id(*parts: object) -> str | None:
     """The call id of the step running now: ``dbos:WORKFLOW:STEP`` plus ``parts`` (the
     model's tool-call id), the same on every run of the step (DBOS numbers a workflow's
     steps in the order its code starts them, and recovery runs the same code), unique
@@ -228,19 +227,19 @@ class DurableTools:
         merge_entries(seen, out["observations"], limit=self.max_observations)
         return result_of(out["result"])
 
-    def run(self, name: str, args: dict[str, Any], seen: Mapping[str, Any]) -> dict[str, Any]:
-        """The step itself: the call under its call id, on a context whose observations
-        are ``seen``; returns ``{"result": ..., "observations": ...}`` (JSON)."""
+    def run(self, name: str, args: dict[str, Any], seen: Mapping[str, Any],
+            call_id: str | None = None) -> dict[str, Any]:
+        """The step itself: the call under its call id (default :func:`step_call_id`), on
+        a context whose observations are ``seen``; returns ``{"result": ...,
+        "observations": ...}`` (JSON)."""
         store = StepObservations(self.binding, seen)
         context = self.workspace.context(self.owner, observations=store)
-        result = context.tools.execute(name, args, call_id=call_id())
+        result = context.tools.execute(name, args, call_id=call_id or step_call_id())
         return {"result": result_form(result), "observations": store.drain()}
 
     async def _run_async(self, name: str, args: dict[str, Any], seen: Mapping[str, Any]
                          ) -> dict[str, Any]:
-        ids = call_id()
-        with scope(ids, name):  # the worker thread runs in a copy of this context
-            return await asyncio.to_thread(self.run, name, args, seen)
+        return await asyncio.to_thread(self.run, name, args, seen, step_call_id())
 
     def _options(self, name: str) -> StepOptions:
         options: StepOptions = {"name": f"fsseam.{name}"}

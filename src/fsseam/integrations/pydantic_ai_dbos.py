@@ -53,7 +53,14 @@ except ImportError:  # pragma: no cover - older releases: the entries wait for t
 from ..errors import FsError
 from ..observations.sealing import Binding
 from ..tools.base import ToolResult, answer, attempt, parse_arguments
-from .dbos import StepObservations, binding_for, call_id, merge_entries, result_form, result_of
+from .dbos import (
+    StepObservations,
+    binding_for,
+    merge_entries,
+    result_form,
+    result_of,
+    step_call_id,
+)
 from .pydantic_ai import RESULT_KEY, FsseamToolset
 
 __all__ = ["HISTORY_KEY", "DBOSFsseamToolset", "carried_entries"]
@@ -124,7 +131,7 @@ class DBOSFsseamToolset(WrapperToolset[Any]):
         store = StepObservations(self.binding, carried_entries(ctx.messages, workspace.url))
         context = workspace.context(self.owner, observations=store)
         result = await asyncio.to_thread(context.tools.execute, name, args,
-                                         call_id=call_id(ctx.tool_call_id))
+                                         call_id=step_call_id(ctx.tool_call_id))
         return {"result": result_form(result), "observations": store.drain()}
 
     def _answer(self, name: str, record: dict[str, Any], ctx: RunContext[Any],
