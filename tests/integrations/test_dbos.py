@@ -1,0 +1,206 @@
+"""fsseam's tools as DBOS steps, in this process (SQLite system database in a temporary
+directory): what a step records, the call id it runs under, and where the owner's
+observations live (the workflow's state, never this process's memory). The crash test is
+tests/integrations/test_dbos_crash.py."""
+
+from __future__ import annotations
+
+import json
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dbos", reason="dbos is not installed: pip install -e '.[dbos]'")
+pytest.importorskip("pydantic_ai", reason="pydantic-ai is not installed: pip install -e "
+                    "'.[pydantic-ai]'")
+
+from dbos import DBOS, SetWorkflowID
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from fsseam import ErrorCode, Workspace
+from fsseam.integrations.dbos import DurableTools
+from fsseam.integrations.pydantic_ai import FsseamToolset
+from fsseam.integrations.pydantic_ai_dbos import HISTORY_KEY, DBOSFsseamToolset
+from fsseam.observations.sealing import SEAL_FIELD
+
+TOOLS: dict[str, DurableTools] = {}
+"""The DurableTools each workflow run uses, by a name the test gives it."""
+
+APPEND = {"file_path": "/a.txt", "old_string": "one\n", "new_string": "one\ntwo\n"}
+
+
+@DBOS.workflow(name="fsseam_test_calls")
+def calls(tools: str, plan: list[tuple[str, dict[str, Any]]], seen: dict[str, Any]
+          ) -> dict[str, Any]:
+    """Each call of ``plan`` through ``TOOLS[tools]``; returns the answers and ``seen``."""
+    answers = []
+    for name, args in plan:
+        result = TOOLS[tools].call(name, args, seen)
+        answers.append({"ok": result.ok, "text": result.text,
+                        "code": None if result.error is None else result.error.code.value})
+    return {"answers": answers, "seen": seen}
+
+
+def _script(plan: list[tuple[str, dict[str, Any]]]) -> FunctionModel:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        done = sum(1 for m in messages for p in m.parts if p.part_kind == "tool-return")
+        if done == len(plan):
+            return ModelResponse(parts=[TextPart("done")])
+        name, args = plan[done]
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"c{done}")])
+
+    return FunctionModel(model)
+
+
+AGENT_ROOT: dict[str, Path] = {}
+
+
+def _agent(root: Path) -> Any:
+    from pydantic_ai.durable_exec.dbos import DBOSAgent
+
+    plan = [("read", {"file_path": "/a.txt"}), ("edit", APPEND)]
+    toolset = DBOSFsseamToolset(FsseamToolset(Workspace(str(root)), names="read,edit"),
+                                owner="fixer")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DBOSAgent is deprecated for DBOSDurability
+        return DBOSAgent(Agent(_script(plan), name="fsseam_test_agent", toolsets=[toolset]))
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    base = tmp_path_factory.mktemp("dbos")
+    agent_root = base / "agent-root"
+    agent_root.mkdir()
+    (agent_root / "a.txt").write_bytes(b"one\n")
+    DBOS(config={"name": "fsseam-test", "system_database_url": f"sqlite:///{base / 'db'}",
+                 "log_level": "WARNING"})
+    agent = _agent(agent_root)  # before launch: DBOS registers its workflows
+    DBOS.launch()
+    try:
+        yield agent, agent_root
+    finally:
+        DBOS.destroy(destroy_registry=True)
+
+
+def _run(tools: DurableTools, plan: list[tuple[str, dict[str, Any]]],
+         seen: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    name = uuid.uuid4().hex
+    TOOLS[name] = tools
+    workflow = f"wf-{name}"
+    with SetWorkflowID(workflow):
+        out = calls(name, plan, {} if seen is None else seen)
+    return workflow, out
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_bytes(b"one\n")
+    return tmp_path
+
+
+def test_each_call_is_a_step_named_for_its_tool_whose_output_is_json(
+    launched: Any, root: Path,
+) -> None:
+    tools = DurableTools(Workspace(str(root)), owner="fixer")
+    workflow, out = _run(tools, [("read", {"file_path": "/a.txt"}), ("edit", APPEND)])
+    assert [a["ok"] for a in out["answers"]] == [True, True]
+    steps = DBOS.list_workflow_steps(workflow)
+    assert [s["function_name"] for s in steps] == ["fsseam.read", "fsseam.edit"]
+    recorded = [s["output"] for s in steps]
+    # JSON as it is (a portable serializer keeps it), the answer's text and facts.
+    assert json.loads(json.dumps(recorded)) == recorded
+    assert [r["result"]["text"] for r in recorded] == [a["text"] for a in out["answers"]]
+    assert recorded[1]["result"]["ok"] is True and recorded[1]["result"]["tool"] == "edit"
+    # What each call recorded travels in its output, sealed: the read's observation.
+    assert set(recorded[0]["observations"]) == {"a.txt"}
+    assert SEAL_FIELD in recorded[0]["observations"]["a.txt"]
+    assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
+
+
+def test_the_call_id_is_the_workflow_and_the_step(launched: Any, root: Path) -> None:
+    ws = Workspace(str(root))
+    workflow, out = _run(DurableTools(ws, owner="fixer"),
+                         [("read", {"file_path": "/a.txt"}), ("edit", APPEND)])
+    step = DBOS.list_workflow_steps(workflow)[1]["function_id"]
+    # The edit run again under the id its step ran under (as a recovery runs it): the
+    # same answer, and the line is not appended twice.
+    again = ws.context("fixer").tools.execute("edit", APPEND,
+                                              call_id=f"dbos:{workflow}:{step}")
+    assert again.ok and again.text == out["answers"][1]["text"]
+    assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
+
+
+def test_observations_live_in_the_workflow_state_not_in_this_process(
+    launched: Any, root: Path,
+) -> None:
+    ws = Workspace(str(root))
+    _, out = _run(DurableTools(ws, owner="fixer"), [("read", {"file_path": "/a.txt"})])
+    assert set(out["seen"]) == {"a.txt"}
+    # The workspace's own store learnt nothing: the read is the workflow's alone.
+    assert ws.policy is not None
+    assert ws.policy.store.get("fixer", "a.txt") is None
+    # Another workflow of the same owner, its state empty, has read nothing.
+    _, other = _run(DurableTools(ws, owner="fixer"), [("edit", APPEND)])
+    assert other["answers"][0]["code"] == ErrorCode.FS_NOT_OBSERVED.value
+    assert (root / "a.txt").read_bytes() == b"one\n"
+    # The first workflow's state, handed on, lets the edit through.
+    _, handed = _run(DurableTools(ws, owner="fixer"), [("edit", APPEND)], out["seen"])
+    assert handed["answers"][0]["ok"]
+    assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
+
+
+def test_an_entry_altered_in_the_state_is_no_observation(launched: Any, root: Path) -> None:
+    ws = Workspace(str(root))
+    _, out = _run(DurableTools(ws, owner="fixer"), [("read", {"file_path": "/a.txt"})])
+    (root / "a.txt").write_bytes(b"one\nsomeone\n")
+    current = ws.backend.read("a.txt").version
+    forged = {**out["seen"]["a.txt"], "version": current}  # retargeted, seal kept
+    _, tampered = _run(DurableTools(ws, owner="fixer"),
+                       [("edit", {**APPEND, "new_string": "one\nforged\n"})], {"a.txt": forged})
+    assert tampered["answers"][0]["code"] == ErrorCode.FS_NOT_OBSERVED.value
+    assert (root / "a.txt").read_bytes() == b"one\nsomeone\n"
+    # Another owner's entries are not this owner's either.
+    _, foreign = _run(DurableTools(ws, owner="intruder"),
+                      [("edit", {**APPEND, "new_string": "one\nforged\n"})], out["seen"])
+    assert foreign["answers"][0]["code"] == ErrorCode.FS_NOT_OBSERVED.value
+
+
+def test_a_dbos_agent_runs_each_fsseam_call_as_a_step(launched: Any) -> None:
+    agent, root = launched
+    workflow = f"agent-{uuid.uuid4().hex}"
+    with SetWorkflowID(workflow):
+        result = agent.run_sync("append a line")
+    assert result.output == "done"
+    assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
+    # DBOSAgent runs the agent in a workflow of its own, a child of the one started here.
+    (run,) = [s["child_workflow_id"] for s in DBOS.list_workflow_steps(workflow)
+              if s["function_name"] == "fsseam_test_agent.run"]
+    names = [s["function_name"] for s in DBOS.list_workflow_steps(run)]
+    assert [n for n in names if n.startswith("fsseam.")] == ["fsseam.read", "fsseam.edit"]
+    returns = [p for m in result.all_messages() for p in m.parts
+               if p.part_kind == "tool-return"]
+    assert [p.outcome for p in returns] == ["success", "success"]
+    # The read's observation travels in its result, for the edit's step (and a recovery).
+    read_carries = returns[0].metadata[HISTORY_KEY]
+    assert read_carries["workspace"] == str(root) and set(read_carries["entries"]) == {"a.txt"}
+
+
+def test_outside_a_workflow_the_wrapper_is_the_toolset(root: Path) -> None:
+    plan = [("read", {"file_path": "/a.txt"}), ("edit", APPEND)]
+    toolset = DBOSFsseamToolset(FsseamToolset(Workspace(str(root)), names="read,edit"))
+    result = Agent(_script(plan), toolsets=[toolset]).run_sync("append a line")
+    assert result.output == "done"
+    assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
+
+
+def test_it_wraps_only_fsseam_toolsets() -> None:
+    from pydantic_ai.toolsets import FunctionToolset
+
+    with pytest.raises(TypeError, match="wraps an FsseamToolset"):
+        DBOSFsseamToolset(FunctionToolset())
