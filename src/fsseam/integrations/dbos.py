@@ -53,8 +53,12 @@ from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..observations import ObservationEntry, newer
 from ..observations.sealing import SEAL_FIELD, Binding, opened, sealed
-from ..tools.base import ImageContent, ToolError, ToolResult, answer, attempt, facts
-from ..tools.base import parse_arguments
+from ..tools.base import (
+    ImageContent,
+    ToolError,
+    ToolResult,
+    facts,
+)
 from ..workspace import Workspace
 
 __all__ = [
@@ -62,10 +66,10 @@ __all__ = [
     "DurableTools",
     "StepObservations",
     "binding_for",
-    "step_call_id",
     "merge_entries",
     "result_form",
     "result_of",
+    "step_call_id",
 ]
 
 DEFAULT_MAX_OBSERVATIONS = 2_000
@@ -73,6 +77,8 @@ DEFAULT_MAX_OBSERVATIONS = 2_000
 read yet"). Every step receives them and DBOS records each step's new ones, so the bound
 is small."""
 
+_WHERE = "dbos:seen"
+"""Names the workflow's observations (``seen``) in refusals and logs."""
 _THREAD = "dbos"
 """The scope entries are sealed for, beside the owner and the workspace: DBOS state."""
 
@@ -98,7 +104,7 @@ def _foreign(detail: str) -> FsError:
     """The refusal of a state fsseam did not write: never read as "nothing read" (that
     would refuse every edit and hide damaged workflow state)."""
     return FsError(ErrorCode.FS_BACKEND, reason=Reason.agents_state_foreign,
-                   details={"where": "the DBOS workflow's fsseam observations",
+                   details={"where": _WHERE,
                             "detail": detail[:200]})
 
 
@@ -130,7 +136,7 @@ class StepObservations:
         if raw is None:
             return mine
         _parsed(raw)  # a value that is no entry at all is damage, not "not read"
-        return newer(opened(self.binding, key, raw, where="DBOS workflow state"), mine)
+        return newer(opened(self.binding, key, raw, where=f"{_WHERE}[{key!r}]"), mine)
 
     def put(self, owner: str, entries: Mapping[str, ObservationEntry]) -> None:
         for key, entry in entries.items():

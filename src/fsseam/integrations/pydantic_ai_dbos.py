@@ -39,7 +39,7 @@ try:
     from pydantic_ai import BinaryContent, ModelRetry, RunContext, ToolReturn
     from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
     from pydantic_ai.messages import ToolReturnPart
-    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+    from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 except ImportError as e:  # pragma: no cover - an extra is missing
     raise ImportError(
         f"fsseam.integrations.pydantic_ai_dbos needs dbos and pydantic-ai-slim: pip install "
