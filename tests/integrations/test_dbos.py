@@ -58,7 +58,17 @@ def _script(plan: list[tuple[str, dict[str, Any]]]) -> FunctionModel:
     return FunctionModel(model)
 
 
-AGENT_ROOT: dict[str, Path] = {}
+AGENTS: dict[str, Any] = {}
+"""The agents the workflows below run (made before DBOS launches)."""
+
+
+@DBOS.workflow(name="fsseam_test_durability")
+def durable_run(prompt: str) -> list[str | None]:
+    """A run of the agent with Pydantic AI's DBOSDurability capability, in a workflow of
+    ours (as that capability asks); returns the outcome of each tool result."""
+    result = AGENTS["durability"].run_sync(prompt)
+    return [p.outcome for m in result.all_messages() for p in m.parts
+            if p.part_kind == "tool-return"]
 
 
 def _agent(root: Path) -> Any:
@@ -72,6 +82,21 @@ def _agent(root: Path) -> Any:
         return DBOSAgent(Agent(_script(plan), name="fsseam_test_agent", toolsets=[toolset]))
 
 
+def _durability_agent(base: Path) -> Any:
+    from pydantic_ai.durable_exec.dbos import DBOSDurability
+
+    root = base / "durability-root"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"one\n")
+    plan = [("read", {"file_path": "/a.txt"}), ("edit", APPEND)]
+    toolset = DBOSFsseamToolset(FsseamToolset(Workspace(str(root)), names="read,edit"),
+                                owner="fixer")
+    agent = Agent(_script(plan), name="fsseam_test_durable", toolsets=[toolset],
+                  capabilities=[DBOSDurability()])
+    AGENTS["durability-root"] = root
+    return agent
+
+
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     base = tmp_path_factory.mktemp("dbos")
@@ -81,6 +106,7 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     DBOS(config={"name": "fsseam-test", "system_database_url": f"sqlite:///{base / 'db'}",
                  "log_level": "WARNING"})
     agent = _agent(agent_root)  # before launch: DBOS registers its workflows
+    AGENTS["durability"] = _durability_agent(base)
     DBOS.launch()
     try:
         yield agent, agent_root
@@ -204,3 +230,22 @@ def test_it_wraps_only_fsseam_toolsets() -> None:
 
     with pytest.raises(TypeError, match="wraps an FsseamToolset"):
         DBOSFsseamToolset(FunctionToolset())
+
+
+def test_the_durability_capability_runs_each_fsseam_call_as_a_step(launched: Any) -> None:
+    workflow = f"durable-{uuid.uuid4().hex}"
+    with SetWorkflowID(workflow):
+        outcomes = durable_run("append a line")
+    assert outcomes == ["success", "success"]
+    names = [s["function_name"] for s in DBOS.list_workflow_steps(workflow)]
+    assert [n for n in names if n.startswith("fsseam.")] == ["fsseam.read", "fsseam.edit"]
+    assert (AGENTS["durability-root"] / "a.txt").read_bytes() == b"one\ntwo\n"
+
+
+def test_outside_a_workflow_a_call_is_a_plain_call(root: Path) -> None:
+    tools = DurableTools(Workspace(str(root)), owner="fixer")
+    seen: dict[str, Any] = {}
+    assert tools.call("read", {"file_path": "/a.txt"}, seen).ok
+    assert set(seen) == {"a.txt"}  # its observations go where a workflow's would
+    assert tools.call("edit", APPEND, seen).ok
+    assert (root / "a.txt").read_bytes() == b"one\ntwo\n"

@@ -221,15 +221,22 @@ class DurableTools:
         """Run one call of the tool ``name`` as a step; ``seen``: the owner's observations
         in the workflow's state (a dict the workflow holds, ``{}`` at first), updated with
         what the call recorded."""
-        out = DBOS.run_step(self._options(name), self.run, name, dict(args or {}), dict(seen))
+        if DBOS.workflow_id is None:  # no workflow: a plain call, nothing runs it again
+            out = self.run(name, dict(args or {}), seen)
+        else:
+            out = DBOS.run_step(self._options(name), self.run, name, dict(args or {}),
+                                dict(seen))
         merge_entries(seen, out["observations"], limit=self.max_observations)
         return result_of(out["result"])
 
     async def call_async(self, name: str, args: Mapping[str, Any] | None,
                          seen: MutableMapping[str, Any]) -> ToolResult:
         """:meth:`call` in an async workflow (the call runs in a worker thread)."""
-        out = await DBOS.run_step_async(self._options(name), self._run_async, name,
-                                        dict(args or {}), dict(seen))
+        if DBOS.workflow_id is None:
+            out = await self._run_async(name, dict(args or {}), seen)
+        else:
+            out = await DBOS.run_step_async(self._options(name), self._run_async, name,
+                                            dict(args or {}), dict(seen))
         merge_entries(seen, out["observations"], limit=self.max_observations)
         return result_of(out["result"])
 
