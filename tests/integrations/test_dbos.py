@@ -249,3 +249,27 @@ def test_outside_a_workflow_a_call_is_a_plain_call(root: Path) -> None:
     assert set(seen) == {"a.txt"}  # its observations go where a workflow's would
     assert tools.call("edit", APPEND, seen).ok
     assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
+
+
+def test_a_damaged_state_is_refused_never_read_as_nothing_read(root: Path) -> None:
+    tools = DurableTools(Workspace(str(root)), owner="fixer")
+    result = tools.call("edit", APPEND, {"a.txt": "not an entry"})
+    assert result.error is not None and result.error.code == ErrorCode.FS_BACKEND
+    assert "dbos:seen" in result.text
+    assert (root / "a.txt").read_bytes() == b"one\n"
+
+
+def test_the_state_keeps_the_later_entry_of_a_key_and_its_bound() -> None:
+    from fsseam.integrations.dbos import merge_entries
+    from fsseam.observations import ObservationEntry
+
+    def entry(at: float, seen: bool) -> dict[str, Any]:
+        return ObservationEntry(seen=seen, at=at).model_dump(mode="json")
+
+    state: dict[str, Any] = {"a": entry(2.0, True)}
+    merge_entries(state, {"a": entry(1.0, False), "b": entry(3.0, True)}, limit=None)
+    assert state == {"a": entry(2.0, True), "b": entry(3.0, True)}
+    merge_entries(state, {"a": entry(5.0, False)}, limit=None)
+    assert state["a"] == entry(5.0, False)
+    merge_entries(state, {"c": entry(4.0, True)}, limit=2)
+    assert state == {"a": entry(5.0, False), "c": entry(4.0, True)}  # the oldest expired

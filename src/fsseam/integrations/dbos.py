@@ -152,15 +152,20 @@ class StepObservations:
 
 
 def merge_entries(state: MutableMapping[str, Any], new: Mapping[str, Any], *,
-                  limit: int = DEFAULT_MAX_OBSERVATIONS) -> None:
+                  limit: int | None = DEFAULT_MAX_OBSERVATIONS) -> None:
     """Merge a step's entries into the workflow's ``state`` in place: per key the one
-    recorded later wins (:func:`~fsseam.observations.newer`); past ``limit`` the oldest
-    expire. Runs in workflow code, so a recovered workflow merges the same outputs."""
+    recorded later wins (:func:`~fsseam.observations.newer`); past ``limit`` (None: no
+    bound) the oldest expire. Runs in workflow code, so a recovered workflow merges the
+    same outputs into the same state."""
     for key, raw in new.items():
         old = state.get(key)
-        if old is None or newer(_parsed(old), _parsed(raw)) is not _parsed(old):
+        if old is None:
             state[key] = raw
-    if len(state) > limit:
+            continue
+        kept = _parsed(old)
+        if newer(kept, _parsed(raw)) is not kept:
+            state[key] = raw
+    if limit is not None and len(state) > limit:
         for key in sorted(state, key=lambda k: float(state[k].get("at", 0.0)))[
                 : len(state) - limit]:
             del state[key]

@@ -79,7 +79,7 @@ def carried_entries(messages: Iterable[Any], workspace: str) -> dict[str, Any]:
             metadata = getattr(part, "metadata", None)
             carried = metadata.get(HISTORY_KEY) if isinstance(metadata, dict) else None
             if isinstance(carried, dict) and carried.get("workspace") == workspace:
-                merge_entries(kept, carried.get("entries") or {}, limit=1 << 62)
+                merge_entries(kept, carried.get("entries") or {}, limit=None)
     return kept
 
 
