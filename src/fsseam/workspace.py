@@ -34,6 +34,7 @@ from .observations.store import BranchObservations
 from .policy import Ledger, ObservationPolicy
 from .policy.reserved import ReservedKeys
 from .seam import Seam
+from .seam.calls import expire as expire_calls
 from .spec import (
     ContextSpec,
     WorkspaceSpec,
@@ -309,9 +310,12 @@ class Workspace:
         self.branches_of.discard(name)
 
     def collect(self, grace: timedelta = timedelta(hours=1)) -> CollectOutcome:
-        """Remove the branch objects no branch reaches (older than ``grace``)."""
+        """Remove the branch objects no branch reaches (older than ``grace``), and the
+        records of calls older than their time to live (``fsseam.seam.calls.CALL_TTL``)."""
         self._main_only(changes=True)
-        return self.branches_of.collect(grace)
+        collected = self.branches_of.collect(grace)
+        expired = expire_calls(self.branches_of.inner)
+        return collected.model_copy(update={"expired_calls": expired})
 
     def _main_only(self, *, changes: bool = False) -> None:
         """Refuse a branch operation on a branch workspace, and (``changes``) one that

@@ -39,7 +39,7 @@ from ..backends.base import (
 )
 from ..errors import Conflict, ConflictKind, ErrorCode, FsError
 from ..messages import Reason
-from ..paths import display
+from ..paths import display, reserved
 from ..versions import Capabilities, CreateOnly, Entry, IfMatch, Precondition, Version
 from .layout import (
     BLOB_KIND,
@@ -534,6 +534,9 @@ class BranchBackend(Wrapper):
 
     def delete(self, key: str, precondition: Precondition = ANY_VERSION, *,
                meta: WriteMeta | None = None) -> None:
+        if reserved(key):  # fsseam's own records (a call's), kept on main's store
+            self.inner.delete(key, precondition, meta=meta)
+            return
         self.inner.check_writable(key)
         if isinstance(precondition, CreateOnly):
             raise FsError(ErrorCode.FS_INVALID_ARGUMENT, path=display(key),

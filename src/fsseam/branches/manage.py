@@ -87,6 +87,8 @@ class CollectOutcome(BaseModel):
     """Unreached blobs moved to the trash by this collect."""
     restored: int = 0
     """Blobs put back from the trash: something reaches them again."""
+    expired_calls: int = 0
+    """Call records removed: older than their time to live (docs/durable.md)."""
 
 
 class Branches:

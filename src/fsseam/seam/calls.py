@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import contextlib
 import copy
 import functools
 import hashlib
@@ -62,6 +63,7 @@ __all__ = [
     "expire",
     "once",
     "one_change",
+    "other_call",
 ]
 
 CALLS_FOLDER = ".fsseam-calls"
@@ -110,12 +112,14 @@ class _Replay(Exception):
 class _CallState:
     """Per run of a call with an id: whether its record was written, whether it replays."""
 
-    __slots__ = ("owner", "recorded", "replaying")
+    __slots__ = ("owner", "recorded", "replaying", "version")
 
     def __init__(self, owner: str) -> None:
         self.owner = owner
         self.recorded = False
         self.replaying = False
+        self.version: Version | None = None
+        """The version of the record this run wrote."""
 
 
 def digest_of(tool: str, args: object) -> str:
@@ -165,11 +169,20 @@ def once(fs: Core, body: Callable[[Core], T]) -> T:
     here.record = state
     try:
         with fs.observing():
+            if not fs.call_records:
+                kept = _answer(fs, here.call_id)
+                if kept is not None:
+                    _check_digest(here, kept[0], here.call_id)
+                    return kept[1]  # type: ignore[return-value]
             try:
                 result = body(fs)
             except _Replay as replay:
                 return _recover(fs, here, body, replay.record)
-            except FsError:
+            except FsError as e:
+                if state.recorded:
+                    # This run got as far as its record: the store answered this call.
+                    _refused(fs, here, state, e)
+                    raise
                 recovered = _recover(fs, here, body, None)
                 if recovered is _NOTHING:
                     raise
@@ -223,6 +236,26 @@ def _recover(fs: Core, here: CallScope, body: Callable[[Core], T],
     return result
 
 
+def other_call() -> bool:
+    """Whether bytes the store names as this owner's, met by a refusal, are another
+    call's: the running call has an id. Its own earlier run is known by its record, never
+    by the owner's name, which every call of the owner shares (a store that keeps only
+    the owner cannot tell this call's write from another's)."""
+    here = current()
+    return here is not None and isinstance(here.record, _CallState)
+
+
+def _refused(fs: Core, here: CallScope, state: _CallState, error: FsError) -> None:
+    """A call refused after its record was written changed nothing (but a storage error,
+    whose change may have landed): its record goes, so that the call run again is run, not
+    taken for a change made."""
+    if error.code is ErrorCode.FS_BACKEND or state.version is None or here.call_id is None:
+        return
+    # Left to expire when this fails: a replay of the refused call then finds the record.
+    with contextlib.suppress(FsError):
+        fs.backend.delete(_record_key(fs.owner, here.call_id), IfMatch(state.version))
+
+
 def _check_digest(here: CallScope, digest: str, call_id: str) -> None:
     if digest != here.digest:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.call_id_reused,
@@ -244,13 +277,24 @@ def before_commit(fs: Core, steps: builtins.list[Any]) -> None:
                         steps=[_step_of(fs, step, steps) for step in steps])
     key = _record_key(fs.owner, here.call_id)
     try:
-        fs.backend.put_plain(key, record.model_dump_json().encode(), CreateOnly())
+        state.version = fs.backend.put_plain(key, record.model_dump_json().encode(),
+                                             CreateOnly())
     except Conflict:
         found = _load(fs.backend, fs.owner, here.call_id)
         if found is None:  # removed in between: expired; this run is the call
             raise
         raise _Replay(found) from None
+    except FsError as e:
+        if e.code not in _NO_PLACE:
+            raise
+        # No place for records at the root (mounts without a writable "/"): only the
+        # answers kept with the observations make a call run once (docs/durable.md).
+        fs.call_records = False
     state.recorded = True
+
+
+_NO_PLACE = (ErrorCode.FS_OUTSIDE_ROOT, ErrorCode.FS_READ_ONLY)
+"""What a store with no place at its root for call records answers (mounts)."""
 
 
 def _step_of(fs: Core, step: Any, steps: builtins.list[Any]) -> CallStep:

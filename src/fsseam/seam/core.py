@@ -73,6 +73,9 @@ class Core:
         self._observing = observing
         self.observations = observations
         self.policy = policy
+        self.call_records = True
+        """Whether the store has a place at its root for call records (not so: mounts
+        without a writable "/"), learnt at the first change with a call id."""
         """The observation policy, where the answers of calls with an id are kept (with
         the owner's observations); None when no policy runs."""
 

@@ -25,6 +25,7 @@ from ..messages import Reason, Sentence, render
 from ..paths import display
 from ..text import TextDoc, decode
 from ..versions import IfMatch, Precondition, SameChange, Version, same_change
+from .calls import other_call
 from .core import Core
 
 __all__ = [
@@ -125,6 +126,8 @@ def judge(backend: Backend, key: str, data: bytes, held: bytes, version: Version
     equal = held == data
     moved = seen is None or version != seen
     ours = written_by(backend, key, version, owner) if equal and moved else None
+    if ours and answered and other_call():
+        ours = False
     return same_change(equal=equal, moved=moved, observed=observed, ours=ours,
                        answered=answered)
 
