@@ -273,3 +273,23 @@ def test_the_state_keeps_the_later_entry_of_a_key_and_its_bound() -> None:
     assert state["a"] == entry(5.0, False)
     merge_entries(state, {"c": entry(4.0, True)}, limit=2)
     assert state == {"a": entry(5.0, False), "c": entry(4.0, True)}  # the oldest expired
+
+
+def test_a_damaged_history_is_a_refusal_of_the_call(launched: Any) -> None:
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+
+    from fsseam.integrations.pydantic_ai import RESULT_KEY
+
+    agent, root = launched
+    before = (root / "a.txt").read_bytes()
+    damaged = {HISTORY_KEY: {"workspace": str(root), "entries": {"a.txt": "not an entry"}}}
+    history = [
+        ModelResponse(parts=[ToolCallPart("read", {"file_path": "/a.txt"}, tool_call_id="c0")]),
+        ModelRequest(parts=[ToolReturnPart("read", "...", tool_call_id="c0", metadata=damaged)]),
+    ]
+    with SetWorkflowID(f"damaged-{uuid.uuid4().hex}"):
+        result = agent.run_sync(message_history=history)
+    edit = [p for m in result.new_messages() for p in m.parts if p.part_kind == "tool-return"]
+    assert [p.outcome for p in edit] == ["failed"]
+    assert edit[0].metadata[RESULT_KEY]["error"]["code"] == ErrorCode.FS_BACKEND.value
+    assert (root / "a.txt").read_bytes() == before

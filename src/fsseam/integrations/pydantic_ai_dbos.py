@@ -52,7 +52,7 @@ except ImportError:  # pragma: no cover - older releases: the entries wait for t
 
 from ..errors import FsError
 from ..observations.sealing import Binding
-from ..tools.base import ToolResult, answer, attempt, parse_arguments
+from ..tools.base import ToolResult, answer, attempt, failed, parse_arguments
 from .dbos import (
     StepObservations,
     binding_for,
@@ -128,7 +128,11 @@ class DBOSFsseamToolset(WrapperToolset[Any]):
                    ) -> dict[str, Any]:
         """The step: the call under its call id, its observations the history's."""
         workspace = self.toolset.context.workspace
-        store = StepObservations(self.binding, carried_entries(ctx.messages, workspace.url))
+        try:
+            kept = carried_entries(ctx.messages, workspace.url)
+        except FsError as e:  # a damaged history: refused, never read as "nothing read"
+            return {"result": result_form(failed(name, e)), "observations": {}}
+        store = StepObservations(self.binding, kept)
         context = workspace.context(self.owner, observations=store)
         result = await asyncio.to_thread(context.tools.execute, name, args,
                                          call_id=step_call_id(ctx.tool_call_id))
