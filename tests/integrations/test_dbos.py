@@ -5,12 +5,13 @@ tests/integrations/test_dbos_crash.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -28,6 +29,8 @@ from fsseam.integrations.dbos import DurableTools
 from fsseam.integrations.pydantic_ai import FsseamToolset
 from fsseam.integrations.pydantic_ai_dbos import HISTORY_KEY, DBOSFsseamToolset
 from fsseam.observations.sealing import SEAL_FIELD
+
+T = TypeVar("T")
 
 TOOLS: dict[str, DurableTools] = {}
 """The DurableTools each workflow run uses, by a name the test gives it."""
@@ -63,10 +66,10 @@ AGENTS: dict[str, Any] = {}
 
 
 @DBOS.workflow(name="fsseam_test_durability")
-def durable_run(prompt: str) -> list[str | None]:
+async def durable_run(prompt: str) -> list[str | None]:
     """A run of the agent with Pydantic AI's DBOSDurability capability, in a workflow of
     ours (as that capability asks); returns the outcome of each tool result."""
-    result = AGENTS["durability"].run_sync(prompt)
+    result = await AGENTS["durability"].run(prompt)
     return [p.outcome for m in result.all_messages() for p in m.parts
             if p.part_kind == "tool-return"]
 
@@ -112,6 +115,16 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield agent, agent_root
     finally:
         DBOS.destroy(destroy_registry=True)
+
+
+def _in_workflow(workflow: str, run: Callable[[], Awaitable[T]]) -> T:
+    """``run()`` awaited under the workflow id ``workflow``, on a loop of its own that is
+    closed after (``run_sync`` would leave one open in every thread it ran in)."""
+    async def under_id() -> T:
+        with SetWorkflowID(workflow):
+            return await run()
+
+    return asyncio.run(under_id())
 
 
 def _run(tools: DurableTools, plan: list[tuple[str, dict[str, Any]]],
@@ -200,14 +213,10 @@ def test_an_entry_altered_in_the_state_is_no_observation(launched: Any, root: Pa
 def test_a_dbos_agent_runs_each_fsseam_call_as_a_step(launched: Any) -> None:
     agent, root = launched
     workflow = f"agent-{uuid.uuid4().hex}"
-    with SetWorkflowID(workflow):
-        result = agent.run_sync("append a line")
+    result = _in_workflow(workflow, lambda: agent.run("append a line"))
     assert result.output == "done"
     assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
-    # DBOSAgent runs the agent in a workflow of its own, a child of the one started here.
-    (run,) = [s["child_workflow_id"] for s in DBOS.list_workflow_steps(workflow)
-              if s["function_name"] == "fsseam_test_agent.run"]
-    names = [s["function_name"] for s in DBOS.list_workflow_steps(run)]
+    names = [s["function_name"] for s in DBOS.list_workflow_steps(workflow)]
     assert [n for n in names if n.startswith("fsseam.")] == ["fsseam.read", "fsseam.edit"]
     returns = [p for m in result.all_messages() for p in m.parts
                if p.part_kind == "tool-return"]
@@ -220,7 +229,7 @@ def test_a_dbos_agent_runs_each_fsseam_call_as_a_step(launched: Any) -> None:
 def test_outside_a_workflow_the_wrapper_is_the_toolset(root: Path) -> None:
     plan = [("read", {"file_path": "/a.txt"}), ("edit", APPEND)]
     toolset = DBOSFsseamToolset(FsseamToolset(Workspace(str(root)), names="read,edit"))
-    result = Agent(_script(plan), toolsets=[toolset]).run_sync("append a line")
+    result = asyncio.run(Agent(_script(plan), toolsets=[toolset]).run("append a line"))
     assert result.output == "done"
     assert (root / "a.txt").read_bytes() == b"one\ntwo\n"
 
@@ -234,8 +243,7 @@ def test_it_wraps_only_fsseam_toolsets() -> None:
 
 def test_the_durability_capability_runs_each_fsseam_call_as_a_step(launched: Any) -> None:
     workflow = f"durable-{uuid.uuid4().hex}"
-    with SetWorkflowID(workflow):
-        outcomes = durable_run("append a line")
+    outcomes = _in_workflow(workflow, lambda: durable_run("append a line"))
     assert outcomes == ["success", "success"]
     names = [s["function_name"] for s in DBOS.list_workflow_steps(workflow)]
     assert [n for n in names if n.startswith("fsseam.")] == ["fsseam.read", "fsseam.edit"]
@@ -287,8 +295,8 @@ def test_a_damaged_history_is_a_refusal_of_the_call(launched: Any) -> None:
         ModelResponse(parts=[ToolCallPart("read", {"file_path": "/a.txt"}, tool_call_id="c0")]),
         ModelRequest(parts=[ToolReturnPart("read", "...", tool_call_id="c0", metadata=damaged)]),
     ]
-    with SetWorkflowID(f"damaged-{uuid.uuid4().hex}"):
-        result = agent.run_sync(message_history=history)
+    result = _in_workflow(f"damaged-{uuid.uuid4().hex}",
+                          lambda: agent.run(message_history=history))
     edit = [p for m in result.new_messages() for p in m.parts if p.part_kind == "tool-return"]
     assert [p.outcome for p in edit] == ["failed"]
     assert edit[0].metadata[RESULT_KEY]["error"]["code"] == ErrorCode.FS_BACKEND.value
