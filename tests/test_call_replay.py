@@ -350,3 +350,22 @@ def test_collect_removes_expired_call_records_and_keeps_the_rest(ws: Workspace) 
     ws.backend.write(records[0], aged.model_dump_json().encode(), IfMatch(old.version))
     assert ws.collect().expired_calls == 1
     assert [e.key for e in ws.backend.list(CALLS_FOLDER)] == records[1:]
+
+
+def test_a_call_on_a_branch_runs_once(ws: Workspace) -> None:
+    """On a branch the record is kept in main's store (never a file of the branch) and a
+    call run again with its id changes the branch once."""
+    _seed(ws)
+    branch = ws.branch("feat")
+    store = MemoryObservations()
+    ctx = branch.context(OWNER, observations=store)
+    ctx.tools.execute("read", {"file_path": "/n.txt"})
+    saved = kept(store)
+    args = {"command": "insert", "path": "/n.txt", "insert_line": 1, "new_str": "y\n"}
+    first = ctx.tools.execute("str_replace_editor", args, call_id="b1")
+    again = branch.context(OWNER, observations=kept(saved)).tools.execute(
+        "str_replace_editor", args, call_id="b1")
+    assert first.ok and (again.ok, again.text) == (True, first.text)
+    assert branch.context("reader").fs.read("/n.txt").lines == ["one", "y", "two"]
+    assert stored(ws)["n.txt"] == b"one\ntwo\n"  # main untouched
+    assert ws.diff("feat").text.count("+y") == 1

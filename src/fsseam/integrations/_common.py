@@ -8,8 +8,6 @@ Imports no framework.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -17,6 +15,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from ..calling import scope
+from ..observations.calls import digest_of
 from ..workspace import Context, Workspace
 
 __all__ = ["FrameworkCall", "change_call", "context_of", "framework_call"]
@@ -89,13 +88,7 @@ def change_call(tool: str, args: Mapping[str, Any] | None = None) -> Iterator[No
     checked."""
     running = _FRAMEWORK_CALL.get()
     call_id = None if running is None else running.next_id()
-    digest = "" if call_id is None or args is None else _digest(tool, args)
+    digest = "" if call_id is None or args is None else digest_of(tool, dict(args))
     with scope(call_id, tool, digest):
         yield
 
-
-def _digest(tool: str, args: Mapping[str, Any]) -> str:
-    """Of a change and the arguments that name it: a replay makes the same one, another
-    call with the same id another (each run of a call computes it here)."""
-    text = json.dumps([tool, dict(args)], sort_keys=True, default=repr, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
