@@ -17,6 +17,7 @@ FRAMEWORKS = {
     "fsseam.integrations.openai_agents": {"agents"},
     "fsseam.integrations.pydantic_ai": {"pydantic_ai"},
     "fsseam.integrations.pydantic_ai_workspace": {"pydantic_ai"},
+    "fsseam.integrations.pydantic_ai_dbos": {"pydantic_ai"},
 }
 BLOCKED = ("deepagents", "langchain", "langchain_core", "langgraph", "agents", "pydantic_ai",
            "pydantic_graph", "openai", "anthropic")

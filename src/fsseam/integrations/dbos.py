@@ -36,7 +36,6 @@ from the recorded steps).
 from __future__ import annotations
 
 import asyncio
-import base64
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -53,12 +52,7 @@ from ..errors import ErrorCode, FsError
 from ..messages import Reason
 from ..observations import ObservationEntry, newer
 from ..observations.sealing import SEAL_FIELD, Binding, opened, sealed
-from ..tools.base import (
-    ImageContent,
-    ToolError,
-    ToolResult,
-    facts,
-)
+from ..tools.base import ToolResult, result_form, result_of
 from ..workspace import Workspace
 
 __all__ = [
@@ -67,8 +61,6 @@ __all__ = [
     "StepObservations",
     "binding_for",
     "merge_entries",
-    "result_form",
-    "result_of",
     "step_call_id",
 ]
 
@@ -169,28 +161,6 @@ def merge_entries(state: MutableMapping[str, Any], new: Mapping[str, Any], *,
         for key in sorted(state, key=lambda k: float(state[k].get("at", 0.0)))[
                 : len(state) - limit]:
             del state[key]
-
-
-def result_form(result: ToolResult) -> dict[str, Any]:
-    """A result as JSON, what a step's output holds: :func:`~fsseam.tools.base.facts`
-    (``ok``, ``tool``, the error, the outcome as JSON) with the text and the images."""
-    out = facts(result)
-    out["text"] = result.text
-    if result.images:
-        out["images"] = [{"media_type": i.media_type, "data": i.base64()} for i in result.images]
-    return out
-
-
-def result_of(form: Mapping[str, Any]) -> ToolResult:
-    """The result a step's output holds (its ``value`` the outcome's JSON form)."""
-    error = form.get("error")
-    return ToolResult(
-        tool=form["tool"], ok=bool(form["ok"]), text=form["text"], value=form.get("value"),
-        error=None if error is None else ToolError(code=ErrorCode(error["code"]),
-                                                   message=error["message"]),
-        images=tuple(ImageContent(media_type=i["media_type"], data=base64.b64decode(i["data"]))
-                     for i in form.get("images", ())),
-    )
 
 
 class DurableTools:

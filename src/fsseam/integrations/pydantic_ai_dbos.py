@@ -52,13 +52,19 @@ except ImportError:  # pragma: no cover - older releases: the entries wait for t
 
 from ..errors import FsError
 from ..observations.sealing import Binding
-from ..tools.base import ToolResult, answer, attempt, failed, parse_arguments
+from ..tools.base import (
+    ToolResult,
+    answer,
+    attempt,
+    failed,
+    parse_arguments,
+    result_form,
+    result_of,
+)
 from .dbos import (
     StepObservations,
     binding_for,
     merge_entries,
-    result_form,
-    result_of,
     step_call_id,
 )
 from .pydantic_ai import RESULT_KEY, FsseamToolset

@@ -64,7 +64,9 @@ __all__ = [
     "offered",
     "parse_arguments",
     "perform",
+    "result_form",
     "result_markdown",
+    "result_of",
     "run_tool",
 ]
 
@@ -389,6 +391,28 @@ def facts(result: ToolResult) -> dict[str, Any]:
     if callable(dump):
         out["value"] = dump(mode="json", exclude=_BULKY_FIELDS)
     return out
+
+
+def result_form(result: ToolResult) -> dict[str, Any]:
+    """A result as JSON, what a step's output holds: :func:`~fsseam.tools.base.facts`
+    (``ok``, ``tool``, the error, the outcome as JSON) with the text and the images."""
+    out = facts(result)
+    out["text"] = result.text
+    if result.images:
+        out["images"] = [{"media_type": i.media_type, "data": i.base64()} for i in result.images]
+    return out
+
+
+def result_of(form: Mapping[str, Any]) -> ToolResult:
+    """The result a step's output holds (its ``value`` the outcome's JSON form)."""
+    error = form.get("error")
+    return ToolResult(
+        tool=form["tool"], ok=bool(form["ok"]), text=form["text"], value=form.get("value"),
+        error=None if error is None else ToolError(code=ErrorCode(error["code"]),
+                                                   message=error["message"]),
+        images=tuple(ImageContent(media_type=i["media_type"], data=base64.b64decode(i["data"]))
+                     for i in form.get("images", ())),
+    )
 
 
 # -- the paths -------------------------------------------------------------------------------
