@@ -20,7 +20,17 @@ from ..messages import Reason
 from ..oserrors import map_os_error
 from ..paths import display
 from ..versions import Capabilities, CreateOnly, IfMatch, Overwrite, Precondition, Version
-from .base import ANY_VERSION, Backend, Blob, Entry, ReadStream, Stat, VersionInfo, WriteMeta
+from .base import (
+    ANY_VERSION,
+    Backend,
+    Blob,
+    BlobStream,
+    Entry,
+    ReadStream,
+    Stat,
+    VersionInfo,
+    WriteMeta,
+)
 from .digests import KnownDigests, check_precondition, digest_version
 
 _LOCKS: dict[Hashable, threading.RLock] = {}
@@ -53,28 +63,6 @@ def parent_of(fs: AbstractFileSystem, path: str) -> str:
 
 def _root_is_directory() -> FsError:
     return FsError(ErrorCode.FS_IS_DIRECTORY, path="/", reason=Reason.root_is_directory)
-
-
-class _BlobStream:
-    """Chunks of bytes already read whole, with their version known up front."""
-
-    def __init__(self, blob: Blob, chunk_size: int) -> None:
-        self._blob = blob
-        self._chunk_size = max(1, chunk_size)
-        self.size: int | None = len(blob.data)
-
-    @property
-    def version(self) -> Version | None:
-        return self._blob.version
-
-    def chunks(self) -> Iterator[bytes]:
-        data, step = self._blob.data, self._chunk_size
-        view = memoryview(data)
-        for start in range(0, len(data), step):
-            yield bytes(view[start : start + step])
-
-    def close(self) -> None:
-        pass
 
 
 class FsspecDigestBackend(Backend):
@@ -193,7 +181,7 @@ class FsspecDigestBackend(Backend):
         # info() says the object has, and that size may come from a cached listing (or a
         # HEAD that disagrees with the object), so the bytes could be cut short or empty.
         # Reading it whole also pins the stream to one version.
-        return _BlobStream(self.read(key), chunk_size)
+        return BlobStream(self.read(key), chunk_size)
 
     def stat(self, key: str) -> Stat:
         try:

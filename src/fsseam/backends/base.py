@@ -34,6 +34,7 @@ __all__ = [
     "ANY_VERSION",
     "Backend",
     "Blob",
+    "BlobStream",
     "Entry",
     "ReadStream",
     "Stat",
@@ -106,6 +107,32 @@ class ReadStream(Protocol):
     def chunks(self) -> Iterator[bytes]: ...
 
     def close(self) -> None: ...
+
+
+class BlobStream:
+    """A :class:`ReadStream` over bytes already read whole (one version, known up front),
+    in chunks of ``chunk_size``: for a backend or a wrapper that holds the bytes."""
+
+    def __init__(self, blob: Blob, chunk_size: int = 1 << 20) -> None:
+        self._blob = blob
+        self._chunk_size = max(1, chunk_size)
+        self.size: int | None = len(blob.data)
+
+    @property
+    def version(self) -> Version | None:
+        return self._blob.version
+
+    def chunks(self) -> Iterator[bytes]:
+        data, step = self._blob.data, self._chunk_size
+        if len(data) <= step:
+            yield data
+            return
+        view = memoryview(data)
+        for start in range(0, len(data), step):
+            yield bytes(view[start : start + step])
+
+    def close(self) -> None:
+        pass
 
 
 class TreePart(Protocol):

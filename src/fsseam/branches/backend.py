@@ -30,6 +30,7 @@ from ..backends.base import (
     ANY_VERSION,
     Backend,
     Blob,
+    BlobStream,
     ReadStream,
     Stat,
     TreePart,
@@ -62,27 +63,6 @@ LOG_READ = 1000
 SERVED_BYTES = 32 << 20
 """Main's bytes this backend served lately, by (key, version): a file's first change on
 the branch keeps its base from them, without reading main again."""
-
-
-class _BytesStream:
-    """A read stream over bytes the branch holds (one version, known up front)."""
-
-    def __init__(self, data: bytes, version: Version, chunk_size: int) -> None:
-        self.size: int | None = len(data)
-        self._data = data
-        self._version = version
-        self._chunk = max(1, chunk_size)
-
-    @property
-    def version(self) -> Version | None:
-        return self._version
-
-    def chunks(self) -> Iterator[bytes]:
-        for i in range(0, len(self._data), self._chunk):
-            yield self._data[i : i + self._chunk]
-
-    def close(self) -> None:
-        return None
 
 
 class _ServingStream:
@@ -340,7 +320,7 @@ class BranchBackend(Wrapper):
                                   lambda data, version: self._serve(
                                       key, Blob(data=data, version=version)))
         blob = self._own(key, entry)
-        return _BytesStream(blob.data, blob.version, chunk_size)
+        return BlobStream(blob, chunk_size)
 
     def _children(self, files: dict[str, BranchFile], key: str) -> dict[str, Entry]:
         """The entries the branch adds directly below the directory ``key``."""

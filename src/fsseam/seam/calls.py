@@ -34,10 +34,10 @@ import copy
 import functools
 import hashlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from ..backends.base import ANY_VERSION, Backend, Blob, Stat, Wrapper, WriteMeta
+from ..backends.base import ANY_VERSION, Backend, Blob, BlobStream, Stat, Wrapper, WriteMeta
 from ..calling import CallScope, current, scope, unaudited
 from ..errors import Conflict, ErrorCode, FsError
 from ..events import MissingEvent, ReadEvent
@@ -309,22 +309,6 @@ def _answer(fs: Core, call_id: str) -> tuple[str, object] | None:
 
 
 # -- the store as the first run found it -----------------------------------------------
-class _BlobStream:
-    def __init__(self, blob: Blob) -> None:
-        self.size: int | None = len(blob.data)
-        self._blob = blob
-
-    @property
-    def version(self) -> Version | None:
-        return self._blob.version
-
-    def chunks(self) -> Iterator[bytes]:
-        yield self._blob.data
-
-    def close(self) -> None:
-        pass
-
-
 class ReplayView(Wrapper):
     """The store as a call's first run found it, for its replay: each file whose change
     landed shows the bytes and version from before (absent, for a file it created), and
@@ -372,7 +356,7 @@ class ReplayView(Wrapper):
 
     def open_read(self, key: str, chunk_size: int = 1 << 20) -> Any:
         if key in self.landed:
-            return _BlobStream(self._before(key))
+            return BlobStream(self._before(key), chunk_size)
         return self.inner.open_read(key, chunk_size)
 
     def stat(self, key: str) -> Stat:
