@@ -35,10 +35,10 @@ def root(tmp_path: Path) -> Iterator[Path]:
 def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Azurite's blob service behind a counting proxy (``fsseam.testing.azurite``)."""
     pytest.importorskip("adlfs", reason="adlfs is not installed (pip install -e '.[test]')")
-    from fsseam.testing.azurite import AzuriteNotFound, azurite_server, find_azurite
+    from fsseam.testing.azurite import AzuriteNotFound, azurite_server, ensure_azurite
 
     try:
-        find_azurite()
+        ensure_azurite()  # installs it into .ci/node when npm is there (once)
     except AzuriteNotFound as e:
         pytest.skip(str(e))
     with azurite_server(tmp_path_factory.mktemp("azurite")) as endpoint:

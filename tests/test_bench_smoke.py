@@ -78,14 +78,14 @@ def test_quick_bench_on_embedded_backends() -> None:
 def test_generic_path_requests_next_to_the_adapters() -> None:
     """bench/run.py's generic-path table: requests counted at the server for read, write
     after read and edit through the generic backend, and the dedicated adapters' 1/1/2."""
-    from fsseam.testing.azurite import AzuriteNotFound, find_azurite
+    from fsseam.testing.azurite import AzuriteNotFound, ensure_azurite
 
     stores = []
     for store, module in (("s3", "fsseam_s3.testing"), ("gcs", "fsseam_gcs.testing")):
         if importlib.util.find_spec(module.split(".")[0]) is not None:
             stores.append(store)
     try:
-        find_azurite()
+        ensure_azurite()
         if importlib.util.find_spec("adlfs") is not None:
             stores.append("azure")
     except AzuriteNotFound:

@@ -88,10 +88,10 @@ def _port_open(url: str) -> bool:
 
 def test_azurite_server_serves_adlfs_counts_requests_and_stops(tmp_path: Path) -> None:
     pytest.importorskip("adlfs", reason="adlfs is not installed (pip install -e '.[test]')")
-    from fsseam.testing.azurite import AzuriteNotFound, azurite_server, find_azurite
+    from fsseam.testing.azurite import AzuriteNotFound, azurite_server, ensure_azurite
 
     try:
-        find_azurite()
+        ensure_azurite()
     except AzuriteNotFound as e:
         pytest.skip(str(e))
     with azurite_server(tmp_path) as az:

@@ -49,10 +49,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Azurite's blob service behind a counting proxy (``fsseam.testing.azurite``); skips
     the test, with the install command, when Azurite (or Node.js) is missing."""
-    from fsseam.testing.azurite import AzuriteNotFound, azurite_server, find_azurite
+    from fsseam.testing.azurite import AzuriteNotFound, azurite_server, ensure_azurite
 
     try:
-        find_azurite()
+        ensure_azurite()  # installs it into .ci/node when npm is there (once)
     except AzuriteNotFound as e:
         pytest.skip(str(e))
     with azurite_server(tmp_path_factory.mktemp("azurite")) as endpoint:

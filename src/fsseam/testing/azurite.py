@@ -14,6 +14,10 @@ Azurite is an npm package (``npm install --prefix .ci/node azurite@3``); it need
 ``PATH``, then in a project-local npm prefix (``.ci/node`` in the working directory or one
 of its parents, or in the source checkout fsseam is installed from) and raises
 :class:`AzuriteNotFound` (with that install hint) when there is none.
+:func:`ensure_azurite` (what the test fixtures call) installs it there itself when ``npm``
+is on the machine, as the GCS emulator arrives with pip: once, under a file lock (the test
+workers start together), recording what it did in ``.ci/node/fsseam-install.json`` so the
+test session can say so.
 
 The server keeps blobs in memory (``--inMemoryPersistence``), accepts any API version
 and ignores headers it does not know (``--loose --skipApiVersionCheck``), sends no
@@ -28,7 +32,9 @@ no request log of its own that is written before its answer.
 
 from __future__ import annotations
 
+import fcntl
 import importlib
+import json
 import os
 import re
 import shutil
@@ -52,7 +58,10 @@ __all__ = [
     "AzuriteEndpoint",
     "AzuriteNotFound",
     "azurite_server",
+    "ensure_azurite",
     "find_azurite",
+    "install_record",
+    "project_prefix",
 ]
 
 ACCOUNT_NAME = "devstoreaccount1"
@@ -63,6 +72,9 @@ ACCOUNT_KEY = (
 
 ENV_VAR = "FSSEAM_AZURITE"
 NPM_PREFIX = Path(".ci") / "node"
+PACKAGE = "azurite@3"
+INSTALL_RECORD = "fsseam-install.json"
+INSTALL_SECONDS = 600
 INSTALL_HINT = (
     "install it with `npm install --prefix .ci/node azurite@3 --no-audit --no-fund` "
     f"(Node.js needed), or set {ENV_VAR} to its azurite-blob command"
@@ -113,6 +125,80 @@ def find_azurite() -> Path:
         if candidate.exists():
             return candidate
     raise AzuriteNotFound(f"azurite-blob was not found; {INSTALL_HINT}")
+
+
+def project_prefix() -> Path:
+    """The project's npm prefix: ``.ci/node`` in the source checkout fsseam is installed
+    from (an editable install, as the README's test command makes), else in the nearest
+    directory from the working one up that holds a ``pyproject.toml``, else here."""
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / "pyproject.toml").exists():
+        return checkout / NPM_PREFIX
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "pyproject.toml").exists():
+            return d / NPM_PREFIX
+    return here / NPM_PREFIX
+
+
+def install_record(prefix: Path | None = None) -> dict[str, Any] | None:
+    """What :func:`ensure_azurite` recorded when it installed Azurite into ``prefix`` (the
+    project's by default): ``{"package", "prefix", "seconds", "finished"}``, or None."""
+    path = (prefix or project_prefix()) / INSTALL_RECORD
+    try:
+        record: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return record
+
+
+def ensure_azurite(prefix: Path | None = None) -> Path:
+    """The ``azurite-blob`` command, installed first with ``npm`` into ``prefix`` when it
+    is not there and ``npm`` and ``node`` are on PATH. Without ``prefix``: the command
+    :func:`find_azurite` finds, else one installed into the project's ``.ci/node``.
+
+    Raises :class:`AzuriteNotFound` with the reason when it cannot: no Node.js, or the
+    install failed (its output's end). Several processes calling it at once install once:
+    the first holds a lock on the prefix while the others wait for it, then find its
+    command."""
+    if prefix is None:
+        if os.environ.get(ENV_VAR):
+            return find_azurite()  # the user named the command: not ours to install another
+        try:
+            return find_azurite()
+        except AzuriteNotFound:
+            pass
+    elif (prefix / "node_modules" / ".bin" / "azurite-blob").exists():
+        return prefix / "node_modules" / ".bin" / "azurite-blob"
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise AzuriteNotFound("azurite-blob was not found and Node.js and npm are not both "
+                              f"on PATH, so the tests cannot install it; {INSTALL_HINT}")
+    target = prefix or project_prefix()
+    target.mkdir(parents=True, exist_ok=True)
+    with (target / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        command = target / "node_modules" / ".bin" / "azurite-blob"
+        if command.exists():  # another process installed it while this one waited
+            return command
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                ["npm", "install", "--prefix", str(target), PACKAGE, "--no-audit",
+                 "--no-fund", "--loglevel=error"],
+                capture_output=True, text=True, timeout=INSTALL_SECONDS, check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise AzuriteNotFound(f"npm install of {PACKAGE} into {target} failed: {e}; "
+                                  f"{INSTALL_HINT}") from None
+        if done.returncode != 0 or not command.exists():
+            tail = (done.stderr or done.stdout)[-1500:]
+            raise AzuriteNotFound(f"npm install of {PACKAGE} into {target} failed "
+                                  f"(exit {done.returncode}): {tail}; {INSTALL_HINT}")
+        record = {"package": PACKAGE, "prefix": str(target),
+                  "seconds": round(time.monotonic() - started, 1), "finished": time.time()}
+        (target / INSTALL_RECORD).write_text(json.dumps(record))
+        return command
 
 
 @cache
