@@ -1,0 +1,198 @@
+"""GCS JSON-API requests sent from the calling thread, with gcsfs's retry rules.
+
+gcsfs sends every request from its event loop on a thread of its own; a synchronous caller
+hands each request over and waits (``fsspec.asyn.sync``). For one 80 KB read that bridge
+cost more client CPU than the request itself: two threads woken per request, and the
+caller's work on the answer (a read's lines, an edit's splice) interleaved with the loop
+thread finishing the request, on two cores' caches. Sent from the caller's own thread by
+``http.client``, a request costs about a third of the CPU.
+
+What stays gcsfs's, so the requests and their failures are the same as through ``_call``:
+the URL and query (``_format_path``, ``_get_params``: requester pays), the headers
+(``_get_headers``: User-Agent and the credentials, refreshed when due), the statuses as
+exceptions (``gcsfs.retry.validate_response``) and the retry policy of
+``gcsfs.retry.retry_request``: 6 attempts for 5xx, 408, 429, an expired token and transport
+errors, backoff ``min(random() + 2 ** (n - 1), 32)`` seconds, slept through gcsfs's retry
+module (on the filesystem's loop) so whatever shortens gcsfs's backoff shortens this one.
+A GET whose reused connection broke before any answer is resent once on a new connection
+at once, as aiohttp does for an idempotent request; an upload never is.
+
+A filesystem this module cannot speak for (its own aiohttp ``session_kwargs``, client
+certificates, an endpoint that is not plain http(s)) is not used here: ``usable`` says so
+and the client keeps the loop bridge.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json as jsonlib
+import os
+import random
+import threading
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+import gcsfs.retry as gcs_retry
+import requests.exceptions
+from google.auth.exceptions import GoogleAuthError
+
+__all__ = ["RETRIES", "DirectTransport", "Response", "usable"]
+
+RETRIES = 6
+"""Attempts per request: gcsfs's ``retry_request`` default."""
+DEFAULT_TIMEOUT = 300.0
+"""Seconds a socket operation may block when gcsfs has no ``requests_timeout``: aiohttp's
+default total timeout, the bound gcsfs's own requests have then."""
+
+Response = tuple[Any, bytes]
+"""(headers with a case-insensitive ``get``, body) of a request that succeeded."""
+
+_TRANSPORT_ERRORS = (OSError, http.client.HTTPException)
+"""What a connection, a send or a receive raises (resets, refusals, timeouts, a broken
+status line); gcsfs retries aiohttp's equivalents."""
+
+
+def usable(fs: Any) -> bool:
+    """Whether requests of ``fs`` (a GCSFileSystem) can be sent from the caller's thread
+    as gcsfs would send them."""
+    if getattr(fs, "session_kwargs", None) or getattr(fs, "_use_client_cert", False):
+        return False
+    scheme = urllib.parse.urlsplit(str(fs._location)).scheme
+    return scheme in ("http", "https")
+
+
+class _Kept(http.client.HTTPConnection):
+    """A kept-alive connection closed when it is dropped (a thread that ends drops its
+    connections; the socket would otherwise be left to the garbage collector, which
+    warns)."""
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class _KeptTls(http.client.HTTPSConnection):
+    """:class:`_Kept` over TLS."""
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class _Connections(threading.local):
+    """This thread's open connections, by (scheme, host:port), and the process that
+    opened them (a forked child must not share its parent's sockets)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.open: dict[tuple[str, str], http.client.HTTPConnection] = {}
+
+
+class _Broken(Exception):
+    """A transport error of one attempt; ``fresh``: on a connection opened for it."""
+
+    def __init__(self, error: BaseException, fresh: bool, answered: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.fresh = fresh
+        self.answered = answered
+
+
+class DirectTransport:
+    """Sends gcsfs-shaped requests of one filesystem from the calling thread; one
+    keep-alive connection per thread and host."""
+
+    def __init__(self, fs: Any) -> None:
+        self.fs = fs
+        timeout = getattr(fs, "requests_timeout", None)
+        self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
+        self._local = _Connections()
+
+    def call(
+        self, method: str, path: str, *args: str, headers: Mapping[str, str] | None = None,
+        json: Any = None, data: bytes | memoryview | None = None, **params: Any,
+    ) -> Response:
+        """``fs._call(method, path, *args, ...)`` without ``json_out``: (headers, body),
+        or gcsfs's exception for the status, after gcsfs's retries."""
+        url = self.fs._format_path(path, args)
+        query = urllib.parse.urlencode(self.fs._get_params(params))
+        if query:
+            url = f"{url}{'&' if '?' in url else '?'}{query}"
+        body = data
+        extra = dict(headers or {})
+        if json is not None:
+            body = jsonlib.dumps(json).encode()
+            extra["Content-Type"] = "application/json"
+        for attempt in range(RETRIES):
+            if attempt:
+                self._backoff(min(random.random() + 2 ** (attempt - 1), 32))
+            try:
+                status, answer, content = self._exchange(method, url, extra, body)
+                gcs_retry.validate_response(status, content, path, args)
+                return answer, content
+            except (_Broken, gcs_retry.HttpError, GoogleAuthError,
+                    requests.exceptions.RequestException) as e:
+                error = e.error if isinstance(e, _Broken) else e
+                if isinstance(e, gcs_retry.HttpError) and e.code == 400 and (
+                        "requester pays" in str(e.message)):
+                    raise ValueError(
+                        "Bucket is requester pays. Set `requester_pays=True` when "
+                        "creating the GCSFileSystem.") from e
+                retriable = isinstance(e, _Broken) or gcs_retry.is_retriable(e)
+                if attempt == RETRIES - 1 or not retriable:
+                    raise error from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _backoff(self, seconds: float) -> None:
+        from fsspec.asyn import sync
+
+        sync(self.fs.loop, gcs_retry.asyncio.sleep, seconds)
+
+    def _exchange(
+        self, method: str, url: str, extra: dict[str, str], body: bytes | memoryview | None
+    ) -> tuple[int, Any, bytes]:
+        """One request (and, for a GET whose reused connection broke unanswered, its one
+        resend on a new connection): (status, headers, body)."""
+        headers = self.fs._get_headers(extra)
+        try:
+            return self._once(method, url, headers, body)
+        except _Broken as e:
+            if e.fresh or e.answered or method != "GET":
+                raise
+        return self._once(method, url, headers, body)
+
+    def _once(self, method: str, url: str, headers: dict[str, str],
+              body: bytes | memoryview | None) -> tuple[int, Any, bytes]:
+        parts = urllib.parse.urlsplit(url)
+        conn, fresh = self._connection(parts.scheme, parts.netloc)
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        answered = False
+        try:
+            conn.request(method, target, body=body, headers=headers)
+            resp = conn.getresponse()
+            answered = True
+            content = resp.read()
+        except _TRANSPORT_ERRORS as e:
+            self._drop(parts.scheme, parts.netloc)
+            raise _Broken(e, fresh, answered) from e
+        if resp.will_close:
+            self._drop(parts.scheme, parts.netloc)
+        return resp.status, resp.headers, content
+
+    def _connection(self, scheme: str, netloc: str) -> tuple[http.client.HTTPConnection, bool]:
+        local = self._local
+        if local.pid != os.getpid():
+            local.pid, local.open = os.getpid(), {}
+        conn = local.open.get((scheme, netloc))
+        if conn is not None:
+            return conn, False
+        if scheme == "https":
+            conn = _KeptTls(netloc, timeout=self.timeout)
+        else:
+            conn = _Kept(netloc, timeout=self.timeout)
+        local.open[(scheme, netloc)] = conn
+        return conn, True
+
+    def _drop(self, scheme: str, netloc: str) -> None:
+        conn = self._local.open.pop((scheme, netloc), None)
+        if conn is not None:
+            conn.close()
