@@ -100,6 +100,25 @@ def _raw_call(fs: Any, path: str, call: str, backend: str) -> Callable[[int], An
     return raw_edit
 
 
+def _store_call(ws: Any, call: str) -> Callable[[int], Any]:
+    """The workspace's backend alone, no tool (``store-read``: ``read`` of the whole object
+    and its version; ``store-write``: an unconditional ``write``): the store client's part
+    of a call. The write names the version it replaces (as a tool's write after a read
+    does: one request), so no listing looks for a directory of that name first."""
+    from fsseam.versions import IfMatch, Overwrite
+
+    datas = [make_text("a").encode(), make_text("b").encode()]
+    backend = ws.backend
+    version = [backend.write("s.txt", datas[0], Overwrite())]
+    if call == "store-read":
+        return lambda i: backend.read("s.txt")
+
+    def write(i: int) -> None:
+        version[0] = backend.write("s.txt", datas[i % 2], IfMatch(version=version[0]))
+
+    return write
+
+
 def _tool_call(ws: Any, call: str) -> Callable[[int], Any]:
     """fsseam's tool call through ``ws`` on /f.txt (written here first)."""
     texts = [make_text("a"), make_text("b")]
@@ -269,9 +288,11 @@ def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
     in interleaved rounds of ``n`` calls each (summed over the rounds)."""
     store.raw.pipe_file(store.raw_path, make_text("a").encode())
     rows = []
-    for call in ("read", "write", "edit"):
-        sides = (_tool_call(store.workspace, call),
-                 _raw_call(store.raw, store.raw_path, call, store.name))
+    for call in ("read", "write", "edit", "store-read", "store-write"):
+        fsseam = (_store_call(store.workspace, call) if call.startswith("store-")
+                  else _tool_call(store.workspace, call))
+        sides = (fsseam, _raw_call(store.raw, store.raw_path, call.removeprefix("store-"),
+                                   store.name))
         for side in sides:
             for i in range(5):  # warm: connections, caches, the first version seen
                 side(i)
@@ -297,6 +318,8 @@ def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
 
 
 def cpu_table(names: list[str], n: int, rounds: int) -> str:
+    """The table: the tool calls (read, write, edit) and the store alone (store-read,
+    store-write: the workspace's backend, no tool), each beside raw fsspec's same I/O."""
     out = [
         "| store | call | fsseam CPU ms/call | requests/call | fsseam CPU ms/request | "
         "raw peer | raw CPU ms/call | requests/call | raw CPU ms/request |",

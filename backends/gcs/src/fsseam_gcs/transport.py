@@ -114,7 +114,8 @@ class DirectTransport:
         """``fs._call(method, path, *args, ...)`` without ``json_out``: (headers, body),
         or gcsfs's exception for the status, after gcsfs's retries."""
         url = self.fs._format_path(path, args)
-        query = urllib.parse.urlencode(self.fs._get_params(params))
+        query = urllib.parse.urlencode(self.fs._get_params(params),
+                                       quote_via=urllib.parse.quote)
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{query}"
         body = data
