@@ -84,9 +84,20 @@ def _swap(i: int) -> tuple[str, str]:
     return ("tok-alpha", "tok-omega") if i % 2 == 0 else ("tok-omega", "tok-alpha")
 
 
-def _raw_call(fs: Any, path: str, call: str, backend: str) -> Callable[[int], Any]:
+def texts(size: int = 0) -> list[str]:
+    """The two contents a write alternates: the benchmark's 80 KB file, or with ``size``
+    that file followed by filler lines up to ``size`` bytes (``tok-alpha`` still once)."""
+    if not size:
+        return [make_text("a"), make_text("b")]
+    filler = make_text("z").replace("tok-alpha", "tok-filler")
+    more = filler * (size // len(filler) + 1)
+    return [(make_text(v) + more)[:size] for v in ("a", "b")]
+
+
+def _raw_call(fs: Any, path: str, call: str, backend: str,
+              size: int = 0) -> Callable[[int], Any]:
     """The raw fsspec call of bench/run.py on ``path`` (already written)."""
-    datas = [make_text("a").encode(), make_text("b").encode()]
+    datas = [t.encode() for t in texts(size)]
     if call == "read":
         kwargs = {"max_concurrency": 1} if backend == "s3" else {}
         return lambda i: fs.cat_file(path, **kwargs)
@@ -119,11 +130,11 @@ def _store_call(ws: Any, call: str) -> Callable[[int], Any]:
     return write
 
 
-def _tool_call(ws: Any, call: str) -> Callable[[int], Any]:
+def _tool_call(ws: Any, call: str, size: int = 0) -> Callable[[int], Any]:
     """fsseam's tool call through ``ws`` on /f.txt (written here first)."""
-    texts = [make_text("a"), make_text("b")]
+    contents = texts(size)
     tools = ws.context("percall").tools
-    assert tools.execute("write", {"file_path": "/f.txt", "content": texts[0]}).ok
+    assert tools.execute("write", {"file_path": "/f.txt", "content": contents[0]}).ok
 
     def check(res: Any) -> None:
         if not res.ok:
@@ -138,7 +149,7 @@ def _tool_call(ws: Any, call: str) -> Callable[[int], Any]:
         return read
     if call == "write":
         return lambda i: check(tools.execute(
-            "write", {"file_path": "/f.txt", "content": texts[i % 2]}))
+            "write", {"file_path": "/f.txt", "content": contents[i % 2]}))
 
     def edit(i: int) -> None:
         old, new = _swap(i)
@@ -148,7 +159,7 @@ def _tool_call(ws: Any, call: str) -> Callable[[int], Any]:
     return edit
 
 
-def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
+def _setup(op: str, tmp: str, stack: ExitStack, size: int = 0) -> Callable[[int], Any]:
     if op == "cat-n":
         from fsspec.implementations.memory import MemoryFileSystem
 
@@ -160,8 +171,8 @@ def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
     if op.startswith("raw-"):
         _, backend, call = op.split("-")
         _, _, fs, raw_dir = _store(backend, tmp, stack)
-        fs.pipe_file(f"{raw_dir}/raw.txt", make_text("a").encode())
-        return _raw_call(fs, f"{raw_dir}/raw.txt", call, backend)
+        fs.pipe_file(f"{raw_dir}/raw.txt", texts(size)[0].encode())
+        return _raw_call(fs, f"{raw_dir}/raw.txt", call, backend, size)
     from fsseam import Workspace
 
     backend, call = op.rsplit("-", 1)
@@ -172,7 +183,7 @@ def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
     else:
         url, options, _, _ = _store(backend, tmp, stack)
         ws = Workspace(url, storage_options=options)
-    return _tool_call(ws, call)
+    return _tool_call(ws, call, size)
 
 
 def _local_floor(op: str, tmp: str, texts: list[str]) -> Callable[[int], Any]:
@@ -416,6 +427,30 @@ def phases(stats: pstats.Stats, calls: int) -> list[tuple[str, float]]:
     return sorted(((p, t / calls * 1e6) for p, t in totals.items()), key=lambda x: -x[1])
 
 
+def versus(op: str, other: str, n: int, warmup: int, size: int) -> str:
+    """``op`` and ``other`` timed in turn, call by call, in this process (so load and drift
+    hit both alike): medians, their ratio, and each one's client CPU per call."""
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="fsseam-percall-", dir=os.environ.get("FSSEAM_BENCH_DIR")))
+        calls = (_setup(op, tmp, stack, size), _setup(other, tmp, stack, size))
+        for i in range(warmup):
+            for call in calls:
+                call(i)
+        walls: tuple[list[float], list[float]] = ([], [])
+        cpus = [0.0, 0.0]
+        for i in range(warmup, warmup + n):
+            for k, call in enumerate(calls):
+                c0, t0 = time.process_time(), time.perf_counter()
+                call(i)
+                walls[k].append(time.perf_counter() - t0)
+                cpus[k] += time.process_time() - c0
+    a, b = (statistics.median(w) * 1e3 for w in walls)
+    return (f"{op}: median {a:.3f} ms, CPU {cpus[0] / n * 1e3:.3f} ms/call; {other}: "
+            f"median {b:.3f} ms, CPU {cpus[1] / n * 1e3:.3f} ms/call; ratio {a / b:.2f} "
+            f"({n} calls each, interleaved{f', {size:,}-byte file' if size else ''})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--op", choices=OPS)
@@ -424,6 +459,10 @@ def main(argv: list[str] | None = None) -> int:
                          "fsseam beside raw fsspec, on these stores (comma-separated "
                          f"subset of {','.join(CPU_STORES)}); -n calls per round")
     ap.add_argument("--rounds", type=int, default=5, help="with --cpu: interleaved rounds")
+    ap.add_argument("--versus", metavar="OP", choices=OPS,
+                    help="time --op and this op in turn, call by call: medians and ratio")
+    ap.add_argument("--mib", type=float, default=0,
+                    help="the file is this many MiB (the 80 KB file and filler lines)")
     ap.add_argument("-n", type=int, default=200, help="timed calls (0: setup only)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="cProfile the timed calls")
@@ -443,6 +482,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.op is None:
         ap.error("--op or --cpu is required")
+    size = int(args.mib * (1 << 20))
+    if args.versus:
+        print(versus(args.op, args.versus, args.n, args.warmup, size))
+        return 0
     if args.instructions:
         per_call = instructions(args.op, args.n, args.warmup)
         print(f"{args.op}: {per_call / 1e6:.3f} M instructions per call "
@@ -451,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(
             prefix="fsseam-percall-", dir=os.environ.get("FSSEAM_BENCH_DIR")))
-        call = _setup(args.op, tmp, stack)
+        call = _setup(args.op, tmp, stack, size)
         for i in range(args.warmup):
             call(i)
         if args.n == 0:
