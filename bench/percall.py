@@ -234,7 +234,8 @@ def _cpu_store(name: str, tmp: str, stack: ExitStack) -> CpuStore:
         os.makedirs(os.path.join(tmp, "ws"))
         return CpuStore(name, Workspace(os.path.join(tmp, "ws")), LocalFileSystem(),
                         os.path.join(tmp, "raw.txt"), "fsspec local", None,
-                        f"files in {tmp}")
+                        "no requests; files under FSSEAM_BENCH_DIR or the system's "
+                        "temporary directory")
     if name == "s3":
         import s3fs
         from fsseam_s3.testing import CREDENTIALS, MotoEndpoint, RequestLog

@@ -175,7 +175,7 @@ class GcsClient(ObjectClient):
             f"--{boundary}\r\n"
             "Content-Type: application/octet-stream\r\n\r\n"
         ).encode()
-        body = head + data + f"\r\n--{boundary}--\r\n".encode()
+        body = b"".join((head, data, f"\r\n--{boundary}--\r\n".encode()))
         result: dict[str, Any] = self._call(
             "POST",
             f"{self._location}/upload/storage/v1/b/{{}}/o",
