@@ -285,7 +285,8 @@ class CpuRow:
     call: str
     peer: str
     cpu_ms: float
-    """Client CPU per call (process time: every thread, the store library's loop too)."""
+    """Client CPU per call (process time: every thread, the store library's loop too; the
+    median of the rounds)."""
     requests: float | None
     raw_cpu_ms: float
     raw_requests: float | None
@@ -296,8 +297,9 @@ class CpuRow:
 
 
 def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
-    """fsseam's and the raw peer's client CPU per call and requests per call, measured
-    in interleaved rounds of ``n`` calls each (summed over the rounds)."""
+    """fsseam's and the raw peer's client CPU per call (the median over ``rounds`` rounds
+    of ``n`` calls, the two sides interleaved round by round: one round that meets another
+    process's burst does not move it) and requests per call (all rounds)."""
     store.raw.pipe_file(store.raw_path, make_text("a").encode())
     rows = []
     for call in ("read", "write", "edit", "store-read", "store-write"):
@@ -308,7 +310,7 @@ def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
         for side in sides:
             for i in range(5):  # warm: connections, caches, the first version seen
                 side(i)
-        cpu = [0.0, 0.0]
+        cpu: tuple[list[float], list[float]] = ([], [])
         requests = [0, 0]
         for r in range(rounds):
             for k, side in enumerate(sides):
@@ -317,14 +319,14 @@ def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
                 start = time.process_time()
                 for i in range(5 + r * n, 5 + (r + 1) * n):
                     side(i)
-                cpu[k] += time.process_time() - start
+                cpu[k].append((time.process_time() - start) / n)
                 if store.take is not None:
                     requests[k] += store.take()
         calls = n * rounds
         counted = store.take is not None
         rows.append(CpuRow(
-            store.name, call, store.peer, cpu[0] / calls * 1e3,
-            requests[0] / calls if counted else None, cpu[1] / calls * 1e3,
+            store.name, call, store.peer, statistics.median(cpu[0]) * 1e3,
+            requests[0] / calls if counted else None, statistics.median(cpu[1]) * 1e3,
             requests[1] / calls if counted else None))
     return rows
 
