@@ -1,16 +1,20 @@
 """Requests sent from the calling thread (``fsseam_gcs.transport``): the same requests as
 through gcsfs's event loop, no aiohttp session opened for them, and a thread's connection
-closed when the thread ends."""
+closed when the thread ends, and a kept connection the server closed while it was idle
+never carrying an upload."""
 
 from __future__ import annotations
 
 import gc
+import json
 import re
 import threading
 import warnings
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl
 
+import gcsfs.retry
 import pytest
 from fsseam_gcs.client import GcsClient, make_filesystem
 from fsseam_gcs.testing import GcsCountingProxy
@@ -96,3 +100,70 @@ def test_a_thread_that_ends_closes_its_connection(
         gc.collect()
     assert got == [b"data"]
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+class _ClosesWhenIdle(BaseHTTPRequestHandler):
+    """Answers an upload as GCS does, keeps the connection open in what it says (HTTP/1.1,
+    no ``Connection: close``), then closes it: a server's idle timeout, met at once."""
+
+    protocol_version = "HTTP/1.1"
+    uploads: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.uploads.append(self.path)
+        body = json.dumps({"name": "a.txt", "generation": str(len(self.uploads))}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    """Says when it has closed a connection."""
+
+    closed = threading.Event()
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.closed.set()
+
+
+class _Sleeps:
+    """gcsfs's retry module's ``asyncio`` for a test: no wait, every backoff recorded."""
+
+    def __init__(self) -> None:
+        self.slept: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+
+def test_an_upload_after_the_server_closed_the_kept_connection_goes_on_a_new_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sleeps = _Sleeps()
+    monkeypatch.setattr(gcsfs.retry, "asyncio", sleeps)
+    _ClosesWhenIdle.uploads = []
+    server = _Server(("127.0.0.1", 0), _ClosesWhenIdle)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        client = GcsClient(make_filesystem({"endpoint_url": url, "token": "anon",
+                                            "project": "test"}), "bkt")
+        first = client.upload_multipart("a.txt", b"one", None)
+        assert server.closed.wait(10)  # the kept connection is closed, the client idle
+        second = client.upload_multipart("a.txt", b"two", None)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (first["generation"], second["generation"]) == ("1", "2")
+    # Each upload sent once, the second not after a failed attempt and a backoff.
+    assert _ClosesWhenIdle.uploads == ["/upload/storage/v1/b/bkt/o?uploadType=multipart"] * 2
+    assert sleeps.slept == []

@@ -14,7 +14,9 @@ exceptions (``gcsfs.retry.validate_response``) and the retry policy of
 ``gcsfs.retry.retry_request``: 6 attempts for 5xx, 408, 429, an expired token and transport
 errors, backoff ``min(random() + 2 ** (n - 1), 32)`` seconds, slept through gcsfs's retry
 module (on the filesystem's loop) so whatever shortens gcsfs's backoff shortens this one.
-A GET whose reused connection broke before any answer is resent once on a new connection
+A kept connection the server has closed while it was idle is not used again (one poll
+before each request: an event loop would have seen the close as it happened); a GET whose
+reused connection broke before any answer all the same is resent once on a new connection
 at once, as aiohttp does for an idempotent request; an upload never is.
 
 A filesystem this module cannot speak for (its own aiohttp ``session_kwargs``, client
@@ -28,6 +30,8 @@ import http.client
 import json as jsonlib
 import os
 import random
+import select
+import socket
 import threading
 import urllib.parse
 from collections.abc import Mapping
@@ -85,6 +89,24 @@ class _Connections(threading.local):
     def __init__(self) -> None:
         self.pid = os.getpid()
         self.open: dict[tuple[str, str], http.client.HTTPConnection] = {}
+
+
+def _closed_by_server(sock: socket.socket | None) -> bool:
+    """Whether a kept connection can no longer carry a request: the server closed it while
+    it was idle (an idle timeout; or it sent bytes nobody asked for). An event loop sees
+    that as it happens; a connection used from a thread learns it only by looking, which
+    is one poll with no wait. An upload sent on it would fail and be retried only after
+    gcsfs's backoff (uploads are never resent at once)."""
+    if sock is None:
+        return False  # not connected yet: http.client connects on the first request
+    try:
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 class _Broken(Exception):
@@ -184,8 +206,10 @@ class DirectTransport:
         if local.pid != os.getpid():
             local.pid, local.open = os.getpid(), {}
         conn = local.open.get((scheme, netloc))
-        if conn is not None:
+        if conn is not None and not _closed_by_server(conn.sock):
             return conn, False
+        if conn is not None:
+            self._drop(scheme, netloc)
         if scheme == "https":
             conn = _KeptTls(netloc, timeout=self.timeout)
         else:
