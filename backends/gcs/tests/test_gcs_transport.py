@@ -1,7 +1,7 @@
 """Requests sent from the calling thread (``fsseam_gcs.transport``): the same requests as
-through gcsfs's event loop, no aiohttp session opened for them, and a thread's connection
-closed when the thread ends, and a kept connection the server closed while it was idle
-never carrying an upload."""
+through gcsfs's event loop, no aiohttp session opened for them; kept connections shared by
+threads that come and go, and one the server closed while it was idle never carrying an
+upload."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import json
 import re
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import parse_qsl
 
 import gcsfs.retry
@@ -85,53 +87,98 @@ def test_the_same_requests_as_through_gcsfs_and_no_aiohttp_session(
     assert bridged.fs._session is not None
 
 
-def test_a_thread_that_ends_closes_its_connection(
-    gcs_server: Any, gcs_bucket: str
-) -> None:
-    client = GcsClient(make_filesystem(gcs_server.storage_options()), gcs_bucket)
-    client.upload_multipart("t.txt", b"data", None)
-    got: list[bytes] = []
-    worker = threading.Thread(target=lambda: got.append(client.get_media("t.txt").data))
-    worker.start()
-    worker.join()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        del worker
-        gc.collect()
-    assert got == [b"data"]
-    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
-
-
-class _ClosesWhenIdle(BaseHTTPRequestHandler):
-    """Answers an upload as GCS does, keeps the connection open in what it says (HTTP/1.1,
-    no ``Connection: close``), then closes it: a server's idle timeout, met at once."""
+class _Handler(BaseHTTPRequestHandler):
+    """Answers a media GET and an upload as GCS does, over HTTP/1.1 kept-alive; with the
+    server's ``close_after``, closes the connection after answering without saying so in
+    the answer: a server's idle timeout, met at once."""
 
     protocol_version = "HTTP/1.1"
-    uploads: ClassVar[list[str]] = []
+    server: _Stub
+
+    def _answer(self, body: bytes, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Goog-Generation", "5")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = self.server.close_after
+
+    def do_GET(self) -> None:
+        self._answer(b"media bytes", "application/octet-stream")
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
-        self.uploads.append(self.path)
-        body = json.dumps({"name": "a.txt", "generation": str(len(self.uploads))}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        self.close_connection = True
+        self.server.uploads.append(self.path)
+        count = str(len(self.server.uploads))
+        self._answer(json.dumps({"name": "a.txt", "generation": count}).encode(),
+                     "application/json")
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
-class _Server(ThreadingHTTPServer):
-    """Says when it has closed a connection."""
+class _Stub(ThreadingHTTPServer):
+    """Counts the connections it accepts, and says when it has closed one."""
 
-    closed = threading.Event()
+    daemon_threads = True
+
+    def __init__(self, close_after: bool) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.close_after = close_after
+        self.connections = 0
+        self.uploads: list[str] = []
+        self.closed = threading.Event()
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        self.connections += 1
+        return True
 
     def shutdown_request(self, request: Any) -> None:
         super().shutdown_request(request)
         self.closed.set()
+
+
+@contextmanager
+def _stub(close_after: bool) -> Iterator[_Stub]:
+    server = _Stub(close_after)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _client_of(server: _Stub) -> GcsClient:
+    url = f"http://127.0.0.1:{server.server_port}"
+    return GcsClient(make_filesystem({"endpoint_url": url, "token": "anon",
+                                      "project": "test"}), "bkt")
+
+
+def _reads_in_short_threads(server: _Stub, count: int) -> list[bytes]:
+    """``count`` reads by one client, each in a thread of its own, one after the other
+    (as a pool made for one call starts them); the client is dropped on return."""
+    client = _client_of(server)
+    got: list[bytes] = []
+    for _ in range(count):
+        worker = threading.Thread(target=lambda: got.append(client.get_media("a").data))
+        worker.start()
+        worker.join()
+    return got
+
+
+def test_threads_that_live_for_one_request_share_one_kept_connection() -> None:
+    with _stub(close_after=False) as server:
+        got = _reads_in_short_threads(server, 8)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            gc.collect()
+    assert got == [b"media bytes"] * 8
+    assert server.connections == 1
+    # The kept connection was closed when its client went, not left to the collector.
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 class _Sleeps:
@@ -149,21 +196,13 @@ def test_an_upload_after_the_server_closed_the_kept_connection_goes_on_a_new_one
 ) -> None:
     sleeps = _Sleeps()
     monkeypatch.setattr(gcsfs.retry, "asyncio", sleeps)
-    _ClosesWhenIdle.uploads = []
-    server = _Server(("127.0.0.1", 0), _ClosesWhenIdle)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}"
-        client = GcsClient(make_filesystem({"endpoint_url": url, "token": "anon",
-                                            "project": "test"}), "bkt")
+    with _stub(close_after=True) as server:
+        client = _client_of(server)
         first = client.upload_multipart("a.txt", b"one", None)
         assert server.closed.wait(10)  # the kept connection is closed, the client idle
         second = client.upload_multipart("a.txt", b"two", None)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert (first["generation"], second["generation"]) == ("1", "2")
     # Each upload sent once, the second not after a failed attempt and a backoff.
-    assert _ClosesWhenIdle.uploads == ["/upload/storage/v1/b/bkt/o?uploadType=multipart"] * 2
+    assert server.uploads == ["/upload/storage/v1/b/bkt/o?uploadType=multipart"] * 2
+    assert server.connections == 2
     assert sleeps.slept == []

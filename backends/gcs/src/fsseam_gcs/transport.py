@@ -45,6 +45,9 @@ __all__ = ["RETRIES", "DirectTransport", "Response", "usable"]
 
 RETRIES = 6
 """Attempts per request: gcsfs's ``retry_request`` default."""
+MAX_IDLE = 32
+"""Idle connections kept per host; more at once (a burst of parallel requests) are closed
+when their answers are read."""
 DEFAULT_TIMEOUT = 300.0
 """Seconds a socket operation may block when gcsfs has no ``requests_timeout``: aiohttp's
 default total timeout, the bound gcsfs's own requests have then."""
@@ -67,9 +70,8 @@ def usable(fs: Any) -> bool:
 
 
 class _Kept(http.client.HTTPConnection):
-    """A kept-alive connection closed when it is dropped (a thread that ends drops its
-    connections; the socket would otherwise be left to the garbage collector, which
-    warns)."""
+    """A kept-alive connection, closed when it is dropped (a socket left to the garbage
+    collector makes it warn)."""
 
     def __del__(self) -> None:
         self.close()
@@ -82,13 +84,36 @@ class _KeptTls(http.client.HTTPSConnection):
         self.close()
 
 
-class _Connections(threading.local):
-    """This thread's open connections, by (scheme, host:port), and the process that
-    opened them (a forked child must not share its parent's sockets)."""
+Host = tuple[str, str]
+"""(scheme, host:port) of a connection."""
+
+
+class _Idle:
+    """Kept-alive connections not in use, by host, shared by every thread: a request takes
+    the one used last (or opens one) and gives it back once its answer is read whole, so a
+    thread that lives for one call (a pool made for a burst of requests) finds the
+    connections earlier threads opened, as requests through gcsfs's one session did.
+    Those of another process (before a fork) are never handed out."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
-        self.open: dict[tuple[str, str], http.client.HTTPConnection] = {}
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._free: dict[Host, list[http.client.HTTPConnection]] = {}
+
+    def take(self, host: Host) -> http.client.HTTPConnection | None:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._pid, self._free = os.getpid(), {}
+            free = self._free.get(host)
+            return free.pop() if free else None
+
+    def give_back(self, host: Host, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            free = self._free.setdefault(host, [])
+            if self._pid == os.getpid() and len(free) < MAX_IDLE:
+                free.append(conn)
+                return
+        conn.close()
 
 
 def _closed_by_server(sock: socket.socket | None) -> bool:
@@ -120,14 +145,14 @@ class _Broken(Exception):
 
 
 class DirectTransport:
-    """Sends gcsfs-shaped requests of one filesystem from the calling thread; one
-    keep-alive connection per thread and host."""
+    """Sends gcsfs-shaped requests of one filesystem from the calling thread, on kept-alive
+    connections shared by the threads (one per request in flight)."""
 
     def __init__(self, fs: Any) -> None:
         self.fs = fs
         timeout = getattr(fs, "requests_timeout", None)
         self.timeout = float(timeout) if timeout else DEFAULT_TIMEOUT
-        self._local = _Connections()
+        self._idle = _Idle()
 
     def call(
         self, method: str, path: str, *args: str, headers: Mapping[str, str] | None = None,
@@ -186,7 +211,8 @@ class DirectTransport:
     def _once(self, method: str, url: str, headers: dict[str, str],
               body: bytes | memoryview | None) -> tuple[int, Any, bytes]:
         parts = urllib.parse.urlsplit(url)
-        conn, fresh = self._connection(parts.scheme, parts.netloc)
+        host = (parts.scheme, parts.netloc)
+        conn, fresh = self._connection(host)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         answered = False
         try:
@@ -195,29 +221,25 @@ class DirectTransport:
             answered = True
             content = resp.read()
         except _TRANSPORT_ERRORS as e:
-            self._drop(parts.scheme, parts.netloc)
+            conn.close()
             raise _Broken(e, fresh, answered) from e
+        except BaseException:
+            conn.close()  # interrupted mid-exchange: what is left on it is unknown
+            raise
         if resp.will_close:
-            self._drop(parts.scheme, parts.netloc)
+            conn.close()
+        else:
+            self._idle.give_back(host, conn)
         return resp.status, resp.headers, content
 
-    def _connection(self, scheme: str, netloc: str) -> tuple[http.client.HTTPConnection, bool]:
-        local = self._local
-        if local.pid != os.getpid():
-            local.pid, local.open = os.getpid(), {}
-        conn = local.open.get((scheme, netloc))
-        if conn is not None and not _closed_by_server(conn.sock):
-            return conn, False
-        if conn is not None:
-            self._drop(scheme, netloc)
+    def _connection(self, host: Host) -> tuple[http.client.HTTPConnection, bool]:
+        """An idle kept connection to ``host`` the server has not closed, or a new one
+        (True: new)."""
+        while (kept := self._idle.take(host)) is not None:
+            if not _closed_by_server(kept.sock):
+                return kept, False
+            kept.close()
+        scheme, netloc = host
         if scheme == "https":
-            conn = _KeptTls(netloc, timeout=self.timeout)
-        else:
-            conn = _Kept(netloc, timeout=self.timeout)
-        local.open[(scheme, netloc)] = conn
-        return conn, True
-
-    def _drop(self, scheme: str, netloc: str) -> None:
-        conn = self._local.open.pop((scheme, netloc), None)
-        if conn is not None:
-            conn.close()
+            return _KeptTls(netloc, timeout=self.timeout), True
+        return _Kept(netloc, timeout=self.timeout), True
