@@ -34,6 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 # gcsfs >= 2026.3 probes every bucket over gRPC unless told not to (see bench/run.py).
@@ -83,45 +84,57 @@ def _swap(i: int) -> tuple[str, str]:
     return ("tok-alpha", "tok-omega") if i % 2 == 0 else ("tok-omega", "tok-alpha")
 
 
-def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
-    texts = [make_text("a"), make_text("b")]
-    datas = [t.encode() for t in texts]
-    if op == "cat-n":
-        from fsspec.implementations.memory import MemoryFileSystem
+def texts(size: int = 0) -> list[str]:
+    """The two contents a write alternates: the benchmark's 80 KB file, or with ``size``
+    that file followed by filler lines up to ``size`` bytes (``tok-alpha`` still once)."""
+    if not size:
+        return [make_text("a"), make_text("b")]
+    filler = make_text("z").replace("tok-alpha", "tok-filler")
+    more = filler * (size // len(filler) + 1)
+    return [(make_text(v) + more)[:size] for v in ("a", "b")]
 
-        mfs = MemoryFileSystem(global_store=False, skip_instance_cache=True)
-        mfs.pipe_file("/percall/raw.txt", datas[0])
-        return lambda i: cat_n(mfs.cat_file("/percall/raw.txt").decode())
-    if op.startswith(("durable-", "editor-")):
-        return _local_floor(op, tmp, texts)
-    if op.startswith("raw-"):
-        _, backend, call = op.split("-")
-        _, _, fs, raw_dir = _store(backend, tmp, stack)
-        path = f"{raw_dir}/raw.txt"
-        fs.pipe_file(path, datas[0])
-        if call == "read":
-            kwargs = {"max_concurrency": 1} if backend == "s3" else {}
-            return lambda i: fs.cat_file(path, **kwargs)
-        if call == "write":
-            return lambda i: fs.pipe_file(path, datas[i % 2])
 
-        def raw_edit(i: int) -> None:
-            old, new = _swap(i)
-            fs.pipe_file(path, fs.cat_file(path).replace(old.encode(), new.encode(), 1))
+def _raw_call(fs: Any, path: str, call: str, backend: str,
+              size: int = 0) -> Callable[[int], Any]:
+    """The raw fsspec call of bench/run.py on ``path`` (already written)."""
+    datas = [t.encode() for t in texts(size)]
+    if call == "read":
+        kwargs = {"max_concurrency": 1} if backend == "s3" else {}
+        return lambda i: fs.cat_file(path, **kwargs)
+    if call == "write":
+        return lambda i: fs.pipe_file(path, datas[i % 2])
 
-        return raw_edit
-    from fsseam import Workspace
+    def raw_edit(i: int) -> None:
+        old, new = _swap(i)
+        fs.pipe_file(path, fs.cat_file(path).replace(old.encode(), new.encode(), 1))
 
-    backend, call = op.rsplit("-", 1)
-    if backend == "memory":
-        from fsseam.backends.memory import isolated_memory_filesystem
+    return raw_edit
 
-        ws = Workspace("memory://percall", fs=isolated_memory_filesystem())
-    else:
-        url, options, _, _ = _store(backend, tmp, stack)
-        ws = Workspace(url, storage_options=options)
+
+def _store_call(ws: Any, call: str) -> Callable[[int], Any]:
+    """The workspace's backend alone, no tool (``store-read``: ``read`` of the whole object
+    and its version; ``store-write``: an unconditional ``write``): the store client's part
+    of a call. The write names the version it replaces (as a tool's write after a read
+    does: one request), so no listing looks for a directory of that name first."""
+    from fsseam.versions import IfMatch, Overwrite
+
+    datas = [make_text("a").encode(), make_text("b").encode()]
+    backend = ws.backend
+    version = [backend.write("s.txt", datas[0], Overwrite())]
+    if call == "store-read":
+        return lambda i: backend.read("s.txt")
+
+    def write(i: int) -> None:
+        version[0] = backend.write("s.txt", datas[i % 2], IfMatch(version=version[0]))
+
+    return write
+
+
+def _tool_call(ws: Any, call: str, size: int = 0) -> Callable[[int], Any]:
+    """fsseam's tool call through ``ws`` on /f.txt (written here first)."""
+    contents = texts(size)
     tools = ws.context("percall").tools
-    assert tools.execute("write", {"file_path": "/f.txt", "content": texts[0]}).ok
+    assert tools.execute("write", {"file_path": "/f.txt", "content": contents[0]}).ok
 
     def check(res: Any) -> None:
         if not res.ok:
@@ -136,7 +149,7 @@ def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
         return read
     if call == "write":
         return lambda i: check(tools.execute(
-            "write", {"file_path": "/f.txt", "content": texts[i % 2]}))
+            "write", {"file_path": "/f.txt", "content": contents[i % 2]}))
 
     def edit(i: int) -> None:
         old, new = _swap(i)
@@ -144,6 +157,33 @@ def _setup(op: str, tmp: str, stack: ExitStack) -> Callable[[int], Any]:
                                      "new_string": new}))
 
     return edit
+
+
+def _setup(op: str, tmp: str, stack: ExitStack, size: int = 0) -> Callable[[int], Any]:
+    if op == "cat-n":
+        from fsspec.implementations.memory import MemoryFileSystem
+
+        mfs = MemoryFileSystem(global_store=False, skip_instance_cache=True)
+        mfs.pipe_file("/percall/raw.txt", make_text("a").encode())
+        return lambda i: cat_n(mfs.cat_file("/percall/raw.txt").decode())
+    if op.startswith(("durable-", "editor-")):
+        return _local_floor(op, tmp, [make_text("a"), make_text("b")])
+    if op.startswith("raw-"):
+        _, backend, call = op.split("-")
+        _, _, fs, raw_dir = _store(backend, tmp, stack)
+        fs.pipe_file(f"{raw_dir}/raw.txt", texts(size)[0].encode())
+        return _raw_call(fs, f"{raw_dir}/raw.txt", call, backend, size)
+    from fsseam import Workspace
+
+    backend, call = op.rsplit("-", 1)
+    if backend == "memory":
+        from fsseam.backends.memory import isolated_memory_filesystem
+
+        ws = Workspace("memory://percall", fs=isolated_memory_filesystem())
+    else:
+        url, options, _, _ = _store(backend, tmp, stack)
+        ws = Workspace(url, storage_options=options)
+    return _tool_call(ws, call, size)
 
 
 def _local_floor(op: str, tmp: str, texts: list[str]) -> Callable[[int], Any]:
@@ -157,6 +197,177 @@ def _local_floor(op: str, tmp: str, texts: list[str]) -> Callable[[int], Any]:
         return lambda i: editor_create(path, texts[i % 2])
     publish = durable_publish if op == "durable-edit" else None
     return lambda i: editor_str_replace(path, *_swap(i), publish=publish)
+
+
+# -- client CPU per request: every server in a process of its own -------------------------
+CPU_STORES = ("memory", "local", "s3", "gcs", "azure")
+
+
+@dataclass
+class CpuStore:
+    """One store for the CPU table: fsseam's workspace and raw fsspec on the same storage,
+    every request through a counting proxy in a process of its own (None: no requests)."""
+
+    name: str
+    workspace: Any
+    raw: Any
+    raw_path: str
+    peer: str
+    take: Callable[[], int] | None
+    note: str
+
+
+def _cpu_store(name: str, tmp: str, stack: ExitStack) -> CpuStore:
+    from servers import moto_process, proxy_process
+
+    from fsseam import Workspace
+
+    if name in ("memory", "local"):
+        from fsspec.implementations.local import LocalFileSystem
+
+        from fsseam.backends.memory import isolated_memory_filesystem
+
+        if name == "memory":
+            mfs = isolated_memory_filesystem()
+            return CpuStore(name, Workspace("memory://percall/ws", fs=mfs), mfs,
+                            "/percall/raw.txt", "fsspec memory", None, "no requests")
+        os.makedirs(os.path.join(tmp, "ws"))
+        return CpuStore(name, Workspace(os.path.join(tmp, "ws")), LocalFileSystem(),
+                        os.path.join(tmp, "raw.txt"), "fsspec local", None,
+                        "no requests; files under FSSEAM_BENCH_DIR or the system's "
+                        "temporary directory")
+    if name == "s3":
+        import s3fs
+        from fsseam_s3.testing import CREDENTIALS, MotoEndpoint, RequestLog
+
+        moto = stack.enter_context(moto_process())
+        ep = MotoEndpoint(url=moto.hello["url"], log=RequestLog())
+        bucket = ep.create_bucket(client=ep.client())
+        proxy = stack.enter_context(proxy_process(ep.url))
+        raw = s3fs.S3FileSystem(
+            key=CREDENTIALS["key"], secret=CREDENTIALS["secret"], skip_instance_cache=True,
+            client_kwargs={"endpoint_url": proxy.url, "region_name": "us-east-1"})
+        ws = Workspace(f"s3://{bucket}/ws",
+                       storage_options={**ep.storage_options(), "endpoint_url": proxy.url})
+        return CpuStore(name, ws, raw, f"{bucket}/raw.txt", "s3fs", proxy.take,
+                        "moto server and counting proxy in processes of their own")
+    if name == "gcs":
+        from fsseam_gcs.testing import fake_gcs_server
+        from gcsfs.core import GCSFileSystem
+
+        gcs = stack.enter_context(fake_gcs_server())
+        bucket = gcs.create_bucket()
+        proxy = stack.enter_context(proxy_process(gcs.url))
+        options = {**gcs.storage_options(), "endpoint_url": proxy.url}
+        return CpuStore(name, Workspace(f"gs://{bucket}/ws", storage_options=options),
+                        GCSFileSystem(**options, skip_instance_cache=True),
+                        f"{bucket}/raw.txt", "gcsfs", proxy.take,
+                        "fake-gcs-server (Go) and counting proxy in processes of their own")
+    if name == "azure":
+        import adlfs
+
+        from fsseam.testing.azurite import ACCOUNT_NAME, azurite_server, connection_string
+
+        az = stack.enter_context(azurite_server(counted=False))
+        container = az.create_container()
+        proxy = stack.enter_context(proxy_process(az.server_url))
+        options = {"connection_string": connection_string(f"{proxy.url}/{ACCOUNT_NAME}")}
+        return CpuStore(name, Workspace(f"az://{container}/ws", storage_options=options),
+                        adlfs.AzureBlobFileSystem(**options, skip_instance_cache=True),
+                        f"{container}/raw.txt", "adlfs", proxy.take,
+                        "Azurite (node) and counting proxy in processes of their own")
+    raise SystemExit(f"no store {name!r}")
+
+
+@dataclass
+class CpuRow:
+    store: str
+    call: str
+    peer: str
+    cpu_ms: float
+    """Client CPU per call (process time: every thread, the store library's loop too; the
+    median of the rounds)."""
+    requests: float | None
+    raw_cpu_ms: float
+    raw_requests: float | None
+
+    @staticmethod
+    def per_request(cpu_ms: float, requests: float | None) -> str:
+        return "n/a" if not requests else f"{cpu_ms / requests:.3f}"
+
+
+def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
+    """fsseam's and the raw peer's client CPU per call (the median over ``rounds`` rounds
+    of ``n`` calls, the two sides interleaved round by round: one round that meets another
+    process's burst does not move it) and requests per call (all rounds)."""
+    store.raw.pipe_file(store.raw_path, make_text("a").encode())
+    rows = []
+    for call in ("read", "write", "edit", "store-read", "store-write"):
+        fsseam = (_store_call(store.workspace, call) if call.startswith("store-")
+                  else _tool_call(store.workspace, call))
+        sides = (fsseam, _raw_call(store.raw, store.raw_path, call.removeprefix("store-"),
+                                   store.name))
+        for side in sides:
+            for i in range(5):  # warm: connections, caches, the first version seen
+                side(i)
+        cpu: tuple[list[float], list[float]] = ([], [])
+        requests = [0, 0]
+        for r in range(rounds):
+            for k, side in enumerate(sides):
+                if store.take is not None:
+                    store.take()
+                start = time.process_time()
+                for i in range(5 + r * n, 5 + (r + 1) * n):
+                    side(i)
+                cpu[k].append((time.process_time() - start) / n)
+                if store.take is not None:
+                    requests[k] += store.take()
+        calls = n * rounds
+        counted = store.take is not None
+        rows.append(CpuRow(
+            store.name, call, store.peer, statistics.median(cpu[0]) * 1e3,
+            requests[0] / calls if counted else None, statistics.median(cpu[1]) * 1e3,
+            requests[1] / calls if counted else None))
+    return rows
+
+
+def cpu_table(names: list[str], n: int, rounds: int) -> str:
+    """The table: the tool calls (read, write, edit) and the store alone (store-read,
+    store-write: the workspace's backend, no tool), each beside raw fsspec's same I/O."""
+    out = [
+        "| store | call | fsseam CPU ms/call | requests/call | fsseam CPU ms/request | "
+        "raw peer | raw CPU ms/call | requests/call | raw CPU ms/request |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    notes = []
+    for name in names:
+        with ExitStack() as stack:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="fsseam-percall-", dir=os.environ.get("FSSEAM_BENCH_DIR")))
+            if name == "azure" and not _azurite_found():
+                notes.append("azure: skipped (Azurite not found: .ci/node or npm)")
+                continue
+            store = _cpu_store(name, tmp, stack)
+            notes.append(f"{name}: {store.note}")
+            for row in cpu_rows(store, n, rounds):
+                req = "n/a" if row.requests is None else f"{row.requests:g}"
+                raw_req = "n/a" if row.raw_requests is None else f"{row.raw_requests:g}"
+                out.append(
+                    f"| {row.store} | {row.call} | {row.cpu_ms:.3f} | {req} | "
+                    f"{CpuRow.per_request(row.cpu_ms, row.requests)} | {row.peer} | "
+                    f"{row.raw_cpu_ms:.3f} | {raw_req} | "
+                    f"{CpuRow.per_request(row.raw_cpu_ms, row.raw_requests)} |")
+    return "\n".join(out + [""] + [f"- {x}" for x in notes])
+
+
+def _azurite_found() -> bool:
+    from fsseam.testing.azurite import AzuriteNotFound, find_azurite
+
+    try:
+        find_azurite()
+    except AzuriteNotFound:
+        return False
+    return True
 
 
 def _callgrind_total(op: str, n: int, warmup: int) -> int:
@@ -219,9 +430,42 @@ def phases(stats: pstats.Stats, calls: int) -> list[tuple[str, float]]:
     return sorted(((p, t / calls * 1e6) for p, t in totals.items()), key=lambda x: -x[1])
 
 
+def versus(op: str, other: str, n: int, warmup: int, size: int) -> str:
+    """``op`` and ``other`` timed in turn, call by call, in this process (so load and drift
+    hit both alike): medians, their ratio, and each one's client CPU per call."""
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="fsseam-percall-", dir=os.environ.get("FSSEAM_BENCH_DIR")))
+        calls = (_setup(op, tmp, stack, size), _setup(other, tmp, stack, size))
+        for i in range(warmup):
+            for call in calls:
+                call(i)
+        walls: tuple[list[float], list[float]] = ([], [])
+        cpus = [0.0, 0.0]
+        for i in range(warmup, warmup + n):
+            for k, call in enumerate(calls):
+                c0, t0 = time.process_time(), time.perf_counter()
+                call(i)
+                walls[k].append(time.perf_counter() - t0)
+                cpus[k] += time.process_time() - c0
+    a, b = (statistics.median(w) * 1e3 for w in walls)
+    return (f"{op}: median {a:.3f} ms, CPU {cpus[0] / n * 1e3:.3f} ms/call; {other}: "
+            f"median {b:.3f} ms, CPU {cpus[1] / n * 1e3:.3f} ms/call; ratio {a / b:.2f} "
+            f"({n} calls each, interleaved{f', {size:,}-byte file' if size else ''})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--op", choices=OPS, required=True)
+    ap.add_argument("--op", choices=OPS)
+    ap.add_argument("--cpu", metavar="STORES",
+                    help="client CPU per call and per request of read, write and edit, "
+                         "fsseam beside raw fsspec, on these stores (comma-separated "
+                         f"subset of {','.join(CPU_STORES)}); -n calls per round")
+    ap.add_argument("--rounds", type=int, default=5, help="with --cpu: interleaved rounds")
+    ap.add_argument("--versus", metavar="OP", choices=OPS,
+                    help="time --op and this op in turn, call by call: medians and ratio")
+    ap.add_argument("--mib", type=float, default=0,
+                    help="the file is this many MiB (the 80 KB file and filler lines)")
     ap.add_argument("-n", type=int, default=200, help="timed calls (0: setup only)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="cProfile the timed calls")
@@ -232,6 +476,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instructions", action="store_true",
                     help="instructions per call under callgrind (two runs: -n 0 and -n N)")
     args = ap.parse_args(argv)
+    if args.cpu:
+        names = [x.strip() for x in args.cpu.split(",") if x.strip()]
+        for x in names:
+            if x not in CPU_STORES:
+                ap.error(f"unknown store {x!r} for --cpu")
+        print(cpu_table(names, args.n, args.rounds))
+        return 0
+    if args.op is None:
+        ap.error("--op or --cpu is required")
+    size = int(args.mib * (1 << 20))
+    if args.versus:
+        print(versus(args.op, args.versus, args.n, args.warmup, size))
+        return 0
     if args.instructions:
         per_call = instructions(args.op, args.n, args.warmup)
         print(f"{args.op}: {per_call / 1e6:.3f} M instructions per call "
@@ -240,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(
             prefix="fsseam-percall-", dir=os.environ.get("FSSEAM_BENCH_DIR")))
-        call = _setup(args.op, tmp, stack)
+        call = _setup(args.op, tmp, stack, size)
         for i in range(args.warmup):
             call(i)
         if args.n == 0:

