@@ -48,6 +48,7 @@ from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent, StatEvent
 from ..globs import Glob, echo, is_skipped
+from ..ignores import Accepting, Carried, Ignores, literal_names
 from ..grep import (
     FileRead,
     Pattern,
@@ -148,18 +149,31 @@ def visible(fs: Core, key: str, entries: Sequence[Entry], operation: Literal["li
     return event.entries
 
 
+def ignores_for(fs: Core, root: str, named: frozenset[str], include_ignored: bool
+                ) -> Ignores | None:
+    """The ignore rules of a finder call searching below ``root`` (None: the call includes
+    ignored paths)."""
+    if include_ignored:
+        return None
+    return Ignores(fs.backend.read, root, named, fs.backend.storage_id())
+
+
 def list_entries(
     fs: Core, path: str, depth: int, skip: Callable[[ListEntry], bool] | None,
-    max_chars: int | None,
+    max_chars: int | None, include_ignored: bool = False,
 ) -> ListOutcome:
     """Entries below a directory (see :meth:`fsseam.seam.Seam.list`)."""
     key = fs.key(path)
     out: list[ListEntry] = []
     omitted = more = used = 0
+    ignores = ignores_for(fs, key, frozenset(), include_ignored)
 
     def children(k: str, level: int) -> Iterator[Entry]:
         nonlocal omitted
-        for e in _listed(fs, k):
+        listed: Iterable[Entry] = _listed(fs, k)
+        if ignores is not None:
+            listed = ignores.screen(k, listed)
+        for e in listed:
             # The filter sees each child as a row, which is dropped at once: only the
             # rows kept are validated and held.
             if skip is not None and skip(_probe(e, level)):
@@ -196,7 +210,8 @@ def list_entries(
         walk_dir(key, 1)
     except FsError as err:
         raise named_file(fs, key, err) from None
-    return ListOutcome(path=display(key), entries=out, omitted=omitted, more=more)
+    return ListOutcome(path=display(key), entries=out, omitted=omitted, more=more,
+                       ignored=0 if ignores is None else ignores.ignored)
 
 
 def named_file(fs: Core, key: str, err: FsError) -> FsError:
@@ -235,11 +250,14 @@ def walk(fs: Core, path: str) -> Iterator[ListEntry]:
         yield from (_entry(v, 0) for v in visible(fs, key, batch, "walk"))
 
 
-def walk_visible(fs: Core, key: str) -> Iterator[Entry]:
+def walk_visible(fs: Core, key: str, ignores: Ignores | None = None) -> Iterator[Entry]:
     """The gate-filtered files of a walk (symlinks left out: their targets inside the
-    tree are walked themselves)."""
+    tree are walked themselves); with ``ignores``, none below an ignored directory."""
     batch: list[Entry] = []
-    for e in fs.backend.walk(key):
+    walked: Iterable[Entry] = fs.backend.walk(key)
+    if ignores is not None:
+        walked = (e for e, _ in ignores.flat((e, None) for e in walked))
+    for e in walked:
         if e.kind != "file":
             continue
         batch.append(e)
@@ -266,6 +284,7 @@ class Found:
     stopped: bool = False
     truncated: bool = False
     cut: str | None = None
+    ignored: int = 0
 
 
 def trim_hunks(f: GrepFile, room: int, context: int) -> GrepFile:
@@ -339,8 +358,13 @@ class Scan:
 
     def __init__(self, key: str, pattern: Pattern, files: Glob | None, mode: GrepMode,
                  context: int, limit: int, *, cap: int, deadline: Deadline,
-                 budget: RegexBudget, reserved: tuple[str, ...] = ()) -> None:
+                 budget: RegexBudget, reserved: tuple[str, ...] = (),
+                 ignores: Ignores | None = None) -> None:
         self.key, self.pattern, self.files = key, pattern, files
+        self.ignores = ignores
+        """The call's ignore rules (None: ignored files are searched too)."""
+        self.ignored_there = 0
+        """Paths the ignore rules left out in the parts other processes searched."""
         self.reserved = reserved  # no file under them is taken or counted (a fast path's walk)
         self._reserved = [ReservedKeys(p) for p in reserved]
         self.mode, self.context, self.limit = mode, context, limit
@@ -378,6 +402,9 @@ class Scan:
         # sees them too).
         if reserved(k) or any(r.reserved(k) for r in self._reserved):
             return False
+        ignores = self.ignores
+        if ignores is not None and ignores.below_ignored(k):
+            return False
         relative = k[len(self.prefix):]
         if self.files is not None:
             if not self.files.match(relative):
@@ -391,7 +418,15 @@ class Scan:
         if not ok:
             self.skip("hidden")
             return False
+        if ignores is not None and ignores.excludes_file(k):
+            return False
         return not self.out_of_time()
+
+    @property
+    def taking(self) -> Callable[[str], bool]:
+        """``accept`` as a local walk takes it: with the ignore rules, which it tells each
+        directory's names and asks which directories to leave out."""
+        return self.accept if self.ignores is None else Accepting(self.accept, self.ignores)
 
     def _text(self, data: bytes, has_needle: bool | None) -> str | None:
         """The text to search in ``data``; None when the file is skipped or cannot match
@@ -502,7 +537,12 @@ class Scan:
         return Found(shown=self.shown, files_matched=self.files_matched,
                      lines_matched=self.lines_matched, searched=self.searched,
                      skipped=self.skipped, stopped=self.stopped, truncated=self.truncated,
-                     cut=self.cut)
+                     cut=self.cut, ignored=self.ignored)
+
+    @property
+    def ignored(self) -> int:
+        """Paths the ignore rules left out: here, and in the parts searched elsewhere."""
+        return self.ignored_there + (0 if self.ignores is None else self.ignores.ignored)
 
     def absorb(self, part: Found, versions: dict[str, tuple[str, Version]]) -> None:
         """Add what a scan of the next part of the walk found, as if this scan had read
@@ -515,6 +555,7 @@ class Scan:
         self.files_matched += part.files_matched
         self.lines_matched += part.lines_matched
         self.searched += part.searched
+        self.ignored_there += part.ignored
         for why, n in part.skipped.items():
             self.skipped[why] = self.skipped.get(why, 0) + n
         self.stopped |= part.stopped
@@ -547,6 +588,7 @@ class Scan:
             files=self.shown, files_matched=self.files_matched,
             lines_matched=self.lines_matched, searched=self.searched, limit=self.limit,
             truncated=self.truncated, skipped=self.skipped, stopped=self.stopped,
+            ignored=self.ignored,
             **(partial_fields(self.key, self.cut, named) or {"partial": self.stopped}),
         )
 
@@ -562,7 +604,8 @@ PARTS_PER_HELPER = 32
 part's being larger than the rest keeps one helper busy, not the search waiting."""
 
 
-def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
+def glob(fs: Core, pattern: Glob, path: str, limit: int, include_ignored: bool = False
+         ) -> GlobOutcome:
     """Files below ``path`` matching ``pattern``, in path order (the first ``limit``); once
     ``Limits.finder_seconds`` is spent, those before where the walk stopped (partial)."""
     key = fs.key(path)
@@ -577,8 +620,9 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
     total = hidden = 0
     deadline = Deadline(fs.limits.finder_seconds)
     cut: str | None = None
+    ignores = ignores_for(fs, base, literal_names(pattern), include_ignored)
     try:
-        for e in walk_visible(fs, base):
+        for e in walk_visible(fs, base, ignores):
             if deadline.passed():
                 cut = e.key
                 break
@@ -587,6 +631,8 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
                 continue
             if not pattern.allows(relative):
                 hidden += 1
+                continue
+            if ignores is not None and ignores.excludes_file(e.key):
                 continue
             total += 1
             if len(paths) < limit:
@@ -597,13 +643,16 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
             raise named_file(fs, base, e) from None
     return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
                        total=total, limit=limit, hidden=hidden,
+                       ignored=0 if ignores is None else ignores.ignored,
                        **partial_fields(key, cut, pattern.named))
 
 
 def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMode,
-         context: int, limit: int) -> GrepOutcome:
+         context: int, limit: int, include_ignored: bool = False) -> GrepOutcome:
     """Search the text files below ``path`` (see :meth:`fsseam.seam.Seam.grep`)."""
-    search = GrepCall(fs, fs.key(path), pattern, files, mode, context, limit)
+    key = fs.key(path)
+    search = GrepCall(fs, key, pattern, files, mode, context, limit,
+                      ignores_for(fs, key, literal_names(files), include_ignored))
     if search.fan_out():
         return search.outcome()
     # A backend whose versions are digests of the bytes (local) reads without them: a
@@ -623,13 +672,14 @@ class GrepCall(Scan):
     files it shows."""
 
     def __init__(self, fs: Core, key: str, pattern: Pattern, files: Glob | None,
-                 mode: GrepMode, context: int, limit: int) -> None:
+                 mode: GrepMode, context: int, limit: int, ignores: Ignores | None = None
+                 ) -> None:
         deadline = Deadline(fs.limits.finder_seconds)
         reserved = only_reservations(fs.gate)
         super().__init__(key, pattern, files, mode, context, limit,
                          cap=fs.limits.max_edit_bytes, deadline=deadline,
                          budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left),
-                         reserved=reserved or ())
+                         reserved=reserved or (), ignores=ignores)
         # No plugin but reservations filters listings, and the search is outside them: the
         # fast paths may search (a reserved folder's search is the gate's to refuse).
         self.plain = reserved is not None and not any(r.reserved(key) for r in self._reserved)
@@ -646,7 +696,7 @@ class GrepCall(Scan):
         # The walk first: it is the common case, and it says when path is a file (a stat
         # first would cost object stores two requests on every search).
         fs, key = self.fs, self.key
-        walked = walk_visible(fs, key)
+        walked = walk_visible(fs, key, self.ignores)
         try:
             if self.walk_failed is not None:
                 raise self.walk_failed  # path is a file: its one listing said so already
@@ -699,6 +749,11 @@ class GrepCall(Scan):
             return False
         if len(parts) < 2:
             return False
+        ignores = self.ignores
+        if ignores is not None:
+            # A part whose directory is ignored is left out (its topmost ignored directory
+            # counted once), as the walk of one process leaves the directory out.
+            parts = [p for p in parts if not ignores.left_out(p.key)]
         run_parts(self, parts, n)
         return True
 
@@ -714,7 +769,7 @@ class GrepCall(Scan):
         if not self.plain:
             return None
         holds = None if needle is None else (lambda data: needle in data)
-        reads = fs.backend.read_tree_unhashed(key, self.accept, self.cap, holds)
+        reads = fs.backend.read_tree_unhashed(key, self.taking, self.cap, holds)
         if reads is None:
             return None
         try:
@@ -818,13 +873,16 @@ class PartJob:
     """The call's time left when the part was handed out (inf: no limit)."""
     regex_seconds: float
     reserved: tuple[str, ...] = ()
+    ignores: Carried | None = None
+    """The call's ignore rules above the part (None: ignored files are searched too)."""
 
 
 class _PartScan(Scan):
     def __init__(self, job: PartJob, deadline: Deadline, budget: RegexBudget) -> None:
         super().__init__(job.key, job.pattern, job.files, job.mode, job.context, job.limit,
                          cap=job.cap, deadline=deadline, budget=budget,
-                         reserved=job.reserved)
+                         reserved=job.reserved,
+                         ignores=None if job.ignores is None else Ignores.resume(job.ignores))
         self.versions: dict[str, tuple[str, Version]] = {}
 
     def seen(self, key: str, path: str, version: Version) -> None:
@@ -842,7 +900,7 @@ def scan_part(job: PartJob) -> Answer:
     scan = _PartScan(job, deadline, budget)
     needle = scan.needle
     holds = None if needle is None else (lambda data: needle in data)
-    scan.scan_all(job.part.reads(scan.accept, job.cap, holds))
+    scan.scan_all(job.part.reads(scan.taking, job.cap, holds))
     return scan.found(), scan.versions, before - budget.left
 
 
@@ -882,10 +940,16 @@ def _job(scan: Scan, part: TreePart) -> PartJob:
     # The part may show no more than the answer has room for now: less than that room is
     # left once the parts before it are put back, so it cuts nothing the answer shows.
     shown = scan.shown_lines if scan.mode == "content" else len(scan.shown)
+    ignores = scan.ignores
+    carried = None
+    if ignores is not None:
+        # A subtree's own ignore files are read by the helper's walk; a run of files
+        # needs its directory's too.
+        carried = ignores.carried(part.key, inclusive=part.span is not None)
     return PartJob(part=part, key=scan.key, pattern=scan.pattern, files=scan.files,
                    mode=scan.mode, context=scan.context, limit=max(scan.limit - shown, 0),
                    cap=scan.cap, seconds=scan.deadline.left(),
-                   regex_seconds=scan.budget.left, reserved=scan.reserved)
+                   regex_seconds=scan.budget.left, reserved=scan.reserved, ignores=carried)
 
 
 def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> None:
@@ -901,7 +965,7 @@ def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> Non
     def here(i: int) -> None:
         # Every part before it is put back: this one is scanned straight into the
         # call's own scan, exactly as one process scans it.
-        scan.scan_all(parts[i].reads(scan.accept, scan.cap, holds))
+        scan.scan_all(parts[i].reads(scan.taking, scan.cap, holds))
 
     merged = handed = 0
     helped = False
