@@ -38,7 +38,7 @@ from .errors import FsError
 from .globs import Glob
 from .versions import Version
 
-__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "Accepting", "Carried", "Ignores", "Rules",
+__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "SCREEN_HELD", "Accepting", "Carried", "Ignores", "Rules",
            "literal_names", "parse"]
 
 NAMES = (".ignore", ".gitignore")
@@ -48,6 +48,10 @@ MAX_BYTES = 1 << 20
 MAX_HELD = 10_000
 """The most entries of a flat walk held back while an ignore file of their directory may
 still come; past it, the directory's ignore files are read directly."""
+SCREEN_HELD = 256
+"""The most entries of one listing held back until its end says whether the directory
+has ignore files; past it, they are read directly (a listing may be capped to what its
+output shows, and holds no more than that)."""
 _LAST = ".ignore"
 """The name of a directory's ignore files that sorts last: once a walk in key order has
 passed ``dir/.ignore``, the directory's ignore files have all been listed."""
@@ -479,7 +483,7 @@ class Ignores:
         it = iter(entries)
         for e in it:
             held.append(e)
-            if len(held) > MAX_HELD:
+            if len(held) > SCREEN_HELD:
                 self._rules_of_now(key)
                 break
         else:

@@ -48,7 +48,7 @@ from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent, StatEvent
 from ..globs import Glob, echo, is_skipped
-from ..ignores import Accepting, Carried, Ignores, literal_names
+from ..ignores import NAMES, Accepting, Carried, Ignores, literal_names
 from ..grep import (
     FileRead,
     Pattern,
@@ -751,6 +751,7 @@ class GrepCall(Scan):
             return False
         ignores = self.ignores
         if ignores is not None:
+            _split_dirs(ignores, key, parts)
             # A part whose directory is ignored is left out (its topmost ignored directory
             # counted once), as the walk of one process leaves the directory out.
             parts = [p for p in parts if not ignores.left_out(p.key)]
@@ -783,6 +784,22 @@ class GrepCall(Scan):
             return None
         return itertools.chain(head, reads)
 
+
+
+def _split_dirs(ignores: Ignores, key: str, parts: Sequence[TreePart]) -> None:
+    """Tell ``ignores`` what the split of the tree below ``key`` says of the directories it
+    split: all their files lie in runs of names (parts), so an ignore file no run's names
+    can hold is none there, and needs no read."""
+    runs: dict[str, list[tuple[str, str]]] = {key: []}
+    for p in parts:
+        if p.span is not None:
+            runs.setdefault(p.key, []).append(p.span)
+        d = p.key if p.span is not None else p.key.rpartition("/")[0]
+        while d != key and d.startswith(f"{key}/" if key else ""):
+            runs.setdefault(d, [])
+            d = d.rpartition("/")[0]
+    for d, spans in runs.items():
+        ignores.listed(d, [n for n in NAMES if any(a <= n <= b for a, b in spans)])
 
 
 def _read_capped_many(
