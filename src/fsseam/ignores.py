@@ -27,19 +27,19 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pathspec import GitIgnoreSpec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from .backends.base import Blob, Entry
 from .errors import FsError
 from .globs import Glob
 from .versions import Version
 
-__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "SCREEN_HELD", "Accepting", "Carried", "Ignores", "Rules",
-           "literal_names", "parse"]
+__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "SCREEN_HELD", "Accepting", "Carried", "Ignores",
+           "Rules", "literal_names", "parse"]
 
 NAMES = (".ignore", ".gitignore")
 """The ignore files of a directory, the one that wins first."""
@@ -67,20 +67,20 @@ class Rules:
 
     def __init__(self, source: bytes, text: str) -> None:
         self.source = source
-        patterns = []
+        patterns: list[GitIgnoreSpecPattern] = []
         for line in text.splitlines():
             try:
-                spec = GitIgnoreSpec.from_lines([line])
+                pattern = GitIgnoreSpecPattern(line)
             except ValueError:
                 continue  # a pattern git cannot use is left out, as git leaves it
-            patterns.extend(p for p in spec.patterns
-                            if p.include is not None and p.regex is not None)
+            if pattern.include is not None and pattern.regex is not None:
+                patterns.append(pattern)
         self.count = len(patterns)
         # pathspec matches a directory's contents through its directory-mark group (so
         # that a pattern excluding a directory matches the files under it); here a walk
         # asks about the directory itself, so a pattern matches only the path asked: a
         # file never through the mark, a directory (asked without its slash) at its end.
-        sources = [p.regex.pattern for p in patterns]
+        sources = [p.regex.pattern for p in patterns if p.regex is not None]
         includes = [bool(p.include) for p in patterns]
         self._file = _Matcher([_MARK.sub(r"(?!)", s) for s in sources], includes)
         self._dir = _Matcher([_MARK.sub(r"\\Z", s) for s in sources], includes)
@@ -388,7 +388,7 @@ class Ignores:
         return at >= _join(d, _LAST)
 
     def _load(self, d: str, name: str,
-              present: dict[str, tuple[Version | None, int | None]]) -> Rules | None:
+              present: Mapping[str, tuple[Version | None, int | None]]) -> Rules | None:
         if name not in present or self._read is None:
             return None
         version, size = present[name]

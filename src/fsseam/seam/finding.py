@@ -48,7 +48,6 @@ from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent, StatEvent
 from ..globs import Glob, echo, is_skipped
-from ..ignores import NAMES, Accepting, Carried, Ignores, literal_names
 from ..grep import (
     FileRead,
     Pattern,
@@ -58,6 +57,7 @@ from ..grep import (
     hunks,
     matching_lines,
 )
+from ..ignores import NAMES, Accepting, Carried, Ignores, literal_names
 from ..index import indexed_reads
 from ..index.grams import required
 from ..messages import Reason
