@@ -82,8 +82,12 @@ class Rules:
         # file never through the mark, a directory (asked without its slash) at its end.
         sources = [p.regex.pattern for p in patterns if p.regex is not None]
         includes = [bool(p.include) for p in patterns]
-        self._file = _Matcher([_MARK.sub(r"(?!)", s) for s in sources], includes)
-        self._dir = _Matcher([_MARK.sub(r"\\Z", s) for s in sources], includes)
+        # A pattern with no slash but a last one matches a name at any depth: it is
+        # matched against the last name alone, not tried after each slash of the path.
+        names = [isinstance(p.pattern, str) and "/" not in p.pattern.rstrip("/")
+                 and s.startswith(_ANY_DEPTH) for p, s in zip(patterns, sources, strict=True)]
+        self._file = _Matcher([_MARK.sub(r"(?!)", s) for s in sources], includes, names)
+        self._dir = _Matcher([_MARK.sub(r"\\Z", s) for s in sources], includes, names)
 
     def decide(self, path: str, is_dir: bool) -> bool | None:
         """True: ignored; False: re-included (a negation); None: no pattern matches."""
@@ -95,31 +99,55 @@ class Rules:
 
 
 _MARK = re.compile(r"\(\?P<\w+>/\)")
+_ANY_DEPTH = "^(?:.+/)?"
+"""How pathspec starts the regex of a pattern that matches at any depth."""
+_EARLY = re.compile(r"(?:^|(?<=/))[\x00-.]")
+"""A name that may sort before ``.ignore`` (its first character is at most ``.``)."""
 """pathspec's directory mark: the ``/`` after a name that makes the rest contents."""
 
 
 class _Matcher:
-    """The last of several patterns that matches a path, in one regex run: the patterns in
-    reverse order as alternatives, the first that matches being the last in the file."""
+    """The last of several patterns that matches a path: those matching a name at any
+    depth against the path's last name, the others against the whole path, each kind in
+    one regex run (the patterns in reverse order as alternatives: the first that matches
+    is the last in the file), and the later of the two decides."""
 
-    def __init__(self, sources: list[str], includes: list[bool]) -> None:
-        self._includes = includes[::-1]
-        self._each = [re.compile(s) for s in sources[::-1]]
-        self._one: re.Pattern[str] | None = None
-        if sources:
-            one = re.compile("|".join(f"({s})" for s in sources[::-1]))
-            if one.groups == len(sources):  # else a pattern has groups of its own
-                self._one = one
+    def __init__(self, sources: list[str], includes: list[bool], names: list[bool]) -> None:
+        self._includes = includes
+        self._name = _Alternatives([("^" + s[len(_ANY_DEPTH):], i)
+                                    for i, s in enumerate(sources) if names[i]])
+        self._path = _Alternatives([(s, i) for i, s in enumerate(sources) if not names[i]])
 
     def decide(self, path: str) -> bool | None:
+        at = self._path.last(path)
+        if self._name.any:
+            by_name = self._name.last(path.rpartition("/")[2])
+            if by_name > at:
+                at = by_name
+        return None if at < 0 else self._includes[at]
+
+
+class _Alternatives:
+    def __init__(self, patterns: list[tuple[str, int]]) -> None:
+        self.any = bool(patterns)
+        self._index = [i for _, i in patterns[::-1]]
+        self._each = [re.compile(s) for s, _ in patterns[::-1]]
+        self._one: re.Pattern[str] | None = None
+        if patterns:
+            one = re.compile("|".join(f"({s})" for s, _ in patterns[::-1]))
+            if one.groups == len(patterns):  # else a pattern has groups of its own
+                self._one = one
+
+    def last(self, text: str) -> int:
+        """The index of the last pattern that matches ``text`` (-1: none does)."""
         one = self._one
         if one is not None:
-            m = one.match(path)
-            return None if m is None else self._includes[(m.lastindex or 1) - 1]
-        for rx, include in zip(self._each, self._includes, strict=True):
-            if rx.match(path) is not None:
-                return include
-        return None
+            m = one.match(text)
+            return -1 if m is None else self._index[(m.lastindex or 1) - 1]
+        for rx, i in zip(self._each, self._index, strict=True):
+            if rx.match(text) is not None:
+                return i
+        return -1
 
 
 _cache: OrderedDict[bytes, Rules | None] = OrderedDict()
@@ -219,6 +247,9 @@ class Ignores:
         """In a flat walk: the last key it yielded (every ignore file sorting before it is
         noted in ``_present``)."""
         self._verdicts: dict[str, bool] = {}
+        self._memo: tuple[str | None, list[tuple[Rules, int]]] = (None, [])
+        """The last directory asked about and its rules (a walk asks about its files in
+        turn)."""
         """Directories below ``root``: whether they (or one above them) are ignored."""
         self._last_out: str | None = None
         self._clear: str | None = None
@@ -342,24 +373,32 @@ class Ignores:
 
     # -- the rules ---------------------------------------------------------------------
     def _ignored(self, path: str, is_dir: bool) -> bool:
-        if path.rpartition("/")[2] in self.named:
+        parent, _, name = path.rpartition("/")
+        memo = self._memo  # one read: another thread (an index's walk) may set it
+        if memo[0] == parent:
+            chain = memo[1]
+        else:
+            chain = self._chain_of(parent)
+            self._memo = (parent, chain)
+        if not chain or name in self.named:
             return False
-        chain: list[tuple[str, _Pair]] = []
-        d = path
+        for rules, start in chain:
+            verdict = rules.decide(path[start:], is_dir)
+            if verdict is not None:
+                return verdict
+        return False
+
+    def _chain_of(self, d: str) -> list[tuple[Rules, int]]:
+        """The rules that speak of the paths in the directory ``d``, in the order they
+        decide (every .ignore first, deepest first, then every .gitignore: ripgrep's
+        order), each with where a path's part relative to its directory starts."""
+        dirs = [d]
         while d:
             d = _parent(d)
-            pair = self._rules_of(d)
-            if pair[0] is not None or pair[1] is not None:
-                chain.append((d, pair))
-        for which in (0, 1):  # every .ignore first, then every .gitignore (ripgrep)
-            for d, pair in chain:
-                rules = pair[which]
-                if rules is None:
-                    continue
-                verdict = rules.decide(path[len(d) + 1:] if d else path, is_dir)
-                if verdict is not None:
-                    return verdict
-        return False
+            dirs.append(d)
+        pairs = [(d, self._rules_of(d)) for d in dirs]
+        return [(pair[which], len(d) + 1 if d else 0)
+                for which in (0, 1) for d, pair in pairs if pair[which] is not None]
 
     def _rules_of(self, d: str) -> _Pair:
         got = self._rules.get(d)
@@ -417,11 +456,18 @@ class Ignores:
         has passed that file's place, or until ``MAX_HELD`` are held (their directories'
         ignore files are then read directly)."""
         held: deque[tuple[Entry, T]] = deque()
+        early = _EARLY.search
+        start = len(self.root) + 1 if self.root else 0
         for pair in pairs:
             e = pair[0]
             k = e.key
-            with self._lock:
-                self._flat_at = k
+            self._flat_at = k  # (one assignment: a reader on another thread sees either)
+            if not held and early(k, start) is None:
+                # No name on its way sorts before ".ignore" (the common case): nothing
+                # to wait for.
+                if not self.below_ignored(k):
+                    yield pair
+                continue
             name = k.rpartition("/")[2]
             if name in NAMES and e.kind == "file":
                 d = _parent(k)
@@ -432,8 +478,7 @@ class Ignores:
                             self._present.setdefault(d, {})[name] = (version, e.size)
             held.append(pair)
             yield from self._release(held, len(held) > MAX_HELD)
-        with self._lock:
-            self._flat_at = "\U0010ffff"
+        self._flat_at = "\U0010ffff"
         yield from self._release(held, False)
 
     def _release(self, held: deque[tuple[Entry, T]], force: bool
@@ -454,9 +499,9 @@ class Ignores:
         """The directories of ``k`` (at or below ``root``) whose ignore files a flat walk
         may still list."""
         root = self.root
-        segs = (k[len(root) + 1:] if root else k).split("/")
-        if all(seg[:1] > "." for seg in segs):
+        if _EARLY.search(k, len(root) + 1 if root else 0) is None:
             return []  # no name sorts before ".ignore": the common case, decided at once
+        segs = (k[len(root) + 1:] if root else k).split("/")
         out = []
         d = root
         for i, seg in enumerate(segs):
