@@ -397,8 +397,9 @@ class Ignores:
             d = _parent(d)
             dirs.append(d)
         pairs = [(d, self._rules_of(d)) for d in dirs]
-        return [(pair[which], len(d) + 1 if d else 0)
-                for which in (0, 1) for d, pair in pairs if pair[which] is not None]
+        return [(rules, len(d) + 1 if d else 0)
+                for which in (0, 1) for d, pair in pairs
+                if (rules := pair[which]) is not None]
 
     def _rules_of(self, d: str) -> _Pair:
         got = self._rules.get(d)
