@@ -34,8 +34,8 @@ DEFAULT_GLOB_RESULTS = 100
 DEFAULT_GREP_RESULTS = 100
 
 _DIR = "Directory to search, `/` (the workspace root) by default."
-_IGNORED = ("Include the paths the .gitignore and .ignore files ignore (default false: "
-            "they are left out and counted).")
+_IGNORED_DESCRIPTION = ("Include the paths the .gitignore and .ignore files ignore "
+                        "(default false: they are left out and counted).")
 
 LS_DESCRIPTION = (
     "List one directory: its files (with sizes) and subdirectories (marked with a trailing "
@@ -74,14 +74,14 @@ GREP_DESCRIPTION = (
 class LsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(default="/", description="Directory to list, `/` by default.")
-    include_ignored: bool = Field(default=False, description=_IGNORED)
+    include_ignored: bool = Field(default=False, description=_IGNORED_DESCRIPTION)
 
 
 class GlobArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     pattern: str = Field(description="Glob pattern, e.g. **/*.py or src/**/*.{ts,tsx}.")
     path: str = Field(default="/", description=_DIR)
-    include_ignored: bool = Field(default=False, description=_IGNORED)
+    include_ignored: bool = Field(default=False, description=_IGNORED_DESCRIPTION)
 
 
 class GrepArgs(BaseModel):
@@ -107,7 +107,7 @@ class GrepArgs(BaseModel):
         description=f"Most files (content mode: matching lines) to show (default "
         f"{DEFAULT_GREP_RESULTS}, at most {MAX_RESULTS}).",
     )
-    include_ignored: bool = Field(default=False, description=_IGNORED)
+    include_ignored: bool = Field(default=False, description=_IGNORED_DESCRIPTION)
 
 
 class LsTool(Tool[LsArgs, ListOutcome]):
