@@ -429,3 +429,43 @@ def _fresh(tmp_path: Path) -> Path:
     root = tmp_path / f"t-{uuid.uuid4().hex[:8]}"
     root.mkdir()
     return root
+
+
+def test_a_mount_table_and_kept_history_honour_the_rules(tmp_path: Path) -> None:
+    """Over a mount table the local one-pass read gets a plain ``accept`` (no walk hooks):
+    the rules are read directly, and the answer is the same. Kept history forwards the
+    hooks to the local walk."""
+    from fsseam.backends import LocalBackend, MemoryBackend, Mount, MountBackend
+    from fsseam.backends.history import History
+    from fsseam.backends.memory import isolated_memory_filesystem
+
+    expected = visible(TREE) - git_ignored(tmp_path, TREE)
+    local = tmp_path / "mounted"
+    local.mkdir()
+    table = MountBackend([
+        Mount("", MemoryBackend(isolated_memory_filesystem(), f"/m-{uuid.uuid4().hex}")),
+        Mount("repo", LocalBackend(str(local)))])
+    mounted = Workspace("mounts", backend=table)
+    fill(mounted, {f"repo/{k}": v for k, v in TREE.items()})
+    grep = mounted.context("a").fs.grep(compile_pattern("needle"), "/repo", limit=1000)
+    assert {f.path.removeprefix("/repo/") for f in grep.files} == expected
+    assert grep.ignored == 17
+    kept = Workspace(str(_fresh(tmp_path)), history=History(path=str(tmp_path / "kept-h")))
+    fill(kept, TREE)
+    grep = kept.context("a").fs.grep(compile_pattern("needle"), "/", limit=1000)
+    assert {f.path.lstrip("/") for f in grep.files} == expected and grep.ignored == 17
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_a_deeper_listing_leaves_out_ignored_entries_at_each_level(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path,
+) -> None:
+    ws = _workspace(kind, request, tmp_path)
+    fill(ws, TREE)
+    listed = ws.context("a").fs.list("/src", depth=2)
+    assert [e.path for e in listed.entries] == ["/src/.gitignore", "/src/important.log",
+                                                "/src/main.py"]
+    assert listed.ignored == 3  # gen.tmp, other.log, generated/
+    listed = ws.context("a").fs.list("/out", depth=2)
+    assert [e.path for e in listed.entries] == ["/out/kept", "/out/kept/k.txt"]
+    assert listed.ignored == 1  # out/file.txt
