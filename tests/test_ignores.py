@@ -354,10 +354,17 @@ def test_grep_through_the_content_index_honours_the_rules(moto_s3: Any, tmp_path
     fill(ws, TREE)
     fs = ws.context("a").fs
     expected = visible(TREE) - git_ignored(tmp_path, TREE)
+    ignore_gets = []
     for _ in range(2):  # cold, then warm (the index rules most files out)
+        moto_s3.log.clear()
         grep = fs.grep(compile_pattern("needle"), "/", limit=1000)
         assert {f.path.lstrip("/") for f in grep.files} == expected
         assert grep.ignored == 17
+        ignore_gets.append(sorted(p for m, p in moto_s3.log.to_bucket(bucket)
+                                  if m == "GET" and p.endswith("ignore")))
+    # The versioned walk says each ignore file's version: read once, then known by it.
+    assert ignore_gets == [[f"/{bucket}/r/.gitignore", f"/{bucket}/r/d/.gitignore",
+                            f"/{bucket}/r/src/.gitignore"], []]
 
 
 def test_grep_by_helper_processes_honours_the_rules(tmp_path: Path,
