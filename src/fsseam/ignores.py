@@ -247,10 +247,10 @@ class Ignores:
         """In a flat walk: the last key it yielded (every ignore file sorting before it is
         noted in ``_present``)."""
         self._verdicts: dict[str, bool] = {}
+        """Directories below ``root`` (none below an ignored one): whether ignored."""
         self._memo: tuple[str | None, list[tuple[Rules, int]]] = (None, [])
         """The last directory asked about and its rules (a walk asks about its files in
         turn)."""
-        """Directories below ``root``: whether they (or one above them) are ignored."""
         self._last_out: str | None = None
         self._clear: str | None = None
         """The last directory found to have no ignored directory above it."""
