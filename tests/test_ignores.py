@@ -476,3 +476,23 @@ def test_a_deeper_listing_leaves_out_ignored_entries_at_each_level(
     listed = ws.context("a").fs.list("/out", depth=2)
     assert [e.path for e in listed.entries] == ["/out/kept", "/out/kept/k.txt"]
     assert listed.ignored == 1  # out/file.txt
+
+
+def test_a_local_grep_does_not_walk_ignored_directories(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fsseam.backends.local import tree as tree_module
+
+    ws = Workspace(str(_fresh(tmp_path)), limits=Limits(finder_processes=1))
+    fill(ws, TREE)
+    listed: list[str] = []
+    real = tree_module.sorted_dirents
+
+    def recording(fd: int, prefix: str) -> Any:
+        listed.append(prefix)
+        return real(fd, prefix)
+
+    monkeypatch.setattr(tree_module, "sorted_dirents", recording)
+    grep = ws.context("a").fs.grep(compile_pattern("needle"), "/", limit=1000)
+    assert grep.ignored == 17
+    assert set(listed) == {"", "src", "a", "a/b", "x", "x/a", "x/a/b", "sub", "docs",
+                           "docs/x", "docs/x/y", "out", "out/kept", "d", "lib", "logs"}

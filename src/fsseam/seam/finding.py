@@ -345,7 +345,8 @@ class GrepCall(Scan):
                          reserved=reserved or (), ignores=ignores)
         # No plugin but reservations filters listings, and the search is outside them: the
         # fast paths may search (a reserved folder's search is the gate's to refuse).
-        self.plain = reserved is not None and not any(r.reserved(key) for r in self._reserved)
+        self.plain = reserved is not None and not any(r.reserved(key)
+                                                      for r in self.reserved_keys)
         self.fs = fs
         self.walk_failed: FsError | None = None
         """Why a walk of ``key`` already failed (the content index's): not walked again."""

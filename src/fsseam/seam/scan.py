@@ -134,7 +134,7 @@ class Scan:
         self.ignored_there = 0
         """Paths the ignore rules left out in the parts other processes searched."""
         self.reserved = reserved  # no file under them is taken or counted (a fast path's walk)
-        self._reserved = [ReservedKeys(p) for p in reserved]
+        self.reserved_keys = [ReservedKeys(p) for p in reserved]
         self.mode, self.context, self.limit = mode, context, limit
         self.prefix = f"{key}/" if key else ""
         self.cap = cap
@@ -168,7 +168,7 @@ class Scan:
         self.deadline.check(k)  # every file, taken or not: no stretch of a walk unchecked
         # The branches' folder, and any other reserved one (a pass with no list hook
         # sees them too).
-        if reserved(k) or any(r.reserved(k) for r in self._reserved):
+        if reserved(k) or any(r.reserved(k) for r in self.reserved_keys):
             return False
         ignores = self.ignores
         if ignores is not None and ignores.below_ignored(k):
