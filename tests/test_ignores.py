@@ -398,7 +398,8 @@ def test_grep_by_helper_processes_honours_the_rules(tmp_path: Path,
 _NAMES = ["a", "b", "c.log", "d.txt", "-e", "f"]
 _PATTERNS = ["a", "/a", "a/", "*.log", "!c.log", "b/*", "**/f", "a/**", "!a/", "!b",
              "b/d.txt", "!*.txt", "*.txt", "!f/", "f/", "-e", "a/**/d.txt", "!/b/a",
-             "**/a/c.log", "b", "*"]
+             "**/a/c.log", "b", "*", "*/", "/*", "a*", "[ab]", "?", "!**/c.log", "a/*/d.txt",
+             "**", "!*/", "b/**/", "f/**", "#a", "\\#a", "a ", "-e/", "!-e"]
 
 
 @st.composite
@@ -422,10 +423,14 @@ def _trees(draw: st.DrawFn) -> dict[str, bytes]:
 @given(tree=_trees())
 def test_generated_trees_agree_with_git(tree: dict[str, bytes], tmp_path: Path) -> None:
     expected = visible(tree) - git_ignored(tmp_path, tree)
-    for ws in (Workspace(f"memory://ignores-{uuid.uuid4().hex}", {"global_store": False},
-                         load_entry_points=False),
-               Workspace(str(_fresh(tmp_path)))):
-        fill(ws, tree)
+    # The same rules in .ignore files alone decide as git decides with them as .gitignore.
+    renamed = {k.removesuffix(".gitignore") + ".ignore" if k.endswith(".gitignore") else k: v
+               for k, v in tree.items()}
+    for ws, files in ((Workspace(f"memory://ignores-{uuid.uuid4().hex}",
+                                 {"global_store": False}, load_entry_points=False), tree),
+                      (Workspace(str(_fresh(tmp_path))), tree),
+                      (Workspace(str(_fresh(tmp_path))), renamed)):
+        fill(ws, files)
         fs = ws.context("a").fs
         assert _paths(fs.glob(compile_glob("**"), limit=1000).paths) == expected, tree
         grep = fs.grep(compile_pattern("needle"), limit=1000)
