@@ -501,3 +501,11 @@ def test_a_local_grep_does_not_walk_ignored_directories(tmp_path: Path,
     assert grep.ignored == 17
     assert set(listed) == {"", "src", "a", "a/b", "x", "x/a", "x/a/b", "sub", "docs",
                            "docs/x", "docs/x/y", "out", "out/kept", "d", "lib", "logs"}
+
+
+def test_the_fsspec_filesystem_lists_every_entry(tmp_path: Path) -> None:
+    ws = Workspace(str(_fresh(tmp_path)))
+    fill(ws, TREE)
+    fs = ws.context("a").filesystem()
+    names = {p.rpartition("/")[2] for p in fs.ls("/", detail=False)}
+    assert {"build", "cache", "top-only.txt", "-dash.txt"} <= names
