@@ -38,7 +38,7 @@ from .errors import FsError
 from .globs import Glob
 from .versions import Version
 
-__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "SCREEN_HELD", "Accepting", "Carried", "Ignores",
+__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "SCREEN_HELD", "Carried", "Ignores",
            "Rules", "literal_names", "parse"]
 
 NAMES = (".ignore", ".gitignore")
@@ -86,7 +86,7 @@ class Rules:
         # matched against the last name alone, not tried after each slash of the path.
         names = [isinstance(p.pattern, str) and "/" not in p.pattern.rstrip("/")
                  and s.startswith(_ANY_DEPTH) for p, s in zip(patterns, sources, strict=True)]
-        self._file = _Matcher([_MARK.sub(r"(?!)", s) for s in sources], includes, names)
+        self._file = _Matcher([_MARK.sub(_NEVER, s) for s in sources], includes, names)
         self._dir = _Matcher([_MARK.sub(r"\\Z", s) for s in sources], includes, names)
 
     def decide(self, path: str, is_dir: bool) -> bool | None:
@@ -99,6 +99,8 @@ class Rules:
 
 
 _MARK = re.compile(r"\(\?P<\w+>/\)")
+_NEVER = "(?!)"
+_NAMES_KEPT = 1 << 16
 _ANY_DEPTH = "^(?:.+/)?"
 """How pathspec starts the regex of a pattern that matches at any depth."""
 _EARLY = re.compile(r"(?:^|(?<=/))[\x00-.]")
@@ -114,14 +116,25 @@ class _Matcher:
 
     def __init__(self, sources: list[str], includes: list[bool], names: list[bool]) -> None:
         self._includes = includes
-        self._name = _Alternatives([("^" + s[len(_ANY_DEPTH):], i)
-                                    for i, s in enumerate(sources) if names[i]])
-        self._path = _Alternatives([(s, i) for i, s in enumerate(sources) if not names[i]])
+        # A pattern ending in what can never match (a directory's pattern, asked about a
+        # file) is left out of the run.
+        kept = [i for i, s in enumerate(sources) if not s.endswith(_NEVER)]
+        self._name = _Alternatives([("^" + sources[i][len(_ANY_DEPTH):], i)
+                                    for i in kept if names[i]])
+        self._path = _Alternatives([(sources[i], i) for i in kept if not names[i]])
+        self._by_name: dict[str, int] = {}
+        """What ``_name`` says of each name met: a tree repeats its names (``__init__.py``,
+        ``README.md``), and the rules of a file serve every call of the process."""
 
     def decide(self, path: str) -> bool | None:
-        at = self._path.last(path)
+        at = self._path.last(path) if self._path.any else -1
         if self._name.any:
-            by_name = self._name.last(path.rpartition("/")[2])
+            name = path.rpartition("/")[2]
+            by_name = self._by_name.get(name)
+            if by_name is None:
+                if len(self._by_name) >= _NAMES_KEPT:
+                    self._by_name = {}
+                by_name = self._by_name[name] = self._name.last(name)
             if by_name > at:
                 at = by_name
         return None if at < 0 else self._includes[at]
@@ -318,6 +331,9 @@ class Ignores:
     def excludes_file(self, key: str) -> bool:
         """Whether the file ``key`` is ignored, by itself (its directories were asked
         about already: ``prunes``, ``below_ignored``); counted when it is."""
+        memo = self._memo  # the common case first: a directory no rules speak of
+        if memo[0] == key.rpartition("/")[0] and not memo[1]:
+            return False
         if not self._below_root(key) or not self._ignored(key, False):
             return False
         self.files_left += 1
@@ -331,7 +347,8 @@ class Ignores:
     def below_ignored(self, key: str) -> bool:
         """Whether a directory between ``root`` and the path ``key`` is ignored (see
         ``left_out``)."""
-        return self.left_out(_parent(key))
+        d = key.rpartition("/")[0]
+        return d != self._clear and self.left_out(d)
 
     def left_out(self, d: str) -> bool:
         """Whether the directory ``d``, or one between ``root`` and it, is ignored: the
@@ -545,23 +562,3 @@ class Ignores:
         if e.kind == "directory":
             return self.excludes_dir(e.key)
         return self.excludes_file(e.key)
-
-
-class Accepting:
-    """A search's ``accept`` with the call's ignore rules: a local walk that sees one
-    tells it each directory's names and leaves out the directories it prunes (see
-    ``fsseam.backends.local.tree.Pruning``)."""
-
-    def __init__(self, accept: Callable[[str], bool], ignores: Ignores) -> None:
-        self.accept = accept
-        self.ignores = ignores
-
-    def __call__(self, key: str) -> bool:
-        return self.accept(key)
-
-    def listed(self, key: str, names: Collection[str],
-               read: Callable[[str, int], bytes | None]) -> None:
-        self.ignores.listed(key, names, read)
-
-    def prunes(self, key: str) -> bool:
-        return self.ignores.prunes(key)

@@ -7,7 +7,7 @@ helper process, whose findings a scan takes back in the walk's order: ``absorb``
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +27,7 @@ from ..grep import (
     hunks,
     matching_lines,
 )
-from ..ignores import Accepting, Ignores
+from ..ignores import Ignores
 from ..index.grams import required
 from ..outcomes import GrepFile, GrepHunk, GrepOutcome
 from ..paths import display, reserved
@@ -190,11 +190,23 @@ class Scan:
             return False
         return not self.out_of_time()
 
+    __call__ = accept
+    """The scan as the ``accept`` of a local walk (see ``taking``)."""
+
     @property
     def taking(self) -> Callable[[str], bool]:
-        """``accept`` as a local walk takes it: with the ignore rules, which it tells each
-        directory's names and asks which directories to leave out."""
-        return self.accept if self.ignores is None else Accepting(self.accept, self.ignores)
+        """``accept`` as a local walk takes it: with ignore rules, the scan itself, which
+        the walk tells each directory's names and asks which directories to leave out
+        (``fsseam.backends.local.tree.Pruning``)."""
+        return self.accept if self.ignores is None else self
+
+    def listed(self, key: str, names: Collection[str],
+               read: Callable[[str, int], bytes | None]) -> None:
+        if self.ignores is not None:
+            self.ignores.listed(key, names, read)
+
+    def prunes(self, key: str) -> bool:
+        return self.ignores is not None and self.ignores.prunes(key)
 
     def _text(self, data: bytes, has_needle: bool | None) -> str | None:
         """The text to search in ``data``; None when the file is skipped or cannot match
