@@ -337,13 +337,18 @@ def test_ignore_files_are_read_once_per_call_on_s3(moto_s3: Any) -> None:
     paths = gets(lambda: fs.glob(compile_glob("**"), "/", limit=1000))
     assert paths == [f"/{bucket}/r/.gitignore", f"/{bucket}/r/d/.gitignore",
                      f"/{bucket}/r/src/.gitignore"]
-    # A search below the root reads the root's two (one is missing: a 404).
-    paths = gets(lambda: fs.grep(compile_pattern("needle"), "/src"))
-    ignore_gets = [p for p in paths if p.rsplit("/", 1)[-1] in (".gitignore", ".ignore")]
-    assert ignore_gets == [f"/{bucket}/r/.gitignore", f"/{bucket}/r/.ignore",
-                           f"/{bucket}/r/src/.gitignore"]
-    # and the two files searched: main.py and important.log (nothing below generated/)
-    assert len(paths) - len(ignore_gets) == 2
+    # A search below the root lists the root once (which ignore files it holds: a read of
+    # a missing one would cost a 404 and a listing to tell it from a directory), reads
+    # the one it has, then walks src/ (one listing) and reads its .gitignore and the two
+    # files searched: main.py and important.log (nothing below generated/).
+    moto_s3.log.clear()
+    fs.grep(compile_pattern("needle"), "/src")
+    got = [(m, p.split("?")[0]) for m, p in moto_s3.log.to_bucket(bucket)]
+    assert sorted(got) == sorted([
+        ("GET", f"/{bucket}"), ("GET", f"/{bucket}/r/.gitignore"),  # the root, surveyed
+        ("GET", f"/{bucket}"),  # the walk of src/
+        ("GET", f"/{bucket}/r/src/.gitignore"),
+        ("GET", f"/{bucket}/r/src/important.log"), ("GET", f"/{bucket}/r/src/main.py")])
 
 
 def test_grep_through_the_content_index_honours_the_rules(moto_s3: Any, tmp_path: Path
@@ -509,3 +514,32 @@ def test_the_fsspec_filesystem_lists_every_entry(tmp_path: Path) -> None:
     fs = ws.context("a").filesystem()
     names = {p.rpartition("/")[2] for p in fs.ls("/", detail=False)}
     assert {"build", "cache", "top-only.txt", "-dash.txt"} <= names
+
+
+def test_a_directory_above_the_search_is_listed_once_then_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ignores_module, "SURVEY_MAX", 5)
+    reads: list[str] = []
+    listed: list[str] = []
+
+    def read(key: str) -> Blob:
+        reads.append(key)
+        if key.endswith(".gitignore"):
+            return Blob(data=b"*.log\n", version=Version(kind="etag", value="1"))
+        raise FsError(ErrorCode.FS_NOT_FOUND, "missing")
+
+    def listing(d: str) -> Iterator[Entry]:
+        listed.append(d)
+        n = 3 if d == "" else 50  # the root is short, big/ is long
+        names = [".gitignore"] + [f"n{i}" for i in range(n)]
+        for name in names:
+            yield Entry(key=f"{d}/{name}" if d else name, name=name, kind="file", size=6)
+
+    ig = Ignores(read, "big/sub", listing=listing)
+    ig.listed("big/sub", ["x.log", "x.txt"])  # the walk's own listing of the search root
+    assert ig.excludes_file("big/sub/x.log") and not ig.excludes_file("big/sub/x.txt")
+    # The root lists whole (it has a .gitignore, read); big/ lists past the bound: both
+    # of its names are read.
+    assert listed == ["big", ""]
+    assert reads == ["big/.ignore", "big/.gitignore", ".gitignore"]

@@ -38,7 +38,7 @@ from .errors import FsError
 from .globs import Glob
 from .versions import Version
 
-__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "SCREEN_HELD", "Carried", "Ignores",
+__all__ = ["MAX_BYTES", "MAX_HELD", "NAMES", "SCREEN_HELD", "SURVEY_MAX", "Carried", "Ignores",
            "Rules", "literal_names", "parse"]
 
 NAMES = (".ignore", ".gitignore")
@@ -52,6 +52,9 @@ SCREEN_HELD = 256
 """The most entries of one listing held back until its end says whether the directory
 has ignore files; past it, they are read directly (a listing may be capped to what its
 output shows, and holds no more than that)."""
+SURVEY_MAX = 1000
+"""The most entries a listing of a directory above the search is read for (a page of an
+object store's listing); past it, its two ignore files are read directly."""
 _LAST = ".ignore"
 """The name of a directory's ignore files that sorts last: once a walk in key order has
 passed ``dir/.ignore``, the directory's ignore files have all been listed."""
@@ -249,8 +252,10 @@ class Ignores:
     docstring), and how many paths they left out (``ignored``)."""
 
     def __init__(self, read: Callable[[str], Blob] | None, root: str,
-                 named: frozenset[str] = frozenset(), storage: Hashable = None) -> None:
+                 named: frozenset[str] = frozenset(), storage: Hashable = None,
+                 listing: Callable[[str], Iterable[Entry]] | None = None) -> None:
         self._read = read
+        self._listing = listing
         self.root = root
         self.named = named
         self._storage = storage
@@ -431,10 +436,33 @@ class Ignores:
                 if self._complete(d):
                     self._rules[d] = _NONE
                     return _NONE
-                present = {n: (None, None) for n in NAMES}  # never listed: read them
+                present = self._survey(d)  # never listed (above the search)
             pair = (self._load(d, NAMES[0], present), self._load(d, NAMES[1], present))
             self._rules[d] = pair
             return pair
+
+    def _survey(self, d: str) -> dict[str, tuple[Version | None, int | None]]:
+        """Which ignore files the directory ``d`` holds, from one listing of it (a read of
+        a missing file costs an object store a second request, to tell it from a
+        directory); both are read when it lists more than ``SURVEY_MAX`` entries."""
+        both: dict[str, tuple[Version | None, int | None]] = {n: (None, None) for n in NAMES}
+        if self._listing is None:
+            return both
+        found: dict[str, tuple[Version | None, int | None]] = {}
+        it = iter(self._listing(d))
+        try:
+            for i, e in enumerate(it, 1):
+                if e.name in NAMES and e.kind == "file":
+                    found[e.name] = (None, e.size)
+                if i >= SURVEY_MAX:
+                    return both  # (before asking for more: a page more is a request)
+        except FsError:
+            return {}  # no directory there (or none readable): no ignore files
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+        return found
 
     def _complete(self, d: str) -> bool:
         """Whether a flat walk has listed every ignore file of ``d`` (it is at or below

@@ -148,7 +148,8 @@ def ignores_for(fs: Core, root: str, named: frozenset[str], include_ignored: boo
     ignored paths)."""
     if include_ignored:
         return None
-    return Ignores(fs.backend.read, root, named, fs.backend.storage_id())
+    backend = fs.backend
+    return Ignores(backend.read, root, named, backend.storage_id(), backend.list_lazy)
 
 
 def list_entries(
