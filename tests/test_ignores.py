@@ -2,9 +2,10 @@
 
 A project tree with nested ignore files (negation, directory-only patterns, anchoring,
 ``**``, a file re-included under an ignored directory, comments, an escaped ``#``,
-trailing spaces) is written to every store and to a real git repository; what each
-store's finders leave out is compared with ``git check-ignore`` on the same tree. Small
-generated trees and pattern sets are compared the same way on local disk and memory.
+trailing spaces) is written to every store (memory, local, moto S3, fake-gcs-server,
+Azurite) and to a real git repository; what each store's finders leave out is compared
+with ``git check-ignore`` on the same tree. Small generated trees and pattern sets are
+compared the same way on local disk and memory.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from fsseam.versions import Version
 
 from .budget import examples
 
-STORES = ["memory", "local", "s3", "gcs"]
+STORES = ["memory", "local", "s3", "gcs", "azure"]
 
 ROOT_GITIGNORE = b"""\
 # a comment: no pattern
@@ -124,9 +125,14 @@ def _workspace(kind: str, request: pytest.FixtureRequest, tmp_path: Path,
         moto = request.getfixturevalue("moto_s3")
         bucket = moto.create_bucket()
         return Workspace(f"s3://{bucket}/r", storage_options=moto.storage_options(), **extra)
-    endpoint, _ = request.getfixturevalue("fake_gcs")
-    bucket = endpoint.create_bucket()
-    return Workspace(f"gs://{bucket}/r", storage_options=endpoint.storage_options(), **extra)
+    if kind == "gcs":
+        endpoint, _ = request.getfixturevalue("fake_gcs")
+        bucket = endpoint.create_bucket()
+        return Workspace(f"gs://{bucket}/r", storage_options=endpoint.storage_options(),
+                         **extra)
+    az = request.getfixturevalue("azurite")
+    container = az.create_container()
+    return Workspace(f"az://{container}/r", storage_options=az.storage_options(), **extra)
 
 
 def fill(ws: Workspace, tree: Mapping[str, bytes]) -> None:
