@@ -277,8 +277,6 @@ class Ignores:
         """Ignored directories left out (each counted once: the walk does not enter it)."""
         self.files_left = 0
         """Ignored files left out that would otherwise have been results."""
-        self.reads = 0
-        """Ignore files read in this call."""
 
     @property
     def ignored(self) -> int:
@@ -321,8 +319,6 @@ class Ignores:
         got: list[Rules | None] = []
         for name in NAMES:
             data = read(name, MAX_BYTES) if name in found else None
-            if data is not None:
-                self.reads += 1
             got.append(None if data is None else parse(data))
         self._rules[key] = (got[0], got[1])
 
@@ -488,7 +484,6 @@ class Ignores:
             blob = self._read(key)
         except FsError:
             return None  # none there (or none readable): no rules
-        self.reads += 1
         rules = parse(blob.data)
         _remember(self._storage, key, blob.version, rules)
         return rules
@@ -568,8 +563,8 @@ class Ignores:
 
     def screen(self, key: str, entries: Iterable[Entry]) -> Iterator[Entry]:
         """A listing of the directory ``key`` (in any order), less its ignored entries
-        (counted): held until the listing ends, or ``MAX_HELD`` entries (its ignore files
-        are then read directly)."""
+        (counted): held until the listing ends, or ``SCREEN_HELD`` entries (its ignore
+        files are then read directly)."""
         held: list[Entry] = []
         it = iter(entries)
         for e in it:
