@@ -98,7 +98,7 @@ LAYERS: tuple[Layer, ...] = (
         covers=(
             "fsseam.seam", "fsseam.changes", "fsseam.patches", "fsseam.grep",
             "fsseam.conflicts", "fsseam.edits", "fsseam.outcomes",
-            "fsseam.doccache", "fsseam.index",
+            "fsseam.doccache", "fsseam.index", "fsseam.ignores",
         ),
         why="ctx.fs: reading, finding, change plans and history over a backend, via the gate",
     ),

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fsseam import Limits, ListEvent, ReadEvent, Workspace, hookimpl
 from fsseam.backends.local import LocalBackend
 from fsseam.grep import MatchBlock, Pattern, compile_pattern, hunks, matching_lines
-from fsseam.seam import finding
+from fsseam.seam import scan
 
 from .budget import examples
 
@@ -103,7 +103,7 @@ def test_fast_paths_give_what_the_plain_path_gives(
         fast_ws, fast_reads = _local(Path(tmp), files, *([fast_listings] if listed else []))
         plain_ws, plain_reads = _memory(files, *([plain_listings] if listed else []))
         fast = fast_ws.context("a").fs.grep(pattern, mode=mode, context=context, limit=limit)
-        with mock.patch.object(finding, "_regex_run", lambda p: None):
+        with mock.patch.object(scan, "_regex_run", lambda p: None):
             plain = plain_ws.context("a").fs.grep(_plain(pattern), mode=mode,
                                                   context=context, limit=limit)
         assert fast == plain
@@ -272,7 +272,7 @@ def test_a_regex_s_literal_run_is_in_every_text_it_matches(source: str, text: st
     """The bytes a regex grep rules files out by are in the bytes of every file the regex
     matches (after the BOM and CRLF a search drops)."""
     pattern = compile_pattern(source)
-    needle = finding._needle(pattern)
+    needle = scan.needle(pattern)
     if needle is None:
         return
     searched = text.replace("\r\n", "\n")

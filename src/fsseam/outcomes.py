@@ -144,6 +144,8 @@ class ListOutcome(_Outcome):
     more: int = 0
     """Entries of the directories listed that are not among ``entries`` because no output
     of the size asked for could show them (``Seam.list``'s ``max_chars``)."""
+    ignored: int = 0
+    """Entries left out by the ``.gitignore`` / ``.ignore`` files (``include_ignored``)."""
 
 
 class GlobOutcome(_Outcome):
@@ -158,6 +160,9 @@ class GlobOutcome(_Outcome):
     limit: int
     hidden: int = 0
     """Matching files left out because they lie in hidden or dependency directories."""
+    ignored: int = 0
+    """Paths left out by the ``.gitignore`` / ``.ignore`` files: each ignored directory
+    once (it is not walked), each ignored file that would otherwise match."""
     partial: bool = False
     """The call ran out of time (``Limits.finder_seconds``): ``paths`` and the counts cover
     only the files before ``unsearched_from``."""
@@ -201,6 +206,9 @@ class GrepOutcome(_Outcome):
     skipped: dict[str, int] = {}
     """Files not searched, by why: ``binary``, ``not_utf8``, ``too_large``, ``timeout``,
     ``unreadable``, ``hidden``."""
+    ignored: int = 0
+    """Paths left out by the ``.gitignore`` / ``.ignore`` files: each ignored directory
+    once (it is not walked), each ignored file that would otherwise be searched."""
     stopped: bool = False
     """The pattern spent the call's regex time (``Limits.grep_regex_seconds``): the files
     after that were not searched, and are counted in ``skipped["timeout"]``."""

@@ -139,6 +139,18 @@ class TreePart(Protocol):
     """A stretch of a walk's order that any process can read (picklable)."""
 
     @property
+    def key(self) -> str:
+        """The directory of the part: a subtree's top, or the directory of a run of
+        files."""
+        ...
+
+    @property
+    def span(self) -> tuple[str, str] | None:
+        """None: the whole subtree of ``key``; else the first and last names of a run of
+        files directly in ``key``."""
+        ...
+
+    @property
     def start(self) -> str:
         """Where the part begins in the walk's order (a key no file of it sorts before)."""
         ...

@@ -215,7 +215,8 @@ class GuardedFileSystem(AbstractFileSystem):  # type: ignore[misc]  # fsspec is 
         model = self._model(path)
         with self._guarded(path):
             try:
-                entries = self.seam.list(model, depth=1).entries
+                # A filesystem's ls lists every entry: the ignore files are the finders'.
+                entries = self.seam.list(model, depth=1, include_ignored=True).entries
             except FsError as e:
                 if e.code is ErrorCode.FS_NOT_FOUND and model == "/":
                     return []  # a root nothing was written under yet

@@ -32,6 +32,7 @@ from ..errors import FsError
 from ..events import ListEvent
 from ..gate import Gate
 from ..grep import FileRead, Pattern
+from ..ignores import Ignores
 from ..paths import display
 from ..versions import Version
 from .grams import holds, needle_grams
@@ -80,6 +81,7 @@ class Search(Protocol):
     pattern: Pattern
     cap: int
     walk_failed: FsError | None
+    ignores: Ignores | None
 
     def accept(self, k: str) -> bool: ...
 
@@ -107,7 +109,11 @@ def indexed_reads(fs: Owner, search: Search, batch_size: int) -> Iterator[FileRe
     except FsError as err:
         search.walk_failed = err  # the plain path takes it from here, not listing again
         return None
-    return _reads(fs, search, index, itertools.chain(head, listed), batch_size)
+    walked: Iterable[tuple[Entry, Version | None]] = itertools.chain(head, listed)
+    if search.ignores is not None:
+        # Paths below ignored directories never reach the plan (nor their shards a fetch).
+        walked = search.ignores.flat(walked)
+    return _reads(fs, search, index, walked, batch_size)
 
 
 def _visible(fs: Owner, key: str, batch: list[tuple[Entry, Version | None]]

@@ -304,7 +304,10 @@ class FsseamBackend(BackendProtocol):
 
     # -- listing and reading ---------------------------------------------------------------
     def ls(self, path: str) -> LsResult:
-        out = self._try(lambda: self.context.fs.list(path, depth=1), path, "list")
+        # deepagents' ls lists every entry (its grep, ripgrep, is the one that honours
+        # the ignore files, and so does fsseam's grep here).
+        out = self._try(lambda: self.context.fs.list(path, depth=1, include_ignored=True),
+                        path, "list")
         if isinstance(out, FsError):
             # deepagents' delete tool reads this token to tell a file from a directory.
             token = ("not_a_directory: " if out.code is ErrorCode.FS_INVALID_ARGUMENT

@@ -242,7 +242,7 @@ class FsseamWorkspaceBackend:
         with self._lock:
             made = sorted(self._dirs)
         try:
-            listed = self.context.fs.list(shown).entries
+            listed = self.context.fs.list(shown, include_ignored=True).entries
         except FsError as e:
             if e.code is not ErrorCode.FS_NOT_FOUND:
                 raise

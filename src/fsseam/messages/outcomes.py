@@ -62,6 +62,10 @@ SENTENCES: dict[str, str] = {
         "(Showing {shown} of {total} matching files, in path order. Narrow the pattern or "
         "the path to see the rest.)"
     ),
+    "finder_ignored": (
+        "({ignored} paths ignored by .gitignore or .ignore files were left out; pass "
+        "include_ignored=true to include them.)"
+    ),
     "grep_none": "No matches for {pattern} in {path} ({searched} files searched).",
     "grep_none_shown": "{matched} files match {pattern}; none shown (max_results).",
     "grep_not_searched": "(Not searched: {kinds}.)",

@@ -282,6 +282,7 @@ class Reason(StrEnum):
     glob_none = auto()
     glob_hidden = auto()
     glob_clipped = auto()
+    finder_ignored = auto()
     grep_none = auto()
     grep_none_shown = auto()
     grep_not_searched = auto()

@@ -205,15 +205,18 @@ class Seam(Core):
     @one_call
     def list(
         self, path: str = "/", depth: int = 1, skip: Callable[[ListEntry], bool] | None = None,
-        max_chars: int | None = None,
+        max_chars: int | None = None, *, include_ignored: bool = False,
     ) -> ListOutcome:
         """Entries below a directory, ``depth`` levels deep, sorted; ``skip`` filters.
 
         ``max_chars``: the output the listing goes to, one entry's path a line. Entries are
         kept only until their rows fill it (the first entries, in listing order, plus the
         one that overflows); the rest of each directory listed is counted in
-        ``ListOutcome.more``, and no directory is listed once the output is full."""
-        return finding.list_entries(self, path, depth, skip, max_chars)
+        ``ListOutcome.more``, and no directory is listed once the output is full.
+
+        Entries the ``.gitignore`` / ``.ignore`` files ignore are left out and counted
+        (``ListOutcome.ignored``) unless ``include_ignored``."""
+        return finding.list_entries(self, path, depth, skip, max_chars, include_ignored)
 
     # Not one call: a walk yields lazily and observes nothing.
     def walk(self, path: str = "/") -> Iterator[ListEntry]:
@@ -273,9 +276,12 @@ class Seam(Core):
 
     # -- finding -----------------------------------------------------------
     @one_call
-    def glob(self, pattern: Glob, path: str = "/", limit: int = 100) -> GlobOutcome:
-        """Files below ``path`` matching ``pattern``, in path order (the first ``limit``)."""
-        return finding.glob(self, pattern, path, limit)
+    def glob(self, pattern: Glob, path: str = "/", limit: int = 100, *,
+             include_ignored: bool = False) -> GlobOutcome:
+        """Files below ``path`` matching ``pattern``, in path order (the first ``limit``);
+        those the ``.gitignore`` / ``.ignore`` files ignore are left out and counted
+        unless ``include_ignored`` (docs/finders.md, "Ignored files")."""
+        return finding.glob(self, pattern, path, limit, include_ignored)
 
     @one_call
     def grep(
@@ -287,6 +293,7 @@ class Seam(Core):
         mode: Literal["files_with_matches", "content", "count"] = "files_with_matches",
         context: int = 0,
         limit: int = 100,
+        include_ignored: bool = False,
     ) -> GrepOutcome:
         """Search the text files below ``path`` (or the file ``path``) for ``pattern``.
 
@@ -294,9 +301,11 @@ class Seam(Core):
         lines shown (``content``). Binary, non-UTF-8, over-size and unreadable files are
         skipped and counted, never fatal. In ``content`` mode each file shown is recorded
         as observed at the version that was searched (its lines were shown, as a windowed
-        read shows them).
+        read shows them). Files the ``.gitignore`` / ``.ignore`` files ignore are left
+        out and counted unless ``include_ignored``.
         """
-        return finding.grep(self, pattern, path, files, mode, context, limit)
+        return finding.grep(self, pattern, path, files, mode, context, limit,
+                            include_ignored)
 
     # -- managing ----------------------------------------------------------
     @one_change

@@ -35,11 +35,9 @@ import itertools
 import math
 import os
 import select
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
-
-import regex
 
 from .. import deadline as _clock
 from ..backends.base import Blob, Entry, TreePart
@@ -47,25 +45,21 @@ from ..backends.digests import digest_version
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent, StatEvent
-from ..globs import Glob, echo, is_skipped
+from ..globs import Glob, echo
 from ..grep import (
     FileRead,
     Pattern,
     RegexBudget,
-    SearchTimeout,
-    has_match,
-    hunks,
-    matching_lines,
 )
+from ..ignores import NAMES, Carried, Ignores, literal_names
 from ..index import indexed_reads
-from ..index.grams import required
 from ..messages import Reason
-from ..outcomes import GlobOutcome, GrepFile, GrepHunk, GrepOutcome, ListEntry, ListOutcome
+from ..outcomes import GlobOutcome, GrepOutcome, ListEntry, ListOutcome
 from ..paths import display, reserved
-from ..policy.reserved import ReservedKeys, only_reservations
-from ..text import SNIFF_BYTES
+from ..policy.reserved import only_reservations
 from ..versions import Version
 from .core import Core
+from .scan import Answer, Found, GrepMode, Scan, partial_fields, trim_hunks
 from .workers import Helper, Helpers, helpers, read_message, write_message
 
 __all__ = ["MAX_HELPERS", "PARTS_PER_HELPER", "SWITCH_SECONDS", "WALK_BATCH", "Answer", "Found",
@@ -148,18 +142,32 @@ def visible(fs: Core, key: str, entries: Sequence[Entry], operation: Literal["li
     return event.entries
 
 
+def ignores_for(fs: Core, root: str, named: frozenset[str], include_ignored: bool
+                ) -> Ignores | None:
+    """The ignore rules of a finder call searching below ``root`` (None: the call includes
+    ignored paths)."""
+    if include_ignored:
+        return None
+    backend = fs.backend
+    return Ignores(backend.read, root, named, backend.storage_id(), backend.list_lazy)
+
+
 def list_entries(
     fs: Core, path: str, depth: int, skip: Callable[[ListEntry], bool] | None,
-    max_chars: int | None,
+    max_chars: int | None, include_ignored: bool = False,
 ) -> ListOutcome:
     """Entries below a directory (see :meth:`fsseam.seam.Seam.list`)."""
     key = fs.key(path)
     out: list[ListEntry] = []
     omitted = more = used = 0
+    ignores = ignores_for(fs, key, frozenset(), include_ignored)
 
     def children(k: str, level: int) -> Iterator[Entry]:
         nonlocal omitted
-        for e in _listed(fs, k):
+        listed: Iterable[Entry] = _listed(fs, k)
+        if ignores is not None:
+            listed = ignores.screen(k, listed)
+        for e in listed:
             # The filter sees each child as a row, which is dropped at once: only the
             # rows kept are validated and held.
             if skip is not None and skip(_probe(e, level)):
@@ -196,7 +204,8 @@ def list_entries(
         walk_dir(key, 1)
     except FsError as err:
         raise named_file(fs, key, err) from None
-    return ListOutcome(path=display(key), entries=out, omitted=omitted, more=more)
+    return ListOutcome(path=display(key), entries=out, omitted=omitted, more=more,
+                       ignored=0 if ignores is None else ignores.ignored)
 
 
 def named_file(fs: Core, key: str, err: FsError) -> FsError:
@@ -235,11 +244,14 @@ def walk(fs: Core, path: str) -> Iterator[ListEntry]:
         yield from (_entry(v, 0) for v in visible(fs, key, batch, "walk"))
 
 
-def walk_visible(fs: Core, key: str) -> Iterator[Entry]:
+def walk_visible(fs: Core, key: str, ignores: Ignores | None = None) -> Iterator[Entry]:
     """The gate-filtered files of a walk (symlinks left out: their targets inside the
-    tree are walked themselves)."""
+    tree are walked themselves); with ``ignores``, none below an ignored directory."""
     batch: list[Entry] = []
-    for e in fs.backend.walk(key):
+    walked: Iterable[Entry] = fs.backend.walk(key)
+    if ignores is not None:
+        walked = (e for e, _ in ignores.flat((e, None) for e in walked))
+    for e in walked:
         if e.kind != "file":
             continue
         batch.append(e)
@@ -250,319 +262,14 @@ def walk_visible(fs: Core, key: str) -> Iterator[Entry]:
         yield from visible(fs, key, batch, "walk")
 
 
-# -- a grep's scan of the files it reads -----------------------------------------------------
-GrepMode = Literal["files_with_matches", "content", "count"]
-
-
-@dataclass
-class Found:
-    """What the scan of one part of a walk found (picklable: it crosses processes)."""
-
-    shown: list[GrepFile] = field(default_factory=list)
-    files_matched: int = 0
-    lines_matched: int = 0
-    searched: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    stopped: bool = False
-    truncated: bool = False
-    cut: str | None = None
-
-
-def trim_hunks(f: GrepFile, room: int, context: int) -> GrepFile:
-    """``f`` with only its first ``room`` matching lines shown (``f`` itself when it has
-    no more): exactly the hunks ``hunks`` makes of those lines, since a hunk's end is its
-    last match's line plus ``context`` (or the file's end, which the hunk already
-    stops at)."""
-    given = f.hunks or []
-    if sum(len(h.matches) for h in given) <= room:
-        return f
-    kept: list[GrepHunk] = []
-    for h in given:
-        if len(h.matches) >= room:
-            matches = h.matches[:room]
-            last = min(h.first + len(h.lines) - 1, matches[-1] + context)
-            kept.append(GrepHunk(first=h.first, lines=h.lines[:last - h.first + 1],
-                                 matches=matches))
-            break
-        kept.append(h)
-        room -= len(h.matches)
-    return GrepFile(path=f.path, count=f.count, hunks=kept)
-
-
-def partial_fields(key: str, cut: str | None, named: frozenset[str]) -> dict[str, Any]:
-    """The fields of an outcome cut short at ``cut`` (none when it was not): where the call
-    stopped, and the directory it stopped in as the narrower path to search next: the
-    nearest one a search does not skip, below ``key`` (its own files left: no such
-    directory)."""
-    if cut is None:
-        return {}
-    prefix = f"{key}/" if key else ""
-    parents = cut[len(prefix):].split("/")[:-1] if cut.startswith(prefix) else []
-    kept = list(itertools.takewhile(lambda s: not is_skipped(s) or s in named, parents))
-    return {"partial": True, "unsearched_from": display(cut),
-            "next_path": display(prefix + "/".join(kept)) if kept else None}
-
-
-def _needle(pattern: Pattern) -> bytes | None:
-    """UTF-8 bytes every file holding a match holds, to rule files out before decoding
-    them: a literal pattern itself, or the longest literal run every match of a regex
-    contains (``handle_`` of ``handle_[a-z]+_v[0-9]+``). Only for a case-sensitive regex
-    with no inline flags, and a run with no line break (the text searched has CRLF made
-    LF, so a run holding one may match where the bytes hold something else)."""
-    text = pattern.literal
-    if text is None:
-        text = _regex_run(pattern)
-    if text is None:
-        return None
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return None  # a lone surrogate: no decoded text holds one, the plain path says so
-
-
-def _regex_run(pattern: Pattern) -> str | None:
-    if pattern.compiled.flags & regex.IGNORECASE or "(?" in pattern.source:
-        return None
-    runs = [r for r in required(pattern) or () if "\n" not in r and "\r" not in r]
-    best = max(runs, key=len, default="")
-    return best if len(best) >= 2 else None
-
-
-def _searchable(relative: str) -> bool:
-    return not any(is_skipped(seg) for seg in relative.split("/"))
-
-
-class Scan:
-    """One grep: which files it takes, what it found, what it skipped and why. The files
-    come from the caller (``scan_all``): :class:`GrepCall` walks a store for them,
-    :func:`scan_part` a part of a local tree in another process."""
-
-    def __init__(self, key: str, pattern: Pattern, files: Glob | None, mode: GrepMode,
-                 context: int, limit: int, *, cap: int, deadline: Deadline,
-                 budget: RegexBudget, reserved: tuple[str, ...] = ()) -> None:
-        self.key, self.pattern, self.files = key, pattern, files
-        self.reserved = reserved  # no file under them is taken or counted (a fast path's walk)
-        self._reserved = [ReservedKeys(p) for p in reserved]
-        self.mode, self.context, self.limit = mode, context, limit
-        self.prefix = f"{key}/" if key else ""
-        self.cap = cap
-        self.deadline = deadline
-        self.budget = budget
-        self.cut: str | None = None
-        """The first file not searched when the call's time ran out."""
-        self.needle = _needle(pattern)
-        self.skipped: dict[str, int] = {}
-        self.stopped = self.truncated = False
-        self.shown: list[GrepFile] = []
-        self.files_matched = self.lines_matched = self.searched = self.shown_lines = 0
-        self._last_dir: str | None = None
-        self._dir_ok = True
-
-    def skip(self, why: str) -> None:
-        self.skipped[why] = self.skipped.get(why, 0) + 1
-
-    def out_of_time(self) -> bool:
-        # Once the pattern has spent the call's regex time, the files left are counted
-        # and not read: reading them would only lead to skipping them.
-        if not self.budget.spent:
-            return False
-        self.stopped = True
-        self.skip("timeout")
-        return True
-
-    def accept(self, k: str) -> bool:
-        # Files come directory by directory: whether a directory is searchable is worked
-        # out once for all its files, and each file's own name tested alone.
-        self.deadline.check(k)  # every file, taken or not: no stretch of a walk unchecked
-        # The branches' folder, and any other reserved one (a pass with no list hook
-        # sees them too).
-        if reserved(k) or any(r.reserved(k) for r in self._reserved):
-            return False
-        relative = k[len(self.prefix):]
-        if self.files is not None:
-            if not self.files.match(relative):
-                return False
-            ok = self.files.allows(relative)
-        else:
-            parent, _, name = relative.rpartition("/")
-            if parent != self._last_dir:
-                self._last_dir, self._dir_ok = parent, not parent or _searchable(parent)
-            ok = self._dir_ok and not is_skipped(name)
-        if not ok:
-            self.skip("hidden")
-            return False
-        return not self.out_of_time()
-
-    def _text(self, data: bytes, has_needle: bool | None) -> str | None:
-        """The text to search in ``data``; None when the file is skipped or cannot match
-        (counted as such)."""
-        if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:
-            self.skip("binary")
-            return None
-        needle = self.needle
-        if needle is not None and not (needle in data if has_needle is None else has_needle):
-            # Most files of a search hold no match, and a literal absent from the bytes is
-            # absent from their text (UTF-8 encodes each character alone; dropping a BOM or
-            # the CR of CRLF joins no two characters that were not adjacent, as a literal
-            # holds no newline): only whether the file is text is left to tell, for the
-            # counts.
-            if not data.isascii():
-                try:
-                    data.decode("utf-8")
-                except UnicodeDecodeError:
-                    self.skip("not_utf8")
-                    return None
-            self.searched += 1
-            return None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            self.skip("not_utf8")
-            return None
-        if text.startswith("\ufeff"):
-            text = text[1:]
-        if b"\r" in data:  # a byte scan, several times cheaper than a str search
-            text = text.replace("\r\n", "\n")
-        if self.pattern.literal is None and self.out_of_time():
-            return None  # read ahead (object stores fetch several at once), not searched
-        self.searched += 1
-        return text
-
-    def scan(self, file_key: str, got: Blob | bytes | FsError, has_needle: bool | None
-             ) -> None:
-        """Search one file that was read, and note what it holds."""
-        if isinstance(got, bytes):
-            data, version = got, None
-        elif isinstance(got, FsError):
-            self.skip("too_large" if got.code is ErrorCode.FS_TOO_LARGE else "unreadable")
-            return
-        else:
-            data, version = got.data, got.version
-        text = self._text(data, has_needle)
-        if text is None:
-            return
-        try:
-            if self.mode == "files_with_matches":
-                count = 1 if has_match(text, self.pattern, self.budget) else 0
-                matches: list[int] = []
-            else:
-                matches = matching_lines(text, self.pattern, self.budget)
-                count = len(matches)
-        except SearchTimeout:
-            if self.deadline.passed():
-                raise OutOfTime(file_key) from None  # the call's time, not the pattern's
-            self.skip("timeout")
-            return
-        if not count:
-            return
-        self.files_matched += 1
-        self.lines_matched += count
-        shown_path = display(file_key)
-        if self.mode == "content":
-            room = self.limit - self.shown_lines
-            if room <= 0:
-                self.truncated = True
-                return
-            if len(matches) > room:
-                matches, self.truncated = matches[:room], True
-            self.shown_lines += len(matches)
-            found = [GrepHunk(first=h.first, lines=h.lines, matches=h.matches)
-                     for h in hunks(text, matches, self.context)]
-            self.shown.append(GrepFile(path=shown_path, count=count, hunks=found))
-            self.seen(file_key, shown_path,
-                      version if version is not None else digest_version(data))
-        elif len(self.shown) < self.limit:
-            self.shown.append(GrepFile(path=shown_path, count=count))
-        else:
-            self.truncated = True
-
-    def scan_all(self, reads: Iterator[FileRead]) -> None:
-        """Scan each read in turn until the reads end or the call's time is up. A read
-        that arrives after that is dropped with every one after it (a prefix of the
-        files stays searched, whatever was fetched ahead), and closing ``reads`` leaves
-        the reads still in flight behind without waiting for them."""
-        try:
-            for read in reads:
-                if self.deadline.passed():
-                    self.cut = read[0]
-                    break
-                self.scan(*read)
-        except OutOfTime as stop:  # from the walk (accept), a stream, or a regex search
-            self.cut = stop.key
-        finally:
-            if isinstance(reads, Generator):
-                reads.close()
-
-    def seen(self, key: str, path: str, version: Version) -> None:
-        """A file whose lines are shown (content mode) was read at ``version``: what the
-        caller records of it (an observation, as a window of a read records one)."""
-
-    def found(self) -> Found:
-        """What this scan found, to be put in its place among other parts' (``absorb``)."""
-        return Found(shown=self.shown, files_matched=self.files_matched,
-                     lines_matched=self.lines_matched, searched=self.searched,
-                     skipped=self.skipped, stopped=self.stopped, truncated=self.truncated,
-                     cut=self.cut)
-
-    def absorb(self, part: Found, versions: dict[str, tuple[str, Version]]) -> None:
-        """Add what a scan of the next part of the walk found, as if this scan had read
-        that part's files itself: its counts, and its files shown while this scan's limit
-        has room (``versions``: the key and version of each file shown in content mode, by
-        path, for ``seen``). The part was scanned from an empty start with a limit no
-        smaller than the room this scan has now (the room when the part was handed out),
-        so it cut nothing that this scan would show: what is left over is cut here, as
-        ``scan`` would have cut it."""
-        self.files_matched += part.files_matched
-        self.lines_matched += part.lines_matched
-        self.searched += part.searched
-        for why, n in part.skipped.items():
-            self.skipped[why] = self.skipped.get(why, 0) + n
-        self.stopped |= part.stopped
-        self.truncated |= part.truncated
-        for f in part.shown:
-            if self.mode != "content":
-                if len(self.shown) < self.limit:
-                    self.shown.append(f)
-                else:
-                    self.truncated = True
-                continue
-            room = self.limit - self.shown_lines
-            if room <= 0:
-                self.truncated = True
-                continue
-            kept = trim_hunks(f, room, self.context)
-            if kept is not f:
-                self.truncated = True
-            self.shown_lines += sum(len(h.matches) for h in kept.hunks or ())
-            self.shown.append(kept)
-            key, version = versions[f.path]
-            self.seen(key, f.path, version)
-        if part.cut is not None:
-            self.cut = part.cut
-
-    def outcome(self) -> GrepOutcome:
-        named = self.files.named if self.files is not None else frozenset()
-        return GrepOutcome(
-            path=display(self.key), pattern=self.pattern.source, mode=self.mode,
-            files=self.shown, files_matched=self.files_matched,
-            lines_matched=self.lines_matched, searched=self.searched, limit=self.limit,
-            truncated=self.truncated, skipped=self.skipped, stopped=self.stopped,
-            **(partial_fields(self.key, self.cut, named) or {"partial": self.stopped}),
-        )
-
-
-Answer = tuple[Found, dict[str, tuple[str, Version]], float]
-"""A part's findings, the key and version of each file it shows by path, and the regex
-time it spent."""
-
-
 # -- the grep of a store -------------------------------------------------------------------
 PARTS_PER_HELPER = 32
 """A large local tree is cut into about this many parts per helper process, so that one
 part's being larger than the rest keeps one helper busy, not the search waiting."""
 
 
-def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
+def glob(fs: Core, pattern: Glob, path: str, limit: int, include_ignored: bool = False
+         ) -> GlobOutcome:
     """Files below ``path`` matching ``pattern``, in path order (the first ``limit``); once
     ``Limits.finder_seconds`` is spent, those before where the walk stopped (partial)."""
     key = fs.key(path)
@@ -577,8 +284,9 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
     total = hidden = 0
     deadline = Deadline(fs.limits.finder_seconds)
     cut: str | None = None
+    ignores = ignores_for(fs, base, literal_names(pattern), include_ignored)
     try:
-        for e in walk_visible(fs, base):
+        for e in walk_visible(fs, base, ignores):
             if deadline.passed():
                 cut = e.key
                 break
@@ -587,6 +295,8 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
                 continue
             if not pattern.allows(relative):
                 hidden += 1
+                continue
+            if ignores is not None and ignores.excludes_file(e.key):
                 continue
             total += 1
             if len(paths) < limit:
@@ -597,13 +307,16 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
             raise named_file(fs, base, e) from None
     return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
                        total=total, limit=limit, hidden=hidden,
+                       ignored=0 if ignores is None else ignores.ignored,
                        **partial_fields(key, cut, pattern.named))
 
 
 def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMode,
-         context: int, limit: int) -> GrepOutcome:
+         context: int, limit: int, include_ignored: bool = False) -> GrepOutcome:
     """Search the text files below ``path`` (see :meth:`fsseam.seam.Seam.grep`)."""
-    search = GrepCall(fs, fs.key(path), pattern, files, mode, context, limit)
+    key = fs.key(path)
+    search = GrepCall(fs, key, pattern, files, mode, context, limit,
+                      ignores_for(fs, key, literal_names(files), include_ignored))
     if search.fan_out():
         return search.outcome()
     # A backend whose versions are digests of the bytes (local) reads without them: a
@@ -623,16 +336,18 @@ class GrepCall(Scan):
     files it shows."""
 
     def __init__(self, fs: Core, key: str, pattern: Pattern, files: Glob | None,
-                 mode: GrepMode, context: int, limit: int) -> None:
+                 mode: GrepMode, context: int, limit: int, ignores: Ignores | None = None
+                 ) -> None:
         deadline = Deadline(fs.limits.finder_seconds)
         reserved = only_reservations(fs.gate)
         super().__init__(key, pattern, files, mode, context, limit,
                          cap=fs.limits.max_edit_bytes, deadline=deadline,
                          budget=RegexBudget(fs.limits.grep_regex_seconds, deadline.left),
-                         reserved=reserved or ())
+                         reserved=reserved or (), ignores=ignores)
         # No plugin but reservations filters listings, and the search is outside them: the
         # fast paths may search (a reserved folder's search is the gate's to refuse).
-        self.plain = reserved is not None and not any(r.reserved(key) for r in self._reserved)
+        self.plain = reserved is not None and not any(r.reserved(key)
+                                                      for r in self.reserved_keys)
         self.fs = fs
         self.walk_failed: FsError | None = None
         """Why a walk of ``key`` already failed (the content index's): not walked again."""
@@ -646,7 +361,7 @@ class GrepCall(Scan):
         # The walk first: it is the common case, and it says when path is a file (a stat
         # first would cost object stores two requests on every search).
         fs, key = self.fs, self.key
-        walked = walk_visible(fs, key)
+        walked = walk_visible(fs, key, self.ignores)
         try:
             if self.walk_failed is not None:
                 raise self.walk_failed  # path is a file: its one listing said so already
@@ -699,6 +414,12 @@ class GrepCall(Scan):
             return False
         if len(parts) < 2:
             return False
+        ignores = self.ignores
+        if ignores is not None:
+            _split_dirs(ignores, key, parts)
+            # A part whose directory is ignored is left out (its topmost ignored directory
+            # counted once), as the walk of one process leaves the directory out.
+            parts = [p for p in parts if not ignores.left_out(p.key)]
         run_parts(self, parts, n)
         return True
 
@@ -714,7 +435,7 @@ class GrepCall(Scan):
         if not self.plain:
             return None
         holds = None if needle is None else (lambda data: needle in data)
-        reads = fs.backend.read_tree_unhashed(key, self.accept, self.cap, holds)
+        reads = fs.backend.read_tree_unhashed(key, self.taking, self.cap, holds)
         if reads is None:
             return None
         try:
@@ -728,6 +449,22 @@ class GrepCall(Scan):
             return None
         return itertools.chain(head, reads)
 
+
+
+def _split_dirs(ignores: Ignores, key: str, parts: Sequence[TreePart]) -> None:
+    """Tell ``ignores`` what the split of the tree below ``key`` says of the directories it
+    split: all their files lie in runs of names (parts), so an ignore file no run's names
+    can hold is none there, and needs no read."""
+    runs: dict[str, list[tuple[str, str]]] = {key: []}
+    for p in parts:
+        if p.span is not None:
+            runs.setdefault(p.key, []).append(p.span)
+        d = p.key if p.span is not None else p.key.rpartition("/")[0]
+        while d != key and d.startswith(f"{key}/" if key else ""):
+            runs.setdefault(d, [])
+            d = d.rpartition("/")[0]
+    for d, spans in runs.items():
+        ignores.listed(d, [n for n in NAMES if any(a <= n <= b for a, b in spans)])
 
 
 def _read_capped_many(
@@ -818,13 +555,16 @@ class PartJob:
     """The call's time left when the part was handed out (inf: no limit)."""
     regex_seconds: float
     reserved: tuple[str, ...] = ()
+    ignores: Carried | None = None
+    """The call's ignore rules above the part (None: ignored files are searched too)."""
 
 
 class _PartScan(Scan):
     def __init__(self, job: PartJob, deadline: Deadline, budget: RegexBudget) -> None:
         super().__init__(job.key, job.pattern, job.files, job.mode, job.context, job.limit,
                          cap=job.cap, deadline=deadline, budget=budget,
-                         reserved=job.reserved)
+                         reserved=job.reserved,
+                         ignores=None if job.ignores is None else Ignores.resume(job.ignores))
         self.versions: dict[str, tuple[str, Version]] = {}
 
     def seen(self, key: str, path: str, version: Version) -> None:
@@ -842,7 +582,7 @@ def scan_part(job: PartJob) -> Answer:
     scan = _PartScan(job, deadline, budget)
     needle = scan.needle
     holds = None if needle is None else (lambda data: needle in data)
-    scan.scan_all(job.part.reads(scan.accept, job.cap, holds))
+    scan.scan_all(job.part.reads(scan.taking, job.cap, holds))
     return scan.found(), scan.versions, before - budget.left
 
 
@@ -882,10 +622,16 @@ def _job(scan: Scan, part: TreePart) -> PartJob:
     # The part may show no more than the answer has room for now: less than that room is
     # left once the parts before it are put back, so it cuts nothing the answer shows.
     shown = scan.shown_lines if scan.mode == "content" else len(scan.shown)
+    ignores = scan.ignores
+    carried = None
+    if ignores is not None:
+        # A subtree's own ignore files are read by the helper's walk; a run of files
+        # needs its directory's too.
+        carried = ignores.carried(part.key, inclusive=part.span is not None)
     return PartJob(part=part, key=scan.key, pattern=scan.pattern, files=scan.files,
                    mode=scan.mode, context=scan.context, limit=max(scan.limit - shown, 0),
                    cap=scan.cap, seconds=scan.deadline.left(),
-                   regex_seconds=scan.budget.left, reserved=scan.reserved)
+                   regex_seconds=scan.budget.left, reserved=scan.reserved, ignores=carried)
 
 
 def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> None:
@@ -901,7 +647,7 @@ def _run(scan: Scan, parts: list[TreePart], n: int, pool: Helpers | None) -> Non
     def here(i: int) -> None:
         # Every part before it is put back: this one is scanned straight into the
         # call's own scan, exactly as one process scans it.
-        scan.scan_all(parts[i].reads(scan.accept, scan.cap, holds))
+        scan.scan_all(parts[i].reads(scan.taking, scan.cap, holds))
 
     merged = handed = 0
     helped = False

@@ -249,8 +249,10 @@ class StrReplaceEditor(Tool[EditorArgs, EditorOutcome]):
                     path=e.path or cmd.path,
                     reason=Reason.view_range_directory,
                 ) from None
+            # The editor's view of a directory is the tree as it is (hidden names aside),
+            # not a finder's: the ignore files leave nothing out of it.
             return fs.list(cmd.path, depth=2, skip=_skip,
-                           max_chars=self.max_output_chars)
+                           max_chars=self.max_output_chars, include_ignored=True)
 
     # -- rendering -------------------------------------------------------
     def render(self, outcome: EditorOutcome) -> str:

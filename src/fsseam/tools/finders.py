@@ -2,7 +2,9 @@
 
 The finders walk the store in the fewest requests it allows (one flat listing per page on
 object storage), inside the workspace only, through the gate (plugins may hide paths).
-Hidden and dependency directories are skipped unless the pattern or path names them.
+Hidden and dependency directories are skipped unless the pattern or path names them, and
+so are the paths the project's ``.gitignore`` / ``.ignore`` files ignore (counted, unless
+``include_ignored``).
 """
 
 from __future__ import annotations
@@ -32,10 +34,14 @@ DEFAULT_GLOB_RESULTS = 100
 DEFAULT_GREP_RESULTS = 100
 
 _DIR = "Directory to search, `/` (the workspace root) by default."
+_IGNORED_DESCRIPTION = ("Include the paths the .gitignore and .ignore files ignore "
+                        "(default false: they are left out and counted).")
 
 LS_DESCRIPTION = (
     "List one directory: its files (with sizes) and subdirectories (marked with a trailing "
-    "/). Listing shows names only: to change a file, read it first."
+    "/). Entries ignored by the project's .gitignore or .ignore files are left out and "
+    "counted (include_ignored=true lists them). Listing shows names only: to change a file, "
+    "read it first."
 )
 
 GLOB_DESCRIPTION = (
@@ -44,8 +50,9 @@ GLOB_DESCRIPTION = (
     "Python files at any depth, `*.py` only those directly in path, `src/**/test_*.py` tests "
     "under src. Results are in path order; when there are many, the output says how many "
     "more and how to narrow. Hidden and dependency directories (.git, node_modules, ...) are "
-    "skipped unless the pattern names them (e.g. .github/**/*.yml). Finding a file does not "
-    "let you change it: read it first."
+    "skipped unless the pattern names them (e.g. .github/**/*.yml); so are paths ignored by "
+    "the project's .gitignore or .ignore files, unless the pattern names them or "
+    "include_ignored=true. Finding a file does not let you change it: read it first."
 )
 
 GREP_DESCRIPTION = (
@@ -57,7 +64,8 @@ GREP_DESCRIPTION = (
     "numbers end in '-'); count gives matching lines per file. max_results caps the files "
     "(or, in content mode, the lines) shown; the output says how to see more. Binary, "
     "non-UTF-8 and very large files are skipped and counted, as are hidden and dependency "
-    "directories unless glob or path names them. Observation: content mode counts as "
+    "directories unless glob or path names them, and paths ignored by the project's "
+    ".gitignore or .ignore files unless include_ignored=true. Observation: content mode counts as "
     "reading the files whose lines it shows (you may then edit them, as after a read); "
     "files_with_matches and count do not."
 )
@@ -66,12 +74,14 @@ GREP_DESCRIPTION = (
 class LsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(default="/", description="Directory to list, `/` by default.")
+    include_ignored: bool = Field(default=False, description=_IGNORED_DESCRIPTION)
 
 
 class GlobArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     pattern: str = Field(description="Glob pattern, e.g. **/*.py or src/**/*.{ts,tsx}.")
     path: str = Field(default="/", description=_DIR)
+    include_ignored: bool = Field(default=False, description=_IGNORED_DESCRIPTION)
 
 
 class GrepArgs(BaseModel):
@@ -97,6 +107,7 @@ class GrepArgs(BaseModel):
         description=f"Most files (content mode: matching lines) to show (default "
         f"{DEFAULT_GREP_RESULTS}, at most {MAX_RESULTS}).",
     )
+    include_ignored: bool = Field(default=False, description=_IGNORED_DESCRIPTION)
 
 
 class LsTool(Tool[LsArgs, ListOutcome]):
@@ -108,7 +119,8 @@ class LsTool(Tool[LsArgs, ListOutcome]):
         self.description = description
 
     def run(self, fs: Seam, args: LsArgs) -> ListOutcome:
-        return fs.list(args.path, depth=1, max_chars=MAX_LIST_CHARS)
+        return fs.list(args.path, depth=1, max_chars=MAX_LIST_CHARS,
+                       include_ignored=args.include_ignored)
 
     def render(self, outcome: ListOutcome) -> str:
         return render_ls(outcome)
@@ -130,7 +142,8 @@ class GlobTool(Tool[GlobArgs, GlobOutcome]):
         if pattern.startswith("/"):
             base, pattern = "/", pattern.lstrip("/")
         glob = compile_glob(pattern, max_chars=fs.limits.glob_pattern_chars)
-        return fs.glob(glob, base, limit=self.max_results)
+        return fs.glob(glob, base, limit=self.max_results,
+                       include_ignored=args.include_ignored)
 
     def render(self, outcome: GlobOutcome) -> str:
         return render_glob(outcome)
@@ -157,6 +170,7 @@ class GrepTool(Tool[GrepArgs, GrepOutcome]):
             mode=args.output_mode,
             context=args.context_lines,
             limit=args.max_results or DEFAULT_GREP_RESULTS,
+            include_ignored=args.include_ignored,
         )
 
     def render(self, outcome: GrepOutcome) -> str:

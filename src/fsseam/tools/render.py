@@ -275,9 +275,14 @@ def size_text(size: int) -> str:
     return say(Clause.bytes, details={"size": f"{size:,}"})
 
 
+def _ignored(o: ListOutcome | GlobOutcome | GrepOutcome) -> str:
+    """The note of the paths the ignore files left out (a line of its own), else nothing."""
+    return "\n" + say(Reason.finder_ignored, details={"ignored": o.ignored}) if o.ignored else ""
+
+
 def render_ls(o: ListOutcome) -> str:
     if not o.entries:
-        return say(Reason.ls_empty, o.path)
+        return say(Reason.ls_empty, o.path) + _ignored(o)
     # The size clause rendered once, each row's size put in its place: a listing has up to
     # tens of thousands of rows.
     before, _, after = size_text(0).partition("0")
@@ -293,11 +298,12 @@ def render_ls(o: ListOutcome) -> str:
         text += "\n\n" + say(Reason.ls_clipped, details={"shown": shown, "total": total})
     if o.omitted:
         text += "\n" + say(Reason.ls_omitted, details={"omitted": o.omitted})
-    return text
+    return text + _ignored(o)
 
 
 def render_glob(o: GlobOutcome) -> str:
     hidden = "\n" + say(Reason.glob_hidden, details={"hidden": o.hidden}) if o.hidden else ""
+    hidden += _ignored(o)
     hidden += _out_of_time(Reason.glob_out_of_time, o)
     if not o.paths:
         return say(Reason.glob_none, o.path, {"pattern": echo(o.pattern)}) + hidden
@@ -335,6 +341,8 @@ def render_grep(o: GrepOutcome) -> str:
     if o.skipped:
         kinds = ", ".join(_skipped(k, n) for k, n in sorted(o.skipped.items()))
         notes.append(say(Reason.grep_not_searched, details={"kinds": kinds}))
+    if o.ignored:
+        notes.append(_ignored(o).lstrip("\n"))
     if o.unsearched_from is not None:
         notes.append(_out_of_time(Reason.grep_out_of_time, o).lstrip("\n"))
     if o.stopped:

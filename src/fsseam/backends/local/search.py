@@ -17,7 +17,15 @@ from ...messages import Reason
 from ...oserrors import map_os_error
 from ...paths import display
 from ..base import Entry
-from .tree import READ_FLAGS, Tree, check_kind, kept_changing, outside_root, sorted_dirents
+from .tree import (
+    READ_FLAGS,
+    Pruning,
+    Tree,
+    check_kind,
+    kept_changing,
+    outside_root,
+    sorted_dirents,
+)
 from .writes import TEMP_MARK, is_temp_name
 
 # Bound once: the test of nearly every file a search reads.
@@ -140,8 +148,12 @@ def read_tree_unhashed(
 
     One thread: reader threads were measured and lost (see docs/decisions.md, "Local
     search"): each of the four system calls of a small file hands the GIL over twice. A
-    large tree is shared out between processes instead, by parts (``parts.py``)."""
-    for fd, run in tree.runs(key):
+    large tree is shared out between processes instead, by parts (``parts.py``).
+
+    An ``accept`` that is also a :class:`~.tree.Pruning` (a search's ignore rules) is told
+    each directory's names, and the directories it prunes are not walked."""
+    hooks = accept if isinstance(accept, Pruning) else None
+    for fd, run in tree.runs(key, hooks):
         for child, d in run:
             name = d.name
             if TEMP_MARK in name and is_temp_name(name):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
+from typing import Protocol, runtime_checkable
 
 from ...errors import ErrorCode, FsError
 from ...messages import Part, Reason
@@ -24,7 +25,8 @@ from ...paths import MAX_PATH_DEPTH, display
 from ..base import Entry
 
 __all__ = [
-    "READ_FLAGS", "Tree", "check_kind", "kept_changing", "outside_root", "sorted_dirents",
+    "READ_FLAGS", "Pruning", "Tree", "check_kind", "kept_changing", "outside_root",
+    "sorted_dirents",
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -70,6 +72,50 @@ def check_kind(key: str, st: os.stat_result) -> None:
     if stat_mod.S_ISDIR(mode):
         raise map_os_error(IsADirectoryError(key), key, "use")
     raise _special(key, mode)
+
+
+@runtime_checkable
+class Pruning(Protocol):
+    """What a walk tells a search's ignore rules, and asks them (``fsseam.ignores``): a
+    search's ``accept`` that is one sees each directory's names before any of its entries
+    (and may read its files while the walk holds it open), and the walk leaves out the
+    directories it prunes: neither listed nor entered."""
+
+    def listed(self, key: str, names: Collection[str],
+               read: Callable[[str, int], bytes | None]) -> None: ...
+
+    def prunes(self, key: str) -> bool: ...
+
+
+def _read_small(fd: int, name: str, limit: int) -> bytes | None:
+    """The bytes of the regular file ``name`` in the open directory ``fd``, if it has at
+    most ``limit`` of them (None otherwise, or when it cannot be read)."""
+    try:
+        f = os.open(name, READ_FLAGS, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(f)
+        if not stat_mod.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        data = os.read(f, limit + 1)
+        return None if len(data) > limit else data
+    except OSError:
+        return None
+    finally:
+        os.close(f)
+
+
+def _listed(fd: int, key: str, hooks: Pruning | None
+            ) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
+    """``sorted_dirents``, its names first told to ``hooks``."""
+    found = sorted_dirents(fd, key)
+    if hooks is None:
+        return found
+    entries = list(found)
+    hooks.listed(key, [d.name for _, d, _ in entries],
+                 lambda name, limit: _read_small(fd, name, limit))
+    return iter(entries)
 
 
 def _is_dir(d: os.DirEntry[str]) -> bool:
@@ -326,15 +372,17 @@ class Tree:
             for child, d in run:
                 yield fd, child, d
 
-    def runs(self, key: str) -> Iterator[tuple[int, list[tuple[str, os.DirEntry[str]]]]]:
+    def runs(self, key: str, hooks: Pruning | None = None
+             ) -> Iterator[tuple[int, list[tuple[str, os.DirEntry[str]]]]]:
         """The walk of ``dirents`` a run at a time: the consecutive entries of one directory
         that are not directories (the keys between two of its subdirectories), with a
-        descriptor of it, open while the run is yielded."""
+        descriptor of it, open while the run is yielded. ``hooks``: a search's ignore
+        rules (see :class:`Pruning`)."""
         # A generator: the top directory is opened at the first next(), so a walk that is
         # never iterated holds no descriptor.
         top = self.open_dir(key, "walk")
         try:
-            first = sorted_dirents(top, key)
+            first = _listed(top, key, hooks)
         except BaseException:
             os.close(top)
             raise
@@ -349,12 +397,14 @@ class Tree:
                         continue
                     if child.count("/") + 1 >= MAX_PATH_DEPTH:
                         continue
+                    if hooks is not None and hooks.prunes(child):
+                        continue
                     try:
                         sub = os.open(d.name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
                     except OSError:
                         continue
                     try:
-                        children = sorted_dirents(sub, child)
+                        children = _listed(sub, child, hooks)
                     except FsError:
                         os.close(sub)
                         continue
