@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,16 @@ def root(tmp_path: Path) -> Iterator[Path]:
 # -- emulated remote storage, for the generic backend's tests ------------------------------
 # Each server is started once per session on 127.0.0.1 and stopped (by PID) at its end;
 # tests that need one skip, with the reason, when its package or binary is missing.
+
+
+_STARTED = time.time()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say so when the Azure fixture installed Azurite during this run."""
+    from fsseam.testing.azurite import say_installed
+
+    say_installed(terminalreporter, _STARTED)
 
 
 @pytest.fixture(scope="session")

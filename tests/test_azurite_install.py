@@ -98,8 +98,8 @@ def test_without_node_the_reason_names_it(
 def test_the_session_says_it_installed(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The plugin's summary line after a run whose fixture installed Azurite; none after
-    a run that found it installed."""
+    """The summary line (what the suite's conftests print) after a run whose fixture
+    installed Azurite; none after a run that found it installed."""
     prefix = tmp_path / "p" / ".ci" / "node"
     pytester.makepyfile(f"""
         from pathlib import Path
@@ -109,15 +109,21 @@ def test_the_session_says_it_installed(
             ensure_azurite(Path({str(prefix)!r}))
     """)
     pytester.makeconftest(f"""
+        import time
         from pathlib import Path
         import fsseam.testing.azurite as az
         az.project_prefix = lambda: Path({str(prefix)!r})
+        STARTED = time.time()
+
+        def pytest_terminal_summary(terminalreporter):
+            az.say_installed(terminalreporter, STARTED)
+            az.say_installed(terminalreporter, STARTED)  # a second conftest: said once
     """)
     monkeypatch.setenv("PATH", f"{_bin(tmp_path)}:{os.environ['PATH']}")
     said = "fsseam: installed Azurite (azurite@3) for the Azure tests into"
     first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "0")
     first.assert_outcomes(passed=1)
-    assert f"{said} {prefix} with npm in" in first.stdout.str()
+    assert first.stdout.str().count(f"{said} {prefix} with npm in") == 1
     again = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "0")
     again.assert_outcomes(passed=1)
     assert said not in again.stdout.str()

@@ -20,7 +20,6 @@ not installed.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -102,23 +101,6 @@ class GcsBucket:
 
 
 # -- memory ----------------------------------------------------------------------------------
-
-
-_STARTED = time.time()
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say so when this session's tests installed Azurite themselves (the Azure fixtures
-    call ``fsseam.testing.azurite.ensure_azurite``, which installs it with npm once): a
-    run that took half a minute more than usual says why."""
-    from .testing.azurite import install_record
-
-    record = install_record()
-    if record is not None and float(record.get("finished", 0)) >= _STARTED:
-        terminalreporter.write_line(
-            f"fsseam: installed Azurite ({record.get('package')}) for the Azure tests into "
-            f"{record.get('prefix')} with npm in {record.get('seconds')} s; later runs use it."
-        )
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Fixtures: one Azurite (blob service) for the session behind a counting proxy, a fresh
 container per test.
 
-Azurite is an npm package (``npm install --prefix .ci/node azurite@3``, as .ci/run does);
+Azurite is an npm package (``npm install --prefix .ci/node azurite@3``; the fixture runs
+that itself when npm is on the machine and Azurite is not found);
 ``fsseam.testing.azurite`` starts it on 127.0.0.1 on a port the kernel picks, with its
 output in a file, and stops it by PID at the end of the session.
 """
@@ -9,6 +10,7 @@ output in a file, and stops it by PID at the end of the session.
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.filterwarnings(_SDK_RAW_BYTES))
+
+
+_STARTED = time.time()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say so when the Azure fixture installed Azurite during this run."""
+    from fsseam.testing.azurite import say_installed
+
+    say_installed(terminalreporter, _STARTED)
 
 
 @pytest.fixture(scope="session")

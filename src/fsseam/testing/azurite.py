@@ -62,6 +62,7 @@ __all__ = [
     "find_azurite",
     "install_record",
     "project_prefix",
+    "say_installed",
 ]
 
 ACCOUNT_NAME = "devstoreaccount1"
@@ -150,6 +151,24 @@ def install_record(prefix: Path | None = None) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return record
+
+
+_SAID: list[str] = []
+
+
+def say_installed(terminalreporter: Any, since: float) -> None:
+    """A test session's summary line when its tests installed Azurite (since ``since``, the
+    session's start): a run that took half a minute more than usual says why. For a
+    conftest's ``pytest_terminal_summary``; said once per process, however many conftests
+    ask."""
+    record = install_record()
+    if record is None or float(record.get("finished", 0)) < since or _SAID:
+        return
+    _SAID.append(str(record.get("prefix")))
+    terminalreporter.write_line(
+        f"fsseam: installed Azurite ({record.get('package')}) for the Azure tests into "
+        f"{record.get('prefix')} with npm in {record.get('seconds')} s; later runs use it."
+    )
 
 
 def ensure_azurite(prefix: Path | None = None) -> Path:
