@@ -214,6 +214,8 @@ class _Alternative:
     """The same matching as one regex, when a backtracking engine runs it in linear time:
     at most one ``**`` and one ``*`` per segment (each retry of the rest then stops at the
     next ``/``). :class:`Glob` runs these in C."""
+    steps: tuple[_Step, ...] = ()
+    """Every segment in order (``head``, ``middle``, ``tail`` as one sequence)."""
 
     def match(self, segs: list[str]) -> bool:
         n, h, t = len(segs), len(self.head), len(self.tail)
@@ -229,6 +231,29 @@ class _Alternative:
             return True
         return _walk(self.middle, segs[h : n - t])
 
+    def enters(self, segs: list[str]) -> bool:
+        """Whether a path below the directory ``segs`` may match: the places the pattern
+        can be at after them, as :func:`_walk` advances them, include one with a segment
+        left to take. Loose on purpose: what is left is not tried against any name."""
+        steps, end = self.steps, len(self.steps)
+        at = _closure(steps, {0})
+        for seg in segs:
+            at = _advance(steps, at, seg)
+            if not at:
+                return False
+        return any(j < end for j in at)
+
+
+def _closure(steps: tuple[_Step, ...], places: set[int]) -> set[int]:
+    """``places`` with every place a run of ``**`` there can skip to (it matches zero
+    segments)."""
+    end = len(steps)
+    for j in sorted(places):
+        while j < end and steps[j] == _ANY:
+            j += 1
+            places.add(j)
+    return places
+
 
 def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
     """Whether ``steps`` match all of ``segs``: the set of places the pattern can be at,
@@ -241,31 +266,31 @@ def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
     if all(isinstance(s, str) for s in steps):  # **s ending the pattern
         return bool(segs)
 
-    def closure(places: set[int]) -> set[int]:
-        for j in sorted(places):
-            while j < end and steps[j] == _ANY:
-                j += 1
-                places.add(j)
-        return places
-
-    at = closure({0})
+    at = _closure(steps, {0})
     for seg in segs:
-        nxt: set[int] = set()
-        for j in at:
-            if j == end:
-                continue
-            step = steps[j]
-            if step == _ANY:
-                if seg:
-                    nxt.add(j)
-            elif step == _REST:
-                nxt.update((j, end))
-            elif not isinstance(step, str) and step(seg):
-                nxt.add(j + 1)
-        if not nxt:
+        at = _advance(steps, at, seg)
+        if not at:
             return False
-        at = closure(nxt)
     return end in at
+
+
+def _advance(steps: tuple[_Step, ...], at: set[int], seg: str) -> set[int]:
+    """The places the pattern can be at after ``seg``, from the places ``at`` (empty: it
+    cannot take ``seg`` from any of them)."""
+    end = len(steps)
+    nxt: set[int] = set()
+    for j in at:
+        if j == end:
+            continue
+        step = steps[j]
+        if step == _ANY:
+            if seg:
+                nxt.add(j)
+        elif step == _REST:
+            nxt.update((j, end))
+        elif not isinstance(step, str) and step(seg):
+            nxt.add(j + 1)
+    return _closure(steps, nxt) if nxt else nxt
 
 
 def _regex(raw: list[str], pattern: str) -> str | None:
@@ -294,7 +319,7 @@ def _alternative(text: str, pattern: str) -> _Alternative:
     fixed = [s for s in steps if not isinstance(s, str)]
     head, tail = fixed[:lo], fixed[len(fixed) - (len(steps) - hi):]
     return _Alternative(text, tuple(head), tuple(tail), tuple(steps[lo:hi]) if stars else None,
-                        _regex(raw, pattern))
+                        _regex(raw, pattern), tuple(steps))
 
 
 @dataclass(frozen=True)
@@ -315,6 +340,11 @@ class Glob:
 
     _fast: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _slow: tuple[_Alternative, ...] = field(init=False, repr=False, compare=False)
+    _everywhere: bool = field(init=False, repr=False, compare=False)
+    suffixes: tuple[str, ...] | None = field(init=False, repr=False, compare=False)
+    """When every alternative is ``**/*SUFFIX`` (a literal suffix): a path matches exactly
+    when it ends with one of them (``**/*.py``: ``.py``). A segment never holds ``/``, so
+    the path's end is its last segment's end: a walk tests the key, no regex."""
 
     def __post_init__(self) -> None:
         fast = [a.regex for a in self.alternatives if a.regex is not None]
@@ -322,6 +352,14 @@ class Glob:
         object.__setattr__(self, "_fast", compiled)
         object.__setattr__(self, "_slow", tuple(a for a in self.alternatives
                                                 if a.regex is None))
+        # A pattern starting with ** may match below any directory.
+        object.__setattr__(self, "_everywhere", all(
+            a.steps[:1] in ((_ANY,), (_REST,)) for a in self.alternatives))
+        raw = [a.text.split("/") for a in self.alternatives]
+        suffixes = tuple(r[1][1:] for r in raw if len(r) == 2 and r[0] == "**"
+                         and r[1][:1] == "*" and not any(c in r[1][1:] for c in "*?["))
+        object.__setattr__(self, "suffixes",
+                           suffixes if len(suffixes) == len(raw) else None)
 
     def match(self, relative: str) -> bool:
         """Whether ``relative`` matches, in time linear in its length for a given pattern."""
@@ -337,13 +375,24 @@ class Glob:
     def allows(self, relative: str) -> bool:
         """False when ``relative`` lies in a hidden or dependency directory (or is a hidden
         file) that the pattern does not name."""
-        for seg in relative.split("/"):
-            if not is_skipped(seg) or seg in self.named:
-                continue
-            if seg.startswith(".") and self.dot_wildcard:
-                continue
-            return False
-        return True
+        return all(self.allows_name(seg) for seg in relative.split("/"))
+
+    def allows_name(self, name: str) -> bool:
+        """Whether a search takes a file or enters a directory of this name: not a hidden
+        or dependency name, or one the pattern names (by name, or by a wildcard segment
+        starting with a dot, for a hidden name)."""
+        if not is_skipped(name) or name in self.named:
+            return True
+        return self.dot_wildcard and name.startswith(".")
+
+    def enters(self, relative: str) -> bool:
+        """Whether a path below the directory ``relative`` ("" for the search directory)
+        may match: False lets a walk leave it unlisted (``src/*.py`` needs nothing below
+        ``src/a``). Loose: True for some directories with nothing to match below."""
+        if self._everywhere:
+            return True
+        segs = relative.split("/") if relative else []
+        return any(a.enters(segs) for a in self.alternatives)
 
 
 def echo(pattern: str) -> str:

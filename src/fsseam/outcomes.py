@@ -157,7 +157,9 @@ class GlobOutcome(_Outcome):
     """All matching files."""
     limit: int
     hidden: int = 0
-    """Matching files left out because they lie in hidden or dependency directories."""
+    """What was left out as hidden, not searched: each hidden or dependency directory
+    (``.git``, ``node_modules``, ...) holding a file below which the pattern may match
+    counts once, and each matching hidden file once."""
     partial: bool = False
     """The call ran out of time (``Limits.finder_seconds``): ``paths`` and the counts cover
     only the files before ``unsearched_from``."""

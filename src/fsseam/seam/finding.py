@@ -66,6 +66,7 @@ from ..policy.reserved import ReservedKeys, only_reservations
 from ..text import SNIFF_BYTES
 from ..versions import Version
 from .core import Core
+from .globbing import GlobTally, glob_by_names
 from .workers import Helper, Helpers, helpers, read_message, write_message
 
 __all__ = ["MAX_HELPERS", "PARTS_PER_HELPER", "SWITCH_SECONDS", "WALK_BATCH", "Answer", "Found",
@@ -564,7 +565,8 @@ part's being larger than the rest keeps one helper busy, not the search waiting.
 
 def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
     """Files below ``path`` matching ``pattern``, in path order (the first ``limit``); once
-    ``Limits.finder_seconds`` is spent, those before where the walk stopped (partial)."""
+    ``Limits.finder_seconds`` is spent, those before where the walk stopped (partial). The
+    store's walk by names where it has one, else the plain walk (see ``globbing``)."""
     key = fs.key(path)
     if pattern.base and any(s in ("", ".", "..") for s in pattern.base.split("/")):
         # The walk starts at the base unchecked (it is below a checked key): only plain
@@ -572,32 +574,22 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int) -> GlobOutcome:
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.glob_parent,
                       details={"pattern": echo(pattern.pattern)})
     base = "/".join(p for p in (key, pattern.base) if p)
-    prefix = f"{key}/" if key else ""
-    paths: list[str] = []
-    total = hidden = 0
+    tally = GlobTally(pattern, key, limit)
     deadline = Deadline(fs.limits.finder_seconds)
-    cut: str | None = None
     try:
-        for e in walk_visible(fs, base):
-            if deadline.passed():
-                cut = e.key
-                break
-            relative = e.key[len(prefix):]
-            if not pattern.match(relative):
-                continue
-            if not pattern.allows(relative):
-                hidden += 1
-                continue
-            total += 1
-            if len(paths) < limit:
-                paths.append(display(e.key))
+        if not glob_by_names(fs, tally, base, deadline):
+            for e in walk_visible(fs, base):
+                if deadline.passed():
+                    tally.cut = e.key
+                    break
+                tally.take(e.key)
     except FsError as e:
         # A literal base the tree does not have simply matches nothing.
         if not (pattern.base and e.code is ErrorCode.FS_NOT_FOUND):
             raise named_file(fs, base, e) from None
-    return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
-                       total=total, limit=limit, hidden=hidden,
-                       **partial_fields(key, cut, pattern.named))
+    return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=tally.paths,
+                       total=tally.total, limit=limit, hidden=tally.hidden,
+                       **partial_fields(key, tally.cut, pattern.named))
 
 
 def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMode,

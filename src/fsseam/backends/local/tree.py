@@ -15,7 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ...errors import ErrorCode, FsError
 from ...messages import Part, Reason
@@ -24,7 +24,8 @@ from ...paths import MAX_PATH_DEPTH, display
 from ..base import Entry
 
 __all__ = [
-    "READ_FLAGS", "Tree", "check_kind", "kept_changing", "outside_root", "sorted_dirents",
+    "READ_FLAGS", "KeepDir", "Listed", "Tree", "check_kind", "kept_changing", "outside_root",
+    "sorted_dirents",
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -326,6 +327,54 @@ class Tree:
             for child, d in run:
                 yield fd, child, d
 
+    def names(self, key: str, keep_dir: KeepDir | None = None, listed: Listed | None = None,
+              hide: Callable[[str], bool] | None = None) -> Iterator[str]:
+        """The keys of the files below the directory ``key`` in ascending key order, by
+        name only: the walk of ``dirents`` (links left out, never followed; no directory
+        deeper than paths may go, none that cannot be opened) without a stat or an entry
+        per file. ``keep_dir`` is asked about each subdirectory before it is listed (False:
+        neither listed nor walked); ``listed`` is told each directory's child names right
+        after it is listed, before any of its files is yielded (the top one's too);
+        ``hide`` leaves out the files it names (a write's temp files)."""
+        top = self.open_dir(key, "walk")
+        try:
+            first = _listing(top, key, hide, listed)
+        except BaseException:
+            os.close(top)
+            raise
+        flags = _DIR_FLAGS | os.O_NOFOLLOW
+        stack: list[tuple[int, str, Iterator[str]]] = [
+            (top, f"{key}/" if key else "", iter(first))]
+        try:
+            while stack:
+                fd, prefix, it = stack[-1]
+                for name in it:
+                    if name[-1] != "/":
+                        yield prefix + name
+                        continue
+                    child = prefix + name[:-1]
+                    if child.count("/") + 1 >= MAX_PATH_DEPTH:
+                        continue
+                    if keep_dir is not None and not keep_dir(child):
+                        continue
+                    try:
+                        sub = os.open(name[:-1], flags, dir_fd=fd)
+                    except OSError:
+                        continue
+                    try:
+                        order = _listing(sub, child, hide, listed)
+                    except FsError:
+                        os.close(sub)
+                        continue
+                    stack.append((sub, child + "/", iter(order)))
+                    break  # into it; this directory's iterator resumes after it
+                else:
+                    os.close(fd)
+                    stack.pop()
+        finally:
+            for fd, _, _ in stack:
+                os.close(fd)
+
     def runs(self, key: str) -> Iterator[tuple[int, list[tuple[str, os.DirEntry[str]]]]]:
         """The walk of ``dirents`` a run at a time: the consecutive entries of one directory
         that are not directories (the keys between two of its subdirectories), with a
@@ -370,6 +419,47 @@ class Tree:
         finally:
             for fd, _ in stack:
                 os.close(fd)
+
+
+KeepDir = Callable[[str], bool]
+"""Whether a name walk lists the directory of this key (False: it is left out whole)."""
+Listed = Callable[[str, list[str]], None]
+"""Told a directory's key and its child names as soon as the name walk has listed it."""
+
+
+def _listing(fd: int, key: str, hide: Callable[[str], bool] | None,
+             listed: Listed | None) -> list[str]:
+    """The names of the open directory ``fd`` (whose key is ``key``) that a name walk
+    takes, in its order: files, and directories as name + "/" (which is how a directory
+    sorts among keys); links left out, and the names ``hide`` hides. ``listed`` is told
+    every child name first (links too), sorted by name."""
+    order: list[str] = []
+    links: list[str] = []
+    try:
+        with os.scandir(fd) as it:
+            for d in it:
+                name = d.name
+                # The entry's type from the listing (d_type): no lstat, unless the file
+                # system does not say (then the DirEntry takes one).
+                try:
+                    if d.is_file(follow_symlinks=False):
+                        pass
+                    elif d.is_dir(follow_symlinks=False):
+                        order.append(name + "/")
+                        continue
+                    elif d.is_symlink():
+                        links.append(name)
+                        continue
+                except OSError:
+                    pass  # removed meanwhile: a file, as the entry walk takes it
+                if hide is None or not hide(name):
+                    order.append(name)
+    except OSError as e:
+        raise map_os_error(e, key, "walk") from e
+    order.sort()
+    if listed is not None:
+        listed(key, sorted([n[:-1] if n[-1] == "/" else n for n in order] + links))
+    return order
 
 
 def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:

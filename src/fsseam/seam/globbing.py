@@ -1,0 +1,127 @@
+"""What a glob counts, and its walk by names where the store offers one.
+
+Every path of a glob (``finding.glob``) counts alike, in :class:`GlobTally`: the first
+``limit`` matching files in path order, all of them, and what it left out as hidden.
+``hidden`` counts each hidden or dependency directory the glob did not search (one that
+holds a file, below which the pattern may match: ``*.py`` searches no directory, so
+leaves none out) once, and each hidden file that matches once: a walk that prunes such
+a directory cannot say how many of its files would match, and one that lists every key
+(an object store) says the same by grouping its keys.
+
+The local store walks by names (``Backend.walk_names``): no ``lstat`` and no entry per
+file, hidden and dependency directories pruned, not walked to be counted, and so are
+the directories below which the pattern cannot match. Taken only where nothing is lost
+by it: no plugin but reservations filters listings (the walk builds no entries to show
+one; reserved folders are left out here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..deadline import Deadline
+from ..errors import FsError
+from ..globs import Glob
+from ..paths import display, reserved
+from ..policy.reserved import ReservedKeys, only_reservations
+from .core import Core
+
+__all__ = ["GlobTally", "glob_by_names"]
+
+
+class GlobTally:
+    """What one glob found below the directory ``key`` (see the module docstring)."""
+
+    def __init__(self, pattern: Glob, key: str, limit: int) -> None:
+        self.pattern, self.limit = pattern, limit
+        self.prefix = f"{key}/" if key else ""
+        self.paths: list[str] = []
+        self.total = self.hidden = 0
+        self.cut: str | None = None
+        """The first file the walk did not reach, once the time was up."""
+        self._left_out: str | None = None
+        """The key of the hidden directory the walk is in, and a slash: its files follow
+        each other in path order."""
+
+    def take(self, key: str) -> None:
+        """One more file of the walk, in path order."""
+        left_out = self._left_out
+        if left_out is not None and key.startswith(left_out):
+            return
+        pattern = self.pattern
+        relative = key[len(self.prefix):]
+        segs = relative.split("/")
+        for i in range(len(segs) - 1):
+            if not pattern.allows_name(segs[i]):
+                directory = "/".join(segs[:i + 1])
+                self._left_out = f"{self.prefix}{directory}/"
+                self.hidden += pattern.enters(directory)
+                return
+        if pattern.match(relative):
+            self.found(key, segs[-1])
+
+    def found(self, key: str, name: str) -> None:
+        """A matching file, in a directory the glob searches."""
+        if not self.pattern.allows_name(name):
+            self.hidden += 1
+            return
+        self.total += 1
+        if len(self.paths) < self.limit:
+            self.paths.append(display(key))
+
+def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> bool:
+    """The glob's walk of ``base`` by names into ``tally``, out of time at ``deadline``
+    (``tally.cut``); False where the store offers no such walk or the plain walk must
+    run (a plugin filters listings, or refuses this one)."""
+    holds = only_reservations(fs.gate)
+    if holds is None:
+        return False
+    keys = tuple(ReservedKeys(p) for p in holds)
+    if any(r.reserved(base) for r in keys):
+        return False  # the plain walk's listing is refused
+
+    def unseen(key: str) -> bool:
+        return reserved(key) or any(r.reserved(key) for r in keys)
+
+    pattern, plen = tally.pattern, len(tally.prefix)
+
+    def keep_dir(dir_key: str) -> bool:
+        relative = dir_key[plen:]
+        if unseen(dir_key) or not pattern.enters(relative):
+            return False
+        if pattern.allows_name(relative[relative.rfind("/") + 1:]):
+            return True
+        tally.hidden += _holds_a_file(fs, dir_key, unseen)
+        return False
+
+    walk = fs.backend.walk_names(base, keep_dir)
+    if walk is None:
+        return False
+    suffixes, match, passed = pattern.suffixes, pattern.match, deadline.passed
+    for key in walk:
+        if passed():
+            tally.cut = key
+            break
+        if suffixes is not None:
+            if not key.endswith(suffixes):
+                continue
+        elif not match(key[plen:]):
+            continue
+        name = key[key.rfind("/") + 1:]
+        # Reserved names are hidden ones (.fsseam-*), or lie beside a reserved prefix.
+        if (keys or name[:1] == ".") and unseen(key):
+            continue
+        tally.found(key, name)
+    return True
+
+
+def _holds_a_file(fs: Core, dir_key: str, unseen: Callable[[str], bool]) -> bool:
+    """Whether the plain walk would yield a file below ``dir_key`` (the first one found
+    ends the look: one listing, for most directories)."""
+    walk = fs.backend.walk_names(dir_key, lambda k: not unseen(k))
+    if walk is None:
+        return False
+    try:
+        return any(not unseen(k) for k in walk)
+    except FsError:
+        return False  # removed or replaced meanwhile: the plain walk would skip it too
