@@ -155,7 +155,7 @@ def test_a_wrapper_answers_as_the_backend_inside(tmp_path: Path) -> None:
     assert kept.native_key(str(tmp_path / "a.txt")) == "a.txt"
     assert [e.key for e in kept.list_lazy("")] == ["a.txt"]
     assert kept.read_tree_unhashed("", lambda k: True, 100) is not None
-    assert list(kept.walk_names("") or ()) == ["a.txt"]
+    assert list(kept.walk_names("") or ()) == [("", ["a.txt"])]
 
 
 def test_a_wrapper_over_a_backend_without_an_override_answers_the_default(

@@ -50,12 +50,12 @@ PATTERNS = [
     ".*/**", "**/.*/**", "node_modules/**", "**/node_modules/**/*.js", "**/{a,b}*.txt",
     "**/a/**", "**/*.{py,txt}", "src/*/x.py", "**/lib/*", "?.py", "**/[ab]*", "**/.venv/**",
     "**/x*y*z*w*", "a*/**", "**/.cache/*.py", "**/*.js", "a/*", "**/__pycache__/**",
-    "docs/*", "**/.git/**", "nothere/**",
+    "docs/*", "**/.git/**", "nothere/**", "src/sub/**/*.py", "a/**/*.{txt,py}",
 ]
 
 
 _TOKENS = ["a", "b", ".a", "-", "*", "*", "?", "**/", "/**", "/", "[ab]", "[!a]", "*.a",
-           "{a,b}", "{a*,?b}", "{*.a,*.b}", "**/*.a"]
+           "{a,b}", "{a*,?b}", "{*.a,*.b}", "**/*.a", "a/**/*.a", "a/b/**/*.b"]
 _NAMES = ["a", "b", "ab", ".a", "a.a", "b.b", "-", "ba.a"]
 
 
@@ -70,7 +70,7 @@ def test_a_walk_by_names_prunes_nothing_that_matches(pattern: str, segs: list[st
     if glob.match(path):
         for n in range(len(segs)):
             assert glob.enters("/".join(segs[:n])), (glob.pattern, path, n)
-    if glob.suffixes is not None:
+    if glob.suffixes is not None and path.startswith(f"{glob.base}/" if glob.base else ""):
         assert glob.match(path) is path.endswith(glob.suffixes), (glob.pattern, path)
 
 
@@ -78,7 +78,9 @@ def test_the_patterns_that_match_by_suffix() -> None:
     assert compile_glob("**/*.py").suffixes == (".py",)
     assert compile_glob("**/*.{py,pyi}").suffixes == (".py", ".pyi")
     assert compile_glob("**/*").suffixes == ("",)
-    for other in ("*.py", "src/**/*.py", "**/a*.py", "**/*.p?", "{**/*.py,*.js}"):
+    assert compile_glob("src/app/**/*.ts").suffixes == (".ts",)  # below its base, src/app
+    for other in ("*.py", "src/*.py", "**/a*.py", "**/*.p?", "{**/*.py,*.js}",
+                  "{src,lib}/**/*.py"):
         assert compile_glob(other).suffixes is None, other
     assert not compile_glob("src/*.py").enters("src/a")
     assert compile_glob("src/*.py").enters("src") and compile_glob("**/x").enters("a/b")
@@ -122,6 +124,13 @@ def root(tmp_path: Path) -> Path:
     root.mkdir()
     _local_tree(root)
     return root
+
+
+def _keys(backend: LocalBackend, key: str) -> list[str]:
+    """The keys of the files of a walk by names, one after the other."""
+    walk = backend.walk_names(key)
+    assert walk is not None
+    return [f"{here}/{n}" if here else n for here, names in walk for n in names]
 
 
 def _fast(root: Path) -> Workspace:
@@ -210,8 +219,8 @@ def test_the_walk_prunes_before_listing_and_tells_each_listing_first(root: Path)
 
     walk = backend.walk_names("", keep_dir, listed)
     assert walk is not None
-    for key in walk:
-        events.append(("file", key))
+    for here, names in walk:
+        events.extend(("file", f"{here}/{n}" if here else n) for n in names)
     files = [k for what, k in events if what == "file"]
     plain = [e.key for e in backend.walk("") if e.kind == "file"]
     kept = ("", *[k for what, k in events if what == "listed" for k in [k[0]]])
@@ -240,9 +249,7 @@ def test_the_walk_leaves_out_temp_files_and_says_what_a_path_is(root: Path) -> N
     backend = LocalBackend(str(root))
     (root / "a" / ".x.py.fsseam-0123456789abcdef0123456789abcdef.tmp").write_text("a fake")
     backend.write("a/new.txt", b"new", Overwrite())
-    walk = backend.walk_names("a")
-    assert walk is not None
-    got = list(walk)
+    got = _keys(backend, "a")
     assert got == ["a/.b.py", "a/.x.py.fsseam-0123456789abcdef0123456789abcdef.tmp",
                    "a/a/a.txt", "a/b.txt", "a/new.txt", "a/x.py"]
     assert got == [e.key for e in backend.walk("a") if e.kind == "file"]
@@ -259,7 +266,7 @@ def test_the_walk_stops_at_the_deepest_path(tmp_path: Path) -> None:
     for n in (MAX_PATH_DEPTH - 2, MAX_PATH_DEPTH - 1, MAX_PATH_DEPTH):
         tmp_path.joinpath(*["d"] * n, "f.py").write_text("x")
     backend = LocalBackend(str(tmp_path))
-    names = list(backend.walk_names("") or ())
+    names = _keys(backend, "")
     assert names == [e.key for e in backend.walk("") if e.kind == "file"]
     # A path has at most MAX_PATH_DEPTH names: the deepest file is left out.
     assert [k.count("/") + 1 for k in names] == [MAX_PATH_DEPTH, MAX_PATH_DEPTH - 1]
@@ -298,15 +305,17 @@ class Clock:
 
 
 class RunOutAt(LocalBackend):
-    """Either walk moves the clock past the deadline once it has yielded ``at``."""
+    """Either walk moves the clock past the deadline once it has yielded ``at`` (the walk
+    by names, the run holding it)."""
 
     at = ""
     clock: Clock
 
-    def walk_names(self, key: str, keep_dir: Any = None, listed: Any = None) -> Iterator[str]:
-        for name in super().walk_names(key, keep_dir, listed):
-            yield name
-            if name == self.at:
+    def walk_names(self, key: str, keep_dir: Any = None, listed: Any = None
+                   ) -> Iterator[tuple[str, list[str]]]:
+        for here, names in super().walk_names(key, keep_dir, listed):
+            yield here, names
+            if self.at in [f"{here}/{n}" if here else n for n in names]:
                 self.clock.now += 1e6
 
     def walk(self, key: str) -> Iterator[Any]:

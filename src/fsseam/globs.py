@@ -342,9 +342,10 @@ class Glob:
     _slow: tuple[_Alternative, ...] = field(init=False, repr=False, compare=False)
     _everywhere: bool = field(init=False, repr=False, compare=False)
     suffixes: tuple[str, ...] | None = field(init=False, repr=False, compare=False)
-    """When every alternative is ``**/*SUFFIX`` (a literal suffix): a path matches exactly
-    when it ends with one of them (``**/*.py``: ``.py``). A segment never holds ``/``, so
-    the path's end is its last segment's end: a walk tests the key, no regex."""
+    """When every alternative is ``**/*SUFFIX`` after ``base`` (a literal suffix): a path
+    below ``base`` matches exactly when it ends with one of them (``**/*.py`` and
+    ``src/**/*.py``: ``.py``). A segment never holds ``/``, so the path's end is its last
+    segment's end: a walk of ``base`` tests the name, no regex."""
 
     def __post_init__(self) -> None:
         fast = [a.regex for a in self.alternatives if a.regex is not None]
@@ -355,7 +356,9 @@ class Glob:
         # A pattern starting with ** may match below any directory.
         object.__setattr__(self, "_everywhere", all(
             a.steps[:1] in ((_ANY,), (_REST,)) for a in self.alternatives))
-        raw = [a.text.split("/") for a in self.alternatives]
+        # A base is only ever the leading segments of a single alternative.
+        below = len(self.base.split("/")) if self.base else 0
+        raw = [a.text.split("/")[below:] for a in self.alternatives]
         suffixes = tuple(r[1][1:] for r in raw if len(r) == 2 and r[0] == "**"
                          and r[1][:1] == "*" and not any(c in r[1][1:] for c in "*?["))
         object.__setattr__(self, "suffixes",

@@ -341,14 +341,16 @@ class Backend(ABC):
     def walk_names(
         self, key: str, keep_dir: Callable[[str], bool] | None = None,
         listed: Callable[[str, builtins.list[str]], None] | None = None,
-    ) -> Iterator[str] | None:
-        """The keys of the files ``walk(key)`` yields (links left out), in the same order,
-        without an entry per file, where the store lists directory by directory:
-        ``keep_dir(dir_key)`` is asked before each subdirectory is listed (False: nothing
-        below it is listed or yielded), and ``listed(dir_key, names)`` is told each
-        directory's child names (sorted) before any of its files is yielded. A missing
-        directory is FS_NOT_FOUND, a file FS_INVALID_ARGUMENT, at the first ``next``.
-        None where the store has no such walk (an object store lists keys, not
+    ) -> Iterator[tuple[str, builtins.list[str]]] | None:
+        """The files ``walk(key)`` yields (links left out), in the same order, by name,
+        where the store lists directory by directory: runs of a directory's key and the
+        names of files of it that follow each other in that order (a file's key is the
+        directory's key, a slash and the name; the name alone at the root), with no entry
+        per file. ``keep_dir(dir_key)`` is asked before each subdirectory is listed
+        (False: nothing below it is listed or yielded), and ``listed(dir_key, names)`` is
+        told each directory's child names (sorted) before any of its files is yielded. A
+        missing directory is FS_NOT_FOUND, a file FS_INVALID_ARGUMENT, at the first
+        ``next``. None where the store has no such walk (an object store lists keys, not
         directories): the caller walks."""
         return None
 
@@ -488,7 +490,7 @@ class Wrapper(Backend):
     def walk_names(
         self, key: str, keep_dir: Callable[[str], bool] | None = None,
         listed: Callable[[str, builtins.list[str]], None] | None = None,
-    ) -> Iterator[str] | None:
+    ) -> Iterator[tuple[str, builtins.list[str]]] | None:
         return self.inner.walk_names(key, keep_dir, listed)
 
     def prune_directories(self, key: str) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from ..deadline import Deadline
 from ..errors import FsError
-from ..globs import Glob
+from ..globs import SKIP_DIRS, Glob
 from ..paths import display, reserved
 from ..policy.reserved import ReservedKeys, only_reservations
 from .core import Core
@@ -86,10 +86,14 @@ def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> 
     pattern, plen = tally.pattern, len(tally.prefix)
 
     def keep_dir(dir_key: str) -> bool:
-        relative = dir_key[plen:]
-        if unseen(dir_key) or not pattern.enters(relative):
+        # The reserved folders lie at the root; a reserved prefix anywhere.
+        if (keys or "/" not in dir_key) and unseen(dir_key):
             return False
-        if pattern.allows_name(relative[relative.rfind("/") + 1:]):
+        relative = dir_key[plen:]
+        if not pattern.enters(relative):
+            return False
+        name = relative[relative.rfind("/") + 1:]
+        if not (name[:1] == "." or name in SKIP_DIRS) or pattern.allows_name(name):
             return True
         tally.hidden += _holds_a_file(fs, dir_key, unseen)
         return False
@@ -97,21 +101,36 @@ def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> 
     walk = fs.backend.walk_names(base, keep_dir)
     if walk is None:
         return False
-    suffixes, match, passed = pattern.suffixes, pattern.match, deadline.passed
-    for key in walk:
-        if passed():
-            tally.cut = key
-            break
-        if suffixes is not None:
-            if not key.endswith(suffixes):
-                continue
-        elif not match(key[plen:]):
-            continue
-        name = key[key.rfind("/") + 1:]
-        # Reserved names are hidden ones (.fsseam-*), or lie beside a reserved prefix.
-        if (keys or name[:1] == ".") and unseen(key):
-            continue
-        tally.found(key, name)
+    suffixes, match = pattern.suffixes, pattern.match
+    passed, paths, limit, total = deadline.passed, tally.paths, tally.limit, tally.total
+    try:
+        # The time is read between runs (up to RUN_NAMES files of one directory each), and
+        # a run's names are tested without a regex where the pattern allows (a suffix):
+        # the rest is only for the files that match.
+        for here, names in walk:
+            if passed():
+                tally.cut = f"{here}/{names[0]}" if here else names[0]
+                break
+            prefix = f"{here}/" if here else ""
+            if suffixes is not None:
+                hits = [n for n in names if n.endswith(suffixes)]
+            else:
+                below = prefix[plen:]
+                hits = [n for n in names if match(below + n)]
+            for name in hits:
+                if keys or name[:1] == "." or name in SKIP_DIRS:
+                    # Reserved names are hidden ones (.fsseam-*), or lie beside a
+                    # reserved prefix.
+                    if unseen(prefix + name):
+                        continue
+                    if not pattern.allows_name(name):
+                        tally.hidden += 1
+                        continue
+                total += 1
+                if total <= limit:
+                    paths.append(display(prefix + name))
+    finally:
+        tally.total = total
     return True
 
 
@@ -122,6 +141,9 @@ def _holds_a_file(fs: Core, dir_key: str, unseen: Callable[[str], bool]) -> bool
     if walk is None:
         return False
     try:
-        return any(not unseen(k) for k in walk)
+        for here, names in walk:
+            if any(not unseen(f"{here}/{n}" if here else n) for n in names):
+                return True
     except FsError:
-        return False  # removed or replaced meanwhile: the plain walk would skip it too
+        pass  # removed or replaced meanwhile: the plain walk would skip it too
+    return False

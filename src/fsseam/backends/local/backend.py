@@ -196,9 +196,9 @@ class LocalBackend(Backend):
     def walk_names(
         self, key: str, keep_dir: Callable[[str], bool] | None = None,
         listed: Callable[[str, builtins.list[str]], None] | None = None,
-    ) -> Iterator[str]:
-        """``walk``'s file keys by name alone: each directory's types from its listing
-        (no ``lstat``, no entry per file), the temp files of writes left out (see
+    ) -> Iterator[tuple[str, builtins.list[str]]]:
+        """``walk``'s files by name, in runs: each directory's types from its listing (no
+        ``lstat``, no entry per file), the temp files of writes left out (see
         ``Tree.names``)."""
         return self._tree.names(key, keep_dir, listed, is_temp)
 

@@ -12,6 +12,7 @@ Here too are the rules every operation applies to the entry it meets: the kinds 
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import stat as stat_mod
@@ -24,8 +25,8 @@ from ...paths import MAX_PATH_DEPTH, display
 from ..base import Entry
 
 __all__ = [
-    "READ_FLAGS", "KeepDir", "Listed", "Tree", "check_kind", "kept_changing", "outside_root",
-    "sorted_dirents",
+    "READ_FLAGS", "RUN_NAMES", "KeepDir", "Listed", "Tree", "check_kind", "kept_changing",
+    "outside_root", "sorted_dirents",
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -328,51 +329,58 @@ class Tree:
                 yield fd, child, d
 
     def names(self, key: str, keep_dir: KeepDir | None = None, listed: Listed | None = None,
-              hide: Callable[[str], bool] | None = None) -> Iterator[str]:
-        """The keys of the files below the directory ``key`` in ascending key order, by
-        name only: the walk of ``dirents`` (links left out, never followed; no directory
-        deeper than paths may go, none that cannot be opened) without a stat or an entry
-        per file. ``keep_dir`` is asked about each subdirectory before it is listed (False:
-        neither listed nor walked); ``listed`` is told each directory's child names right
-        after it is listed, before any of its files is yielded (the top one's too);
-        ``hide`` leaves out the files it names (a write's temp files)."""
+              hide: Callable[[str], bool] | None = None) -> Iterator[tuple[str, list[str]]]:
+        """The files below the directory ``key`` in ascending key order, by name only: the
+        walk of ``dirents`` (links left out, never followed; no directory deeper than
+        paths may go, none that cannot be opened) without a stat or an entry per file,
+        as runs: a directory's key and the names of up to :data:`RUN_NAMES` of its files
+        that follow each other in that order. ``keep_dir`` is asked about each
+        subdirectory before it is listed (False: neither listed nor walked); ``listed``
+        is told each directory's child names right after it is listed, before any of its
+        files is yielded (the top one's too); ``hide`` leaves out the hidden files it
+        names (a write's temp files)."""
         top = self.open_dir(key, "walk")
         try:
-            first = _listing(top, key, hide, listed)
+            files, dirs = _listing(top, key, hide, listed)
         except BaseException:
             os.close(top)
             raise
         flags = _DIR_FLAGS | os.O_NOFOLLOW
-        stack: list[tuple[int, str, Iterator[str]]] = [
-            (top, f"{key}/" if key else "", iter(first))]
+        # Each open directory: its descriptor, key, files, the subdirectories not yet
+        # entered, and where its files not yet yielded start.
+        stack: list[tuple[int, str, list[str], Iterator[str], int]] = [
+            (top, key, files, iter(dirs), 0)]
         try:
             while stack:
-                fd, prefix, it = stack[-1]
-                for name in it:
-                    if name[-1] != "/":
-                        yield prefix + name
-                        continue
-                    child = prefix + name[:-1]
+                fd, here, files, subdirs, at = stack[-1]
+                for sub in subdirs:
+                    # The files sorting before "sub/" come before everything below it.
+                    end = bisect.bisect_left(files, sub, at)
+                    yield from _runs(here, files, at, end)
+                    at = end
+                    child = f"{here}/{sub[:-1]}" if here else sub[:-1]
                     if child.count("/") + 1 >= MAX_PATH_DEPTH:
                         continue
                     if keep_dir is not None and not keep_dir(child):
                         continue
                     try:
-                        sub = os.open(name[:-1], flags, dir_fd=fd)
+                        sfd = os.open(sub[:-1], flags, dir_fd=fd)
                     except OSError:
                         continue
                     try:
-                        order = _listing(sub, child, hide, listed)
+                        got = _listing(sfd, child, hide, listed)
                     except FsError:
-                        os.close(sub)
+                        os.close(sfd)
                         continue
-                    stack.append((sub, child + "/", iter(order)))
-                    break  # into it; this directory's iterator resumes after it
+                    stack[-1] = (fd, here, files, subdirs, at)
+                    stack.append((sfd, child, got[0], iter(got[1]), 0))
+                    break  # into it; this directory's files resume after it
                 else:
+                    yield from _runs(here, files, at, len(files))
                     os.close(fd)
                     stack.pop()
         finally:
-            for fd, _, _ in stack:
+            for fd, *_ in stack:
                 os.close(fd)
 
     def runs(self, key: str) -> Iterator[tuple[int, list[tuple[str, os.DirEntry[str]]]]]:
@@ -427,13 +435,30 @@ Listed = Callable[[str, list[str]], None]
 """Told a directory's key and its child names as soon as the name walk has listed it."""
 
 
+RUN_NAMES = 1000
+"""The most names of one run of a name walk: whoever takes the runs checks its clock
+between two of them."""
+
+
+def _runs(key: str, files: list[str], start: int, end: int
+          ) -> Iterator[tuple[str, list[str]]]:
+    if start == 0 and end == len(files) <= RUN_NAMES:
+        if files:
+            yield key, files
+        return
+    for i in range(start, end, RUN_NAMES):
+        yield key, files[i:min(i + RUN_NAMES, end)]
+
+
 def _listing(fd: int, key: str, hide: Callable[[str], bool] | None,
-             listed: Listed | None) -> list[str]:
+             listed: Listed | None) -> tuple[list[str], list[str]]:
     """The names of the open directory ``fd`` (whose key is ``key``) that a name walk
-    takes, in its order: files, and directories as name + "/" (which is how a directory
-    sorts among keys); links left out, and the names ``hide`` hides. ``listed`` is told
-    every child name first (links too), sorted by name."""
-    order: list[str] = []
+    takes, sorted: its files (those ``hide`` hides left out: it is asked about hidden
+    names only, as a write's temp files are), and its directories as name + "/" (as a
+    directory sorts among keys); links left out. ``listed`` is told every child name
+    first (links too), sorted by name."""
+    files: list[str] = []
+    dirs: list[str] = []
     links: list[str] = []
     try:
         with os.scandir(fd) as it:
@@ -445,21 +470,22 @@ def _listing(fd: int, key: str, hide: Callable[[str], bool] | None,
                     if d.is_file(follow_symlinks=False):
                         pass
                     elif d.is_dir(follow_symlinks=False):
-                        order.append(name + "/")
+                        dirs.append(name + "/")
                         continue
                     elif d.is_symlink():
                         links.append(name)
                         continue
                 except OSError:
                     pass  # removed meanwhile: a file, as the entry walk takes it
-                if hide is None or not hide(name):
-                    order.append(name)
+                if hide is None or name[0] != "." or not hide(name):
+                    files.append(name)
     except OSError as e:
         raise map_os_error(e, key, "walk") from e
-    order.sort()
+    files.sort()
+    dirs.sort()
     if listed is not None:
-        listed(key, sorted([n[:-1] if n[-1] == "/" else n for n in order] + links))
-    return order
+        listed(key, sorted(files + [d[:-1] for d in dirs] + links))
+    return files, dirs
 
 
 def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
