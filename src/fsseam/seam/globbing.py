@@ -69,6 +69,7 @@ class GlobTally:
         if len(self.paths) < self.limit:
             self.paths.append(display(key))
 
+
 def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> bool:
     """The glob's walk of ``base`` by names into ``tally``, out of time at ``deadline``
     (``tally.cut``); False where the store offers no such walk or the plain walk must
