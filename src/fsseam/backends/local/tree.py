@@ -8,6 +8,10 @@ refused from its ``lstat``, before any ``open``.
 
 Here too are the rules every operation applies to the entry it meets: the kinds refused
 (a link met after ``resolve``, a directory, a FIFO, a device) and the errors that say so.
+
+The walks: ``runs`` (and ``dirents`` over it) give each file's directory entry, for a
+listing or a search; ``names`` gives only the names, for a glob, taking each entry's kind
+from the listing (no ``lstat``) and leaving out the directories its caller prunes.
 """
 
 from __future__ import annotations
