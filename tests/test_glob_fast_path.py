@@ -29,20 +29,18 @@ from fsseam.policy.reserved import ReservedKeys
 
 from .budget import examples
 
-FILES = {
-    # Names that sort around "/" and ".": "a.txt" and "a-b.txt" sort before "a/...",
-    # "a0.txt" after it; "a.d/" between "a-b.txt" and "a/".
-    "a.txt": "", "a-b.txt": "", "a0.txt": "", "a.d/x.py": "", "a/x.py": "", "a/b.txt": "",
-    "a/a/a.txt": "", "a/.b.py": "", "b.py": "", ".env": "", ".hidden.py": "",
-    "src/x.py": "", "src/y.js": "", "src/sub/x.py": "", "src/sub/deep/z.py": "",
-    "src/.cache/c.py": "", "src/.cache/more/d.py": "", "src/__pycache__/x.cpython.pyc": "",
-    "src/lib/one.txt": "", "src/lib/two.py": "", "src/x/y/z/w.xyzw": "",
-    "node_modules/pkg/index.js": "", "node_modules/pkg/.bin/run.js": "",
-    "node_modules/pkg/node_modules/inner/i.js": "", "pkg/node_modules/dep/d.js": "",
-    ".git/HEAD": "", ".git/objects/ab/cdef": "", ".venv/lib/site.py": "",
-    ".github/workflows/ci.yml": "", "docs/node_modules": "", "docs/index.md": "",
-    "lib/lib/lib.py": "", "z.py": "",
-}
+FILES = (
+    # Names that sort around "/" and ".": "a-b.txt", "a.d/x.py" and "a.txt" sort before
+    # "a/...", "a0.txt" after it.
+    "a.txt", "a-b.txt", "a0.txt", "a.d/x.py", "a/x.py", "a/b.txt", "a/a/a.txt", "a/.b.py",
+    "b.py", ".env", ".hidden.py", "src/x.py", "src/y.js", "src/sub/x.py",
+    "src/sub/deep/z.py", "src/.cache/c.py", "src/.cache/more/d.py",
+    "src/__pycache__/x.cpython.pyc", "src/lib/one.txt", "src/lib/two.py",
+    "src/x/y/z/w.xyzw", "node_modules/pkg/index.js", "node_modules/pkg/.bin/run.js",
+    "node_modules/pkg/node_modules/inner/i.js", "pkg/node_modules/dep/d.js", ".git/HEAD",
+    ".git/objects/ab/cdef", ".venv/lib/site.py", ".github/workflows/ci.yml",
+    "docs/node_modules", "docs/index.md", "lib/lib/lib.py", "z.py",
+)
 """The regular files, on every store."""
 
 PATTERNS = [
