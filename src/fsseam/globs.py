@@ -214,8 +214,6 @@ class _Alternative:
     """The same matching as one regex, when a backtracking engine runs it in linear time:
     at most one ``**`` and one ``*`` per segment (each retry of the rest then stops at the
     next ``/``). :class:`Glob` runs these in C."""
-    steps: tuple[_Step, ...] = ()
-    """Every segment in order (``head``, ``middle``, ``tail`` as one sequence)."""
 
     def match(self, segs: list[str]) -> bool:
         n, h, t = len(segs), len(self.head), len(self.tail)
@@ -232,27 +230,14 @@ class _Alternative:
         return _walk(self.middle, segs[h : n - t])
 
     def enters(self, segs: list[str]) -> bool:
-        """Whether a path below the directory ``segs`` may match: the places the pattern
-        can be at after them, as :func:`_walk` advances them, include one with a segment
-        left to take. Loose on purpose: what is left is not tried against any name."""
-        steps, end = self.steps, len(self.steps)
-        at = _closure(steps, {0})
-        for seg in segs:
-            at = _advance(steps, at, seg)
-            if not at:
-                return False
-        return any(j < end for j in at)
-
-
-def _closure(steps: tuple[_Step, ...], places: set[int]) -> set[int]:
-    """``places`` with every place a run of ``**`` there can skip to (it matches zero
-    segments)."""
-    end = len(steps)
-    for j in sorted(places):
-        while j < end and steps[j] == _ANY:
-            j += 1
-            places.add(j)
-    return places
+        """Whether a path below the directory ``segs`` may match: its first segments match
+        ``head`` as far as both go, and a segment is left to take (a ``**`` after
+        ``head`` takes any). Loose where a ``**`` follows: what comes after it is not
+        tried."""
+        head, k = self.head, len(segs)
+        if self.middle is None and k >= len(head):
+            return False
+        return all(seg(name) for seg, name in zip(head, segs, strict=False))
 
 
 def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
@@ -266,31 +251,31 @@ def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
     if all(isinstance(s, str) for s in steps):  # **s ending the pattern
         return bool(segs)
 
-    at = _closure(steps, {0})
+    def closure(places: set[int]) -> set[int]:
+        for j in sorted(places):
+            while j < end and steps[j] == _ANY:
+                j += 1
+                places.add(j)
+        return places
+
+    at = closure({0})
     for seg in segs:
-        at = _advance(steps, at, seg)
-        if not at:
+        nxt: set[int] = set()
+        for j in at:
+            if j == end:
+                continue
+            step = steps[j]
+            if step == _ANY:
+                if seg:
+                    nxt.add(j)
+            elif step == _REST:
+                nxt.update((j, end))
+            elif not isinstance(step, str) and step(seg):
+                nxt.add(j + 1)
+        if not nxt:
             return False
+        at = closure(nxt)
     return end in at
-
-
-def _advance(steps: tuple[_Step, ...], at: set[int], seg: str) -> set[int]:
-    """The places the pattern can be at after ``seg``, from the places ``at`` (empty: it
-    cannot take ``seg`` from any of them)."""
-    end = len(steps)
-    nxt: set[int] = set()
-    for j in at:
-        if j == end:
-            continue
-        step = steps[j]
-        if step == _ANY:
-            if seg:
-                nxt.add(j)
-        elif step == _REST:
-            nxt.update((j, end))
-        elif not isinstance(step, str) and step(seg):
-            nxt.add(j + 1)
-    return _closure(steps, nxt) if nxt else nxt
 
 
 def _regex(raw: list[str], pattern: str) -> str | None:
@@ -319,7 +304,7 @@ def _alternative(text: str, pattern: str) -> _Alternative:
     fixed = [s for s in steps if not isinstance(s, str)]
     head, tail = fixed[:lo], fixed[len(fixed) - (len(steps) - hi):]
     return _Alternative(text, tuple(head), tuple(tail), tuple(steps[lo:hi]) if stars else None,
-                        _regex(raw, pattern), tuple(steps))
+                        _regex(raw, pattern))
 
 
 @dataclass(frozen=True)
@@ -354,8 +339,8 @@ class Glob:
         object.__setattr__(self, "_slow", tuple(a for a in self.alternatives
                                                 if a.regex is None))
         # A pattern starting with ** may match below any directory.
-        object.__setattr__(self, "_everywhere", all(
-            a.steps[:1] in ((_ANY,), (_REST,)) for a in self.alternatives))
+        object.__setattr__(self, "_everywhere", any(
+            not a.head and a.middle is not None for a in self.alternatives))
         # A base is only ever the leading segments of a single alternative.
         below = len(self.base.split("/")) if self.base else 0
         raw = [a.text.split("/")[below:] for a in self.alternatives]
