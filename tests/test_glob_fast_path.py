@@ -53,7 +53,8 @@ PATTERNS = [
 
 
 _TOKENS = ["a", "b", ".a", "-", "*", "*", "?", "**/", "/**", "/", "[ab]", "[!a]", "*.a",
-           "{a,b}", "{a*,?b}", "{*.a,*.b}", "**/*.a", "a/**/*.a", "a/b/**/*.b"]
+           "{a,b}", "{a*,?b}", "{*.a,*.b}", "**/*.a", "a/**/*.a", "a/b/**/*.b", "**/a*b",
+           "**/[!a]*", "a/**/{a,b*}"]
 _NAMES = ["a", "b", "ab", ".a", "a.a", "b.b", "-", "ba.a"]
 
 
@@ -68,8 +69,13 @@ def test_a_walk_by_names_prunes_nothing_that_matches(pattern: str, segs: list[st
     if glob.match(path):
         for n in range(len(segs)):
             assert glob.enters("/".join(segs[:n])), (glob.pattern, path, n)
-    if glob.suffixes is not None and path.startswith(f"{glob.base}/" if glob.base else ""):
+    if not path.startswith(f"{glob.base}/" if glob.base else ""):
+        return
+    if glob.suffixes is not None:
         assert glob.match(path) is path.endswith(glob.suffixes), (glob.pattern, path)
+    if glob.names is not None:
+        assert glob.match(path) is any(bool(s(segs[-1])) for s in glob.names), (
+            glob.pattern, path)
 
 
 def test_the_patterns_that_match_by_suffix() -> None:
@@ -80,6 +86,13 @@ def test_the_patterns_that_match_by_suffix() -> None:
     for other in ("*.py", "src/*.py", "**/a*.py", "**/*.p?", "{**/*.py,*.js}",
                   "{src,lib}/**/*.py"):
         assert compile_glob(other).suffixes is None, other
+    # A last segment alone, after a **: matched by name.
+    tests = compile_glob("src/**/test_*.py").names
+    assert tests is not None and [bool(tests[0](n)) for n in ("test_a.py", "a_test.py")] == [
+        True, False]
+    assert len(compile_glob("**/{a,b}*.txt").names or ()) == 2
+    for other in ("*.py", "**/a/*.py", "**/a/**", "**", "{**/*.py,*.js}"):
+        assert compile_glob(other).names is None, other
     assert not compile_glob("src/*.py").enters("src/a")
     assert compile_glob("src/*.py").enters("src") and compile_glob("**/x").enters("a/b")
 

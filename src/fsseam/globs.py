@@ -331,6 +331,10 @@ class Glob:
     below ``base`` matches exactly when it ends with one of them (``**/*.py`` and
     ``src/**/*.py``: ``.py``). A segment never holds ``/``, so the path's end is its last
     segment's end: a walk of ``base`` tests the name, no regex."""
+    names: tuple[Segment, ...] | None = field(init=False, repr=False, compare=False)
+    """When every alternative is ``**/NAME`` after ``base`` (``**/test_*.py``): a path
+    below ``base`` matches exactly when its last segment matches one of these (a ``**``
+    not last takes any directories): a walk of ``base`` tests the name alone."""
 
     def __post_init__(self) -> None:
         fast = [a.regex for a in self.alternatives if a.regex is not None]
@@ -348,6 +352,9 @@ class Glob:
                          and r[1][:1] == "*" and not any(c in r[1][1:] for c in "*?["))
         object.__setattr__(self, "suffixes",
                            suffixes if len(suffixes) == len(raw) else None)
+        last = tuple(a.tail[0] for a, r in zip(self.alternatives, raw, strict=True)
+                     if len(r) == 2 and r[0] == "**" and r[1] != "**")
+        object.__setattr__(self, "names", last if len(last) == len(raw) else None)
 
     def match(self, relative: str) -> bool:
         """Whether ``relative`` matches, in time linear in its length for a given pattern."""

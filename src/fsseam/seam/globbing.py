@@ -103,11 +103,12 @@ def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> 
     if walk is None:
         return False
     suffixes, match = pattern.suffixes, pattern.match
+    ends = pattern.names[0] if pattern.names is not None and len(pattern.names) == 1 else None
     passed, paths, limit, total = deadline.passed, tally.paths, tally.limit, tally.total
     try:
         # The time is read between runs (up to RUN_NAMES files of one directory each), and
-        # a run's names are tested without a regex where the pattern allows (a suffix):
-        # the rest is only for the files that match.
+        # a run's names are tested by name alone where the pattern allows (a suffix, or
+        # one last segment after a **): the rest is only for the files that match.
         for here, names in walk:
             if passed():
                 tally.cut = f"{here}/{names[0]}" if here else names[0]
@@ -115,6 +116,8 @@ def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> 
             prefix = f"{here}/" if here else ""
             if suffixes is not None:
                 hits = [n for n in names if n.endswith(suffixes)]
+            elif ends is not None:
+                hits = [n for n in names if ends(n)]
             else:
                 below = prefix[plen:]
                 hits = [n for n in names if match(below + n)]
