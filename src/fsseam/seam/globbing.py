@@ -42,6 +42,8 @@ class GlobTally:
         self._left_out: str | None = None
         """The key of the hidden directory the walk is in, and a slash: its files follow
         each other in path order."""
+        self._searched: str | None = None
+        """The directory (relative) of the last file taken, which the glob searches."""
 
     def take(self, key: str) -> None:
         """One more file of the walk, in path order."""
@@ -50,15 +52,18 @@ class GlobTally:
             return
         pattern = self.pattern
         relative = key[len(self.prefix):]
-        segs = relative.split("/")
-        for i in range(len(segs) - 1):
-            if not pattern.allows_name(segs[i]):
-                directory = "/".join(segs[:i + 1])
-                self._left_out = f"{self.prefix}{directory}/"
-                self.hidden += pattern.enters(directory)
-                return
+        parent, _, name = relative.rpartition("/")
+        if parent != self._searched:  # the files of a directory follow each other
+            segs = parent.split("/") if parent else []
+            for i, seg in enumerate(segs):
+                if not pattern.allows_name(seg):
+                    directory = "/".join(segs[:i + 1])
+                    self._left_out = f"{self.prefix}{directory}/"
+                    self.hidden += pattern.enters(directory)
+                    return
+            self._searched = parent
         if pattern.match(relative):
-            self.found(key, segs[-1])
+            self.found(key, name)
 
     def found(self, key: str, name: str) -> None:
         """A matching file, in a directory the glob searches."""
