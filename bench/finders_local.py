@@ -7,6 +7,13 @@ search of a process is timed apart), peak memory of each.
 The tree is made once (seconds per 10,000 files) into a temp dir, or into ``--tree DIR``
 and reused while its stamp says it was made with the same parameters.
 
+    python bench/finders_local.py --tree /var/tmp/fsseam-tree --only glob --runs 9
+
+runs the local rows alone (``--only grep``, ``glob`` or both). Every side of a row runs
+once per round, in turn, so a slow spell of a shared machine falls on all of them; the
+medians are compared. The glob row also gives each side's CPU time (this process's for
+fsseam, the peer process's), which load changes less than wall time.
+
 What the peers are told, so that all of them search the same files: fsseam skips hidden
 and dependency directories (``.git``, ``node_modules``, ...) and binary files by itself;
 GNU grep is given ``-I --exclude-dir=.git --exclude-dir=node_modules`` and ripgrep
@@ -19,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -231,12 +239,19 @@ class Side:
     """One call; returns what it found (lines, files or paths) to compare across sides."""
     peak: Callable[[], float]
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    """CPU seconds (user + system) of each timed run: this process's for a side run here
+    (its helper processes not counted), the peer process's for a peer."""
     found: int = -1
     peak_mib: float = float("nan")
 
     @property
     def median(self) -> float:
         return statistics.median(self.times)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu)
 
 
 @dataclass
@@ -257,9 +272,11 @@ def measure(row: LocalRow, runs: int) -> LocalRow:
         s.found = s.run()
     for _ in range(runs):
         for s in row.sides:
+            cpu = _cpu()
             t = time.perf_counter()
             got = s.run()
             s.times.append(time.perf_counter() - t)
+            s.cpu.append(_cpu() - cpu)
             assert got == s.found, (row.what, s.name, got, s.found)
     for s in row.sides:
         s.peak_mib = s.peak()
@@ -267,6 +284,14 @@ def measure(row: LocalRow, runs: int) -> LocalRow:
     if len(set(counts.values())) != 1:
         raise AssertionError(f"{row.what}: the sides found different counts: {counts}")
     return row
+
+
+def _cpu() -> float:
+    """CPU seconds used so far by this process and by its children waited for (a peer
+    run is one such child; the search helpers, never waited for, are not)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def traced(fn: Callable[[], Any]) -> Callable[[], float]:
@@ -293,9 +318,10 @@ def _lines(out: bytes) -> int:
 # -- the rows ----------------------------------------------------------------------------
 
 def find_rg(install: bool) -> str | None:
-    """ripgrep on PATH, else (with ``install``) installed by apt-get (as root) or pip into a
-    temp dir."""
-    found = shutil.which("rg")
+    """ripgrep on PATH or beside this interpreter (``pip install ripgrep`` puts ``rg`` in
+    the virtual environment's bin), else (with ``install``) installed by apt-get (as root)
+    or pip into a temp dir."""
+    found = shutil.which("rg") or shutil.which("rg", path=os.path.dirname(sys.executable))
     if found or not install:
         return found
     if os.geteuid() == 0 and shutil.which("apt-get"):
@@ -314,8 +340,10 @@ def find_rg(install: bool) -> str | None:
     return None
 
 
-def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], str]:
-    """The local rows and a line saying what the tree is."""
+def rows(spec: TreeSpec, where: str | None, runs: int,
+         only: tuple[str, ...] = ("grep", "glob")) -> tuple[list[LocalRow], str]:
+    """The local rows (the grep rows, the glob row, or both) and a line saying what the
+    tree is."""
     from fsseam import Workspace
     from fsseam.globs import compile_glob
     from fsseam.grep import compile_pattern
@@ -334,7 +362,7 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
                                                    finder_processes=1)).context("bench")
         top = str(root)
         out: list[LocalRow] = []
-        first = first_search(ctx)
+        first = first_search(ctx) if "grep" in only else ""
 
         def fs_grep(pattern: str, mode: str) -> Callable[[], int]:
             compiled = compile_pattern(pattern)
@@ -375,17 +403,19 @@ def rows(spec: TreeSpec, where: str | None, runs: int) -> tuple[list[LocalRow], 
             ("grep rare literal, content", RARE, "content", ["-rn", "-F"], ["-n", "-F"]),
             ("grep regex, content", REGEX, "content", ["-rnE"], ["-n"]),
         ]
-        for what, pattern, mode, gnu, rg_args in plan:
+        for what, pattern, mode, gnu, rg_args in plan if "grep" in only else ():
             log(f"local: {what}")
             out.append(measure(grep_row(what, pattern, mode, gnu, rg_args), runs))
             log(render(out[-1:]))
-        log(f"local: glob {GLOB}")
-        out.append(measure(glob_row(ctx, compile_glob(GLOB), top, rg), runs))
-        log(render(out[-1:]))
-        helpers = helpers_peak_mib()
-        for r in out[:len(plan)]:
-            r.note = f"helpers' peak RSS {helpers}"
-        out[0].note += f"; the first search of the process (helpers start): {first}"
+        if "grep" in only:
+            helpers = helpers_peak_mib()
+            for r in out:
+                r.note = f"helpers' peak RSS {helpers}"
+            out[0].note += f"; the first search of the process (helpers start): {first}"
+        if "glob" in only:
+            log(f"local: glob {GLOB}")
+            out.append(glob_note(measure(glob_row(ctx, compile_glob(GLOB), top, rg), runs)))
+            log(render(out[-1:]))
         if rg is None:
             for r in out:
                 r.note += "; ripgrep missing: `apt-get install ripgrep` or `pip install ripgrep`"
@@ -452,6 +482,20 @@ def glob_row(ctx: Any, pattern: Any, top: str, rg: str | None) -> LocalRow:
     return LocalRow(f"glob {GLOB}", sides)
 
 
+def glob_note(row: LocalRow) -> LocalRow:
+    """The glob row's note: ``ctx.fs`` against each peer too, and the CPU time of every
+    side (a glob runs in one thread of this process; ripgrep walks with several)."""
+    fs, tool = row.side("fsseam ctx.fs"), row.side("fsseam tool")
+    assert fs is not None and tool is not None
+    ratios = [f"ctx.fs / {p.name} {fs.median / p.median:.2f}x" for p in row.sides[2:]]
+    cpu = ", ".join(f"{s.name} {s.cpu_median * 1000:.0f} ms" for s in row.sides)
+    cpu_ratios = [f"tool / {p.name} {tool.cpu_median / p.cpu_median:.2f}x"
+                  for p in row.sides[2:]]
+    row.note = (f"{'; '.join(ratios)}; median CPU (user + system): {cpu} "
+                f"({'; '.join(cpu_ratios)})")
+    return row
+
+
 def render(local: list[LocalRow]) -> str:
     head = ("| local | fsseam ctx.fs | fsseam tool | tool, 1 process | GNU grep / find | "
             "ripgrep | tool / GNU | tool / rg | found | peak MiB (ctx.fs / tool / GNU / rg) "
@@ -475,3 +519,28 @@ def render(local: list[LocalRow]) -> str:
                    f"| {ratio_rg} | {fs.found} | {peaks} | {r.note} |")
     return "\n".join(out)
 
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The local rows alone (``bench/finders.py --only local`` runs them with the rest)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--quick", action="store_true", help="a tree of 1,000 files")
+    ap.add_argument("--tree", default=None, help="where the tree is kept between runs")
+    ap.add_argument("--runs", type=int, default=3, help="timed rounds of every side")
+    ap.add_argument("--only", default="grep,glob", help="grep, glob or both")
+    args = ap.parse_args(argv)
+    only = tuple(p for p in args.only.split(",") if p)
+    if not set(only) <= {"grep", "glob"}:
+        ap.error(f"unknown rows {args.only}: grep, glob or both")
+    print(f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores,"
+          f" load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    local, about = rows(QUICK if args.quick else FULL, args.tree, args.runs, only)
+    print(f"Local tree: {about}\n")
+    print(render(local))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -36,9 +36,9 @@ from fsseam.versions import Precondition, Version
 OPTIONAL = ["native_key", "check_writable", "capabilities_for", "list_lazy",
             "read_many_unhashed", "read_tree_unhashed", "split_tree", "walk_versioned",
             "start_read", "read_version_id", "writer_of", "get_plain", "put_plain",
-            "prune_directories"]
+            "prune_directories", "walk_names"]
 LOCAL = {"native_key", "list_lazy", "read_many_unhashed", "read_tree_unhashed", "split_tree",
-         "prune_directories"}
+         "prune_directories", "walk_names"}
 FSSPEC = {"list_lazy"}
 OBJECT_STORE = {"list_lazy", "read_version_id", "get_plain", "put_plain", "walk_versioned",
                 "start_read", "writer_of"}
@@ -155,6 +155,7 @@ def test_a_wrapper_answers_as_the_backend_inside(tmp_path: Path) -> None:
     assert kept.native_key(str(tmp_path / "a.txt")) == "a.txt"
     assert [e.key for e in kept.list_lazy("")] == ["a.txt"]
     assert kept.read_tree_unhashed("", lambda k: True, 100) is not None
+    assert list(kept.walk_names("") or ()) == [("", ["a.txt"])]
 
 
 def test_a_wrapper_over_a_backend_without_an_override_answers_the_default(
@@ -166,6 +167,7 @@ def test_a_wrapper_over_a_backend_without_an_override_answers_the_default(
         assert wrapper.native_key(str(tmp_path / "a.txt")) is None
         assert wrapper.read_tree_unhashed("", lambda k: True, 100) is None
         assert wrapper.walk_versioned("") is None
+        assert wrapper.walk_names("") is None
         with pytest.raises(FsError) as unknown:
             wrapper.read_version_id("a.txt", "v1")
         assert unknown.value.code is ErrorCode.FS_NOT_FOUND

@@ -229,6 +229,16 @@ class _Alternative:
             return True
         return _walk(self.middle, segs[h : n - t])
 
+    def enters(self, segs: list[str]) -> bool:
+        """Whether a path below the directory ``segs`` may match: its first segments match
+        ``head`` as far as both go, and a segment is left to take (a ``**`` after
+        ``head`` takes any). Loose where a ``**`` follows: what comes after it is not
+        tried."""
+        head, k = self.head, len(segs)
+        if self.middle is None and k >= len(head):
+            return False
+        return all(seg(name) for seg, name in zip(head, segs, strict=False))
+
 
 def _walk(steps: tuple[_Step, ...], segs: list[str]) -> bool:
     """Whether ``steps`` match all of ``segs``: the set of places the pattern can be at,
@@ -315,6 +325,16 @@ class Glob:
 
     _fast: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _slow: tuple[_Alternative, ...] = field(init=False, repr=False, compare=False)
+    _everywhere: bool = field(init=False, repr=False, compare=False)
+    suffixes: tuple[str, ...] | None = field(init=False, repr=False, compare=False)
+    """When every alternative is ``**/*SUFFIX`` after ``base`` (a literal suffix): a path
+    below ``base`` matches exactly when it ends with one of them (``**/*.py`` and
+    ``src/**/*.py``: ``.py``). A segment never holds ``/``, so the path's end is its last
+    segment's end: a walk of ``base`` tests the name, no regex."""
+    names: tuple[Segment, ...] | None = field(init=False, repr=False, compare=False)
+    """When every alternative is ``**/NAME`` after ``base`` (``**/test_*.py``): a path
+    below ``base`` matches exactly when its last segment matches one of these (a ``**``
+    not last takes any directories): a walk of ``base`` tests the name alone."""
 
     def __post_init__(self) -> None:
         fast = [a.regex for a in self.alternatives if a.regex is not None]
@@ -322,6 +342,19 @@ class Glob:
         object.__setattr__(self, "_fast", compiled)
         object.__setattr__(self, "_slow", tuple(a for a in self.alternatives
                                                 if a.regex is None))
+        # A pattern starting with ** may match below any directory.
+        object.__setattr__(self, "_everywhere", any(
+            not a.head and a.middle is not None for a in self.alternatives))
+        # A base is only ever the leading segments of a single alternative.
+        below = len(self.base.split("/")) if self.base else 0
+        raw = [a.text.split("/")[below:] for a in self.alternatives]
+        suffixes = tuple(r[1][1:] for r in raw if len(r) == 2 and r[0] == "**"
+                         and r[1][:1] == "*" and not any(c in r[1][1:] for c in "*?["))
+        object.__setattr__(self, "suffixes",
+                           suffixes if len(suffixes) == len(raw) else None)
+        last = tuple(a.tail[0] for a, r in zip(self.alternatives, raw, strict=True)
+                     if len(r) == 2 and r[0] == "**" and r[1] != "**")
+        object.__setattr__(self, "names", last if len(last) == len(raw) else None)
 
     def match(self, relative: str) -> bool:
         """Whether ``relative`` matches, in time linear in its length for a given pattern."""
@@ -337,13 +370,24 @@ class Glob:
     def allows(self, relative: str) -> bool:
         """False when ``relative`` lies in a hidden or dependency directory (or is a hidden
         file) that the pattern does not name."""
-        for seg in relative.split("/"):
-            if not is_skipped(seg) or seg in self.named:
-                continue
-            if seg.startswith(".") and self.dot_wildcard:
-                continue
-            return False
-        return True
+        return all(self.allows_name(seg) for seg in relative.split("/"))
+
+    def allows_name(self, name: str) -> bool:
+        """Whether a search takes a file or enters a directory of this name: not a hidden
+        or dependency name, or one the pattern names (by name, or by a wildcard segment
+        starting with a dot, for a hidden name)."""
+        if not is_skipped(name) or name in self.named:
+            return True
+        return self.dot_wildcard and name.startswith(".")
+
+    def enters(self, relative: str) -> bool:
+        """Whether a path below the directory ``relative`` ("" for the search directory)
+        may match: False lets a walk leave it unlisted (``src/*.py`` needs nothing below
+        ``src/a``). Loose: True for some directories with nothing to match below."""
+        if self._everywhere:
+            return True
+        segs = relative.split("/") if relative else []
+        return any(a.enters(segs) for a in self.alternatives)
 
 
 def echo(pattern: str) -> str:

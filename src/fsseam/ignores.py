@@ -275,6 +275,15 @@ class Ignores:
         self._lock = threading.RLock()
         self.dirs_left = 0
         """Ignored directories left out (each counted once: the walk does not enter it)."""
+        self.searched: Callable[[str], bool] | None = None
+        """Whether the call searches a directory or file of this name (None: every one).
+        The rules are not asked about a name it does not search, nor about anything
+        below such a directory: the call leaves those out as hidden (``.venv``, ``.git``,
+        ``node_modules``, ...), whatever an ignore file says, so every walk counts them
+        alike, whether it prunes hidden directories unlisted or lists every key."""
+        self.counts_dir: Callable[[str], bool] | None = None
+        """Which ignored directories count (None: all): a glob counts only those below
+        which its pattern may match, as it counts hidden ones."""
         self.files_left = 0
         """Ignored files left out that would otherwise have been results."""
 
@@ -324,16 +333,26 @@ class Ignores:
 
     def prunes(self, key: str) -> bool:
         """Whether a walk leaves out the directory ``key`` (counted once, here)."""
-        if not self._below_root(key) or not self._ignored(key, True):
+        if not self.ignores_dir(key):
             return False
-        self.dirs_left += 1
+        if self.counts_dir is None or self.counts_dir(key):
+            self.dirs_left += 1
         return True
+
+    def ignores_dir(self, key: str) -> bool:
+        """Whether the directory ``key`` below ``root`` is ignored, not counted (its
+        parents were asked about already, as for ``prunes``)."""
+        if self.searched is not None and not self.searched(key.rpartition("/")[2]):
+            return False
+        return self._below_root(key) and self._ignored(key, True)
 
     def excludes_file(self, key: str) -> bool:
         """Whether the file ``key`` is ignored, by itself (its directories were asked
         about already: ``prunes``, ``below_ignored``); counted when it is."""
         memo = self._memo  # the common case first: a directory no rules speak of
         if memo[0] == key.rpartition("/")[0] and not memo[1]:
+            return False
+        if self.searched is not None and not self.searched(key.rpartition("/")[2]):
             return False
         if not self._below_root(key) or not self._ignored(key, False):
             return False
@@ -362,7 +381,8 @@ class Ignores:
         if top is None:
             return False
         self._last_out = top + "/"
-        self.dirs_left += 1
+        if self.counts_dir is None or self.counts_dir(top):
+            self.dirs_left += 1
         return True
 
     def _topmost(self, d: str) -> str | None:
@@ -373,9 +393,11 @@ class Ignores:
             return None  # the files of one directory come together
         if not self._below_root(d):
             return None
-        root = self.root
+        root, searched = self.root, self.searched
         at = root
         for seg in (d[len(root) + 1:] if root else d).split("/"):
+            if searched is not None and not searched(seg):
+                break  # left out as hidden: not the rules' to count
             at = _join(at, seg)
             verdict = self._verdicts.get(at)
             if verdict is None:

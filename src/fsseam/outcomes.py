@@ -159,7 +159,9 @@ class GlobOutcome(_Outcome):
     """All matching files."""
     limit: int
     hidden: int = 0
-    """Matching files left out because they lie in hidden or dependency directories."""
+    """What was left out as hidden, not searched: each hidden or dependency directory
+    (``.git``, ``node_modules``, ...) holding a file below which the pattern may match
+    counts once, and each matching hidden file once."""
     ignored: int = 0
     """Paths left out by the ``.gitignore`` / ``.ignore`` files: each ignored directory
     once (it is not walked), each ignored file that would otherwise match."""

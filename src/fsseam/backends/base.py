@@ -181,6 +181,7 @@ class Backend(ABC):
     ``read_many_unhashed``  bare bytes where versions are their digests      local
     ``read_tree_unhashed``  a walk and its reads in one pass                 local
     ``split_tree``          the walk as parts, for helper processes          local
+    ``walk_names``          a walk of file keys only, pruned as it goes      local
     ``walk_versioned``      a walk that says each file's version             object stores
     ``start_read``          a read started now, waited on later              object stores
     ``read_version_id``     a version read by the store's own id             object stores
@@ -349,6 +350,22 @@ class Backend(ABC):
         directory. By default no parts: the walk is not split."""
         return []
 
+    def walk_names(
+        self, key: str, keep_dir: Callable[[str], bool] | None = None,
+        listed: Callable[[str, builtins.list[str]], None] | None = None,
+    ) -> Iterator[tuple[str, builtins.list[str]]] | None:
+        """The files ``walk(key)`` yields (links left out), in the same order, by name,
+        where the store lists directory by directory: runs of a directory's key and the
+        names of files of it that follow each other in that order (a file's key is the
+        directory's key, a slash and the name; the name alone at the root), with no entry
+        per file. ``keep_dir(dir_key)`` is asked before each subdirectory is listed
+        (False: nothing below it is listed or yielded), and ``listed(dir_key, names)`` is
+        told each directory's child names (sorted) before any of its files is yielded. A
+        missing directory is FS_NOT_FOUND, a file FS_INVALID_ARGUMENT, at the first
+        ``next``. None where the store has no such walk (an object store lists keys, not
+        directories): the caller walks."""
+        return None
+
     def prune_directories(self, key: str) -> None:
         """Remove the directories left empty at and below ``key``, innermost first; one
         that holds anything stays (with those above it), and so does the root. By
@@ -481,6 +498,12 @@ class Wrapper(Backend):
 
     def split_tree(self, key: str, want: int) -> Sequence[TreePart]:
         return self.inner.split_tree(key, want)
+
+    def walk_names(
+        self, key: str, keep_dir: Callable[[str], bool] | None = None,
+        listed: Callable[[str, builtins.list[str]], None] | None = None,
+    ) -> Iterator[tuple[str, builtins.list[str]]] | None:
+        return self.inner.walk_names(key, keep_dir, listed)
 
     def prune_directories(self, key: str) -> None:
         self.inner.prune_directories(key)

@@ -412,6 +412,12 @@ class BranchBackend(Wrapper):
     def split_tree(self, key: str, want: int) -> Sequence[TreePart]:
         return []
 
+    def walk_names(
+        self, key: str, keep_dir: Callable[[str], bool] | None = None,
+        listed: Callable[[str, builtins.list[str]], None] | None = None,
+    ) -> Iterator[tuple[str, builtins.list[str]]] | None:
+        return None  # main's walk does not hold the branch's changes
+
     def walk_versioned(self, key: str) -> Iterator[tuple[Entry, Version | None]] | None:
         return None
 

@@ -55,8 +55,8 @@ SENTENCES: dict[str, str] = {
     "ls_omitted": "({omitted} entries omitted)",
     "glob_none": "No files match {pattern} in {path}.",
     "glob_hidden": (
-        "({hidden} matching files in hidden or dependency directories were left out; name "
-        "the directory in the pattern to include them.)"
+        "({hidden} hidden or dependency directories and matching hidden files were left "
+        "out, not searched; name them in the pattern to include them.)"
     ),
     "glob_clipped": (
         "(Showing {shown} of {total} matching files, in path order. Narrow the pattern or "

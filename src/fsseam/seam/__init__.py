@@ -6,7 +6,8 @@ method returns a pydantic outcome or raises FsError; a failed call changes nothi
 
 :class:`Seam` is a facade over modules with one job each: ``reading`` (read, stat,
 images and PDFs), ``finding`` (list, walk, glob, grep: the scan of the files, and helper
-processes for a large local tree), ``changing`` (write, create, edit, delete, move, and
+processes for a large local tree; ``globbing``: what a glob counts, and its walk by names
+on local disk), ``changing`` (write, create, edit, delete, move, and
 several files as one), ``commit`` (the plan of a change, committed against the store, and
 what a failed step leaves), ``verdicts`` (did a failed call land, what a refusal tells the
 agent) and ``history`` (history, restore, undo). Every change asks the gate through

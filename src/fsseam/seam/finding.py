@@ -45,7 +45,7 @@ from ..backends.digests import digest_version
 from ..deadline import Deadline, OutOfTime
 from ..errors import ErrorCode, FsError
 from ..events import ListEvent, ReadEvent, StatEvent
-from ..globs import Glob, echo
+from ..globs import Glob, echo, is_skipped
 from ..grep import (
     FileRead,
     Pattern,
@@ -59,6 +59,7 @@ from ..paths import display, reserved
 from ..policy.reserved import only_reservations
 from ..versions import Version
 from .core import Core
+from .globbing import GlobTally, glob_by_names
 from .scan import Answer, Found, GrepMode, Scan, partial_fields, trim_hunks
 from .workers import Helper, Helpers, helpers, read_message, write_message
 
@@ -142,14 +143,21 @@ def visible(fs: Core, key: str, entries: Sequence[Entry], operation: Literal["li
     return event.entries
 
 
-def ignores_for(fs: Core, root: str, named: frozenset[str], include_ignored: bool
-                ) -> Ignores | None:
-    """The ignore rules of a finder call searching below ``root`` (None: the call includes
-    ignored paths)."""
+def ignores_for(fs: Core, root: str, pattern: Glob | None, include_ignored: bool,
+                hidden: bool = True) -> Ignores | None:
+    """The ignore rules of a finder call searching below ``root`` for the files
+    ``pattern`` names (None: the call includes ignored paths). ``hidden``: the call leaves
+    out hidden and dependency names the pattern does not name, which the rules then do
+    not count (a listing shows them)."""
     if include_ignored:
         return None
     backend = fs.backend
-    return Ignores(backend.read, root, named, backend.storage_id(), backend.list_lazy)
+    ignores = Ignores(backend.read, root, literal_names(pattern), backend.storage_id(),
+                      backend.list_lazy)
+    if hidden:
+        ignores.searched = (pattern.allows_name if pattern is not None
+                            else lambda name: not is_skipped(name))
+    return ignores
 
 
 def list_entries(
@@ -160,7 +168,7 @@ def list_entries(
     key = fs.key(path)
     out: list[ListEntry] = []
     omitted = more = used = 0
-    ignores = ignores_for(fs, key, frozenset(), include_ignored)
+    ignores = ignores_for(fs, key, None, include_ignored, hidden=False)
 
     def children(k: str, level: int) -> Iterator[Entry]:
         nonlocal omitted
@@ -271,7 +279,8 @@ part's being larger than the rest keeps one helper busy, not the search waiting.
 def glob(fs: Core, pattern: Glob, path: str, limit: int, include_ignored: bool = False
          ) -> GlobOutcome:
     """Files below ``path`` matching ``pattern``, in path order (the first ``limit``); once
-    ``Limits.finder_seconds`` is spent, those before where the walk stopped (partial)."""
+    ``Limits.finder_seconds`` is spent, those before where the walk stopped (partial). The
+    store's walk by names where it has one, else the plain walk (see ``globbing``)."""
     key = fs.key(path)
     if pattern.base and any(s in ("", ".", "..") for s in pattern.base.split("/")):
         # The walk starts at the base unchecked (it is below a checked key): only plain
@@ -279,36 +288,24 @@ def glob(fs: Core, pattern: Glob, path: str, limit: int, include_ignored: bool =
         raise FsError(ErrorCode.FS_INVALID_ARGUMENT, reason=Reason.glob_parent,
                       details={"pattern": echo(pattern.pattern)})
     base = "/".join(p for p in (key, pattern.base) if p)
-    prefix = f"{key}/" if key else ""
-    paths: list[str] = []
-    total = hidden = 0
     deadline = Deadline(fs.limits.finder_seconds)
-    cut: str | None = None
-    ignores = ignores_for(fs, base, literal_names(pattern), include_ignored)
+    ignores = ignores_for(fs, base, pattern, include_ignored)
+    tally = GlobTally(pattern, key, limit, ignores)
     try:
-        for e in walk_visible(fs, base, ignores):
-            if deadline.passed():
-                cut = e.key
-                break
-            relative = e.key[len(prefix):]
-            if not pattern.match(relative):
-                continue
-            if not pattern.allows(relative):
-                hidden += 1
-                continue
-            if ignores is not None and ignores.excludes_file(e.key):
-                continue
-            total += 1
-            if len(paths) < limit:
-                paths.append(display(e.key))
+        if not glob_by_names(fs, tally, base, deadline):
+            for e in walk_visible(fs, base, ignores):
+                if deadline.passed():
+                    tally.cut = e.key
+                    break
+                tally.take(e.key)
     except FsError as e:
         # A literal base the tree does not have simply matches nothing.
         if not (pattern.base and e.code is ErrorCode.FS_NOT_FOUND):
             raise named_file(fs, base, e) from None
-    return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=paths,
-                       total=total, limit=limit, hidden=hidden,
+    return GlobOutcome(path=display(key), pattern=pattern.pattern, paths=tally.paths,
+                       total=tally.total, limit=limit, hidden=tally.hidden,
                        ignored=0 if ignores is None else ignores.ignored,
-                       **partial_fields(key, cut, pattern.named))
+                       **partial_fields(key, tally.cut, pattern.named))
 
 
 def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMode,
@@ -316,7 +313,7 @@ def grep(fs: Core, pattern: Pattern, path: str, files: Glob | None, mode: GrepMo
     """Search the text files below ``path`` (see :meth:`fsseam.seam.Seam.grep`)."""
     key = fs.key(path)
     search = GrepCall(fs, key, pattern, files, mode, context, limit,
-                      ignores_for(fs, key, literal_names(files), include_ignored))
+                      ignores_for(fs, key, files, include_ignored))
     if search.fan_out():
         return search.outcome()
     # A backend whose versions are digests of the bytes (local) reads without them: a

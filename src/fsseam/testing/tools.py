@@ -133,7 +133,9 @@ class FindingToolsConformance(ToolsConformanceSettings):
         res = ctx.tools.execute("glob", {"pattern": "**/*.py"})
         assert res.ok, res.text
         assert res.text.splitlines()[:2] == ["/src/app.py", "/src/lib/util.py"]
-        assert "1 matching files in hidden or dependency directories" in res.text
+        assert res.text.endswith("(1 hidden or dependency directories and matching hidden "
+                                 "files were left out, not searched; name them in the "
+                                 "pattern to include them.)"), res.text
         res = ctx.tools.execute("glob", {"pattern": ".hidden/*.py"})
         assert res.text == "/.hidden/secret.py"
         res = ctx.tools.execute("glob", {"pattern": "*.py", "path": "/src/lib"})

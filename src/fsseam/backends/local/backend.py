@@ -193,6 +193,15 @@ class LocalBackend(Backend):
             if not is_temp(d.name):
                 yield self._tree.entry(child, d)
 
+    def walk_names(
+        self, key: str, keep_dir: Callable[[str], bool] | None = None,
+        listed: Callable[[str, builtins.list[str]], None] | None = None,
+    ) -> Iterator[tuple[str, builtins.list[str]]]:
+        """``walk``'s files by name, in runs: each directory's types from its listing (no
+        ``lstat``, no entry per file), the temp files of writes left out (see
+        ``Tree.names``)."""
+        return self._tree.names(key, keep_dir, listed, is_temp)
+
     # -- writes ------------------------------------------------------------
     def write(self, key: str, data: bytes, precondition: Precondition, *,
               meta: WriteMeta | None = None) -> Version:

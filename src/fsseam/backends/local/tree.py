@@ -8,10 +8,15 @@ refused from its ``lstat``, before any ``open``.
 
 Here too are the rules every operation applies to the entry it meets: the kinds refused
 (a link met after ``resolve``, a directory, a FIFO, a device) and the errors that say so.
+
+The walks: ``runs`` (and ``dirents`` over it) give each file's directory entry, for a
+listing or a search; ``names`` gives only the names, for a glob, taking each entry's kind
+from the listing (no ``lstat``) and leaving out the directories its caller prunes.
 """
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import stat as stat_mod
@@ -25,8 +30,8 @@ from ...paths import MAX_PATH_DEPTH, display
 from ..base import Entry
 
 __all__ = [
-    "READ_FLAGS", "Pruning", "Tree", "check_kind", "kept_changing", "outside_root",
-    "sorted_dirents",
+    "READ_FLAGS", "RUN_NAMES", "KeepDir", "Listed", "Pruning", "Tree", "check_kind",
+    "kept_changing", "outside_root", "sorted_dirents",
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -372,6 +377,61 @@ class Tree:
             for child, d in run:
                 yield fd, child, d
 
+    def names(self, key: str, keep_dir: KeepDir | None = None, listed: Listed | None = None,
+              hide: Callable[[str], bool] | None = None) -> Iterator[tuple[str, list[str]]]:
+        """The files below the directory ``key`` in ascending key order, by name only: the
+        walk of ``dirents`` (links left out, never followed; no directory deeper than
+        paths may go, none that cannot be opened) without a stat or an entry per file,
+        as runs: a directory's key and the names of up to :data:`RUN_NAMES` of its files
+        that follow each other in that order. ``keep_dir`` is asked about each
+        subdirectory before it is listed (False: neither listed nor walked); ``listed``
+        is told each directory's child names right after it is listed, before any of its
+        files is yielded (the top one's too); ``hide`` leaves out the hidden files it
+        names (a write's temp files)."""
+        top = self.open_dir(key, "walk")
+        try:
+            files, dirs = _listing(top, key, hide, listed)
+        except BaseException:
+            os.close(top)
+            raise
+        flags = _DIR_FLAGS | os.O_NOFOLLOW
+        # Each open directory: its descriptor, key, files, the subdirectories not yet
+        # entered, and where its files not yet yielded start.
+        stack: list[tuple[int, str, list[str], Iterator[str], int]] = [
+            (top, key, files, iter(dirs), 0)]
+        try:
+            while stack:
+                fd, here, files, subdirs, at = stack[-1]
+                for sub in subdirs:
+                    # The files sorting before "sub/" come before everything below it.
+                    end = bisect.bisect_left(files, sub, at)
+                    yield from _runs(here, files, at, end)
+                    at = end
+                    child = f"{here}/{sub[:-1]}" if here else sub[:-1]
+                    if child.count("/") + 1 >= MAX_PATH_DEPTH:
+                        continue
+                    if keep_dir is not None and not keep_dir(child):
+                        continue
+                    try:
+                        sfd = os.open(sub[:-1], flags, dir_fd=fd)
+                    except OSError:
+                        continue
+                    try:
+                        got = _listing(sfd, child, hide, listed)
+                    except FsError:
+                        os.close(sfd)
+                        continue
+                    stack[-1] = (fd, here, files, subdirs, at)
+                    stack.append((sfd, child, got[0], iter(got[1]), 0))
+                    break  # into it; this directory's files resume after it
+                else:
+                    yield from _runs(here, files, at, len(files))
+                    os.close(fd)
+                    stack.pop()
+        finally:
+            for fd, *_ in stack:
+                os.close(fd)
+
     def runs(self, key: str, hooks: Pruning | None = None
              ) -> Iterator[tuple[int, list[tuple[str, os.DirEntry[str]]]]]:
         """The walk of ``dirents`` a run at a time: the consecutive entries of one directory
@@ -420,6 +480,65 @@ class Tree:
         finally:
             for fd, _ in stack:
                 os.close(fd)
+
+
+KeepDir = Callable[[str], bool]
+"""Whether a name walk lists the directory of this key (False: it is left out whole)."""
+Listed = Callable[[str, list[str]], None]
+"""Told a directory's key and its child names as soon as the name walk has listed it."""
+
+
+RUN_NAMES = 1000
+"""The most names of one run of a name walk: whoever takes the runs checks its clock
+between two of them."""
+
+
+def _runs(key: str, files: list[str], start: int, end: int
+          ) -> Iterator[tuple[str, list[str]]]:
+    if start == 0 and end == len(files) <= RUN_NAMES:
+        if files:
+            yield key, files
+        return
+    for i in range(start, end, RUN_NAMES):
+        yield key, files[i:min(i + RUN_NAMES, end)]
+
+
+def _listing(fd: int, key: str, hide: Callable[[str], bool] | None,
+             listed: Listed | None) -> tuple[list[str], list[str]]:
+    """The names of the open directory ``fd`` (whose key is ``key``) that a name walk
+    takes, sorted: its files (those ``hide`` hides left out: it is asked about hidden
+    names only, as a write's temp files are), and its directories as name + "/" (as a
+    directory sorts among keys); links left out. ``listed`` is told every child name
+    first (links too), sorted by name."""
+    files: list[str] = []
+    dirs: list[str] = []
+    links: list[str] = []
+    try:
+        with os.scandir(fd) as it:
+            for d in it:
+                name = d.name
+                # The entry's type from the listing (d_type): no lstat, unless the file
+                # system does not say (then the DirEntry takes one).
+                try:
+                    if d.is_file(follow_symlinks=False):
+                        pass
+                    elif d.is_dir(follow_symlinks=False):
+                        dirs.append(name + "/")
+                        continue
+                    elif d.is_symlink():
+                        links.append(name)
+                        continue
+                except OSError:
+                    pass  # removed meanwhile: a file, as the entry walk takes it
+                if hide is None or name[0] != "." or not hide(name):
+                    files.append(name)
+    except OSError as e:
+        raise map_os_error(e, key, "walk") from e
+    files.sort()
+    dirs.sort()
+    if listed is not None:
+        listed(key, sorted(files + [d[:-1] for d in dirs] + links))
+    return files, dirs
 
 
 def sorted_dirents(fd: int, prefix: str) -> Iterator[tuple[str, os.DirEntry[str], bool]]:
