@@ -40,7 +40,7 @@ ROOT_GITIGNORE = b"""\
 !keep.log
 build/
 /top-only.txt
-docs/**/draft.md
+notes/**/draft.md
 \\#hash.txt
 trailing.txt   \n\
 cache/
@@ -64,9 +64,9 @@ TREE: dict[str, bytes] = {
     "x/a/b/deep.txt": b"needle\n",
     "top-only.txt": b"needle\n",
     "sub/top-only.txt": b"needle\n",
-    "docs/draft.md": b"needle\n",
-    "docs/x/y/draft.md": b"needle\n",
-    "docs/readme.md": b"needle\n",
+    "notes/draft.md": b"needle\n",
+    "notes/x/y/draft.md": b"needle\n",
+    "notes/readme.md": b"needle\n",
     "#hash.txt": b"needle\n",
     "trailing.txt": b"needle\n",
     "cache/keep.txt": b"needle\n",
@@ -155,7 +155,7 @@ def test_the_fixture_covers_what_it_says(tmp_path: Path) -> None:
     ignored = git_ignored(tmp_path, TREE)
     assert ignored == {
         "src/gen.tmp", "src/other.log", "src/generated/x.py", "a/b/deep.txt",
-        "top-only.txt", "docs/draft.md", "docs/x/y/draft.md", "#hash.txt", "trailing.txt",
+        "top-only.txt", "notes/draft.md", "notes/x/y/draft.md", "#hash.txt", "trailing.txt",
         "cache/keep.txt", "cache/x.txt", "out/file.txt", "-dash.txt", "d/-dash.txt",
         "d/-other.txt", "build/x.txt", "lib/build/y.txt", "logs/app.log",
     }
@@ -176,7 +176,7 @@ def test_glob_grep_and_ls_leave_out_what_git_ignores(project: Workspace, tmp_pat
     assert (grep.ignored, grep.searched) == (17, len(expected))
     listed = fs.list("/")
     assert {e.path.lstrip("/") for e in listed.entries} == {
-        ".gitignore", "src", "a", "x", "sub", "docs", "out", "d", "lib", "logs", "keep.log",
+        ".gitignore", "src", "a", "x", "sub", "notes", "out", "d", "lib", "logs", "keep.log",
         "z.txt", "build.txt"}
     # The root's ignored entries: build/ and cache/, and four files.
     assert listed.ignored == 6
@@ -510,8 +510,8 @@ def test_a_local_grep_does_not_walk_ignored_directories(tmp_path: Path,
     monkeypatch.setattr(tree_module, "sorted_dirents", recording)
     grep = ws.context("a").fs.grep(compile_pattern("needle"), "/", limit=1000)
     assert grep.ignored == 17
-    assert set(listed) == {"", "src", "a", "a/b", "x", "x/a", "x/a/b", "sub", "docs",
-                           "docs/x", "docs/x/y", "out", "out/kept", "d", "lib", "logs"}
+    assert set(listed) == {"", "src", "a", "a/b", "x", "x/a", "x/a/b", "sub", "notes",
+                           "notes/x", "notes/x/y", "out", "out/kept", "d", "lib", "logs"}
 
 
 def test_the_fsspec_filesystem_lists_every_entry(tmp_path: Path) -> None:
