@@ -544,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         ap.error(f"unknown part(s) {','.join(unknown)}; known: {','.join(PARTS)}")
-    n_glob, n_grep, runs = (300, 60, 1) if args.quick else (100_000, 10_000, 3)
+    n_glob, n_grep, runs = (200, 40, 1) if args.quick else (100_000, 10_000, 3)
     runs = args.runs or runs
     n_glob = args.glob_keys or n_glob
     n_grep = args.grep_objects or n_grep
