@@ -53,10 +53,13 @@ NEEDLE = "needle_here"
 RTT = 0.02
 """A round trip to a cloud store from a machine near it, added by the proxy in front of the
 emulator: emulators answer in microseconds, so they hide what fetching concurrently buys."""
+GOAL_OBJECTS = 10_000
+"""The size the grep goals are stated for."""
 WARM_GOAL_S = 1.0
 """The warm grep of 10,000 objects at a 20 ms round trip: under a second."""
 COLD_GOAL_X = 25.0
-"""The cold grep at a 20 ms round trip: 25x faster than the sequential loop."""
+"""The cold grep of 10,000 objects at a 20 ms round trip: 25x faster than the sequential
+loop."""
 KEYS_PER_REQUEST_GOAL = 1000
 """glob: a listing request per 1,000 keys (the page every store answers at most)."""
 
@@ -433,17 +436,23 @@ class GrepBench:
             f"(its ranges at once where the store allows) + the shards + {self.n // 100} "
             f"matches + {self.changed} changed + the shards rewritten")
         faster = loop.seconds / cold.seconds
+
+        def judged(goal: str, met: bool) -> str:
+            # The goals are stated for 10,000 objects: a smaller run says so, not "met".
+            if not latency:
+                return ""
+            if self.n < GOAL_OBJECTS:
+                return f"{goal} at {GOAL_OBJECTS:,} objects, not judged at {self.n:,}"
+            return f"{goal}: {'met' if met else 'not met'}"
         return [
             Row(f"grep {self.n} objects cold (index on, none stored){where}", cold,
                 "find + cat loop", loop, latency, peaks[0], raw_peak,
-                goal=(f"{COLD_GOAL_X:.0f}x faster than the loop: "
-                      f"{'met' if faster >= COLD_GOAL_X else 'not met'}") if latency else "",
+                goal=judged(f"{COLD_GOAL_X:.0f}x faster than the loop", faster >= COLD_GOAL_X),
                 note=f"{faster:.1f}x faster than the loop"),
             Row(f"grep {self.n} objects warm (needle in 1%, {self.changed} changed outside)"
                 f"{where}", warm, "find + cat loop", loop, latency, peaks[1], raw_peak,
-                goal=(f"under {WARM_GOAL_S:.0f} s: "
-                      f"{'met' if warm.seconds < WARM_GOAL_S else 'not met'}") if latency
-                else "", note=f"requests {requests}"),
+                goal=judged(f"under {WARM_GOAL_S:.0f} s", warm.seconds < WARM_GOAL_S),
+                note=f"requests {requests}"),
             Row(f"grep {self.n} objects, content_index=False{where}", plain,
                 "find + cat loop", loop, latency, peaks[2], raw_peak),
         ]

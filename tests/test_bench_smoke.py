@@ -226,7 +226,8 @@ def test_finders_bench_object_store_rows() -> None:
                                               "grep 40 objects warm (needle in 1%, 1 changed "
                                               "outside)",
                                               "grep 40 objects, content_index=False")]
-    assert proc.stdout.count("(goal: under 1 s: ") == len(stores)
+    assert proc.stdout.count("(goal: under 1 s at 10,000 objects, not judged at 40)") == len(
+        stores)
 
 
 def test_report_prints_the_performance_table_with_its_date_and_commit(
