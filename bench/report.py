@@ -13,7 +13,8 @@ finishes in minutes:
   (moto); K agents editing one file (the quick plan), which must lose no update;
 - ``bench/window_memory.py``: peak memory of a window read of a large local file;
 - ``bench/finders.py``: grep and glob on a small generated local tree (next to GNU grep)
-  and on S3 (next to a raw fsspec loop), requests counted at the server;
+  and on S3, GCS and Azure (next to a raw fsspec loop): requests counted at the server and
+  the client's CPU per request;
 - ``bench/branches.py``: read, write and edit on a branch next to main, and merges of 10
   and 1,000 files, requests counted at the server.
 
@@ -55,8 +56,8 @@ def parts(quick: bool) -> list[Part]:
     branches = (("--stores", "memory,local", "-n", "3", "--merges", "10,100") if quick else
                 ("--stores", "memory,local,s3,gcs", "-n", "20", "--merges", "10,1000"))
     finders = (("--quick", "--only", "local") if quick else
-               ("--quick", "--only", "local,s3", "--grep-objects", "500", "--glob-keys",
-                "3000", "--runs", "3"))
+               ("--quick", "--only", "local,s3,gcs,azure", "--grep-objects", "500",
+                "--glob-keys", "3000", "--runs", "3"))
     return [
         Part("Per call: read, write and edit",
              f"Medians of {calls} `ctx.tools.execute` calls on a 2,000-line, 80,000-byte "
@@ -71,9 +72,12 @@ def parts(quick: bool) -> list[Part]:
              ("window_memory.py", "--size-mib", window)),
         Part("Finders",
              "grep and glob through the tool and `ctx.fs`, on a generated local tree next to "
-             "GNU grep and find, and on S3 (moto) next to a raw `fs.find` + `fs.cat_file` "
-             "loop; cold is the first grep (the content index is built), warm the next one "
-             "after an outside writer changed a file.",
+             "GNU grep and find, and on S3 (moto), GCS (fake-gcs-server) and Azure (Azurite, "
+             "when installed) next to a raw `fs.find` + `fs.cat_file` loop; cold is the "
+             "first grep (the content index is built), warm the next one after an outside "
+             "writer changed 1% of the files. On the object stores, what the client spends "
+             "(requests and its CPU per call and per request, which do not depend on where "
+             "the emulator runs), then the time with a 20 ms round trip added.",
              ("finders.py", *finders)),
         Part("Branches",
              "Medians of `ctx.tools.execute` calls by an agent on a branch next to the same "

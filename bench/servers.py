@@ -12,6 +12,7 @@ ends it (so a benchmark that dies leaves no server behind), then terminate, then
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -112,6 +113,53 @@ class RemoteProxy:
 def proxy_process(upstream: str) -> Iterator[RemoteProxy]:
     with child([sys.executable, "-m", "fsseam.testing.proxy", upstream]) as proc:
         yield RemoteProxy(proc)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time process ``pid`` has used (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
+def children(parent: int | None = None) -> set[int]:
+    """The PIDs whose parent is ``parent`` (this process by default), from /proc."""
+    parent = os.getpid() if parent is None else parent
+    found: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone since the listing
+        if ppid == parent:
+            found.add(int(name))
+    return found
+
+
+@dataclass
+class StartedElsewhere:
+    """The processes a library's context manager started (fake-gcs-server, Azurite: they
+    keep their ``Popen`` to themselves), found as this process's new children; their CPU
+    is the emulator's."""
+
+    pids: set[int]
+
+    @classmethod
+    def since(cls, before: set[int]) -> StartedElsewhere:
+        new = children() - before
+        for pid in list(new):  # a launcher's own children (a wrapper script's server)
+            new |= children(pid)
+        return cls(new)
+
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for pid in self.pids:
+            with contextlib.suppress(OSError):  # it exited: its time is counted nowhere
+                total += cpu_seconds(pid)
+        return total
 
 
 def _serve_moto() -> None:
