@@ -264,6 +264,9 @@ class Ignores:
         self._flat_at: str | None = None
         """In a flat walk: the last key it yielded (every ignore file sorting before it is
         noted in ``_present``)."""
+        self._parts: dict[str, tuple[tuple[tuple[Rules, int], ...],
+                                     tuple[tuple[Rules, int], ...]]] = {}
+        """Per directory: the rules above it and its own (see ``_parts_of``)."""
         self._verdicts: dict[str, bool] = {}
         """Directories below ``root`` (none below an ignored one): whether ignored."""
         self._memo: tuple[str | None, list[tuple[Rules, int]]] = (None, [])
@@ -411,6 +414,17 @@ class Ignores:
         root = self.root
         return key != root and (not root or key.startswith(root + "/"))
 
+    def applies_in(self, d: str) -> bool:
+        """Whether any rules speak of the paths in the directory ``d`` (a walk asks once
+        per directory and skips ``excludes_file`` for its files when none do: most trees
+        hold few ignore files)."""
+        memo = self._memo
+        if memo[0] == d:
+            return bool(memo[1])
+        chain = self._chain_of(d)
+        self._memo = (d, chain)
+        return bool(chain)
+
     # -- the rules ---------------------------------------------------------------------
     def _ignored(self, path: str, is_dir: bool) -> bool:
         parent, _, name = path.rpartition("/")
@@ -432,14 +446,23 @@ class Ignores:
         """The rules that speak of the paths in the directory ``d``, in the order they
         decide (every .ignore first, deepest first, then every .gitignore: ripgrep's
         order), each with where a path's part relative to its directory starts."""
-        dirs = [d]
-        while d:
-            d = _parent(d)
-            dirs.append(d)
-        pairs = [(d, self._rules_of(d)) for d in dirs]
-        return [(rules, len(d) + 1 if d else 0)
-                for which in (0, 1) for d, pair in pairs
-                if (rules := pair[which]) is not None]
+        first, second = self._parts_of(d)
+        return [*first, *second]
+
+    def _parts_of(self, d: str) -> tuple[tuple[tuple[Rules, int], ...],
+                                         tuple[tuple[Rules, int], ...]]:
+        """The .ignore and the .gitignore rules of ``d`` and the directories above it,
+        deepest first: built on its parent's (kept per directory: a walk asks about every
+        directory, each below one it asked about already)."""
+        got = self._parts.get(d)
+        if got is None:
+            own_ignore, own_git = self._rules_of(d)
+            start = len(d) + 1 if d else 0
+            up_ignore, up_git = self._parts_of(_parent(d)) if d else ((), ())
+            got = ((((own_ignore, start),) if own_ignore is not None else ()) + up_ignore,
+                   (((own_git, start),) if own_git is not None else ()) + up_git)
+            self._parts[d] = got
+        return got
 
     def _rules_of(self, d: str) -> _Pair:
         got = self._rules.get(d)

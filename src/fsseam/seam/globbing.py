@@ -135,6 +135,8 @@ def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> 
                 tally.cut = f"{here}/{names[0]}" if here else names[0]
                 break
             prefix = f"{here}/" if here else ""
+            # The rules of the run's directory, asked about its files only if any speak.
+            judge = ignores is not None and ignores.applies_in(here)
             if suffixes is not None:
                 hits = [n for n in names if n.endswith(suffixes)]
             elif ends is not None:
@@ -151,7 +153,7 @@ def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> 
                     if not pattern.allows_name(name):
                         tally.hidden += 1
                         continue
-                if ignores is not None and ignores.excludes_file(prefix + name):
+                if judge and ignores is not None and ignores.excludes_file(prefix + name):
                     continue
                 total += 1
                 if total <= limit:
