@@ -392,6 +392,8 @@ def test_grep_by_helper_processes_honours_the_rules(tmp_path: Path,
         for i in range(5):
             tree[f"p{d}/q/f{i}.txt"] = b"needle\n"
             tree[f"p{d}/build/f{i}.txt"] = b"needle\n"
+            tree[f"p{d}/.venv/f{i}.txt"] = b"needle\n"  # hidden, and ignored below
+        tree[f"p{d}/.gitignore"] = b".venv/\n"
     ws = Workspace(str(root), limits=Limits(finder_processes=2))
     fill(ws, tree)
     one = Workspace(str(root), limits=Limits(finder_processes=1))
@@ -403,6 +405,10 @@ def test_grep_by_helper_processes_honours_the_rules(tmp_path: Path,
     assert {f.path.lstrip("/") for f in many.files} == expected
     assert many.files == single.files
     assert many.ignored == single.ignored == 17 + 4
+    # A hidden directory is the search's to leave out, in a helper too: its files count
+    # as hidden, whatever an ignore file says of it.
+    assert many.skipped == single.skipped
+    assert many.skipped["hidden"] == single.skipped["hidden"] >= 4 * 5
 
 
 # -- generated trees against git ---------------------------------------------------------

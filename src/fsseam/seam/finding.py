@@ -155,9 +155,19 @@ def ignores_for(fs: Core, root: str, pattern: Glob | None, include_ignored: bool
     ignores = Ignores(backend.read, root, literal_names(pattern), backend.storage_id(),
                       backend.list_lazy)
     if hidden:
-        ignores.searched = (pattern.allows_name if pattern is not None
-                            else lambda name: not is_skipped(name))
+        ignores.searched = searched_names(pattern)
     return ignores
+
+
+def searched_names(pattern: Glob | None) -> Callable[[str], bool]:
+    """Whether a search for the files ``pattern`` names (None: every file) takes a file or
+    enters a directory of this name: hidden and dependency names only where the pattern
+    names them (``Ignores.searched``; a helper process sets it again from its job)."""
+    return pattern.allows_name if pattern is not None else _not_skipped
+
+
+def _not_skipped(name: str) -> bool:
+    return not is_skipped(name)
 
 
 def list_entries(
@@ -562,6 +572,8 @@ class _PartScan(Scan):
                          cap=job.cap, deadline=deadline, budget=budget,
                          reserved=job.reserved,
                          ignores=None if job.ignores is None else Ignores.resume(job.ignores))
+        if self.ignores is not None:
+            self.ignores.searched = searched_names(job.files)
         self.versions: dict[str, tuple[str, Version]] = {}
 
     def seen(self, key: str, path: str, version: Version) -> None:
