@@ -109,8 +109,8 @@ def glob_by_names(fs: Core, tally: GlobTally, base: str, deadline: Deadline) -> 
         if not pattern.enters(relative):
             return False
         if ignores is not None and ignores.ignores_dir(dir_key):
-            # Ignored before hidden, as the plain walk drops an ignored directory's keys
-            # before it counts hidden ones; counted where that walk would see a key.
+            # Never a hidden one (the rules are not asked about names the search skips:
+            # Ignores.searched); counted where the plain walk would see a key below it.
             ignores.dirs_left += _holds_a_file(fs, dir_key, unseen)
             return False
         name = relative[relative.rfind("/") + 1:]
