@@ -24,6 +24,7 @@ from .tree import (
     check_kind,
     kept_changing,
     outside_root,
+    read_plain,
     sorted_dirents,
 )
 from .writes import TEMP_MARK, is_temp_name
@@ -209,7 +210,7 @@ def read_one(dfd: int, child: str, name: str, regular: bool, max_bytes: int,
     """One file of a search, by name in its open directory: its key, bytes (or FsError)
     and whether ``wanted`` took them."""
     if regular:
-        got = _read_plain(dfd, name, max_bytes, wanted)
+        got = read_plain(dfd, name, max_bytes, wanted)
         if got is not None:
             return child, got[0], got[1]
     try:
@@ -217,33 +218,3 @@ def read_one(dfd: int, child: str, name: str, regular: bool, max_bytes: int,
     except FsError as err:
         return child, err, False
     return child, data, keep
-
-
-def _read_plain(dfd: int, name: str, limit: int, wanted: Callable[[bytes], bool] | None
-                ) -> tuple[bytes, bool] | None:
-    """``read_in`` of the common case, a regular file of at most ``limit`` bytes read at
-    once and unchanged while read, without its loop and error mapping; None for anything
-    else (another kind, larger, an error, a change while read), which ``read_in`` redoes
-    and says what it is."""
-    try:
-        fd = os.open(name, READ_FLAGS, dir_fd=dfd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not _S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        data = os.read(fd, st.st_size + 1)
-        if len(data) != st.st_size:
-            return None
-        keep = wanted is None or wanted(data)
-        if keep:
-            after = os.fstat(fd)
-            if (after.st_ctime_ns != st.st_ctime_ns or after.st_mtime_ns != st.st_mtime_ns
-                    or after.st_size != st.st_size):
-                return None
-        return data, keep
-    except OSError:
-        return None
-    finally:
-        os.close(fd)

@@ -31,7 +31,7 @@ from ..base import Entry
 
 __all__ = [
     "READ_FLAGS", "RUN_NAMES", "KeepDir", "Listed", "Pruning", "Tree", "check_kind",
-    "kept_changing", "outside_root", "sorted_dirents",
+    "kept_changing", "outside_root", "read_plain", "sorted_dirents",
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -92,23 +92,39 @@ class Pruning(Protocol):
     def prunes(self, key: str) -> bool: ...
 
 
-def _read_small(fd: int, name: str, limit: int) -> bytes | None:
-    """The bytes of the regular file ``name`` in the open directory ``fd``, if it has at
-    most ``limit`` of them (None otherwise, or when it cannot be read)."""
+def read_plain(dfd: int, name: str, limit: int, wanted: Callable[[bytes], bool] | None
+                ) -> tuple[bytes, bool] | None:
+    """A regular file ``name`` of the open directory ``dfd`` of at most ``limit`` bytes,
+    read at once and unchanged while read, and whether ``wanted`` (None: every file) took
+    it; None for anything else (another kind, larger, an error, a change while read). A
+    search's common case (``search.read_in`` redoes the rest and says what it is), and a
+    directory's ignore files."""
     try:
-        f = os.open(name, READ_FLAGS, dir_fd=fd)
+        fd = os.open(name, READ_FLAGS, dir_fd=dfd)
     except OSError:
         return None
     try:
-        st = os.fstat(f)
+        st = os.fstat(fd)
         if not stat_mod.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
-        data = os.read(f, limit + 1)
-        return None if len(data) > limit else data
+        data = os.read(fd, st.st_size + 1)
+        if len(data) != st.st_size:
+            return None
+        keep = wanted is None or wanted(data)
+        if keep:
+            after = os.fstat(fd)
+            if (after.st_ctime_ns != st.st_ctime_ns or after.st_mtime_ns != st.st_mtime_ns
+                    or after.st_size != st.st_size):
+                return None
+        return data, keep
     except OSError:
         return None
     finally:
-        os.close(f)
+        os.close(fd)
+
+
+def _content(got: tuple[bytes, bool] | None) -> bytes | None:
+    return None if got is None else got[0]
 
 
 def _listed(fd: int, key: str, hooks: Pruning | None
@@ -119,7 +135,7 @@ def _listed(fd: int, key: str, hooks: Pruning | None
         return found
     entries = list(found)
     hooks.listed(key, [d.name for _, d, _ in entries],
-                 lambda name, limit: _read_small(fd, name, limit))
+                 lambda name, limit: _content(read_plain(fd, name, limit, None)))
     return iter(entries)
 
 
