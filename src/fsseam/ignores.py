@@ -102,13 +102,13 @@ class Rules:
 
 
 _MARK = re.compile(r"\(\?P<\w+>/\)")
+"""pathspec's directory mark: the ``/`` after a name that makes the rest contents."""
 _NEVER = "(?!)"
 _NAMES_KEPT = 1 << 16
 _ANY_DEPTH = "^(?:.+/)?"
 """How pathspec starts the regex of a pattern that matches at any depth."""
 _EARLY = re.compile(r"(?:^|(?<=/))[\x00-.]")
 """A name that may sort before ``.ignore`` (its first character is at most ``.``)."""
-"""pathspec's directory mark: the ``/`` after a name that makes the rest contents."""
 
 
 class _Matcher:
