@@ -1,0 +1,295 @@
+"""Object-store requests sent from the calling thread, on kept connections.
+
+The async fsspec stores send every request from an event loop on a thread of their own; a
+synchronous caller hands each request over and waits (``fsspec.asyn.sync``). For one small
+read that bridge, with the libraries' request pipelines, costs more client CPU than the
+request itself. A store whose request can be built and signed by its own library's pieces
+(the URL, the headers, the credentials) sends it from the caller's thread here, with
+``http.client``:
+
+* :class:`Connections` keeps connections by host, shared by every thread: a request takes
+  the one used last (or opens one) and gives it back once its answer is read whole, so a
+  thread living for one call (a pool made for a burst of requests) finds the connections
+  earlier threads opened, as requests through one aiohttp session did. Those of another
+  process (before a fork) are never handed out;
+* a kept connection the server closed while it was idle is not used again (one poll before
+  each request: an event loop would have seen the close as it happened); a request whose
+  reused connection broke before any answer is resent once on a new connection at once
+  when the caller says it may be (an idempotent request: a GET, a HEAD), as aiohttp does;
+* an answer's headers are parsed into :class:`Headers` by splitting lines: ``http.client``
+  hands them to :mod:`email.parser`, which costs more CPU than the rest of a small
+  request's client side together.
+
+Retries after an answer (5xx, throttling) stay the store's: its library's policy, in the
+store's transport.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import select
+import socket
+import threading
+import urllib.parse
+from collections.abc import Mapping
+from typing import NamedTuple
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_IDLE",
+    "TRANSPORT_ERRORS",
+    "Answer",
+    "Broken",
+    "Connections",
+    "Headers",
+]
+
+MAX_IDLE = 32
+"""Idle connections kept per host; more at once (a burst of parallel requests) are closed
+when their answers are read."""
+DEFAULT_TIMEOUT = 300.0
+"""Seconds a socket operation may block when the store's library names no timeout:
+aiohttp's default total timeout."""
+TRANSPORT_ERRORS = (OSError, http.client.HTTPException)
+"""What a connection, a send or a receive raises (resets, refusals, timeouts, a broken
+status line): the equivalents of what the stores' libraries retry."""
+
+_MAX_LINE = 65536
+_MAX_HEADERS = 100
+"""``http.client``'s own bounds on one header line and on the number of headers."""
+
+
+class Headers(dict[str, str]):
+    """An answer's headers by lower-cased name, looked up whatever the case; a name sent
+    more than once keeps its first value (as :meth:`email.message.Message.get`), all of
+    them in :meth:`get_all`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.repeated: dict[str, list[str]] = {}
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return super().get(name.lower(), default)
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and super().__contains__(name.lower())
+
+    def get_all(self, name: str, default: list[str] | None = None) -> list[str] | None:
+        key = name.lower()
+        if key in self.repeated:
+            return list(self.repeated[key])
+        value = super().get(key)
+        return default if value is None else [value]
+
+    def add(self, name: str, value: str) -> None:
+        key = name.lower()
+        if not super().__contains__(key):
+            self[key] = value
+            return
+        self.repeated.setdefault(key, [super().__getitem__(key)]).append(value)
+
+
+def _read_headers(fp: object) -> Headers:
+    """The header block up to its empty line, split into names and values (a folded line
+    continues the value before it)."""
+    readline = fp.readline  # type: ignore[attr-defined]
+    headers = Headers()
+    last: str | None = None
+    for _ in range(_MAX_HEADERS + 1):
+        line: bytes = readline(_MAX_LINE + 1)
+        if len(line) > _MAX_LINE:
+            raise http.client.LineTooLong("header line")
+        if line in (b"\r\n", b"\n", b""):
+            return headers
+        text = line.decode("iso-8859-1")
+        if text[0] in " \t" and last is not None:
+            headers[last] = f"{dict.__getitem__(headers, last)} {text.strip()}"
+            continue
+        name, sep, value = text.partition(":")
+        if not sep:
+            continue  # not a header line: email.parser drops it too
+        last = name.strip().lower()
+        headers.add(last, value.strip())
+    raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+
+
+class _Response(http.client.HTTPResponse):
+    """``http.client``'s response, its headers read by :func:`_read_headers`. ``begin`` is
+    ``http.client``'s own but for that one line: it parses the status and decides how the
+    body ends (length, chunks or the connection's close)."""
+
+    def begin(self) -> None:
+        if self.headers is not None:
+            return
+        while True:
+            version, status, reason = self._read_status()
+            if status != http.client.CONTINUE:
+                break
+            _read_headers(self.fp)
+        self.code = self.status = status
+        self.reason = reason.strip()
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        elif version.startswith("HTTP/1."):
+            self.version = 11
+        else:
+            raise http.client.UnknownProtocol(version)
+        headers = _read_headers(self.fp)
+        self.headers = self.msg = headers
+        encoding = headers.get("transfer-encoding")
+        self.chunked = bool(encoding and encoding.lower() == "chunked")
+        self.chunk_left = None
+        self.will_close = self._check_close()
+        self.length = None
+        length = headers.get("content-length")
+        if length and not self.chunked:
+            try:
+                self.length = int(length)
+            except ValueError:
+                self.length = None
+            else:
+                if self.length < 0:
+                    self.length = None
+        if (status in (http.client.NO_CONTENT, http.client.NOT_MODIFIED)
+                or 100 <= status < 200 or self._method == "HEAD"):
+            self.length = 0
+        if not self.will_close and not self.chunked and self.length is None:
+            self.will_close = True
+
+
+class _Kept(http.client.HTTPConnection):
+    """A kept-alive connection, closed when it is dropped (a socket left to the garbage
+    collector makes it warn)."""
+
+    response_class = _Response
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class _KeptTls(http.client.HTTPSConnection):
+    """:class:`_Kept` over TLS."""
+
+    response_class = _Response
+
+    def __del__(self) -> None:
+        self.close()
+
+
+Host = tuple[str, str]
+"""(scheme, host:port) of a connection."""
+
+
+class Answer(NamedTuple):
+    """A request's answer, read whole."""
+
+    status: int
+    headers: Headers
+    body: bytes
+
+
+class Broken(Exception):
+    """A transport error of one request: ``error`` what was raised; ``fresh``: on a
+    connection opened for it; ``answered``: after the answer's status line arrived."""
+
+    def __init__(self, error: BaseException, fresh: bool, answered: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.fresh = fresh
+        self.answered = answered
+
+
+def _closed_by_server(sock: socket.socket | None) -> bool:
+    """Whether a kept connection can no longer carry a request: the server closed it while
+    it was idle (an idle timeout; or it sent bytes nobody asked for)."""
+    if sock is None:
+        return False  # not connected yet: http.client connects on the first request
+    try:
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
+            return bool(poller.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
+class Connections:
+    """Kept-alive connections by host, shared by the threads (one per request in flight),
+    and the exchange of one request on them."""
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT, max_idle: int = MAX_IDLE) -> None:
+        self.timeout = timeout
+        self.max_idle = max_idle
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._free: dict[Host, list[http.client.HTTPConnection]] = {}
+
+    def exchange(
+        self, method: str, url: str, headers: Mapping[str, str],
+        body: bytes | memoryview | None = None, *, resend: bool = False,
+    ) -> Answer:
+        """One request, its answer read whole; :class:`Broken` when the transport failed.
+        With ``resend`` (an idempotent request), one whose reused connection broke before
+        any answer is sent again at once on a new connection."""
+        parts = urllib.parse.urlsplit(url)
+        host = (parts.scheme, parts.netloc)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            return self._once(host, method, target, headers, body)
+        except Broken as e:
+            if e.fresh or e.answered or not resend:
+                raise
+        return self._once(host, method, target, headers, body)
+
+    def _once(self, host: Host, method: str, target: str, headers: Mapping[str, str],
+              body: bytes | memoryview | None) -> Answer:
+        conn, fresh = self._connection(host)
+        answered = False
+        try:
+            conn.request(method, target, body=body, headers=dict(headers))
+            resp = conn.getresponse()
+            answered = True
+            content = resp.read()
+        except TRANSPORT_ERRORS as e:
+            conn.close()
+            raise Broken(e, fresh, answered) from e
+        except BaseException:
+            conn.close()  # interrupted mid-exchange: what is left on it is unknown
+            raise
+        if resp.will_close:
+            conn.close()
+        else:
+            self._give_back(host, conn)
+        return Answer(resp.status, resp.headers, content)  # type: ignore[arg-type]
+
+    def _connection(self, host: Host) -> tuple[http.client.HTTPConnection, bool]:
+        """An idle kept connection to ``host`` the server has not closed, or a new one
+        (True: new)."""
+        while (kept := self._take(host)) is not None:
+            if not _closed_by_server(kept.sock):
+                return kept, False
+            kept.close()
+        scheme, netloc = host
+        if scheme == "https":
+            return _KeptTls(netloc, timeout=self.timeout), True
+        return _Kept(netloc, timeout=self.timeout), True
+
+    def _take(self, host: Host) -> http.client.HTTPConnection | None:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._pid, self._free = os.getpid(), {}
+            free = self._free.get(host)
+            return free.pop() if free else None
+
+    def _give_back(self, host: Host, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            free = self._free.setdefault(host, [])
+            if self._pid == os.getpid() and len(free) < self.max_idle:
+                free.append(conn)
+                return
+        conn.close()
