@@ -1,0 +1,265 @@
+"""Requests from the calling thread (``fsseam.backends.objectstore.direct``) against a real
+socket server that answers exactly the bytes each test scripts: headers split as
+``http.client`` and :mod:`email` would (case, repeats, folded lines), bodies by length, by
+chunks and to the close, HEAD's empty body, kept connections reused, one the server closed
+while idle never used, and the one resend of a request whose reused connection broke."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+
+import pytest
+
+from fsseam.backends.objectstore.direct import Broken, Connections
+
+Script = Callable[[socket.socket, int], None]
+"""Serves one accepted connection (its number, from 0)."""
+
+
+def _request(conn: socket.socket) -> bytes:
+    """One request's head and body (by Content-Length), as the server read it; b"" when the
+    client closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            return b""
+        data += piece
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        rest += conn.recv(65536)
+    return head + b"\r\n\r\n" + rest
+
+
+@contextmanager
+def _server(script: Script) -> Iterator[str]:
+    """A server on 127.0.0.1 running ``script`` on each connection, in a thread each;
+    yields its base URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+    accepted: list[socket.socket] = []
+
+    def serve(conn: socket.socket, number: int) -> None:
+        with conn:
+            script(conn, number)
+
+    def accept() -> None:
+        number = 0
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            if stop.is_set():
+                conn.close()
+                return
+            accepted.append(conn)
+            thread = threading.Thread(target=serve, args=(conn, number), daemon=True)
+            threads.append(thread)
+            thread.start()
+            number += 1
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        socket.create_connection(listener.getsockname(), timeout=5).close()  # wakes accept
+        listener.close()
+        acceptor.join(5)
+        for conn in accepted:  # the client's kept connections: end the scripts' reads
+            with suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        for thread in threads:
+            thread.join(5)
+
+
+def _answering(answers: list[bytes], seen: list[bytes] | None = None) -> Script:
+    """Answers each request on a connection with the next of ``answers`` (shared by every
+    connection), until the client closes or the answers run out."""
+    lock = threading.Lock()
+
+    def script(conn: socket.socket, number: int) -> None:
+        while True:
+            request = _request(conn)
+            if not request:
+                return
+            with lock:
+                if seen is not None:
+                    seen.append(request)
+                if not answers:
+                    return
+                answer = answers.pop(0)
+            conn.sendall(answer)
+
+    return script
+
+
+def test_headers_are_split_as_email_parser_splits_them() -> None:
+    answer = (b"HTTP/1.1 200 OK\r\n"
+              b"Content-Length: 5\r\n"
+              b"X-Goog-Hash: crc32c=AAAA\r\n"
+              b"x-goog-hash: md5=BBBB\r\n"
+              b"ETag:   \"e1\"  \r\n"
+              b"X-Folded: first\r\n"
+              b"\tsecond\r\n"
+              b"X-Latin: caf\xe9\r\n"
+              b"\r\n"
+              b"hello")
+    seen: list[bytes] = []
+    with _server(_answering([answer], seen)) as url:
+        got = Connections(timeout=5).exchange("GET", f"{url}/b/o?alt=media", {"X-A": "1"})
+    assert got.status == 200 and got.body == b"hello"
+    headers = got.headers
+    assert headers.get("etag") == headers.get("ETAG") == headers["Etag"] == '"e1"'
+    assert headers.get("x-goog-hash") == "crc32c=AAAA"  # the first, as Message.get
+    assert headers.get_all("X-Goog-Hash") == ["crc32c=AAAA", "md5=BBBB"]
+    assert headers.get("x-folded") == "first second"
+    assert headers.get("x-latin") == "caf\u00e9"
+    assert headers.get("missing") is None and "Content-Length" in headers
+    assert seen[0].startswith(b"GET /b/o?alt=media HTTP/1.1\r\n")
+    assert b"\r\nX-A: 1\r\n" in seen[0]
+
+
+def test_http_client_reads_the_same_headers() -> None:
+    """The same answer read by http.client's own parser gives the same values."""
+    answer = (b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-1/9\r\n"
+              b"Content-Length: 2\r\nX-Goog-Generation: 17\r\nx-goog-hash: a\r\n"
+              b"X-Goog-Hash: b\r\n\r\nab")
+    with _server(_answering([answer, answer])) as url:
+        ours = Connections(timeout=5).exchange("GET", f"{url}/x", {})
+        conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=5)
+        conn.request("GET", "/x")
+        theirs = conn.getresponse()
+        body = theirs.read()
+        conn.close()
+    assert (ours.status, ours.body) == (theirs.status, body)
+    for name in ("content-range", "Content-Length", "x-goog-generation", "X-Goog-Hash"):
+        assert ours.headers.get(name) == theirs.headers.get(name)
+        assert ours.headers.get_all(name) == theirs.headers.get_all(name)
+
+
+def test_bodies_by_chunks_to_the_close_and_none_for_head() -> None:
+    chunked = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n")
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 123\r\n\r\n"
+    to_close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end"
+    connections = Connections(timeout=5)
+    served: list[int] = []
+
+    def script(conn: socket.socket, number: int) -> None:
+        served.append(number)
+        for answer in (chunked, head):
+            if not _request(conn):
+                return
+            conn.sendall(answer)
+        if _request(conn):
+            conn.sendall(to_close)
+
+    with _server(script) as url:
+        assert connections.exchange("GET", f"{url}/c", {}).body == b"abcdefg"
+        got = connections.exchange("HEAD", f"{url}/h", {})
+        assert (got.status, got.body, got.headers.get("content-length")) == (200, b"", "123")
+        assert connections.exchange("GET", f"{url}/z", {}).body == b"until the end"
+    assert served == [0]  # the chunked and the HEAD answer left the connection reusable
+
+
+def test_a_kept_connection_closed_by_the_server_is_not_used() -> None:
+    """The server answers one request per connection and then closes it without saying so
+    (an idle timeout): the next request goes out on a new connection, not resent after a
+    failure, so even a PUT (never resent) succeeds."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    closed = threading.Event()
+    served: list[int] = []
+
+    def script(conn: socket.socket, number: int) -> None:
+        served.append(number)
+        if _request(conn):
+            conn.sendall(answer)
+        conn.shutdown(socket.SHUT_RDWR)
+        closed.set()
+
+    connections = Connections(timeout=5)
+    with _server(script) as url:
+        assert connections.exchange("GET", f"{url}/a", {}).body == b"ok"
+        assert closed.wait(5)
+        got = connections.exchange("PUT", f"{url}/a", {}, b"data", resend=False)
+        assert got.body == b"ok"
+    assert served == [0, 1]
+
+
+def test_a_reused_connection_that_breaks_unanswered_is_resent_once_if_allowed() -> None:
+    """The second request on a kept connection meets a reset before any answer (the server
+    reads it and drops the connection, after the idle poll saw nothing): with ``resend``
+    it goes again at once on a new connection; without, the caller gets ``Broken``."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    requests: list[tuple[int, bytes]] = []
+
+    def script(conn: socket.socket, number: int) -> None:
+        served = 0
+        while request := _request(conn):
+            requests.append((number, request.split(b"\r\n", 1)[0]))
+            if number % 2 == 0 and served == 1:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                return  # a reset, no answer
+            conn.sendall(answer)
+            served += 1
+
+    with _server(script) as url:
+        connections = Connections(timeout=5)
+        assert connections.exchange("GET", f"{url}/1", {}).body == b"ok"
+        assert connections.exchange("GET", f"{url}/2", {}, resend=True).body == b"ok"
+        assert [r for _, r in requests] == [b"GET /1 HTTP/1.1", b"GET /2 HTTP/1.1",
+                                           b"GET /2 HTTP/1.1"]
+        assert [n for n, _ in requests] == [0, 0, 1]
+        requests.clear()
+        # connection 1 is kept: its second request is answered; a third connection (2)
+        # breaks on its second request, which is not resent
+        assert connections.exchange("GET", f"{url}/3", {}).body == b"ok"
+        fresh = Connections(timeout=5)
+        assert fresh.exchange("GET", f"{url}/4", {}).body == b"ok"
+        with pytest.raises(Broken) as broken:
+            fresh.exchange("PUT", f"{url}/5", {}, b"x")
+        assert not broken.value.fresh and not broken.value.answered
+    assert [r for _, r in requests] == [b"GET /3 HTTP/1.1", b"GET /4 HTTP/1.1",
+                                       b"PUT /5 HTTP/1.1"]
+
+
+def test_a_broken_status_line_is_a_transport_error() -> None:
+    with _server(_answering([b"garbage\r\n\r\n"])) as url, pytest.raises(Broken) as broken:
+        Connections(timeout=5).exchange("GET", f"{url}/x", {}, resend=True)
+    assert broken.value.fresh
+    assert isinstance(broken.value.error, http.client.HTTPException)
+
+
+def test_connections_are_shared_by_threads() -> None:
+    """Threads that each live for one request find the connection the one before them
+    gave back."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nk"
+    served: list[int] = []
+
+    def script(conn: socket.socket, number: int) -> None:
+        served.append(number)
+        while _request(conn):
+            conn.sendall(answer)
+
+    connections = Connections(timeout=5)
+    with _server(script) as url:
+        for i in range(4):
+            thread = threading.Thread(
+                target=lambda i=i: connections.exchange("GET", f"{url}/{i}", {}))
+            thread.start()
+            thread.join()
+    assert served == [0]
