@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -147,7 +146,7 @@ def boundary_for(data: bytes) -> str:
     # gcsfs uses a fixed boundary; content containing it would be cut short. A random one
     # that provably does not occur in the data cannot be.
     while True:
-        boundary = "fsseam-" + uuid.UUID(bytes=os.urandom(16)).hex
+        boundary = "fsseam-" + os.urandom(16).hex()
         if boundary.encode() not in data:
             return boundary
 

@@ -97,24 +97,33 @@ def _read_headers(fp: object) -> Headers:
     """The header block up to its empty line, split into names and values (a folded line
     continues the value before it)."""
     readline = fp.readline  # type: ignore[attr-defined]
-    headers = Headers()
-    last: str | None = None
-    for _ in range(_MAX_HEADERS + 1):
+    lines: list[bytes] = []
+    while True:
         line: bytes = readline(_MAX_LINE + 1)
         if len(line) > _MAX_LINE:
             raise http.client.LineTooLong("header line")
         if line in (b"\r\n", b"\n", b""):
-            return headers
-        text = line.decode("iso-8859-1")
-        if text[0] in " \t" and last is not None:
+            break
+        lines.append(line)
+        if len(lines) > _MAX_HEADERS:
+            raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+    headers = Headers()
+    last = ""
+    for text in b"".join(lines).decode("iso-8859-1").split("\n"):
+        if not text:
+            continue  # after the last line's newline
+        if text[0] in " \t" and last:
             headers[last] = f"{dict.__getitem__(headers, last)} {text.strip()}"
             continue
         name, sep, value = text.partition(":")
         if not sep:
             continue  # not a header line: email.parser drops it too
         last = name.strip().lower()
-        headers.add(last, value.strip())
-    raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+        if last in headers.repeated or dict.__contains__(headers, last):
+            headers.add(last, value.strip())
+        else:
+            dict.__setitem__(headers, last, value.strip())
+    return headers
 
 
 class _Response(http.client.HTTPResponse):
