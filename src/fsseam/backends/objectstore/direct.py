@@ -126,7 +126,7 @@ def _read_headers(fp: object) -> Headers:
     return headers
 
 
-class _Response(http.client.HTTPResponse):
+class SplitHeadersResponse(http.client.HTTPResponse):
     """``http.client``'s response, its headers read by :func:`_read_headers`. ``begin`` is
     ``http.client``'s own but for that one line: it parses the status and decides how the
     body ends (length, chunks or the connection's close)."""
@@ -174,7 +174,7 @@ class _Kept(http.client.HTTPConnection):
     """A kept-alive connection, closed when it is dropped (a socket left to the garbage
     collector makes it warn)."""
 
-    response_class = _Response
+    response_class = SplitHeadersResponse
 
     def __del__(self) -> None:
         self.close()
@@ -183,7 +183,7 @@ class _Kept(http.client.HTTPConnection):
 class _KeptTls(http.client.HTTPSConnection):
     """:class:`_Kept` over TLS."""
 
-    response_class = _Response
+    response_class = SplitHeadersResponse
 
     def __del__(self) -> None:
         self.close()
