@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from typing import Any
@@ -17,7 +18,9 @@ from urllib.parse import parse_qsl, urlsplit
 import adlfs
 import pytest
 from azure.core.credentials import AccessToken
+from azure.core.exceptions import HttpResponseError
 from azure.core.pipeline.transport import AioHttpTransport
+from azure.storage.blob import ContainerSasPermissions, generate_container_sas
 from azure.storage.blob._shared import policies_async
 from azure.storage.blob._shared.authentication import SharedKeyCredentialPolicy
 from fsseam_azure import WRITE_ID_KEY
@@ -199,7 +202,7 @@ def test_metadata_names_are_signed_in_the_sdks_collation() -> None:
         http_request=SimpleNamespace(method="PUT", url=url, headers=dict(headers),
                                      query={"versionid": "2026-11-30T10:00:00Z"}),
         context=SimpleNamespace(transport=None))
-    SharedKeyCredentialPolicy(ACCOUNT_NAME, ACCOUNT_KEY).on_request(request)
+    SharedKeyCredentialPolicy(ACCOUNT_NAME, ACCOUNT_KEY).on_request(request)  # type: ignore[no-untyped-call]
     mine = SharedKey(ACCOUNT_NAME, ACCOUNT_KEY).authorization(
         "PUT", f"/{ACCOUNT_NAME}/c/%C3%A4.txt", headers, {"versionid": "2026-11-30T10:00:00Z"})
     assert mine == request.http_request.headers["Authorization"]
@@ -332,11 +335,11 @@ def test_5xx_is_retried_by_the_sdks_policy_then_raised(backoffs: list[int]) -> N
     assert backoffs == [1, 2]
     with _stub(answers=[500] * 4) as server:
         client = _stub_client(server)
-        with pytest.raises(Exception) as caught:
+        with pytest.raises(HttpResponseError) as caught:
             client.put("a.txt", b"x", if_match=None, if_absent=False, write_id="w")
         assert len(server.seen) == 4  # the first try and the policy's three retries
-    assert type(caught.value).__name__ == "HttpResponseError"
-    assert (caught.value.status_code, str(caught.value.error_code)) == (  # type: ignore[attr-defined]
+    assert type(caught.value) is HttpResponseError
+    assert (caught.value.status_code, str(getattr(caught.value, "error_code", None))) == (
         500, "StorageErrorCode.INTERNAL_ERROR")
 
 
@@ -360,15 +363,59 @@ class _Token:
         return AccessToken("t", 2**31)
 
 
-def test_token_credentials_and_sas_keep_the_sdk(azurite: Any, container: str) -> None:
+def test_token_credentials_and_anonymous_access_keep_the_sdk(
+    azurite: Any, container: str
+) -> None:
     token = adlfs.AzureBlobFileSystem(account_name="acct", credential=_Token(),
                                       skip_instance_cache=True)
     assert not usable(token)
     assert AzureClient(token, container)._direct is None
-    sas = adlfs.AzureBlobFileSystem(account_name="acct", sas_token="sv=2020&sig=x",
-                                    skip_instance_cache=True)
-    assert not usable(sas)
+    anonymous = adlfs.AzureBlobFileSystem(account_name="acct", anon=True,
+                                          skip_instance_cache=True)
+    assert not usable(anonymous)
     assert usable(_fs(azurite))
+
+
+def test_a_sas_goes_in_the_query_as_the_sdk_puts_it(
+    azurite: Any, container: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sas = generate_container_sas(
+        ACCOUNT_NAME, container, account_key=ACCOUNT_KEY,
+        permission=ContainerSasPermissions(read=True, write=True),
+        expiry=datetime.now(UTC) + timedelta(hours=1))
+    fs = adlfs.AzureBlobFileSystem(
+        connection_string=f"BlobEndpoint={azurite.blob_endpoint};SharedAccessSignature={sas}",
+        skip_instance_cache=True)
+    assert usable(fs)
+    pair = (AzureClient(fs, container), AzureClient(fs, container))
+    pair[1]._direct = None
+    first = pair[0].put(NAME, b"sas", if_match=None, if_absent=True, write_id="w")
+    assert pair[1].head(NAME).version == first
+    old = Version(kind="etag", value='"0x1"', detail="2026-11-30T10:00:00.1000000Z")
+    recorder = _Recorder()
+    recorder.install(monkeypatch)
+    assert _same(pair, lambda c: c.get(NAME, version=old)).data == b"sas"
+    assert _same(pair, lambda c: c.head(NAME)).write_id == "w"
+    assert _same(pair, lambda c: c.get("nope"))[1] == 404
+    # The SDK's URLs (versionid first, then the token): the direct ones are the same.
+    sdk_urls = [url for _, url, _ in recorder.sent]
+    assert all("Authorization" not in headers for _, _, headers in recorder.sent)
+    direct_url = pair[0]._url(NAME)
+    assert sdk_urls[1] == direct_url
+    assert sdk_urls[0].replace("%3A", ":", 2) == direct_url.replace(
+        "?", "?versionid=2026-11-30T10:00:00.1000000Z&", 1)
+    # A SAS that may not write: Azure's refusal, as through the SDK.
+    read_only = generate_container_sas(
+        ACCOUNT_NAME, container, account_key=ACCOUNT_KEY,
+        permission=ContainerSasPermissions(read=True),
+        expiry=datetime.now(UTC) + timedelta(hours=1))
+    fs = adlfs.AzureBlobFileSystem(
+        connection_string=(f"BlobEndpoint={azurite.blob_endpoint};"
+                           f"SharedAccessSignature={read_only}"), skip_instance_cache=True)
+    pair = (AzureClient(fs, container), AzureClient(fs, container))
+    pair[1]._direct = None
+    assert _same(pair, lambda c: c.put(NAME, b"no", if_match=None, if_absent=False,
+                                       write_id="w"))[1] == 403
 
 
 def test_a_proxy_from_the_environment_keeps_the_sdk(

@@ -18,8 +18,8 @@ properties before its bytes and returns no ETag, and ``pipe_file`` sends no cond
 ``get``, ``head`` and a single Put Blob go from the calling thread
 (:class:`~fsseam_azure.transport.AzureTransport`: the SDK's headers, signature, retry policy
 and exceptions, without the pipeline and the hand-over to adlfs's event loop) when the
-filesystem is one that transport can speak for (an account key); everything else, and
-every request of other filesystems, goes through the SDK.
+filesystem is one that transport can speak for (an account key or a SAS); everything else,
+and every request of other filesystems, goes through the SDK.
 
 Every method raises the SDK's exceptions unchanged (``azure.core.exceptions``);
 ``errors.AzureErrorMapper`` is the one place that classifies them. The SDK's retry policy
@@ -172,14 +172,16 @@ class AzureClient(ObjectClient):
         self._direct = AzureTransport(fs.service_client) if usable(fs) else None
         # The blob URL as BlobClient.url spells it, without making a BlobClient (its own
         # pipeline wrapper) for each request.
-        self._container_url = str(self._container.url).rstrip("/")
+        base, _, sas = str(self._container.url).partition("?")
+        self._container_url = base.rstrip("/")
+        self._sas = f"?{sas}" if sas else ""
 
     # -- plumbing ----------------------------------------------------------------
     def _blob(self, name: str) -> Any:
         return self._container.get_blob_client(name)
 
     def _url(self, name: str) -> str:
-        return f"{self._container_url}/{urllib.parse.quote(name, safe='~/')}"
+        return f"{self._container_url}/{urllib.parse.quote(name, safe='~/')}{self._sas}"
 
     async def _download(self, name: str, **kwargs: Any) -> ObjectData:
         downloader = await self._blob(name).download_blob(max_concurrency=1, **kwargs)
