@@ -6,6 +6,7 @@ speak for."""
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ import pytest
 from azure.core.credentials import AccessToken
 from azure.core.exceptions import HttpResponseError
 from azure.core.pipeline.transport import AioHttpTransport
-from azure.storage.blob import ContainerSasPermissions, generate_container_sas
+from azure.storage.blob import ContainerSasPermissions, ContentSettings, generate_container_sas
 from azure.storage.blob._shared import policies_async
 from azure.storage.blob._shared.authentication import SharedKeyCredentialPolicy
 from fsseam_azure import WRITE_ID_KEY
@@ -123,6 +124,23 @@ def test_refusals_are_the_sdks_exceptions(
                                        write_id="w"))[2] == "ContainerNotFound"
     # Nothing was changed by the refused writes.
     assert direct.get(NAME).data == b"x"
+
+
+def test_a_blob_stored_encoded_is_read_through_the_sdk(
+    pair: tuple[AzureClient, AzureClient], azurite: Any, container: str, requests: Any
+) -> None:
+    """The SDK decodes a blob stored with a Content-Encoding; the direct GET gives it
+    back to the SDK rather than answer otherwise."""
+    admin = _fs(azurite).service_client.get_container_client(container)
+    blob = admin.get_blob_client("z.txt")
+    packed = gzip.compress(b"unpacked bytes")
+    AzureClient(_fs(azurite), container)._run(
+        blob.upload_blob, packed, content_settings=ContentSettings(content_encoding="gzip"))
+    requests.take()
+    got = _same(pair, lambda c: c.get("z.txt"))
+    assert got.data == b"unpacked bytes"
+    # The direct GET, then the SDK's; the SDK's alone.
+    assert requests.take() == [("GET", "/z.txt")] * 3
 
 
 def test_a_version_id_is_asked_for_as_the_sdk_asks(
