@@ -5,8 +5,9 @@ says what Azure guarantees and builds the client from a URL and storage options 
 the connection: connection string, account key, SAS, or Entra ID through azure-identity).
 
 Request budget (counted at a proxy in front of Azurite by tests/test_azure_requests.py):
-  read    one Get Blob, which returns the bytes and their ETag together (an empty blob: two,
-          the SDK's first ranged GET is refused with 416 and it asks again without a range)
+  read    one Get Blob, which returns the bytes and their ETag together (through the SDK,
+          whose first GET asks for a range, an empty blob takes two: Azure refuses that
+          range with 416 and the SDK asks again without it)
   write   one Put Blob carrying If-Match / If-None-Match: *, for up to ``block_threshold``
           bytes (default 64 MiB); above it Put Block per block and Put Block List with the
           condition. A create (CreateOnly, Overwrite) first lists ``key/`` (and gets the

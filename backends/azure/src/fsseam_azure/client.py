@@ -15,6 +15,12 @@ properties before its bytes and returns no ETag, and ``pipe_file`` sends no cond
                destination and ``x-ms-source-if-match`` on the source
     list       List Blobs, flat or with ``delimiter=/`` (``walk_blobs``), one page a call
 
+``get``, ``head`` and a single Put Blob go from the calling thread
+(:class:`~fsseam_azure.transport.AzureTransport`: the SDK's headers, signature, retry policy
+and exceptions, without the pipeline and the hand-over to adlfs's event loop) when the
+filesystem is one that transport can speak for (an account key or a SAS); everything else,
+and every request of other filesystems, goes through the SDK.
+
 Every method raises the SDK's exceptions unchanged (``azure.core.exceptions``);
 ``errors.AzureErrorMapper`` is the one place that classifies them. The SDK's retry policy
 (``ExponentialRetry``: 3 retries after 5xx, 408 and connection errors) stays what it is.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
+import urllib.parse
 from concurrent.futures import Future
 from typing import Any, ClassVar, TypeVar
 
@@ -47,6 +54,8 @@ from fsseam.backends.objectstore import (
 from fsseam.backends.objectstore.sends import counting, watch
 from fsseam.messages import Reason, render
 from fsseam.versions import Version
+
+from .transport import AzureTransport, Encoded, usable
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -94,11 +103,17 @@ def _version(etag: object, version_id: object = None) -> Version:
     )
 
 
-def _total_size(properties: Any, fallback: int) -> int:
-    """The blob's whole size: the total of ``Content-Range`` (the SDK's downloader sets it
-    on every download, ranged or not), else the bytes received."""
-    match = _RANGE_TOTAL.search(str(getattr(properties, "content_range", "") or ""))
+def _range_total(content_range: str | None, fallback: int) -> int:
+    """The blob's whole size: the total of ``Content-Range``, else the bytes received (an
+    answer without a range)."""
+    match = _RANGE_TOTAL.search(content_range or "")
     return int(match.group(1)) if match else fallback
+
+
+def _total_size(properties: Any, fallback: int) -> int:
+    """The blob's whole size from the SDK's downloader, which sets ``content_range`` on
+    every download, ranged or not."""
+    return _range_total(str(getattr(properties, "content_range", "") or ""), fallback)
 
 
 def _condition(if_match: Version | None, if_absent: bool) -> dict[str, Any]:
@@ -154,10 +169,19 @@ class AzureClient(ObjectClient):
         self._run = SyncBridge(fs)
         # Shares adlfs's pipeline (credentials, retry policy, aiohttp session).
         self._container: Any = fs.service_client.get_container_client(container)
+        self._direct = AzureTransport(fs.service_client) if usable(fs) else None
+        # The blob URL as BlobClient.url spells it, without making a BlobClient (its own
+        # pipeline wrapper) for each request.
+        base, _, sas = str(self._container.url).partition("?")
+        self._container_url = base.rstrip("/")
+        self._sas = f"?{sas}" if sas else ""
 
     # -- plumbing ----------------------------------------------------------------
     def _blob(self, name: str) -> Any:
         return self._container.get_blob_client(name)
+
+    def _url(self, name: str) -> str:
+        return f"{self._container_url}/{urllib.parse.quote(name, safe='~/')}{self._sas}"
 
     async def _download(self, name: str, **kwargs: Any) -> ObjectData:
         downloader = await self._blob(name).download_blob(max_concurrency=1, **kwargs)
@@ -176,6 +200,22 @@ class AzureClient(ObjectClient):
         pin: Version | None = None,
         version: Version | None = None,
     ) -> ObjectData:
+        version_id = None
+        if version is not None:
+            version_id = version.detail or self._version_id(name, version)
+        if self._direct is not None:
+            try:
+                answer = self._direct.get(
+                    self._url(name), start=start, end=end,
+                    if_match=None if pin is None else pin.value, version_id=version_id)
+            except Encoded:
+                pass  # the SDK decodes it
+            else:
+                headers = answer.headers
+                return ObjectData(
+                    data=answer.body,
+                    version=_version(headers.get("etag"), headers.get("x-ms-version-id")),
+                    size=_range_total(headers.get("content-range"), len(answer.body)))
         kwargs: dict[str, Any] = {}
         if start is not None:
             kwargs["offset"] = start
@@ -183,8 +223,8 @@ class AzureClient(ObjectClient):
                 kwargs["length"] = end - start
         if pin is not None:
             kwargs.update(_condition(pin, False))
-        if version is not None:
-            kwargs["version_id"] = version.detail or self._version_id(name, version)
+        if version_id is not None:
+            kwargs["version_id"] = version_id
         return self._run(self._download, name, **kwargs)
 
     def start_get(self, name: str) -> Future[ObjectData]:
@@ -198,6 +238,13 @@ class AzureClient(ObjectClient):
         raise ResourceNotFoundError(f"no kept version of {name} has the ETag {version.value}")
 
     def head(self, name: str) -> ObjectHead:
+        if self._direct is not None:
+            headers = self._direct.head(self._url(name)).headers
+            return ObjectHead(
+                version=_version(headers.get("etag"), headers.get("x-ms-version-id")),
+                size=int(headers.get("content-length") or 0),
+                write_id=headers.get(f"x-ms-meta-{WRITE_ID_KEY}"),
+            )
         props = self._run(self._blob(name).get_blob_properties)
         return ObjectHead(
             version=_version(props.etag, props.version_id),
@@ -217,6 +264,11 @@ class AzureClient(ObjectClient):
     ) -> Version:
         condition = _condition(if_match, if_absent)
         meta = {WRITE_ID_KEY: write_id}
+        if len(data) <= self.block_threshold and self._direct is not None:
+            headers = self._direct.put(
+                self._url(name), data, if_match=None if if_match is None else if_match.value,
+                if_absent=if_absent, metadata=meta).headers
+            return _version(headers.get("etag"), headers.get("x-ms-version-id"))
         if len(data) <= self.block_threshold:
             resp = self._run(self._put_blob, name, data, meta, condition)
         else:

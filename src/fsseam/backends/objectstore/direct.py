@@ -63,11 +63,13 @@ _MAX_HEADERS = 100
 class Headers(dict[str, str]):
     """An answer's headers by lower-cased name, looked up whatever the case; a name sent
     more than once keeps its first value (as :meth:`email.message.Message.get`), all of
-    them in :meth:`get_all`."""
+    them in :meth:`get_all`. ``reason_phrase``: the status line's, where a store may say
+    what went wrong when the answer has no body (Azure, to a HEAD)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.repeated: dict[str, list[str]] = {}
+        self.reason_phrase = ""
 
     def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
         return super().get(name.lower(), default)
@@ -148,6 +150,7 @@ class SplitHeadersResponse(http.client.HTTPResponse):
         else:
             raise http.client.UnknownProtocol(version)
         headers = _read_headers(self.fp)
+        headers.reason_phrase = self.reason
         self.headers = self.msg = headers
         encoding = headers.get("transfer-encoding")
         self.chunked = bool(encoding and encoding.lower() == "chunked")
