@@ -84,7 +84,7 @@ def _watch(client: Any) -> bool:
 def _conflict_wait(attempt: int) -> float:
     """Seconds before retry ``attempt`` of a 409 ConditionalRequestConflict: bounded,
     exponential, jittered."""
-    return min(0.05 * 2**attempt, 1.0) * (0.5 + random.random())
+    return min(0.05 * 2.0**attempt, 1.0) * (0.5 + random.random())
 
 
 def _version(resp: dict[str, Any]) -> Version:

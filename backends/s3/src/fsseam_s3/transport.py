@@ -146,18 +146,21 @@ class _HttpResponse:
 def _transport_error(broken: Broken, url: str) -> Exception:
     """The botocore exception aiobotocore raises for this transport failure."""
     error = broken.error
+    mapped: Exception
     if isinstance(error, ssl.SSLError):
-        return SSLError(endpoint_url=url, error=error)
-    if isinstance(error, (TimeoutError, socket.timeout)):
-        return ReadTimeoutError(endpoint_url=url, error=error)
-    if isinstance(error, (ConnectionRefusedError, socket.gaierror)) or (
-            isinstance(error, OSError) and not broken.answered):
-        if isinstance(error, (ConnectionResetError, BrokenPipeError)) and not broken.fresh:
-            return ConnectionClosedError(endpoint_url=url, error=error)
-        return EndpointConnectionError(endpoint_url=url, error=error)
-    if isinstance(error, OSError) or error.__class__.__module__ == "http.client":
-        return ConnectionClosedError(endpoint_url=url, error=error)
-    return HTTPClientError(error=error)
+        mapped = SSLError(endpoint_url=url, error=error)
+    elif isinstance(error, (TimeoutError, socket.timeout)):
+        mapped = ReadTimeoutError(endpoint_url=url, error=error)
+    elif isinstance(error, (ConnectionResetError, BrokenPipeError)) and not broken.fresh:
+        # A reused connection the server dropped: aiohttp's ServerDisconnectedError.
+        mapped = ConnectionClosedError(endpoint_url=url, error=error)
+    elif isinstance(error, OSError) and not broken.answered:
+        mapped = EndpointConnectionError(endpoint_url=url, error=error)
+    elif isinstance(error, OSError) or error.__class__.__module__ == "http.client":
+        mapped = ConnectionClosedError(endpoint_url=url, error=error)
+    else:
+        mapped = HTTPClientError(error=error)
+    return mapped
 
 
 class DirectS3:
