@@ -48,6 +48,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+import botocore.auth
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials, RefreshableCredentials
@@ -132,6 +133,23 @@ def usable(fs: Any, client: Any) -> bool:
         urllib.request.proxy_bypass(url.hostname or ""))
 
 
+_SIGNED_ADDS = ("X-Amz-Date", "X-Amz-Content-SHA256", "X-Amz-Security-Token", "Authorization")
+"""The headers botocore's signer adds to a request."""
+
+
+class _Signer(S3SigV4Auth):  # type: ignore[misc]  # botocore ships no types
+    """botocore's S3 SigV4 signer; the headers it signs are picked once per request
+    (botocore picks the same ones twice: for the canonical request, then for
+    ``SignedHeaders``; nothing changes the request in between)."""
+
+    def headers_to_sign(self, request: Any) -> Any:
+        picked = request.context.get("fsseam-headers-to-sign")
+        if picked is None:
+            picked = request.context["fsseam-headers-to-sign"] = super().headers_to_sign(
+                request)
+        return picked
+
+
 class _HttpResponse:
     """What botocore's retry handlers and redirector read of an answer."""
 
@@ -175,6 +193,9 @@ class DirectS3:
         self.client = client
         self.bucket = bucket
         self.base_url = base_url.rstrip("/")
+        # The Host header as botocore derives it (sent as signed): derived once, not twice
+        # per request by the signer.
+        self._host = str(botocore.auth._host_from_url(self.base_url))
         self._sync = sync
         config = client.meta.config
         self._config = config
@@ -358,14 +379,17 @@ class DirectS3:
 
     def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
               attempt: int) -> Answer:
-        request = AWSRequest(method=method, url=url, headers=headers, data=body)
+        sent = {"host": self._host, **headers}
+        request = AWSRequest(method=method, url=url, headers=sent, data=body)
         request.context.update(client_config=self._config, has_streaming_input=(
             method == "PUT"), checksum={"request_algorithm": {
                 "in": "header", "name": "x-amz-checksum-crc32"}})
-        S3SigV4Auth(self._frozen_credentials(), self._signing_name,
-                    self._region).add_auth(request)
-        sent = {name: value if isinstance(value, str) else value.decode()
-                for name, value in request.headers.items()}
+        _Signer(self._frozen_credentials(), self._signing_name, self._region).add_auth(request)
+        signed = request.headers
+        for name in _SIGNED_ADDS:
+            value = signed.get(name)
+            if value is not None:
+                sent[name] = value if isinstance(value, str) else value.decode()
         sent["User-Agent"] = self._agent
         sent["amz-sdk-invocation-id"] = str(uuid.uuid4())
         sent["amz-sdk-request"] = f"attempt={attempt}{self._most}"
