@@ -335,3 +335,38 @@ def test_a_client_with_a_hook_of_its_own_or_extra_kwargs_keeps_to_the_loop(
     (put,) = moto.log.records_to(bucket)
     assert put.headers["x-amz-server-side-encryption"] == "AES256"
     assert MARK not in put.headers["user-agent"]
+
+
+def test_refreshable_credentials_are_refreshed_when_due(moto: MotoEndpoint) -> None:
+    import datetime
+
+    from aiobotocore.credentials import AioRefreshableCredentials
+
+    bucket = moto.create_bucket()
+    client = _client(moto.url, bucket)
+    fetched: list[int] = []
+
+    async def fetch() -> dict[str, str]:
+        fetched.append(1)
+        # The first expires in a second (inside botocore's refresh window: due at once),
+        # the next in an hour.
+        seconds = 1 if len(fetched) == 1 else 3600
+        expiry = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(
+            seconds=seconds)
+        return {"access_key": CREDENTIALS["key"], "secret_key": CREDENTIALS["secret"],
+                "token": f"token-{len(fetched)}", "expiry_time": expiry.isoformat()}
+
+    client.fs.connect()
+    client.fs.s3._request_signer._credentials = AioRefreshableCredentials.create_from_metadata(
+        metadata={"access_key": "old", "secret_key": "old", "token": "token-0",
+                  "expiry_time": "2000-01-01T00:00:00+00:00"},
+        refresh_using=fetch, method="test")
+    moto.log.clear()
+    client.put("f", b"x", if_match=None, if_absent=False, write_id="w")
+    assert client.get("f").data == b"x"
+    assert client.head("f").size == 1
+    tokens = [r.headers.get("x-amz-security-token") for r in moto.log.records_to(bucket)]
+    # Refreshed before the first request (expired), again before the second (due), then
+    # kept; every request sent from the thread with the token of the moment.
+    assert tokens == ["token-1", "token-2", "token-2"]
+    assert all(MARK in r.headers["user-agent"] for r in moto.log.records_to(bucket))
