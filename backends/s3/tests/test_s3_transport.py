@@ -351,7 +351,7 @@ def test_refreshable_credentials_are_refreshed_when_due(moto: MotoEndpoint) -> N
         # The first expires in a second (inside botocore's refresh window: due at once),
         # the next in an hour.
         seconds = 1 if len(fetched) == 1 else 3600
-        expiry = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(
+        expiry = datetime.datetime.now(datetime.UTC) + datetime.timedelta(
             seconds=seconds)
         return {"access_key": CREDENTIALS["key"], "secret_key": CREDENTIALS["secret"],
                 "token": f"token-{len(fetched)}", "expiry_time": expiry.isoformat()}
