@@ -190,7 +190,8 @@ class S3Client(ObjectClient):
     def _direct(self) -> DirectS3 | None:
         """The transport sending from the calling thread, when it may send this request:
         made for the filesystem's client of the moment (once, and again when s3fs made a
-        new one), never while moto's in-process mock answers instead of the network."""
+        new one), never while moto's in-process mock answers instead of the network, and
+        no more once botocore redirected a request of it to another region."""
         direct = self._transport
         if not self._resolved or (direct is not None and self.fs.s3 is not direct.client):
             try:
@@ -229,8 +230,11 @@ class S3Client(ObjectClient):
             headers = {"Range": kwargs["Range"]} if "Range" in kwargs else {}
             if pin is not None:
                 headers["If-Match"] = pin.value
-            with contextlib.suppress(Unsendable):
+            try:
                 resp = direct.get(name, headers, kwargs.get("VersionId"))
+            except Unsendable:
+                self._transport = None
+            else:
                 return ObjectData(data=resp["Body"], version=_version(resp),
                                   size=total_size(resp))
         return self._run(self._get, **kwargs)
@@ -260,8 +264,10 @@ class S3Client(ObjectClient):
     def _head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         direct = self._direct()
         if direct is not None:
-            with contextlib.suppress(Unsendable):
+            try:
                 return direct.head(kwargs["Key"], kwargs.get("VersionId"))
+            except Unsendable:
+                self._transport = None
         resp: dict[str, Any] = self._run(self._call, "head_object", **kwargs)
         return resp
 
@@ -287,9 +293,11 @@ class S3Client(ObjectClient):
         if direct is not None:
             headers = {("If-None-Match" if k == "IfNoneMatch" else "If-Match"): v
                        for k, v in condition.items()}
-            with contextlib.suppress(Unsendable):
+            try:
                 return _version(self._retrying_conflicts_here(
                     partial(direct.put, name, data, headers, meta)))
+            except Unsendable:
+                self._transport = None
         if len(data) <= self.multipart_threshold:
 
             async def upload() -> dict[str, Any]:

@@ -82,8 +82,9 @@ _UA_MARK = " md/fsseam#direct"
 
 
 class Unsendable(Exception):
-    """The request cannot go this way (botocore redirected it to another region): the
-    caller sends it through ``fs._call_s3``."""
+    """The request cannot go this way: botocore's redirector found the bucket in another
+    region (and keeps it for the client's own requests). The caller sends it, and the
+    bucket's next requests, through ``fs._call_s3``."""
 
 
 def _handler_modules(client: Any) -> set[str]:
@@ -339,8 +340,12 @@ class DirectS3:
                   body: bytes | None) -> Answer:
         """The request and botocore's retries of it (its ``needs-retry`` handlers)."""
         model = self._model.operation_model(operation)
+        # What botocore's retry handlers and its region redirector read of a request.
         request_dict: dict[str, Any] = {"url": url, "method": method, "context": {
-            "client_config": self._config, "retries": {}, "operation_name": operation}}
+            "client_config": self._config, "retries": {}, "operation_name": operation,
+            "client_region": self.client.meta.region_name, "signing": {
+                "bucket": self.bucket, "region": self._region,
+                "signing_name": self._signing_name}}}
         attempts = 1
         while True:
             response: tuple[_HttpResponse, dict[str, Any]] | None = None
