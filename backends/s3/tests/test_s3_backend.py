@@ -22,9 +22,18 @@ def s3_backend(url: str, options: dict[str, Any]) -> S3Backend:
     return b
 
 
+LOOP_ONLY = {"direct_requests": False}
+
+
 @pytest.fixture
 def backend(bucket: str, s3_options: dict[str, Any]) -> S3Backend:
     return s3_backend(f"s3://{bucket}/ws", s3_options)
+
+
+@pytest.fixture
+def loop_backend(bucket: str, s3_options: dict[str, Any]) -> S3Backend:
+    """Every request through ``fs._call_s3``, for errors injected there."""
+    return s3_backend(f"s3://{bucket}/ws", {**s3_options, **LOOP_ONLY})
 
 
 def client_error(code: str, status: int, op: str = "PutObject", **extra: str) -> ClientError:
@@ -39,7 +48,9 @@ def client_error(code: str, status: int, op: str = "PutObject", **extra: str) ->
 
 def inject(backend: S3Backend, method: str, errors: list[BaseException]) -> list[str]:
     """Make the next calls of ``method`` fail with ``errors`` (wrapped the way s3fs wraps
-    them), then pass through. Returns the log of calls of ``method``."""
+    them), then pass through. Returns the log of calls of ``method``. The backend must
+    send every request through ``_call_s3`` (``direct_requests=False``); the direct path's
+    answers to the same errors, from a server, are in test_s3_transport.py."""
     real = backend.fs._call_s3
     calls: list[str] = []
 
@@ -246,7 +257,7 @@ def test_if_match_with_foreign_version_kind_conflicts_without_writing(backend: S
 
 
 def test_conditional_request_conflict_is_retried(bucket: str, s3_options: dict[str, Any]) -> None:
-    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 3})
+    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 3, **LOOP_ONLY})
     v = b.write("f", b"1", CreateOnly())
     calls = inject(b, "put_object", [client_error("ConditionalRequestConflict", 409)] * 2)
     v2 = b.write("f", b"2", IfMatch(v))
@@ -257,7 +268,7 @@ def test_conditional_request_conflict_is_retried(bucket: str, s3_options: dict[s
 def test_conditional_request_conflict_gives_up_and_changes_nothing(
     bucket: str, s3_options: dict[str, Any]
 ) -> None:
-    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 2})
+    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 2, **LOOP_ONLY})
     v = b.write("f", b"1", CreateOnly())
     calls = inject(b, "put_object", [client_error("ConditionalRequestConflict", 409)] * 5)
     with pytest.raises(FsError) as info:
@@ -270,7 +281,7 @@ def test_conditional_request_conflict_gives_up_and_changes_nothing(
 
 
 def test_conditional_delete_conflict_is_retried(bucket: str, s3_options: dict[str, Any]) -> None:
-    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 3})
+    b = s3_backend(f"s3://{bucket}/r", {**s3_options, "conflict_retries": 3, **LOOP_ONLY})
     v = b.write("f", b"1", CreateOnly())
     calls = inject(b, "delete_object", [client_error("ConditionalRequestConflict", 409)] * 2)
     b.delete("f", IfMatch(v))
@@ -280,27 +291,27 @@ def test_conditional_delete_conflict_is_retried(bucket: str, s3_options: dict[st
     assert info.value.code is ErrorCode.FS_NOT_FOUND
 
 
-def test_other_409_is_not_retried(backend: S3Backend) -> None:
-    calls = inject(backend, "put_object", [client_error("OperationAborted", 409)])
+def test_other_409_is_not_retried(loop_backend: S3Backend) -> None:
+    calls = inject(loop_backend, "put_object", [client_error("OperationAborted", 409)])
     with pytest.raises(FsError) as info:
-        backend.write("f", b"x", Overwrite())
+        loop_backend.write("f", b"x", Overwrite())
     assert len(calls) == 1
     assert info.value.code is ErrorCode.FS_BACKEND
 
 
-def test_access_denied_is_permission_denied(backend: S3Backend) -> None:
-    backend.write("f", b"1", CreateOnly())
-    inject(backend, "get_object", [client_error("AccessDenied", 403, "GetObject")])
+def test_access_denied_is_permission_denied(loop_backend: S3Backend) -> None:
+    loop_backend.write("f", b"1", CreateOnly())
+    inject(loop_backend, "get_object", [client_error("AccessDenied", 403, "GetObject")])
     with pytest.raises(FsError) as info:
-        backend.read("f")
+        loop_backend.read("f")
     assert info.value.code is ErrorCode.FS_PERMISSION_DENIED
     assert "AccessDenied" in info.value.message
 
 
-def test_unknown_error_is_backend_nothing_changed(backend: S3Backend) -> None:
-    inject(backend, "put_object", [client_error("ServiceUnavailableX", 418)])
+def test_unknown_error_is_backend_nothing_changed(loop_backend: S3Backend) -> None:
+    inject(loop_backend, "put_object", [client_error("ServiceUnavailableX", 418)])
     with pytest.raises(FsError) as info:
-        backend.write("f", b"x", CreateOnly())
+        loop_backend.write("f", b"x", CreateOnly())
     assert info.value.code is ErrorCode.FS_BACKEND
     assert "ServiceUnavailableX" in info.value.message
     assert "nothing was changed" in info.value.message

@@ -35,9 +35,12 @@ from fsseam.errors import ErrorCode, FsError
 
 from . import sentences  # noqa: F401  (the sentence raised here)
 
-__all__ = ["attach", "attach_to_filesystem"]
+__all__ = ["BRIDGE_MODULE", "attach", "attach_to_filesystem", "mock_active"]
 
 _HOOK_ID = "fsseam-moto-in-process"
+BRIDGE_MODULE = __name__
+"""The module of the hook this puts on a session (a request hook that sends nothing while
+no mock is active)."""
 
 
 def _active_stubber() -> Any | None:
@@ -49,6 +52,11 @@ def _active_stubber() -> Any | None:
     models = sys.modules.get("moto.core.models")
     stubber = getattr(models, "botocore_stubber", None)
     return stubber if getattr(stubber, "enabled", False) else None
+
+
+def mock_active() -> bool:
+    """Whether a ``mock_aws`` is active: requests must then go through the hook."""
+    return _active_stubber() is not None
 
 
 class _Content:

@@ -70,6 +70,11 @@ class S3Backend(ObjectStoreBackend):
     ``history_owners``: ListObjectVersions returns no user metadata, so the owner each
     write stores (``x-amz-meta-fsseam-owner``) is asked with one HeadObject per version a
     history shows. Off by default: a history is then one request.
+
+    ``direct_requests``: GetObject, HeadObject and a single PutObject sent from the calling
+    thread, signed by botocore's signer with the client's credentials
+    (:mod:`fsseam_s3.transport`), when the s3fs client is one that path can speak for.
+    False: every request through s3fs's event loop and aiobotocore's pipeline.
     """
 
     facts = StoreFacts(
@@ -82,7 +87,7 @@ class S3Backend(ObjectStoreBackend):
         ),
     )
     store_options = ("multipart_threshold", "multipart_part_size", "conflict_retries",
-                     "history_owners")
+                     "history_owners", "direct_requests")
 
     def __init__(
         self,
@@ -96,6 +101,7 @@ class S3Backend(ObjectStoreBackend):
         list_page_size: int | None = None,
         history_owners: bool = False,
         max_versions_listed: int = MAX_VERSIONS_LISTED,
+        direct_requests: bool = True,
     ) -> None:
         keys = KeySpace.parse(root, "s3")
         if not 0 < multipart_threshold <= MAX_PUT_SIZE:
@@ -116,6 +122,7 @@ class S3Backend(ObjectStoreBackend):
             multipart_threshold=multipart_threshold,
             multipart_part_size=multipart_part_size,
             conflict_retries=conflict_retries,
+            direct_requests=direct_requests,
         )
         super().__init__(
             client,

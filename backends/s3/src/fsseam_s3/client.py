@@ -1,6 +1,10 @@
 """The S3 requests of the object-store template, through s3fs's raw client.
 
-Every call goes through ``fs._call_s3``, not s3fs's file API: ``cat_file`` and
+GetObject, HeadObject and a single PutObject go from the calling thread
+(:class:`~fsseam_s3.transport.DirectS3`: the request botocore would send, without the
+event loop's round trip and aiobotocore's pipeline) when the client allows it; everything
+else, and every request of a client that transport cannot speak for, goes through
+``fs._call_s3``, not s3fs's file API: ``cat_file`` and
 ``open("rb")`` cost a HEAD before the GET and return no ETag, and ``pipe_file`` drops
 ``IfMatch`` on its multipart path. ``_call_s3`` still gives s3fs's credentials, session,
 endpoint handling and retries. Exceptions are raised unchanged for ``errors.S3ErrorMapper``.
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from functools import partial
@@ -36,7 +41,9 @@ from fsseam.backends.objectstore import (
 from fsseam.backends.objectstore.sends import counting, watch
 from fsseam.versions import Version
 
+from ._moto import mock_active
 from .errors import is_conditional_conflict
+from .transport import DirectS3, Unsendable
 
 __all__ = [
     "DEFAULT_MULTIPART_THRESHOLD",
@@ -72,6 +79,12 @@ def _watch(client: Any) -> bool:
     if not isinstance(sessions, dict) or not sessions:
         return False
     return all(watch(session) for session in sessions.values())
+
+
+def _conflict_wait(attempt: int) -> float:
+    """Seconds before retry ``attempt`` of a 409 ConditionalRequestConflict: bounded,
+    exponential, jittered."""
+    return min(0.05 * 2.0**attempt, 1.0) * (0.5 + random.random())
 
 
 def _version(resp: dict[str, Any]) -> Version:
@@ -133,6 +146,7 @@ class S3Client(ObjectClient):
         multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
         multipart_part_size: int = DEFAULT_PART_SIZE,
         conflict_retries: int = 5,
+        direct_requests: bool = True,
     ) -> None:
         self.fs = fs
         self.bucket = bucket
@@ -140,6 +154,8 @@ class S3Client(ObjectClient):
         self.multipart_part_size = multipart_part_size
         self.conflict_retries = conflict_retries
         self._run = SyncBridge(fs)
+        self._transport: DirectS3 | None = None
+        self._resolved = not direct_requests  # off: never looked for, always None
 
     # -- plumbing ----------------------------------------------------------------
     async def _call(self, method: str, **kwargs: Any) -> dict[str, Any]:
@@ -156,8 +172,34 @@ class S3Client(ObjectClient):
             except Exception as e:
                 if attempt >= self.conflict_retries or not is_conditional_conflict(e):
                     raise
-            await asyncio.sleep(min(0.05 * 2**attempt, 1.0) * (0.5 + random.random()))
+            await asyncio.sleep(_conflict_wait(attempt))
             attempt += 1
+
+    def _retrying_conflicts_here(self, request: Callable[[], T]) -> T:
+        """:meth:`_retrying_conflicts` of a request sent from the calling thread."""
+        attempt = 0
+        while True:
+            try:
+                return request()
+            except Exception as e:
+                if attempt >= self.conflict_retries or not is_conditional_conflict(e):
+                    raise
+            time.sleep(_conflict_wait(attempt))
+            attempt += 1
+
+    def _direct(self) -> DirectS3 | None:
+        """The transport sending from the calling thread, when it may send this request:
+        made for the filesystem's client of the moment (once, and again when s3fs made a
+        new one), never while moto's in-process mock answers instead of the network, and
+        no more once botocore redirected a request of it to another region."""
+        direct = self._transport
+        if not self._resolved or (direct is not None and self.fs.s3 is not direct.client):
+            try:
+                direct = self._run(DirectS3.resolve, self.fs, self.bucket)
+            except Exception:
+                direct = None  # the loop's path raises whatever made this fail, mapped
+            self._transport, self._resolved = direct, True
+        return None if direct is None or mock_active() else direct
 
     async def _get(self, **kwargs: Any) -> ObjectData:
         resp = await self._call("get_object", **kwargs)
@@ -183,6 +225,18 @@ class S3Client(ObjectClient):
             kwargs["IfMatch"] = pin.value
         if version is not None:
             kwargs["VersionId"] = version.detail or self._version_id(name, version)
+        direct = self._direct()
+        if direct is not None:
+            headers = {"Range": kwargs["Range"]} if "Range" in kwargs else {}
+            if pin is not None:
+                headers["If-Match"] = pin.value
+            try:
+                resp = direct.get(name, headers, kwargs.get("VersionId"))
+            except Unsendable:
+                self._transport = None
+            else:
+                return ObjectData(data=resp["Body"], version=_version(resp),
+                                  size=total_size(resp))
         return self._run(self._get, **kwargs)
 
     def start_get(self, name: str) -> Future[ObjectData]:
@@ -199,13 +253,23 @@ class S3Client(ObjectClient):
         kwargs: dict[str, Any] = {"Key": name}
         if version is not None:
             kwargs["VersionId"] = version.detail or self._version_id(name, version)
-        resp = self._run(self._call, "head_object", **kwargs)
+        resp = self._head(kwargs)
         return ObjectHead(
             version=_version(resp),
             size=int(resp.get("ContentLength") or 0),
             write_id=(resp.get("Metadata") or {}).get(WRITE_ID_KEY),
             owner=_owner_of(resp),
         )
+
+    def _head(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        direct = self._direct()
+        if direct is not None:
+            try:
+                return direct.head(kwargs["Key"], kwargs.get("VersionId"))
+            except Unsendable:
+                self._transport = None
+        resp: dict[str, Any] = self._run(self._call, "head_object", **kwargs)
+        return resp
 
     def put(
         self,
@@ -225,6 +289,15 @@ class S3Client(ObjectClient):
         meta = {WRITE_ID_KEY: write_id}
         if owner is not None:
             meta[OWNER_KEY] = _owner_value(owner)
+        direct = self._direct() if len(data) <= self.multipart_threshold else None
+        if direct is not None:
+            headers = {("If-None-Match" if k == "IfNoneMatch" else "If-Match"): v
+                       for k, v in condition.items()}
+            try:
+                return _version(self._retrying_conflicts_here(
+                    partial(direct.put, name, data, headers, meta)))
+            except Unsendable:
+                self._transport = None
         if len(data) <= self.multipart_threshold:
 
             async def upload() -> dict[str, Any]:

@@ -73,6 +73,8 @@ class Request:
     """The request body's Content-Length (0 when absent)."""
     response_bytes: int
     """Bytes of the response body the server sent."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The request's headers, by lower-cased name."""
 
 
 @dataclass
@@ -115,6 +117,8 @@ class RequestLog:
                 status=status[-1] if status else 0,
                 request_bytes=int(environ.get("CONTENT_LENGTH") or 0),
                 response_bytes=sum(len(chunk) for chunk in body),
+                headers={k[5:].replace("_", "-").lower(): str(v)
+                         for k, v in environ.items() if k.startswith("HTTP_")},
             )
             with self._lock:
                 self.records.append(record)
@@ -289,6 +293,8 @@ _ERRORS = {
     401: ("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our "
           "records."),
     403: ("AccessDenied", "Access Denied"),
+    409: ("ConditionalRequestConflict", "A conflicting conditional operation is currently "
+          "in progress against this resource. Please try again."),
     412: ("PreconditionFailed", "At least one of the pre-conditions you specified did not "
           "hold"),
     500: ("InternalError", "We encountered an internal error. Please try again."),

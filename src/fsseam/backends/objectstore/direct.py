@@ -30,6 +30,7 @@ import http.client
 import os
 import select
 import socket
+import ssl
 import threading
 import urllib.parse
 from collections.abc import Mapping
@@ -234,9 +235,13 @@ class Connections:
     """Kept-alive connections by host, shared by the threads (one per request in flight),
     and the exchange of one request on them."""
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, max_idle: int = MAX_IDLE) -> None:
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT, max_idle: int = MAX_IDLE, *,
+                 context: ssl.SSLContext | None = None) -> None:
         self.timeout = timeout
         self.max_idle = max_idle
+        self.context = context
+        """How TLS connections verify the server (None: ``http.client``'s default, the
+        system's certificates): a store library's own CA bundle."""
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._free: dict[Host, list[http.client.HTTPConnection]] = {}
@@ -288,7 +293,7 @@ class Connections:
             kept.close()
         scheme, netloc = host
         if scheme == "https":
-            return _KeptTls(netloc, timeout=self.timeout), True
+            return _KeptTls(netloc, timeout=self.timeout, context=self.context), True
         return _Kept(netloc, timeout=self.timeout), True
 
     def _take(self, host: Host) -> http.client.HTTPConnection | None:
