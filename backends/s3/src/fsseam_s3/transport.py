@@ -10,10 +10,11 @@ aiobotocore client, so it is the request botocore would send:
 * the URL: the client's endpoint ruleset, resolved once for the bucket (path or virtual
   host style as botocore chooses it, accelerate, dual-stack, FIPS); the key percent-encoded
   as botocore encodes a greedy label;
-* the signature: botocore's ``S3SigV4Auth`` with the client's credentials (refreshable ones
+* the signature: SigV4 as botocore's ``S3SigV4Auth`` computes it (:mod:`fsseam_s3.sigv4`,
+  compared with botocore's by the tests) with the client's credentials (refreshable ones
   refreshed through the loop when they are due), region and signing name. Over plain HTTP
-  the payload is SHA-256 signed, over HTTPS with a checksum it is not: the signer decides,
-  as it does for botocore;
+  the payload is SHA-256 signed, over HTTPS with a checksum it is not, as botocore
+  decides;
 * the checksums: a PutObject carries ``x-amz-checksum-crc32`` (botocore's default since
   1.36, ``request_checksum_calculation="when_supported"``). botocore moves it into an
   aws-chunked trailer over HTTPS; here it stays a header on both (the same CRC32 for S3 to
@@ -49,8 +50,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import botocore.auth
-from botocore.auth import S3SigV4Auth
-from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials, RefreshableCredentials
 from botocore.exceptions import (
     ClientError,
@@ -68,6 +67,7 @@ from botocore.utils import percent_encode, percent_encode_sequence
 from fsseam.backends.objectstore.direct import Answer, Broken, Connections
 
 from ._moto import BRIDGE_MODULE, mock_active
+from .sigv4 import SigV4, payload_signing
 
 __all__ = ["DirectS3", "Unsendable", "usable"]
 
@@ -134,21 +134,8 @@ def usable(fs: Any, client: Any) -> bool:
         urllib.request.proxy_bypass(url.hostname or ""))
 
 
-_SIGNED_ADDS = ("X-Amz-Date", "X-Amz-Content-SHA256", "X-Amz-Security-Token", "Authorization")
-"""The headers botocore's signer adds to a request."""
-
-
-class _Signer(S3SigV4Auth):  # type: ignore[misc]  # botocore ships no types
-    """botocore's S3 SigV4 signer; the headers it signs are picked once per request
-    (botocore picks the same ones twice: for the canonical request, then for
-    ``SignedHeaders``; nothing changes the request in between)."""
-
-    def headers_to_sign(self, request: Any) -> Any:
-        picked = request.context.get("fsseam-headers-to-sign")
-        if picked is None:
-            picked = request.context["fsseam-headers-to-sign"] = super().headers_to_sign(
-                request)
-        return picked
+_CHECKSUM_HEADER = "x-amz-checksum-crc32"
+"""The checksum header a PutObject carries (botocore's default algorithm, CRC32)."""
 
 
 class _HttpResponse:
@@ -203,6 +190,8 @@ class DirectS3:
         self._region = str(signing.get("region") or client.meta.region_name)
         self._signing_name = str(signing.get("signing_name") or "s3")
         self._credentials = client._request_signer._credentials
+        self._signer = SigV4(self._region, self._signing_name,
+                             sign_payload=payload_signing(config))
         self._frozen: ReadOnlyCredentials | None = None
         self._agent = client._user_agent_creator.to_string() + _UA_MARK
         retries = config.retries or {}
@@ -269,7 +258,7 @@ class DirectS3:
             sent[_META + name] = value
         if self._send_checksum:
             crc = zlib.crc32(data).to_bytes(4, "big")
-            sent["x-amz-checksum-crc32"] = base64.b64encode(crc).decode()
+            sent[_CHECKSUM_HEADER] = base64.b64encode(crc).decode()
             sent["x-amz-sdk-checksum-algorithm"] = "CRC32"
         return self._fields(self._call("PutObject", "PUT", key, sent, data, None), body=False)
 
@@ -385,16 +374,11 @@ class DirectS3:
     def _send(self, method: str, url: str, headers: dict[str, str], body: bytes | None,
               attempt: int) -> Answer:
         sent = {"host": self._host, **headers}
-        request = AWSRequest(method=method, url=url, headers=sent, data=body)
-        request.context.update(client_config=self._config, has_streaming_input=(
-            method == "PUT"), checksum={"request_algorithm": {
-                "in": "header", "name": "x-amz-checksum-crc32"}})
-        _Signer(self._frozen_credentials(), self._signing_name, self._region).add_auth(request)
-        signed = request.headers
-        for name in _SIGNED_ADDS:
-            value = signed.get(name)
-            if value is not None:
-                sent[name] = value if isinstance(value, str) else value.decode()
+        credentials = self._frozen_credentials()
+        sent.update(self._signer.headers(
+            method, url, sent, body, access_key=credentials.access_key,
+            secret_key=credentials.secret_key, token=credentials.token,
+            checksum_header=_CHECKSUM_HEADER if method == "PUT" else None))
         sent["User-Agent"] = self._agent
         sent["amz-sdk-invocation-id"] = str(uuid.uuid4())
         sent["amz-sdk-request"] = f"attempt={attempt}{self._most}"
