@@ -100,6 +100,10 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("header line", "http.client's own exception for an over-long header line: a "
          "transport error, retried and mapped by the store, its words never shown"),
         ("got more than", "http.client's own exception for too many headers, as above"),
+        ("can't send", "a request target http.client would refuse too: a programming "
+         "error of the store's transport, never shown"),
+        ("Invalid header", "a header value with a line break, refused as http.client "
+         "refuses it: a programming error, never shown"),
     ],
     "backends/gcs/src/fsseam_gcs/client.py": [
         ("bytes x-x/x", "an HTTP Content-Range header value"),

@@ -7,6 +7,7 @@ while idle never used, and the one resend of a request whose reused connection b
 from __future__ import annotations
 
 import http.client
+import io
 import socket
 import struct
 import threading
@@ -14,8 +15,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fsseam.backends.objectstore.direct import Broken, Connections
+from fsseam.backends.objectstore.direct import Broken, Connections, SplitHeadersResponse
 
 Script = Callable[[socket.socket, int], None]
 """Serves one accepted connection (its number, from 0)."""
@@ -263,3 +266,47 @@ def test_connections_are_shared_by_threads() -> None:
             thread.start()
             thread.join()
     assert served == [0]
+
+
+class _Bytes:
+    """Bytes an answer is read from, as a socket hands them to ``makefile``."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(io.BytesIO(self.data))  # type: ignore[arg-type]
+
+
+def _spaced(values: list[str] | None) -> list[str] | None:
+    """Values with their runs of white space as one space (email.parser keeps a folded
+    line's own, this module makes it one)."""
+    return None if values is None else [" ".join(v.split()) for v in values]
+
+
+_name = st.text("abcXYZ-_0", min_size=1, max_size=6)
+_value = st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.one_of(
+    st.tuples(_name, _value).map(lambda p: f"{p[0]}:{p[1]}"),
+    st.tuples(_name, _value).map(lambda p: f"{p[0]}: {p[1]} "),
+    _value.map(lambda v: f"\t{v}"),  # a folded line
+), max_size=8))
+def test_any_header_block_reads_as_email_parser_reads_it(lines: list[str]) -> None:
+    """Names, values, repeats and folded lines: the same ``get`` and ``get_all`` as
+    ``http.client``'s own parse. (A line that is no header makes email.parser take the
+    rest of the block for a body; here it is dropped alone.)"""
+    block = "".join(f"{line}\r\n" for line in lines).encode("iso-8859-1")
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n" + block + b"\r\n"
+    ours = SplitHeadersResponse(_Bytes(answer), method="GET")  # type: ignore[arg-type]
+    ours.begin()
+    theirs = http.client.parse_headers(io.BytesIO(answer.split(b"\r\n", 1)[1]))
+    names = {line.partition(":")[0].strip() for line in lines} | {"Content-Length"}
+    for name in names:
+        if not name or name[0] in " \t":
+            continue
+        want = theirs.get_all(name)
+        got = ours.headers.get_all(name)
+        assert _spaced(got) == _spaced(want), (name, lines)

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import select
 import socket
 import ssl
 import threading
 import urllib.parse
+import weakref
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -56,6 +58,8 @@ TRANSPORT_ERRORS = (OSError, http.client.HTTPException)
 """What a connection, a send or a receive raises (resets, refusals, timeouts, a broken
 status line): the equivalents of what the stores' libraries retry."""
 
+_HEADER_LINE = re.compile(r"([^:\r\n]*):[ \t]*([^\r\n]*?)[ \t]*\r?\n")
+"""One header line: its name and its value without the white space around it."""
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
 """``http.client``'s own bounds on one header line and on the number of headers."""
@@ -110,22 +114,38 @@ def _read_headers(fp: object) -> Headers:
         lines.append(line)
         if len(lines) > _MAX_HEADERS:
             raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+    text = b"".join(lines).decode("iso-8859-1")
+    if "\n " not in text and "\n\t" not in text and text[:1] not in (" ", "\t"):
+        # The common block, no folded line: one regex pass, a dict of its pairs.
+        pairs = _HEADER_LINE.findall(text)
+        plain = {name.strip().lower(): value for name, value in pairs}
+        if len(plain) == len(pairs):
+            headers = Headers()
+            dict.update(headers, plain)
+            return headers
+    return _split_lines(text)
+
+
+def _split_lines(text: str) -> Headers:
+    """A header block line by line: folded lines, names sent more than once."""
     headers = Headers()
     last = ""
-    for text in b"".join(lines).decode("iso-8859-1").split("\n"):
-        if not text:
+    for line in text.split("\n"):
+        if not line:
             continue  # after the last line's newline
-        if text[0] in " \t" and last:
-            headers[last] = f"{dict.__getitem__(headers, last)} {text.strip()}"
+        if line[0] in " \t" and last:
+            if last in headers.repeated:  # continues the latest of the name's values
+                values = headers.repeated[last]
+                values[-1] = f"{values[-1]} {line.strip()}"
+            else:
+                headers[last] = f"{dict.__getitem__(headers, last)} {line.strip()}"
             continue
-        name, sep, value = text.partition(":")
+        name, sep, value = line.partition(":")
         if not sep:
-            continue  # not a header line: email.parser drops it too
+            last = ""  # not a header line, dropped; nor is what a fold would add to it
+            continue
         last = name.strip().lower()
-        if last in headers.repeated or dict.__contains__(headers, last):
-            headers.add(last, value.strip())
-        else:
-            dict.__setitem__(headers, last, value.strip())
+        headers.add(last, value.strip())
     return headers
 
 
@@ -174,25 +194,6 @@ class SplitHeadersResponse(http.client.HTTPResponse):
             self.will_close = True
 
 
-class _Kept(http.client.HTTPConnection):
-    """A kept-alive connection, closed when it is dropped (a socket left to the garbage
-    collector makes it warn)."""
-
-    response_class = SplitHeadersResponse
-
-    def __del__(self) -> None:
-        self.close()
-
-
-class _KeptTls(http.client.HTTPSConnection):
-    """:class:`_Kept` over TLS."""
-
-    response_class = SplitHeadersResponse
-
-    def __del__(self) -> None:
-        self.close()
-
-
 Host = tuple[str, str]
 """(scheme, host:port) of a connection."""
 
@@ -216,11 +217,9 @@ class Broken(Exception):
         self.answered = answered
 
 
-def _closed_by_server(sock: socket.socket | None) -> bool:
+def _closed_by_server(sock: socket.socket) -> bool:
     """Whether a kept connection can no longer carry a request: the server closed it while
     it was idle (an idle timeout; or it sent bytes nobody asked for)."""
-    if sock is None:
-        return False  # not connected yet: http.client connects on the first request
     try:
         if hasattr(select, "poll"):
             poller = select.poll()
@@ -229,6 +228,50 @@ def _closed_by_server(sock: socket.socket | None) -> bool:
         return bool(select.select([sock], [], [], 0)[0])
     except (OSError, ValueError):
         return True
+
+
+_UNSENDABLE = re.compile("[\x00-\x20\x7f]")
+"""What a request target may not hold (``http.client`` refuses the same)."""
+_BODY_EXPECTED = frozenset({"PATCH", "POST", "PUT"})
+"""Methods that say ``Content-Length: 0`` without a body, as ``http.client`` does."""
+_JOINED_BODY = 1 << 20
+"""Bodies up to this size go out in one send with the request's head (one copy of at most
+1 MiB against a second system call and segment)."""
+
+
+def request_head(method: str, target: str, netloc: str, headers: Mapping[str, str],
+                 body_size: int | None) -> bytes:
+    """An HTTP/1.1 request's head as ``http.client`` writes it for ``request()``: the
+    request line, ``Host`` and ``Accept-Encoding: identity`` unless given, the headers in
+    their order, ``Content-Length`` of a body (or 0 for a method that expects one). A line
+    break in a value, or a space or control character in the target, is refused (header
+    injection), as ``http.client`` refuses them."""
+    if _UNSENDABLE.search(target) or _UNSENDABLE.search(method):
+        raise http.client.InvalidURL(f"can't send {method} {target!r}")
+    lower = {name.lower() for name in headers}
+    lines = [f"{method} {target} HTTP/1.1"]
+    if "host" not in lower:
+        lines.append(f"Host: {netloc}")
+    if "accept-encoding" not in lower:
+        lines.append("Accept-Encoding: identity")
+    for name, value in headers.items():
+        if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
+            raise ValueError(f"Invalid header {name!r}: {value!r}")
+        lines.append(f"{name}: {value}")
+    if "content-length" not in lower and "transfer-encoding" not in lower:
+        if body_size is not None:
+            lines.append(f"Content-Length: {body_size}")
+        elif method in _BODY_EXPECTED:
+            lines.append("Content-Length: 0")
+    lines.append("\r\n")
+    return "\r\n".join(lines).encode("iso-8859-1")
+
+
+def _close_all(free: dict[Host, list[socket.socket]]) -> None:
+    for kept in free.values():
+        for sock in kept:
+            sock.close()
+    free.clear()
 
 
 class Connections:
@@ -240,11 +283,14 @@ class Connections:
         self.timeout = timeout
         self.max_idle = max_idle
         self.context = context
-        """How TLS connections verify the server (None: ``http.client``'s default, the
+        """How TLS connections verify the server (None: as ``http.client`` would, with the
         system's certificates): a store library's own CA bundle."""
         self._lock = threading.Lock()
         self._pid = os.getpid()
-        self._free: dict[Host, list[http.client.HTTPConnection]] = {}
+        self._free: dict[Host, list[socket.socket]] = {}
+        # Kept sockets left to the garbage collector would each warn; a finalizer (run
+        # before any object's __del__ when a cycle is collected) closes them first.
+        weakref.finalize(self, _close_all, self._free)
 
     def exchange(
         self, method: str, url: str, headers: Mapping[str, str],
@@ -265,45 +311,78 @@ class Connections:
 
     def _once(self, host: Host, method: str, target: str, headers: Mapping[str, str],
               body: bytes | memoryview | None) -> Answer:
-        conn, fresh = self._connection(host)
+        head = request_head(method, target, host[1], headers,
+                            None if body is None else len(body))
+        sock, fresh = None, True
         answered = False
         try:
-            conn.request(method, target, body=body, headers=dict(headers))
-            resp = conn.getresponse()
-            answered = True
-            content = resp.read()
+            sock, fresh = self._connection(host)
+            if body is not None and len(body) <= _JOINED_BODY:
+                sock.sendall(head + body)
+            else:
+                sock.sendall(head)
+                if body is not None:
+                    sock.sendall(body)
+            resp = SplitHeadersResponse(sock, method=method)
+            try:
+                resp.begin()
+                answered = True
+                content = resp.read()
+            finally:
+                resp.close()  # the reader over the socket, not the socket
         except TRANSPORT_ERRORS as e:
-            conn.close()
+            if sock is not None:
+                sock.close()
             raise Broken(e, fresh, answered) from e
         except BaseException:
-            conn.close()  # interrupted mid-exchange: what is left on it is unknown
+            if sock is not None:
+                sock.close()  # interrupted mid-exchange: what is left on it is unknown
             raise
         if resp.will_close:
-            conn.close()
+            sock.close()
         else:
-            self._give_back(host, conn)
+            self._give_back(host, sock)
         return Answer(resp.status, resp.headers, content)  # type: ignore[arg-type]
 
-    def _connection(self, host: Host) -> tuple[http.client.HTTPConnection, bool]:
+    def _connection(self, host: Host) -> tuple[socket.socket, bool]:
         """An idle kept connection to ``host`` the server has not closed, or a new one
         (True: new)."""
         while (kept := self._take(host)) is not None:
-            if not _closed_by_server(kept.sock):
+            if not _closed_by_server(kept):
                 return kept, False
             kept.close()
         scheme, netloc = host
-        if scheme == "https":
-            return _KeptTls(netloc, timeout=self.timeout, context=self.context), True
-        return _Kept(netloc, timeout=self.timeout), True
+        parts = urllib.parse.urlsplit(f"{scheme}://{netloc}")
+        hostname = parts.hostname or ""
+        port = parts.port or (443 if scheme == "https" else 80)
+        sock = socket.create_connection((hostname, port), self.timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if scheme == "https":
+                sock = self._tls().wrap_socket(sock, server_hostname=hostname)
+        except BaseException:
+            sock.close()
+            raise
+        return sock, True
 
-    def _take(self, host: Host) -> http.client.HTTPConnection | None:
+    def _tls(self) -> ssl.SSLContext:
+        """The context TLS connections verify with: the store library's, else one as
+        ``http.client`` makes it (the system's certificates, ALPN http/1.1)."""
+        if self.context is None:
+            context = ssl.create_default_context()
+            context.set_alpn_protocols(["http/1.1"])
+            self.context = context
+        return self.context
+
+    def _take(self, host: Host) -> socket.socket | None:
         with self._lock:
             if self._pid != os.getpid():
-                self._pid, self._free = os.getpid(), {}
+                self._pid = os.getpid()
+                self._free.clear()  # another process's: never used, never closed here
             free = self._free.get(host)
             return free.pop() if free else None
 
-    def _give_back(self, host: Host, conn: http.client.HTTPConnection) -> None:
+    def _give_back(self, host: Host, conn: socket.socket) -> None:
         with self._lock:
             free = self._free.setdefault(host, [])
             if self._pid == os.getpid() and len(free) < self.max_idle:
