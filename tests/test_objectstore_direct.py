@@ -275,7 +275,7 @@ class _Bytes:
         self.data = data
 
     def makefile(self, mode: str) -> io.BufferedReader:
-        return io.BufferedReader(io.BytesIO(self.data))  # type: ignore[arg-type]
+        return io.BufferedReader(io.BytesIO(self.data))
 
 
 def _spaced(values: list[str] | None) -> list[str] | None:
