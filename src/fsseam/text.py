@@ -341,6 +341,8 @@ class LineWindow:
         self._last_cr = False
         self._head = b""
         self._started = False
+        self.decoded_all = True
+        """Whether every byte fed so far was decoded (strictly): then the bytes are UTF-8."""
 
     @property
     def window_full(self) -> bool:
@@ -445,13 +447,16 @@ class LineWindow:
         if opened is None:
             return
         chunk = opened
-        n = self._count(chunk)
-        if self.count >= self.last or self.count + n < self.first - 1:
-            self.count += n  # wholly outside the window: count only
-        elif n == 0:
-            self._hold(chunk)  # the current line, which is in the window, goes on
-        else:
-            self._lines_ending_in(chunk, n)
+        if not self._whole_chunk(chunk):
+            n = self._count(chunk)
+            if self.count >= self.last or self.count + n < self.first - 1:
+                self.count += n  # wholly outside the window: count only
+                self.decoded_all = self.decoded_all and not chunk
+            elif n == 0:
+                self._hold(chunk)  # the current line, which is in the window, goes on
+            else:
+                self._lines_ending_in(chunk, n)
+                self.decoded_all = False
         if chunk:
             self._midline = not chunk.endswith(b"\n")
         if final and self._midline:
@@ -480,8 +485,13 @@ class LineWindow:
 
     def _count(self, chunk: bytes) -> int:
         """Count the chunk's bytes, newlines and CRLFs; returns its newlines."""
-        self.bytes_seen += len(chunk)
         n = chunk.count(b"\n")
+        self._counted(chunk, n)
+        return n
+
+    def _counted(self, chunk: bytes, n: int) -> None:
+        """Add the chunk's bytes, its ``n`` newlines and its CRLFs to the counts."""
+        self.bytes_seen += len(chunk)
         self.newlines += n
         if b"\r" in chunk or self._last_cr:  # memchr first: most files have no CR at all
             self.crlf += chunk.count(b"\r\n") + (
@@ -489,7 +499,71 @@ class LineWindow:
             )
         if chunk:
             self._last_cr = chunk.endswith(b"\r")
-        return n
+
+    def _whole_chunk(self, chunk: bytes) -> bool:
+        """The usual read: the lines ending in ``chunk`` start in the window. Their bytes
+        are decoded and split once, and the split counts them: no pass that only counts
+        newlines, no split and re-join of bytes. False, with nothing done, where the window
+        starts further on or ends before, or where the bytes are not all UTF-8 (the general
+        path then tells whether the bad bytes lie in the window)."""
+        start = self.count + 1
+        if start > self.last or start + 1 < self.first:
+            return False
+        last_nl = chunk.rfind(b"\n")
+        if last_nl < 0:
+            return False
+        # With nothing held of the current line (the chunk starts a line) and that line in
+        # the window, the chunk's lines are one slice from its start.
+        whole = self.first <= start and not self._held_bytes and self._long is None
+        first_nl = 0 if whole else chunk.find(b"\n")
+        lo = 0 if whole else first_nl + 1
+        text = self._decoded(chunk[lo:last_nl]) if lo <= last_nl else ""
+        if text is None:
+            return False
+        if not whole and self.first <= start:
+            self._finish_held(chunk[:first_nl], start)  # began in an earlier chunk
+        elif not whole:
+            self.decoded_all = False  # the end of a line before the window
+        n = 0 if whole else 1
+        if lo <= last_nl:
+            n += self._add_split(text, start if whole else start + 1)
+        self._counted(chunk, n)
+        self.count += n
+        self._drop_held()
+        tail = chunk[last_nl + 1 :]
+        if self.first <= self.count + 1 <= self.last:
+            self._hold(tail)
+        elif tail:
+            self.decoded_all = False
+        return True
+
+    def _decoded(self, joined: bytes) -> str | None:
+        """Lines joined by ``\n``, each ended by a newline in the chunk, decoded with each
+        CRLF's ``\r`` dropped; None when they are not UTF-8."""
+        if b"\r" in joined:
+            joined = joined.replace(b"\r\n", b"\n")
+            if joined.endswith(b"\r"):
+                joined = joined[:-1]
+        try:
+            return joined.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def _add_split(self, text: str, first_no: int) -> int:
+        """Keep the window's lines of ``text`` (lines joined by ``\n``) numbered from
+        ``first_no``; returns how many lines it holds. Split no further than the window
+        (and the output budget) reach: the rest is only counted."""
+        room = self._room()
+        k = self.last - first_no + 1 if room is None else min(self.last - first_no + 1, room)
+        if k <= 0:
+            return text.count("\n") + 1
+        lines = text.split("\n", k)
+        if len(lines) <= k:
+            self._add(lines, first_no, text)
+            return len(lines)
+        rest = lines.pop()
+        self._add(lines, first_no, text[: len(text) - len(rest) - 1])
+        return k + rest.count("\n") + 1
 
     def _lines_ending_in(self, chunk: bytes, n: int) -> None:
         """Lines numbered count+1 .. count+n end in ``chunk``; the piece after its last
