@@ -173,3 +173,18 @@ def test_decoded_all_only_when_every_byte_was_decoded() -> None:
     assert not window(b"ok\nok\n\xff", 1, 2).decoded_all  # so is the final, unended line
     assert window(b"ok\nok\nend", 1, 3).decoded_all
     assert not window(b"a\n" * 3 + b"\xff\n", 6, 1).decoded_all  # all before the window
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    line=st.integers(0, 90),
+    lines=st.integers(0, 800),
+    head=st.binary(max_size=5000),
+)
+def test_newlines_is_the_count_of_newline_bytes(line: int, lines: int, head: bytes) -> None:
+    """Either way of counting (chosen by the first 4 KiB: short lines by ``count``, long
+    ones by deleting them) counts every ``\\n`` byte."""
+    from fsseam.text import newlines
+
+    data = head + (b"x" * line + b"\n") * lines + b"\r\n\n"
+    assert newlines(data) == data.count(b"\n")

@@ -34,6 +34,7 @@ __all__ = [
     "dominant_newline",
     "encode_new",
     "new_doc",
+    "newlines",
     "not_text",
     "split_lines",
     "within",
@@ -92,6 +93,24 @@ def count_newlines(text: str, end: int | None = None) -> int:
 
 
 _COUNT_PIECE = 1 << 20
+
+
+def newlines(data: bytes) -> int:
+    """``data.count(b"\n")`` by the cheaper of two loops in C: ``count`` tests every byte,
+    while deleting the newlines finds each with ``memchr`` (a call per newline, the bytes
+    between skipped many at a time), which wins for lines longer than some 36 bytes and
+    loses several times over for very short ones. The first bytes tell which."""
+    if len(data) < 4 * _SAMPLE_BYTES:
+        return data.count(b"\n")
+    if data.count(b"\n", 0, _SAMPLE_BYTES) * _MEMCHR_LINE_BYTES > _SAMPLE_BYTES:
+        return data.count(b"\n")
+    return len(data) - len(data.replace(b"\n", b""))
+
+
+_SAMPLE_BYTES = 4096
+_MEMCHR_LINE_BYTES = 36
+"""The mean line length (bytes) from which counting by ``memchr`` is the faster (measured:
+as fast at 32 bytes, 10% faster at 40, 1.5 times at 64, 4 times slower at 4)."""
 
 
 def split_lines(view: str) -> list[str]:
@@ -485,7 +504,7 @@ class LineWindow:
 
     def _count(self, chunk: bytes) -> int:
         """Count the chunk's bytes, newlines and CRLFs; returns its newlines."""
-        n = chunk.count(b"\n")
+        n = newlines(chunk)
         self._counted(chunk, n)
         return n
 
@@ -517,7 +536,7 @@ class LineWindow:
         whole = self.first <= start and not self._held_bytes and self._long is None
         first_nl = 0 if whole else chunk.find(b"\n")
         lo = 0 if whole else first_nl + 1
-        text = self._decoded(chunk[lo:last_nl]) if lo <= last_nl else ""
+        text = self._decoded(chunk, lo, last_nl) if lo <= last_nl else ""
         if text is None:
             return False
         if not whole and self.first <= start:
@@ -526,7 +545,9 @@ class LineWindow:
             self.decoded_all = False  # the end of a line before the window
         n = 0 if whole else 1
         if lo <= last_nl:
-            n += self._add_split(text, start if whole else start + 1)
+            kept = self._add_split(text, start if whole else start + 1)
+            # Lines past the window: counted in the bytes, the cheaper count.
+            n = newlines(chunk) if kept is None else n + kept
         self._counted(chunk, n)
         self.count += n
         self._drop_held()
@@ -537,33 +558,36 @@ class LineWindow:
             self.decoded_all = False
         return True
 
-    def _decoded(self, joined: bytes) -> str | None:
-        """Lines joined by ``\n``, each ended by a newline in the chunk, decoded with each
-        CRLF's ``\r`` dropped; None when they are not UTF-8."""
-        if b"\r" in joined:
-            joined = joined.replace(b"\r\n", b"\n")
+    def _decoded(self, chunk: bytes, lo: int, hi: int) -> str | None:
+        """The lines of ``chunk[lo:hi]`` (each ended by a newline in the chunk), decoded,
+        each CRLF's ``\r`` dropped; None when they are not UTF-8."""
+        joined: bytes | memoryview
+        if chunk.find(b"\r", lo, hi) >= 0:
+            joined = chunk[lo:hi].replace(b"\r\n", b"\n")
             if joined.endswith(b"\r"):
                 joined = joined[:-1]
+        else:
+            joined = memoryview(chunk)[lo:hi]  # decoded where it lies: no copy first
         try:
-            return joined.decode("utf-8")
+            return str(joined, "utf-8")
         except UnicodeDecodeError:
             return None
 
-    def _add_split(self, text: str, first_no: int) -> int:
+    def _add_split(self, text: str, first_no: int) -> int | None:
         """Keep the window's lines of ``text`` (lines joined by ``\n``) numbered from
-        ``first_no``; returns how many lines it holds. Split no further than the window
-        (and the output budget) reach: the rest is only counted."""
+        ``first_no``; returns how many lines it holds, None when more than the window
+        (and the output budget) take: the split goes no further than they reach."""
         room = self._room()
         k = self.last - first_no + 1 if room is None else min(self.last - first_no + 1, room)
         if k <= 0:
-            return text.count("\n") + 1
+            return None
         lines = text.split("\n", k)
         if len(lines) <= k:
             self._add(lines, first_no, text)
             return len(lines)
         rest = lines.pop()
         self._add(lines, first_no, text[: len(text) - len(rest) - 1])
-        return k + rest.count("\n") + 1
+        return None
 
     def _lines_ending_in(self, chunk: bytes, n: int) -> None:
         """Lines numbered count+1 .. count+n end in ``chunk``; the piece after its last
