@@ -596,27 +596,15 @@ class LineWindow:
         first_nl = chunk.find(b"\n")
         if self.first <= start:
             self._finish_held(chunk[:first_nl], start)  # began in an earlier chunk
-        room = self._room()
-        if (
-            self.first <= start + 1
-            and self.count + n <= self.last
-            and (room is None or n - 1 <= room)
-        ):
-            # Every later line ending here is in the window (the usual whole small file):
-            # they are one slice of the chunk, decoded and split once, with no split and
-            # re-join of the bytes.
-            last_nl = chunk.rfind(b"\n")
-            if first_nl < last_nl:
-                self._take_joined(chunk[first_nl + 1 : last_nl], start + 1)
-            tail = chunk[last_nl + 1 :]
-        else:
-            lo = max(1, max(self.first, start) - start)
-            hi = min(self.last, self.count + n) - start + 1
-            if lo < hi:
-                # Only the window's lines are split out (a 1 MiB chunk holds some 26,000
-                # lines, a window 2,000): the chunk's newlines are counted already.
-                self._take(chunk.split(b"\n", hi)[lo:hi], start + lo)
-            tail = chunk[chunk.rfind(b"\n") + 1 :]
+        lo = max(1, max(self.first, start) - start)
+        hi = min(self.last, self.count + n) - start + 1
+        if lo < hi:
+            # Only the window's lines are split out (a 1 MiB chunk holds some 26,000
+            # lines, a window 2,000): the chunk's newlines are counted already. (A chunk
+            # whose lines all start in the window comes here only when it is not all
+            # UTF-8: see _whole_chunk.)
+            self._take(chunk.split(b"\n", hi)[lo:hi], start + lo)
+        tail = chunk[chunk.rfind(b"\n") + 1 :]
         self.count += n
         self._drop_held()
         if self.first <= self.count + 1 <= self.last:
