@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -188,3 +189,17 @@ def test_newlines_is_the_count_of_newline_bytes(line: int, lines: int, head: byt
 
     data = head + (b"x" * line + b"\n") * lines + b"\r\n\n"
     assert newlines(data) == data.count(b"\n")
+
+
+@pytest.mark.parametrize("first,limit", [(1, 2000), (2, 50), (1, 10_000), (5_000, 3)])
+def test_a_large_chunk_gives_the_same_window_either_way(first: int, limit: int) -> None:
+    """A chunk over 256 KiB is decoded and split whole only when the window looks to take
+    all its lines; else its window lines are split out of the bytes: the same lines, the
+    same count either way."""
+    data = b"".join(b"line %d \xc3\xa9 %s\r\n" % (i, b"x" * (i % 50)) for i in range(7_000))
+    assert len(data) > 256 << 10
+    lines = split_lines(decode(data, "/x").view)
+    w = _feed(LineWindow("/x", first, limit), data, [len(data)])
+    assert w.lines == lines[first - 1 : first - 1 + limit]
+    assert (w.count, w.crlf, w.newlines) == (7_000, 7_000, 7_000)
+    assert w.decoded_all is (first == 1 and limit >= 7_000)
