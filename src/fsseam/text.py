@@ -326,8 +326,10 @@ class LineWindow:
     """Collects lines ``[first, first + limit)`` (1-based) from a stream of chunks.
 
     Works on bytes: a UTF-8 sequence never contains the byte ``\n``, so lines can be cut
-    before decoding, and only the window's lines are decoded (strictly). Chunks wholly
-    outside the window are only counted, in C. Memory holds the window and one partial line.
+    before decoding, and only the window's lines need be UTF-8 (decoded strictly; a chunk
+    whose lines start in the window is decoded at once, and cut to the window's lines only
+    when that fails). Chunks wholly outside the window are only counted, in C. Memory holds
+    the window and one partial line (and a chunk).
 
     With ``max_line_chars``, a longer line is kept as its first ``max_line_chars``
     characters and its full length is recorded in ``cut`` (line number -> characters); it
@@ -613,8 +615,8 @@ class LineWindow:
         if lo < hi:
             # Only the window's lines are split out (a 1 MiB chunk holds some 26,000
             # lines, a window 2,000): the chunk's newlines are counted already. (A chunk
-            # whose lines all start in the window comes here only when it is not all
-            # UTF-8: see _whole_chunk.)
+            # whose lines start in the window comes here only when it is large and the
+            # window ends early in it, or when it is not all UTF-8: see _whole_chunk.)
             self._take(chunk.split(b"\n", hi)[lo:hi], start + lo)
         tail = chunk[chunk.rfind(b"\n") + 1 :]
         self.count += n
