@@ -370,13 +370,13 @@ def _azurite_found() -> bool:
     return True
 
 
-def _callgrind_total(op: str, n: int, warmup: int) -> int:
+def _callgrind_total(op: str, n: int, warmup: int, mib: float = 0) -> int:
     with tempfile.TemporaryDirectory(prefix="fsseam-callgrind-") as d:
         out = os.path.join(d, "cg.out")
         subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
              sys.executable, os.path.abspath(__file__), "--op", op, "-n", str(n),
-             "--warmup", str(warmup)],
+             "--warmup", str(warmup), "--mib", str(mib)],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONHASHSEED": "0"},
         )
@@ -387,9 +387,10 @@ def _callgrind_total(op: str, n: int, warmup: int) -> int:
     raise RuntimeError("callgrind wrote no totals")
 
 
-def instructions(op: str, n: int, warmup: int) -> float:
-    """Instructions per call: (setup + warm-up + n calls) - (setup + warm-up), over n."""
-    return (_callgrind_total(op, n, warmup) - _callgrind_total(op, 0, warmup)) / n
+def instructions(op: str, n: int, warmup: int, mib: float = 0) -> float:
+    """Instructions per call: (setup + warm-up + n calls) - (setup + warm-up), over n (the
+    file of ``mib`` MiB, as ``--mib`` makes it)."""
+    return (_callgrind_total(op, n, warmup, mib) - _callgrind_total(op, 0, warmup, mib)) / n
 
 
 PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -490,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         print(versus(args.op, args.versus, args.n, args.warmup, size))
         return 0
     if args.instructions:
-        per_call = instructions(args.op, args.n, args.warmup)
+        per_call = instructions(args.op, args.n, args.warmup, args.mib)
         print(f"{args.op}: {per_call / 1e6:.3f} M instructions per call "
               f"(callgrind, {args.n} calls)")
         return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,3 +112,94 @@ def test_within_is_the_longest_line_check(text: str, cap: int) -> None:
     from fsseam.text import within
 
     assert within(text, cap) == (max(map(len, text.split("\n"))) <= cap)
+
+
+BYTE_PIECES = st.sampled_from(
+    [b"a", b"bc", b"\n", b"\r\n", b"\r", b"\xc3\xa9", b"\xc3", b"\xa9", b"\xff", b"x" * 20]
+)
+
+
+def _view_lines(data: bytes) -> list[bytes]:
+    """The reference: the file's lines as bytes, split on ``\\n`` (a final newline ends the
+    last line), each CRLF's ``\\r`` dropped."""
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    last = lines.pop()
+    lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    return lines + ([last] if last else [])
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(
+    data=st.lists(BYTE_PIECES, max_size=60).map(b"".join),
+    first=st.integers(1, 12),
+    limit=st.integers(1, 30),
+    cuts=st.lists(st.integers(1, 60), min_size=1, max_size=20),
+    whole=st.booleans(),
+)
+def test_only_the_window_is_decoded_and_decoded_all_means_utf8(
+    data: bytes, first: int, limit: int, cuts: list[int], whole: bool
+) -> None:
+    """Bytes that are not UTF-8 are FS_NOT_TEXT exactly when they lie in a window line,
+    however the bytes arrive; a window that says it decoded every byte holds a UTF-8
+    file (the read then skips validating the whole file again)."""
+    from fsseam import ErrorCode, FsError
+
+    wanted = _view_lines(data)[first - 1 : first - 1 + limit]
+    try:
+        texts = [line.decode("utf-8") for line in wanted]
+    except UnicodeDecodeError:
+        texts = None
+    w = LineWindow("/x", first, limit)
+    try:
+        _feed(w, data, [len(data) or 1] if whole else cuts)
+    except FsError as e:
+        assert e.code is ErrorCode.FS_NOT_TEXT
+        assert texts is None
+        return
+    assert w.lines == texts
+    assert w.count == len(_view_lines(data))
+    if w.decoded_all:
+        data.decode("utf-8")
+
+
+def test_decoded_all_only_when_every_byte_was_decoded() -> None:
+    def window(data: bytes, first: int, limit: int) -> LineWindow:
+        return _feed(LineWindow("/x", first, limit), data, [len(data)])
+
+    assert window(b"a\nb\nc", 1, 5).decoded_all  # every line in the window
+    assert not window(b"\xff\nok\n", 2, 5).decoded_all  # line 1 ends before the window
+    assert not window(b"ok\n\xff\n", 1, 1).decoded_all  # line 2 is past it
+    assert not window(b"ok\nok\n\xff", 1, 2).decoded_all  # so is the final, unended line
+    assert window(b"ok\nok\nend", 1, 3).decoded_all
+    assert not window(b"a\n" * 3 + b"\xff\n", 6, 1).decoded_all  # all before the window
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    line=st.integers(0, 90),
+    lines=st.integers(0, 800),
+    head=st.binary(max_size=5000),
+)
+def test_newlines_is_the_count_of_newline_bytes(line: int, lines: int, head: bytes) -> None:
+    """Either way of counting (chosen by the first 4 KiB: short lines by ``count``, long
+    ones by deleting them) counts every ``\\n`` byte."""
+    from fsseam.text import newlines
+
+    data = head + (b"x" * line + b"\n") * lines + b"\r\n\n"
+    assert newlines(data) == data.count(b"\n")
+
+
+@pytest.mark.parametrize("first,limit", [(1, 2000), (2, 50), (1, 10_000), (5_000, 3)])
+def test_a_large_chunk_gives_the_same_window_either_way(first: int, limit: int) -> None:
+    """A chunk over 256 KiB is decoded and split whole only when the window looks to take
+    all its lines; else its window lines are split out of the bytes: the same lines, the
+    same count either way."""
+    data = b"".join(b"line %d \xc3\xa9 %s\r\n" % (i, b"x" * (i % 50)) for i in range(7_000))
+    assert len(data) > 256 << 10
+    lines = split_lines(decode(data, "/x").view)
+    w = _feed(LineWindow("/x", first, limit), data, [len(data)])
+    assert w.lines == lines[first - 1 : first - 1 + limit]
+    assert (w.count, w.crlf, w.newlines) == (7_000, 7_000, 7_000)
+    assert w.decoded_all is (first == 1 and limit >= 7_000)

@@ -97,10 +97,11 @@ def read(
     partial = not (complete and offset == 1 and returned == total)
     if complete:
         raw = b"".join(small) if small is not None else None
-        if raw is not None and partial:
+        if raw is not None and partial and not window.decoded_all:
             # A file small enough to keep is validated whole, so a read reports a
             # non-UTF-8 file even when the invalid bytes lie outside the window. (A
-            # window of every line has decoded every byte strictly already.)
+            # window that decoded every byte strictly, as one of every line does, has
+            # validated it already.)
             try:
                 check_text(raw, shown)
             except FsError as e:

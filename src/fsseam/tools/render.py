@@ -62,6 +62,10 @@ MAX_READ_CHARS = 100_000
 # join of prefixes and lines interleaved.
 _PREFIXES = [f"{n:>6}\t" for n in range(20_001)]
 _NL_PREFIXES = [f"\n{n:>6}\t" for n in range(20_001)]
+# The interleaved list itself, each line's place empty: a view copies a slice of it and
+# fills in its lines, one list copy and one slice assignment.
+_ROWS: list[str] = [""] * (2 * len(_NL_PREFIXES))
+_ROWS[0::2] = _NL_PREFIXES
 _PREFIX_CHARS = 7
 """Characters of every prefix in the tables (line numbers below 10^6)."""
 
@@ -98,8 +102,7 @@ def numbered_text(lines: list[str], start: int, cut: Mapping[int, int] | None = 
         return "\n".join(numbered(lines, start, cut))
     if cut:
         lines = [_cut(line, cut.get(k)) for k, line in enumerate(lines, start)]
-    parts = lines + lines
-    parts[0::2] = _NL_PREFIXES[start:end]
+    parts = _ROWS[2 * start : 2 * end]
     parts[1::2] = lines
     parts[0] = _PREFIXES[start]
     text = "".join(parts)
