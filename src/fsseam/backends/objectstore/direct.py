@@ -32,6 +32,7 @@ import re
 import select
 import socket
 import ssl
+import sys
 import threading
 import urllib.parse
 import weakref
@@ -217,11 +218,15 @@ class Broken(Exception):
         self.answered = answered
 
 
+_HAS_POLL = sys.platform != "win32"
+"""``select.poll`` (not on Windows, whose ``select`` takes sockets too)."""
+
+
 def _closed_by_server(sock: socket.socket) -> bool:
     """Whether a kept connection can no longer carry a request: the server closed it while
     it was idle (an idle timeout; or it sent bytes nobody asked for)."""
     try:
-        if hasattr(select, "poll"):
+        if _HAS_POLL:
             poller = select.poll()
             poller.register(sock, select.POLLIN)
             return bool(poller.poll(0))
