@@ -48,6 +48,12 @@ Adding a store is a package laid out like ``fsseam-s3``, ``fsseam-gcs`` and ``fs
     means for the caller, and the catalogue words it. A sentence only this store needs is
     added to the catalogue and raised as ``FsError(code, reason=..., details=...)``.
 
+``transport.py`` (optional) -- the hot requests (a GET, a HEAD, a single upload) sent from
+    the calling thread by :class:`~fsseam.backends.objectstore.direct.Connections`, built,
+    signed, retried and failed by the store library's own pieces, where the library's event
+    loop and pipeline would cost ten times the request's own client CPU; the client keeps
+    the library's path for anything the transport cannot reproduce.
+
 ``backend.py`` -- ``class AzureBackend(ObjectStoreBackend)`` with ``facts`` (a
     :class:`StoreFacts`: the version kind, a note, and any condition the store does *not*
     decide in the request; the template builds ``capabilities``), ``store_options`` (the
