@@ -119,11 +119,16 @@ def _read_headers(fp: object) -> Headers:
     if "\n " not in text and "\n\t" not in text and text[:1] not in (" ", "\t"):
         # The common block, no folded line: one regex pass, a dict of its pairs.
         pairs = _HEADER_LINE.findall(text)
-        plain = {name.strip().lower(): value for name, value in pairs}
-        if len(plain) == len(pairs):
-            headers = Headers()
-            dict.update(headers, plain)
-            return headers
+        # Reversed: a name sent more than once keeps its first value.
+        plain = {name.strip().lower(): value for name, value in reversed(pairs)}
+        headers = Headers()
+        dict.update(headers, plain)
+        if len(plain) != len(pairs):  # a proxy's Server and Date beside the server's
+            every: dict[str, list[str]] = {}
+            for name, value in pairs:
+                every.setdefault(name.strip().lower(), []).append(value)
+            headers.repeated = {k: v for k, v in every.items() if len(v) > 1}
+        return headers
     return _split_lines(text)
 
 
