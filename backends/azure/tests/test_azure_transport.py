@@ -443,3 +443,22 @@ def test_a_proxy_from_the_environment_keeps_the_sdk(
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
     assert not usable(_fs(azurite))
+
+
+def test_an_sdk_the_transport_cannot_import_keeps_the_backend(
+    azurite: Any, container: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transport borrows private pieces of the SDK; an SDK release that moves one makes
+    its import fail. The client then sends everything through the SDK, and works."""
+    import sys
+
+    import fsseam_azure
+
+    monkeypatch.setitem(sys.modules, "fsseam_azure.transport", None)  # import fails
+    monkeypatch.delattr(fsseam_azure, "transport", raising=False)
+    client = AzureClient(_fs(azurite), container)
+    assert client._direct is None
+    version = client.put("kept.txt", b"still here\n", if_match=None, if_absent=True,
+                         write_id="w1")
+    got = client.get("kept.txt")
+    assert (got.data, got.version) == (b"still here\n", version)

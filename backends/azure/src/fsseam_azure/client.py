@@ -33,7 +33,7 @@ import base64
 import re
 import urllib.parse
 from concurrent.futures import Future
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import ResourceNotFoundError
@@ -55,7 +55,8 @@ from fsseam.backends.objectstore.sends import counting, watch
 from fsseam.messages import Reason, render
 from fsseam.versions import Version
 
-from .transport import AzureTransport, Encoded, usable
+if TYPE_CHECKING:
+    from .transport import AzureTransport
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -116,6 +117,17 @@ def _total_size(properties: Any, fallback: int) -> int:
     return _range_total(str(getattr(properties, "content_range", "") or ""), fallback)
 
 
+def _direct_transport(fs: Any) -> AzureTransport | None:
+    """The transport sending from the calling thread (:mod:`fsseam_azure.transport`), or
+    None: a filesystem it cannot speak for, or an SDK that moved one of the private pieces
+    the transport borrows (imported here, so such an SDK costs speed, not the backend)."""
+    try:
+        from . import transport
+    except ImportError:
+        return None
+    return transport.AzureTransport(fs.service_client) if transport.usable(fs) else None
+
+
 def _condition(if_match: Version | None, if_absent: bool) -> dict[str, Any]:
     """The SDK's keywords for ``If-Match: <etag>`` or ``If-None-Match: *``."""
     if if_absent:
@@ -169,7 +181,7 @@ class AzureClient(ObjectClient):
         self._run = SyncBridge(fs)
         # Shares adlfs's pipeline (credentials, retry policy, aiohttp session).
         self._container: Any = fs.service_client.get_container_client(container)
-        self._direct = AzureTransport(fs.service_client) if usable(fs) else None
+        self._direct = _direct_transport(fs)
         # The blob URL as BlobClient.url spells it, without making a BlobClient (its own
         # pipeline wrapper) for each request.
         base, _, sas = str(self._container.url).partition("?")
@@ -204,13 +216,10 @@ class AzureClient(ObjectClient):
         if version is not None:
             version_id = version.detail or self._version_id(name, version)
         if self._direct is not None:
-            try:
-                answer = self._direct.get(
-                    self._url(name), start=start, end=end,
-                    if_match=None if pin is None else pin.value, version_id=version_id)
-            except Encoded:
-                pass  # the SDK decodes it
-            else:
+            answer = self._direct.get(
+                self._url(name), start=start, end=end,
+                if_match=None if pin is None else pin.value, version_id=version_id)
+            if answer is not None:  # None: encoded, the SDK decodes it
                 headers = answer.headers
                 return ObjectData(
                     data=answer.body,

@@ -30,11 +30,13 @@ that they are the SDK's requests and their failures the SDK's exceptions:
 Where this differs from the SDK: a whole read is one GET without a range, where the SDK's
 downloader asks for the first 32 MiB and then 4 MiB chunks pinned by ``If-Match`` (one
 request also for an empty blob, where the SDK's ranged GET is refused with 416 and sent
-again); an answer with a ``Content-Encoding`` (which the SDK would decompress) raises
-:class:`Encoded` and the client reads through the SDK instead. ``usable`` keeps the SDK for
-everything this module cannot reproduce: credentials other than an account key or a SAS
-(Entra ID tokens, anonymous access), an endpoint that is not plain http(s), a proxy, a
-secondary location, a retry policy or transport of the user's own.
+again); an answer with a ``Content-Encoding`` (which the SDK would decompress) is not
+taken (``get`` answers None) and the client reads through the SDK instead. ``usable``
+keeps the SDK for everything this module cannot reproduce: credentials other than an
+account key or a SAS (Entra ID tokens, anonymous access), an endpoint that is not plain
+http(s), a proxy, a secondary location, a retry policy or transport of the user's own. An
+SDK release that moves one of the private pieces imported here makes this module's import
+fail; the client then sends everything through the SDK (``client._direct_transport``).
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ from azure.storage.blob._shared.response_handlers import process_storage_error
 
 from fsseam.backends.objectstore.direct import Answer, Broken, Connections
 
-__all__ = ["READ_TIMEOUT", "AzureTransport", "Encoded", "SharedKey", "usable"]
+__all__ = ["READ_TIMEOUT", "AzureTransport", "SharedKey", "usable"]
 
 READ_TIMEOUT = 60.0
 """Seconds a socket operation may block: the SDK's ``read_timeout`` (its connect timeout is
@@ -92,11 +94,6 @@ _RETRY_POLICIES = (ExponentialRetry, LinearRetry)
 _CONNECT_ERRORS = (ConnectionRefusedError, socket.gaierror)
 _is_retry: Callable[[Any, str], bool] = is_retry
 """The storage retry policy's rule for an answer (408, 5xx but 501 and 505)."""
-
-
-class Encoded(Exception):
-    """A GET's answer carries a ``Content-Encoding``: the SDK would decode it; read it
-    through the SDK."""
 
 
 def _config(service_client: Any) -> Any:
@@ -245,9 +242,10 @@ class AzureTransport:
 
     # -- the three requests (``url``: a blob's, with the SAS of a SAS client) ----------
     def get(self, url: str, *, start: int | None = None, end: int | None = None,
-            if_match: str | None = None, version_id: str | None = None) -> Answer:
+            if_match: str | None = None, version_id: str | None = None) -> Answer | None:
         """Get Blob: the whole blob, or bytes ``start`` to ``end`` (exclusive, open when
-        None); ``if_match`` an ETag; ``version_id`` an older version."""
+        None); ``if_match`` an ETag; ``version_id`` an older version. None when the answer
+        carries a ``Content-Encoding``: the SDK would decode it; read it through the SDK."""
         headers: dict[str, str] = {}
         if start is not None:
             last = "" if end is None else str(end - 1)
@@ -257,7 +255,7 @@ class AzureTransport:
         answer = self._send("GET", url, headers, None, version_id)
         encoding = answer.headers.get("content-encoding")
         if encoding and encoding.lower() != "identity":
-            raise Encoded(encoding)
+            return None
         return answer
 
     def head(self, url: str, *, version_id: str | None = None) -> Answer:

@@ -322,12 +322,12 @@ class Connections:
     def _once(self, host: Host, method: str, target: str, headers: Mapping[str, str],
               body: bytes | memoryview | None) -> Answer:
         head = request_head(method, target, host[1], headers,
-                            None if body is None else len(body))
+                            None if body is None else memoryview(body).nbytes)
         sock, fresh = None, True
         answered = False
         try:
             sock, fresh = self._connection(host)
-            if body is not None and len(body) <= _JOINED_BODY:
+            if body is not None and memoryview(body).nbytes <= _JOINED_BODY:
                 sock.sendall(head + body)
             else:
                 sock.sendall(head)
