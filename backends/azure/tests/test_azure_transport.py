@@ -7,11 +7,8 @@ speak for."""
 from __future__ import annotations
 
 import gzip
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -30,6 +27,7 @@ from fsseam_azure.transport import SharedKey, usable
 
 from fsseam.backends.objectstore import ObjectData, ObjectHead
 from fsseam.testing.azurite import ACCOUNT_KEY, ACCOUNT_NAME, connection_string
+from fsseam.testing.stub_server import StubHandler, StubServer, serving
 from fsseam.versions import Version
 
 NAME = "dir/ä b+c%.txt"  # quoted in the path: non-ASCII, a space, "+" and "%"
@@ -239,14 +237,11 @@ def test_a_wrong_key_is_refused_as_through_the_sdk(azurite: Any, container: str)
 # -- a stub server: kept connections and retries ------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubHandler):
     """Answers Put Blob and Get Blob as Azure does, kept-alive; the server's ``answers``
     lists the statuses to give first (500: an Azure error answer); with ``close_after``
     the connection is closed after each answer without saying so (an idle timeout, met at
     once)."""
-
-    protocol_version = "HTTP/1.1"
-    server: _Stub
 
     def _answer(self) -> None:
         status = self.server.answers.pop(0) if self.server.answers else 201
@@ -272,44 +267,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.seen.append(("GET", self.path))
         self._answer()
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Stub(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, close_after: bool, answers: list[int]) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.close_after = close_after
-        self.answers = answers
-        self.connections = 0
-        self.seen: list[tuple[str, str]] = []
-        self.closed = threading.Event()
-
-    def verify_request(self, request: Any, client_address: Any) -> bool:
-        self.connections += 1
-        return True
-
-    def shutdown_request(self, request: Any) -> None:
-        super().shutdown_request(request)
-        self.closed.set()
-
-
-@contextmanager
-def _stub(close_after: bool = False, answers: list[int] | None = None) -> Iterator[_Stub]:
-    server = _Stub(close_after, answers or [])
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def _stub_client(server: _Stub) -> AzureClient:
-    endpoint = f"http://127.0.0.1:{server.server_port}/{ACCOUNT_NAME}"
+def _stub_client(server: StubServer) -> AzureClient:
+    endpoint = f"{server.url}/{ACCOUNT_NAME}"
     fs = adlfs.AzureBlobFileSystem(connection_string=connection_string(endpoint),
                                    skip_instance_cache=True)
     client = AzureClient(fs, "c")
@@ -333,7 +292,7 @@ def backoffs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_an_upload_after_the_server_closed_the_kept_connection_goes_on_a_new_one(
     backoffs: list[int],
 ) -> None:
-    with _stub(close_after=True) as server:
+    with serving(_Handler, close_after=True) as server:
         client = _stub_client(server)
         first = client.put("a.txt", b"one", if_match=None, if_absent=False, write_id="w")
         assert server.closed.wait(10)  # the kept connection is closed, the client idle
@@ -346,12 +305,12 @@ def test_an_upload_after_the_server_closed_the_kept_connection_goes_on_a_new_one
 
 
 def test_5xx_is_retried_by_the_sdks_policy_then_raised(backoffs: list[int]) -> None:
-    with _stub(answers=[500, 503]) as server:
+    with serving(_Handler, answers=[500, 503]) as server:
         client = _stub_client(server)
         assert client.get("a.txt").data == b""
         assert len(server.seen) == 3
     assert backoffs == [1, 2]
-    with _stub(answers=[500] * 4) as server:
+    with serving(_Handler, answers=[500] * 4) as server:
         client = _stub_client(server)
         with pytest.raises(HttpResponseError) as caught:
             client.put("a.txt", b"x", if_match=None, if_absent=False, write_id="w")
@@ -364,7 +323,7 @@ def test_5xx_is_retried_by_the_sdks_policy_then_raised(backoffs: list[int]) -> N
 def test_a_refused_connection_is_retried_then_raised_as_the_sdk_does(
     backoffs: list[int],
 ) -> None:
-    with _stub() as server:
+    with serving(_Handler) as server:
         client = _stub_client(server)
     # The server is gone: every try is refused.
     with pytest.raises(Exception) as caught:

@@ -10,9 +10,6 @@ import json
 import re
 import threading
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -22,6 +19,7 @@ from fsseam_gcs.client import GcsClient, make_filesystem
 from fsseam_gcs.testing import GcsCountingProxy
 
 from fsseam.backends.objectstore import OWNER_KEY, WRITE_ID_KEY
+from fsseam.testing.stub_server import StubHandler, StubServer, serving
 from fsseam.versions import Version
 
 # aiohttp session options of the caller's own: a filesystem the transport cannot speak for,
@@ -87,13 +85,10 @@ def test_the_same_requests_as_through_gcsfs_and_no_aiohttp_session(
     assert bridged.fs._session is not None
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubHandler):
     """Answers a media GET and an upload as GCS does, over HTTP/1.1 kept-alive; with the
     server's ``close_after``, closes the connection after answering without saying so in
     the answer: a server's idle timeout, met at once."""
-
-    protocol_version = "HTTP/1.1"
-    server: _Stub
 
     def _answer(self, body: bytes, content_type: str) -> None:
         self.send_response(200)
@@ -109,55 +104,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.uploads.append(self.path)
-        count = str(len(self.server.uploads))
+        self.server.seen.append(self.path)
+        count = str(len(self.server.seen))
         self._answer(json.dumps({"name": "a.txt", "generation": count}).encode(),
                      "application/json")
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Stub(ThreadingHTTPServer):
-    """Counts the connections it accepts, and says when it has closed one."""
-
-    daemon_threads = True
-
-    def __init__(self, close_after: bool) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.close_after = close_after
-        self.connections = 0
-        self.uploads: list[str] = []
-        self.closed = threading.Event()
-
-    def verify_request(self, request: Any, client_address: Any) -> bool:
-        self.connections += 1
-        return True
-
-    def shutdown_request(self, request: Any) -> None:
-        super().shutdown_request(request)
-        self.closed.set()
-
-
-@contextmanager
-def _stub(close_after: bool) -> Iterator[_Stub]:
-    server = _Stub(close_after)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def _client_of(server: _Stub) -> GcsClient:
-    url = f"http://127.0.0.1:{server.server_port}"
-    return GcsClient(make_filesystem({"endpoint_url": url, "token": "anon",
+def _client_of(server: StubServer) -> GcsClient:
+    return GcsClient(make_filesystem({"endpoint_url": server.url, "token": "anon",
                                       "project": "test"}), "bkt")
 
 
-def _reads_in_short_threads(server: _Stub, count: int) -> list[bytes]:
+def _reads_in_short_threads(server: StubServer, count: int) -> list[bytes]:
     """``count`` reads by one client, each in a thread of its own, one after the other
     (as a pool made for one call starts them); the client is dropped on return."""
     client = _client_of(server)
@@ -170,7 +127,7 @@ def _reads_in_short_threads(server: _Stub, count: int) -> list[bytes]:
 
 
 def test_threads_that_live_for_one_request_share_one_kept_connection() -> None:
-    with _stub(close_after=False) as server:
+    with serving(_Handler, close_after=False) as server:
         got = _reads_in_short_threads(server, 8)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -196,13 +153,13 @@ def test_an_upload_after_the_server_closed_the_kept_connection_goes_on_a_new_one
 ) -> None:
     sleeps = _Sleeps()
     monkeypatch.setattr(gcsfs.retry, "asyncio", sleeps)
-    with _stub(close_after=True) as server:
+    with serving(_Handler, close_after=True) as server:
         client = _client_of(server)
         first = client.upload_multipart("a.txt", b"one", None)
         assert server.closed.wait(10)  # the kept connection is closed, the client idle
         second = client.upload_multipart("a.txt", b"two", None)
     assert (first["generation"], second["generation"]) == ("1", "2")
     # Each upload sent once, the second not after a failed attempt and a backoff.
-    assert server.uploads == ["/upload/storage/v1/b/bkt/o?uploadType=multipart"] * 2
+    assert server.seen == ["/upload/storage/v1/b/bkt/o?uploadType=multipart"] * 2
     assert server.connections == 2
     assert sleeps.slept == []

@@ -6,11 +6,8 @@ aiobotocore; its retries; a kept connection the server closed; and moto's in-pro
 from __future__ import annotations
 
 import re
-import threading
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -25,6 +22,7 @@ from fsseam import CreateOnly, ErrorCode, FsError, IfMatch, Workspace
 from fsseam.backends import open_backend
 from fsseam.backends.objectstore import OWNER_KEY, WRITE_ID_KEY
 from fsseam.testing.faults import FaultPlan
+from fsseam.testing.stub_server import StubHandler, serving
 from fsseam.versions import Version
 
 MARK = "md/fsseam#direct"
@@ -217,12 +215,9 @@ def test_access_denied_is_not_retried_and_maps_to_permission_denied(
 
 
 # -- a kept connection the server closed ------------------------------------------------
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubHandler):
     """Answers as S3 does, over HTTP/1.1 kept alive; with the server's ``close_after``,
     closes the connection after answering without saying so: an idle timeout."""
-
-    protocol_version = "HTTP/1.1"
-    server: _Stub
 
     def _answer(self) -> None:
         self.send_response(200)
@@ -242,44 +237,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.seen.append((self.command, self.headers["amz-sdk-request"]))
         self._answer()
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Stub(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, close_after: bool) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.close_after = close_after
-        self.connections = 0
-        self.seen: list[tuple[str, str]] = []
-        self.closed = threading.Event()
-
-    def verify_request(self, request: Any, client_address: Any) -> bool:
-        self.connections += 1
-        return True
-
-    def shutdown_request(self, request: Any) -> None:
-        super().shutdown_request(request)
-        self.closed.set()
-
-
-@contextmanager
-def _stub(close_after: bool) -> Iterator[_Stub]:
-    server = _Stub(close_after)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_a_put_after_the_server_closed_the_kept_connection_goes_on_a_new_one() -> None:
-    with _stub(close_after=True) as server:
-        client = _client(f"http://127.0.0.1:{server.server_port}", "bkt")
+    with serving(_Handler, close_after=True) as server:
+        client = _client(server.url, "bkt")
         client.put("a", b"one", if_match=None, if_absent=False, write_id="w1")
         assert server.closed.wait(10)
         client.put("a", b"two", if_match=None, if_absent=False, write_id="w2")
@@ -289,8 +249,8 @@ def test_a_put_after_the_server_closed_the_kept_connection_goes_on_a_new_one() -
 
 
 def test_requests_share_one_kept_connection() -> None:
-    with _stub(close_after=False) as server:
-        client = _client(f"http://127.0.0.1:{server.server_port}", "bkt")
+    with serving(_Handler, close_after=False) as server:
+        client = _client(server.url, "bkt")
         for _ in range(5):
             assert client.get("a").data == b"body"
     assert server.connections == 1
