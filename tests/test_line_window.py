@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -183,12 +186,54 @@ def test_decoded_all_only_when_every_byte_was_decoded() -> None:
     head=st.binary(max_size=5000),
 )
 def test_newlines_is_the_count_of_newline_bytes(line: int, lines: int, head: bytes) -> None:
-    """Either way of counting (chosen by the first 4 KiB: short lines by ``count``, long
-    ones by deleting them) counts every ``\\n`` byte."""
+    """numpy's count from 16 KiB (numpy is installed with the tests) and ``count`` below it
+    count every ``\\n`` byte."""
     from fsseam.text import newlines
 
     data = head + (b"x" * line + b"\n") * lines + b"\r\n\n"
     assert newlines(data) == data.count(b"\n")
+
+
+_WITHOUT_NUMPY = """
+import random, sys
+sys.modules["numpy"] = None  # import numpy raises ImportError, as where it is not installed
+from fsseam.text import newlines
+rng = random.Random(7)
+for _ in range(300):
+    line, lines = rng.randrange(0, 300), rng.randrange(0, 2000)
+    head = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 5000)))
+    data = head + (b"x" * line + b"\\n") * lines + b"\\r\\n\\n"
+    assert newlines(data) == data.count(b"\\n"), (line, lines, len(head))
+print("counted")
+"""
+
+_LAZY_NUMPY = """
+import sys
+import fsseam, fsseam.text
+print("numpy" in sys.modules)
+fsseam.text.newlines(b"a\\n" * 4000)
+print("numpy" in sys.modules)
+fsseam.text.newlines(b"a\\n" * 9000)
+print("numpy" in sys.modules)
+"""
+
+
+def test_newlines_without_numpy_chooses_between_the_two_loops() -> None:
+    """Without numpy, either loop (chosen by the first 4 KiB: short lines by ``count``, long
+    ones by deleting them) counts every ``\\n`` byte."""
+    run = subprocess.run([sys.executable, "-c", _WITHOUT_NUMPY], capture_output=True, text=True)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "counted\n", "")
+
+
+def test_numpy_is_imported_at_the_first_large_count_not_with_fsseam() -> None:
+    """Importing fsseam, or counting a chunk under 16 KiB, costs no numpy import (some
+    75 ms); the first larger chunk does."""
+    run = subprocess.run([sys.executable, "-c", _LAZY_NUMPY], capture_output=True, text=True)
+    assert (run.returncode, run.stdout.split(), run.stderr) == (
+        0,
+        ["False", "False", "True"],
+        "",
+    )
 
 
 @pytest.mark.parametrize("first,limit", [(1, 2000), (2, 50), (1, 10_000), (5_000, 3)])
