@@ -215,6 +215,9 @@ class CpuStore:
     peer: str
     take: Callable[[], int] | None
     note: str
+    replay: Callable[[bool], None] | None = None
+    """The proxy's replaying switch (None: no proxy): the store rows are measured again
+    with the answers replayed, no emulator working beside the client."""
 
 
 def _cpu_store(name: str, tmp: str, stack: ExitStack) -> CpuStore:
@@ -250,7 +253,8 @@ def _cpu_store(name: str, tmp: str, stack: ExitStack) -> CpuStore:
         ws = Workspace(f"s3://{bucket}/ws",
                        storage_options={**ep.storage_options(), "endpoint_url": proxy.url})
         return CpuStore(name, ws, raw, f"{bucket}/raw.txt", "s3fs", proxy.take,
-                        "moto server and counting proxy in processes of their own")
+                        "moto server and counting proxy in processes of their own",
+                        proxy.replay)
     if name == "gcs":
         from fsseam_gcs.testing import fake_gcs_server
         from gcsfs.core import GCSFileSystem
@@ -262,7 +266,8 @@ def _cpu_store(name: str, tmp: str, stack: ExitStack) -> CpuStore:
         return CpuStore(name, Workspace(f"gs://{bucket}/ws", storage_options=options),
                         GCSFileSystem(**options, skip_instance_cache=True),
                         f"{bucket}/raw.txt", "gcsfs", proxy.take,
-                        "fake-gcs-server (Go) and counting proxy in processes of their own")
+                        "fake-gcs-server (Go) and counting proxy in processes of their own",
+                        proxy.replay)
     if name == "azure":
         import adlfs
 
@@ -275,7 +280,8 @@ def _cpu_store(name: str, tmp: str, stack: ExitStack) -> CpuStore:
         return CpuStore(name, Workspace(f"az://{container}/ws", storage_options=options),
                         adlfs.AzureBlobFileSystem(**options, skip_instance_cache=True),
                         f"{container}/raw.txt", "adlfs", proxy.take,
-                        "Azurite (node) and counting proxy in processes of their own")
+                        "Azurite (node) and counting proxy in processes of their own",
+                        proxy.replay)
     raise SystemExit(f"no store {name!r}")
 
 
@@ -290,16 +296,48 @@ class CpuRow:
     requests: float | None
     raw_cpu_ms: float
     raw_requests: float | None
+    replayed: tuple[float, float] | None = None
+    """The store rows' client CPU per call (fsseam, raw) with the proxy replaying the
+    answers: the same requests and bytes, no emulator at work on the client's cores."""
 
     @staticmethod
     def per_request(cpu_ms: float, requests: float | None) -> str:
         return "n/a" if not requests else f"{cpu_ms / requests:.3f}"
 
+    def replayed_per_request(self) -> str:
+        if self.replayed is None:
+            return "n/a"
+        return (f"{self.per_request(self.replayed[0], self.requests)} / "
+                f"{self.per_request(self.replayed[1], self.raw_requests)}")
+
+
+def _rounds(sides: tuple[Callable[[int], Any], ...], n: int, rounds: int,
+            take: Callable[[], int] | None) -> tuple[list[list[float]], list[int]]:
+    """Each side's CPU seconds per call in each round, the sides interleaved round by round
+    (one round that meets another process's burst does not move it), and the requests
+    each sent in all; a side's first 5 calls warm it (connections, caches, versions)."""
+    for side in sides:
+        for i in range(5):
+            side(i)
+    cpu: list[list[float]] = [[] for _ in sides]
+    requests = [0 for _ in sides]
+    for r in range(rounds):
+        for k, side in enumerate(sides):
+            if take is not None:
+                take()
+            start = time.process_time()
+            for i in range(5 + r * n, 5 + (r + 1) * n):
+                side(i)
+            cpu[k].append((time.process_time() - start) / n)
+            if take is not None:
+                requests[k] += take()
+    return cpu, requests
+
 
 def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
     """fsseam's and the raw peer's client CPU per call (the median over ``rounds`` rounds
-    of ``n`` calls, the two sides interleaved round by round: one round that meets another
-    process's burst does not move it) and requests per call (all rounds)."""
+    of ``n`` calls, the two sides interleaved) and requests per call (all rounds); the
+    store rows again with the answers replayed, where the store has a proxy."""
     store.raw.pipe_file(store.raw_path, make_text("a").encode())
     rows = []
     for call in ("read", "write", "edit", "store-read", "store-write"):
@@ -307,27 +345,23 @@ def cpu_rows(store: CpuStore, n: int, rounds: int) -> list[CpuRow]:
                   else _tool_call(store.workspace, call))
         sides = (fsseam, _raw_call(store.raw, store.raw_path, call.removeprefix("store-"),
                                    store.name))
-        for side in sides:
-            for i in range(5):  # warm: connections, caches, the first version seen
-                side(i)
-        cpu: tuple[list[float], list[float]] = ([], [])
-        requests = [0, 0]
-        for r in range(rounds):
-            for k, side in enumerate(sides):
-                if store.take is not None:
-                    store.take()
-                start = time.process_time()
-                for i in range(5 + r * n, 5 + (r + 1) * n):
-                    side(i)
-                cpu[k].append((time.process_time() - start) / n)
-                if store.take is not None:
-                    requests[k] += store.take()
+        cpu, requests = _rounds(sides, n, rounds, store.take)
         calls = n * rounds
         counted = store.take is not None
-        rows.append(CpuRow(
+        row = CpuRow(
             store.name, call, store.peer, statistics.median(cpu[0]) * 1e3,
             requests[0] / calls if counted else None, statistics.median(cpu[1]) * 1e3,
-            requests[1] / calls if counted else None))
+            requests[1] / calls if counted else None)
+        if call.startswith("store-") and store.replay is not None:
+            # Replayed answers are right for these two calls: a read of an object nobody
+            # changes, a write whose condition names the version the last answer gave.
+            store.replay(True)
+            try:
+                cpu, _ = _rounds(sides, n, rounds, store.take)
+            finally:
+                store.replay(False)
+            row.replayed = (statistics.median(cpu[0]) * 1e3, statistics.median(cpu[1]) * 1e3)
+        rows.append(row)
     return rows
 
 
@@ -336,8 +370,9 @@ def cpu_table(names: list[str], n: int, rounds: int) -> str:
     store-write: the workspace's backend, no tool), each beside raw fsspec's same I/O."""
     out = [
         "| store | call | fsseam CPU ms/call | requests/call | fsseam CPU ms/request | "
-        "raw peer | raw CPU ms/call | requests/call | raw CPU ms/request |",
-        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+        "raw peer | raw CPU ms/call | requests/call | raw CPU ms/request | "
+        "ms/request replayed, fsseam / raw |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     notes = []
     for name in names:
@@ -356,7 +391,8 @@ def cpu_table(names: list[str], n: int, rounds: int) -> str:
                     f"| {row.store} | {row.call} | {row.cpu_ms:.3f} | {req} | "
                     f"{CpuRow.per_request(row.cpu_ms, row.requests)} | {row.peer} | "
                     f"{row.raw_cpu_ms:.3f} | {raw_req} | "
-                    f"{CpuRow.per_request(row.raw_cpu_ms, row.raw_requests)} |")
+                    f"{CpuRow.per_request(row.raw_cpu_ms, row.raw_requests)} | "
+                    f"{row.replayed_per_request()} |")
     return "\n".join(out + [""] + [f"- {x}" for x in notes])
 
 

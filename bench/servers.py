@@ -108,6 +108,11 @@ class RemoteProxy:
         """Requests forwarded since the last take (and reset)."""
         return int(self._call("GET", "/take")["count"])
 
+    def replay(self, on: bool) -> None:
+        """Start (end) answering a request whose method and path were answered since
+        replaying began with that answer, without the emulator (the proxy's text)."""
+        self._call("PUT", f"/replay?on={int(on)}")
+
 
 @contextmanager
 def proxy_process(upstream: str) -> Iterator[RemoteProxy]:

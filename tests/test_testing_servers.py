@@ -79,6 +79,79 @@ def test_proxy_forwards_and_counts_head_get_and_chunked_put() -> None:
         assert proxy.take() == []
 
 
+class _Counting(_Upstream):
+    """Answers each GET with a body naming how many requests it has served."""
+
+    served = 0
+
+    def do_GET(self) -> None:
+        type(self).served += 1
+        self.body = b"answer %d" % type(self).served
+        super().do_GET()
+
+    def do_HEAD(self) -> None:
+        type(self).served += 1
+        super().do_HEAD()
+
+
+def test_replaying_answers_again_without_the_upstream_and_still_counts() -> None:
+    """While replaying, a method and path answered once are answered the same again with
+    no request upstream; another path, or a method not seen, goes upstream; ending
+    replaying forwards again, and a new replay forgets the old answers."""
+    _Counting.served = 0
+    with serve_http(_Counting) as upstream, counting_proxy(upstream) as proxy:
+        assert _request(proxy.url, "GET", "/k")[2] == b"answer 1"
+        proxy.replay(True)
+        assert _request(proxy.url, "GET", "/k")[2] == b"answer 2"  # kept from here on
+        assert _request(proxy.url, "GET", "/k?x=9")[2] == b"answer 2"  # by path: replayed
+        assert _request(proxy.url, "GET", "/other")[2] == b"answer 3"
+        status, headers, body = _request(proxy.url, "HEAD", "/k")
+        assert (status, headers["content-length"], body) == (200, "100", b"")
+        status, headers, body = _request(proxy.url, "HEAD", "/k")  # replayed HEAD
+        assert (status, headers["content-length"], body) == (200, "100", b"")
+        assert _Counting.served == 4
+        assert [(r.method, r.path, r.query) for r in proxy.take_records()] == [
+            ("GET", "/k", ""), ("GET", "/k", ""), ("GET", "/k", "x=9"),
+            ("GET", "/other", ""), ("HEAD", "/k", ""), ("HEAD", "/k", ""),
+        ]
+        proxy.replay(False)
+        assert _request(proxy.url, "GET", "/k")[2] == b"answer 5"
+        proxy.replay(True)
+        assert _request(proxy.url, "GET", "/k")[2] == b"answer 6"
+        assert _request(proxy.url, "GET", "/k")[2] == b"answer 6"
+
+
+def test_the_proxy_process_is_controlled_by_its_control_url() -> None:
+    """``python -m fsseam.testing.proxy``: its control URL starts and ends replaying,
+    takes the counts, refuses a malformed request, and closing stdin ends it."""
+    import json
+    import subprocess
+    import sys
+
+    with serve_http(_Counting) as upstream:
+        _Counting.served = 0
+        proc = subprocess.Popen([sys.executable, "-m", "fsseam.testing.proxy", upstream],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            assert proc.stdout is not None
+            hello = json.loads(proc.stdout.readline())
+            control = hello["control"]
+            assert _request(control, "PUT", "/replay?on=yes")[0] == 400
+            status, _, body = _request(control, "PUT", "/replay?on=1")
+            assert (status, json.loads(body)) == (200, {"replaying": True})
+            bodies = [_request(hello["url"], "GET", "/k")[2] for _ in range(3)]
+            assert bodies == [b"answer 1"] * 3
+            assert json.loads(_request(control, "GET", "/take")[2]) == {
+                "count": 3, "methods": {"GET": 3}}
+            assert _request(control, "PUT", "/replay?on=0")[0] == 200
+            assert _request(hello["url"], "GET", "/k")[2] == b"answer 2"
+        finally:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.close()
+            assert proc.wait(10) == 0
+            proc.stdout.close()
+
+
 def _port_open(url: str) -> bool:
     host, port = url.removeprefix("http://").split(":")
     with socket.socket() as s:

@@ -18,7 +18,13 @@ proxy then takes no interpreter lock from the client it measures): it prints a l
 with its ``url`` and a ``control`` URL, and serves until its standard input closes. On
 the control URL, ``GET /take`` answers the requests forwarded since the last take (a JSON
 object of ``count`` and ``methods``) and resets them, and ``PUT /latency?seconds=S`` sets
-the latency.
+the latency, and ``PUT /replay?on=1`` (``on=0``) starts (ends) replaying.
+
+While replaying, a request whose method and path the proxy answered since replaying began
+gets that answer again, at once, without the upstream: what a client spends on a request
+measured with no server's work beside it (an emulator on the client's own cores makes the
+same client code cost up to three times the CPU: docs/performance.md). Its conditions are
+not evaluated, so only calls whose answers do not depend on them repeat truthfully.
 """
 
 from __future__ import annotations
@@ -60,6 +66,16 @@ class ProxiedRequest:
     response_bytes: int
 
 
+@dataclass(frozen=True)
+class _Answer:
+    """An upstream's answer as the proxy passes it on (or replays it)."""
+
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
 @dataclass
 class ForwardingProxy:
     """Where the proxy listens (``url``) and what it forwarded since the last take."""
@@ -71,6 +87,26 @@ class ForwardingProxy:
     store, for measuring what concurrency buys (emulators answer in microseconds)."""
     records: list[ProxiedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    replaying: bool = False
+    """Whether answers are replayed (the module's text): set by :meth:`replay`."""
+    _answers: dict[tuple[str, str], _Answer] = field(default_factory=dict)
+
+    def replay(self, on: bool) -> None:
+        """Start (with the answers of earlier replaying forgotten) or end replaying."""
+        with self.lock:
+            self.replaying = on
+            self._answers.clear()
+
+    def replayed(self, method: str, path: str) -> _Answer | None:
+        """The answer to replay for ``method`` on ``path``, if replaying and it has one."""
+        with self.lock:
+            return self._answers.get((method, path)) if self.replaying else None
+
+    def answered(self, method: str, path: str, answer: _Answer) -> None:
+        """Keep ``answer`` to replay, while replaying (else nothing is kept)."""
+        with self.lock:
+            if self.replaying:
+                self._answers.setdefault((method, path), answer)
 
     def take(self) -> list[tuple[str, str]]:
         """The (method, path) of every request since the last take, in order (and reset)."""
@@ -151,37 +187,43 @@ class _Forward(BaseHTTPRequestHandler):
     def _forward(self) -> None:
         proxy = self.proxy
         body = _read_body(self)
-        if proxy.latency:
-            time.sleep(proxy.latency)
+        path, _, query = self.path.partition("?")
+        answer = proxy.replayed(self.command, path)
+        if answer is None:
+            answer = self._upstream_answer(body)
+            proxy.answered(self.command, path, answer)
+        # Recorded before the client sees the answer, so a count taken right after a
+        # call includes all of its requests.
+        with proxy.lock:
+            proxy.records.append(ProxiedRequest(
+                self.command, path, query, answer.status, len(body), len(answer.body)))
+        self._answer(answer)
+
+    def _upstream_answer(self, body: bytes) -> _Answer:
+        if self.proxy.latency:
+            time.sleep(self.proxy.latency)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
         headers.pop("Host", None)
         if body or self.command in ("POST", "PUT", "PATCH"):
             headers["Content-Length"] = str(len(body))
         resp, data = self._exchange(body, headers)
-        path, _, query = self.path.partition("?")
-        # Recorded before the client sees the answer, so a count taken right after a
-        # call includes all of its requests.
-        with proxy.lock:
-            proxy.records.append(
-                ProxiedRequest(self.command, path, query, resp.status, len(body), len(data))
-            )
-        self._answer(resp, data)
-
-    def _answer(self, resp: http.client.HTTPResponse, data: bytes) -> None:
-        self.send_response(resp.status, resp.reason)
-        for k, v in resp.getheaders():
-            if k.lower() not in _HOP_BY_HOP:
-                self.send_header(k, v)
+        kept = [(k, v) for k, v in resp.getheaders() if k.lower() not in _HOP_BY_HOP]
         if self.command == "HEAD":
             # A HEAD answer carries the length the GET would have, and no body.
             length = resp.getheader("Content-Length")
             if length is not None:
-                self.send_header("Content-Length", length)
-        else:
-            self.send_header("Content-Length", str(len(data)))
+                kept.append(("Content-Length", length))
+        return _Answer(resp.status, resp.reason, kept, data)
+
+    def _answer(self, answer: _Answer) -> None:
+        self.send_response(answer.status, answer.reason)
+        for k, v in answer.headers:
+            self.send_header(k, v)
+        if self.command != "HEAD":
+            self.send_header("Content-Length", str(len(answer.body)))
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(data)
+            self.wfile.write(answer.body)
 
     do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _forward
 
@@ -261,6 +303,14 @@ class _Control(BaseHTTPRequestHandler):
 
     def do_PUT(self) -> None:
         parts = urlsplit(self.path)
+        if parts.path == "/replay":
+            on = parse_qs(parts.query).get("on", [""])[0]
+            if on not in ("0", "1"):
+                self._reply(400, {"error": "PUT /replay?on=1 (or on=0)"})
+                return
+            self.proxy.replay(on == "1")
+            self._reply(200, {"replaying": on == "1"})
+            return
         seconds = parse_qs(parts.query).get("seconds", [""])[0]
         try:
             latency = float(seconds)
