@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from fsseam.backends.objectstore.direct import Broken, Connections, SplitHeadersResponse
 
+from .budget import examples
+
 Script = Callable[[socket.socket, int], None]
 """Serves one accepted connection (its number, from 0)."""
 
@@ -310,3 +312,87 @@ def test_any_header_block_reads_as_email_parser_reads_it(lines: list[str]) -> No
         want = theirs.get_all(name)
         got = ours.headers.get_all(name)
         assert _spaced(got) == _spaced(want), (name, lines)
+
+
+_framing = st.sampled_from(["length", "chunked", "close", "bad-length", "http10"])
+
+
+def _answer_bytes(status: int, lines: list[str], body: bytes, framing: str,
+                  method: str) -> bytes:
+    head = "HTTP/1.0" if framing == "http10" else "HTTP/1.1"
+    if status in (204, 304) and framing == "chunked":
+        framing = "length"  # chunked with no chunk at all: http.client refuses it too
+    block = "".join(f"{line}\r\n" for line in lines)
+    if framing == "chunked":
+        block += "Transfer-Encoding: chunked\r\n"
+        payload = b"".join(b"%x;x=1\r\n%s\r\n" % (len(body[i:i + 7]), body[i:i + 7])
+                           for i in range(0, len(body), 7)) + b"0\r\nTrailer: t\r\n\r\n"
+    elif framing in ("close", "http10"):
+        block += "Connection: close\r\n"
+        payload = body
+    elif framing == "bad-length":  # not a length http.client takes as a plain number
+        block += f"Content-Length: +{len(body)}\r\n"
+        payload = body
+    else:
+        block += f"Content-Length: {len(body)}\r\n"
+        payload = body
+    if method == "HEAD" or status in (204, 304):
+        payload = b""
+    return f"{head} {status} Some Reason\r\n{block}\r\n".encode("iso-8859-1") + payload
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    status=st.sampled_from([200, 201, 204, 206, 304, 404, 412, 503]),
+    lines=st.lists(st.one_of(
+        st.tuples(_name, _value).map(lambda p: f"{p[0]}: {p[1]}"),
+        _value.map(lambda v: f"\t{v}"),  # a folded line
+    ), max_size=6),
+    body=st.one_of(
+        st.binary(max_size=300),
+        st.integers(300, 70_000).map(lambda n: bytes(range(256)) * (n // 256) + b"end"),
+        st.just(b"z" * 150_000),
+    ),
+    framing=_framing,
+    method=st.sampled_from(["GET", "HEAD"]),
+    cuts=st.lists(st.integers(1, 40_000), max_size=4),
+)
+def test_any_answer_reads_as_http_client_reads_it(
+    status: int, lines: list[str], body: bytes, framing: str, method: str,
+    cuts: list[int],
+) -> None:
+    """Any status, headers, body, framing (a length, chunks, up to the close, HTTP/1.0, a
+    length http.client reads its own way) and any cutting of the bytes on the wire: the
+    exchange's status, headers and body are what ``http.client`` reads from the same
+    bytes, and a kept connection stays usable after it."""
+    answer = _answer_bytes(status, lines, body, framing, method)
+    reference = http.client.HTTPResponse(_Bytes(answer), method=method)  # type: ignore[arg-type]
+    reference.begin()
+    want_body = reference.read()
+
+    def script(conn: socket.socket, number: int) -> None:
+        if number == 0:
+            if not _request(conn):
+                return
+            at = 0
+            for cut in sorted(cuts):
+                if at < cut < len(answer):
+                    conn.sendall(answer[at:cut])
+                    at = cut
+            conn.sendall(answer[at:])
+            if framing in ("close", "http10"):
+                return  # closed: the body's end
+        if _request(conn):  # the connection kept, or a new one: a second request
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    connections = Connections(timeout=5)
+    with _server(script) as url:
+        got = connections.exchange(method, f"{url}/k", {})
+        assert (got.status, got.body) == (reference.status, want_body)
+        names = {line.partition(":")[0].strip() for line in lines if line[0] not in " \t"}
+        for name in names | {"Content-Length", "Transfer-Encoding", "Connection"}:
+            assert _spaced(got.headers.get_all(name)) == _spaced(
+                reference.headers.get_all(name)), name
+        assert got.headers.reason_phrase == "Some Reason"
+        again = connections.exchange("GET", f"{url}/k", {})
+        assert (again.status, again.body) == (200, b"ok")

@@ -21,8 +21,11 @@ socket of its own, the answer read by ``http.client``'s response:
   (a check per header, two sends) cost a third of an exchange;
 * an answer's headers are split into :class:`Headers` in one regex pass:
   ``http.client`` hands them to :mod:`email.parser`, which cost more CPU than the rest
-  of a small request's client side together. The status line, the body's length,
-  chunks or close stay ``http.client``'s (:class:`SplitHeadersResponse`).
+  of a small request's client side together;
+* a plain answer (HTTP/1.1, a final status, a ``Content-Length``) is read in one receive
+  or two, its body taken by its length; any other (chunks, up to the close, a 1xx,
+  HTTP/1.0, a broken status line) by ``http.client``'s response over the same bytes
+  (:class:`SplitHeadersResponse`), with its rules and its errors.
 
 Retries after an answer (5xx, throttling) stay the store's: its library's policy, in the
 store's transport.
@@ -31,6 +34,7 @@ store's transport.
 from __future__ import annotations
 
 import http.client
+import io
 import os
 import re
 import select
@@ -41,7 +45,7 @@ import threading
 import urllib.parse
 import weakref
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -119,7 +123,11 @@ def _read_headers(fp: object) -> Headers:
         lines.append(line)
         if len(lines) > _MAX_HEADERS:
             raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
-    text = b"".join(lines).decode("iso-8859-1")
+    return _parse_block(b"".join(lines).decode("iso-8859-1"))
+
+
+def _parse_block(text: str) -> Headers:
+    """A header block's lines (each ended by its newline) split into names and values."""
     if "\n " not in text and "\n\t" not in text and text[:1] not in (" ", "\t"):
         # The common block, no folded line: one regex pass, a dict of its pairs.
         pairs = _HEADER_LINE.findall(text)
@@ -202,6 +210,106 @@ class SplitHeadersResponse(http.client.HTTPResponse):
             self.length = 0
         if not self.will_close and not self.chunked and self.length is None:
             self.will_close = True
+
+
+class _Received(io.RawIOBase):
+    """A socket's bytes with those already received first: what ``http.client``'s
+    response, or a buffered read of a body, takes over from :func:`_read_answer`."""
+
+    def __init__(self, first: bytes | memoryview, sock: socket.socket) -> None:
+        self._first = memoryview(first)
+        self._sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._first:
+            n = min(len(buffer), len(self._first))
+            buffer[:n] = self._first[:n]
+            self._first = self._first[n:]
+            return n
+        return self._sock.recv_into(buffer)
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        """What ``http.client``'s response asks of its socket."""
+        return io.BufferedReader(self)
+
+
+_FIRST_READ = 65536
+"""Bytes asked of the first receive: a small answer whole, or a large one's head."""
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+_FINAL_STATUS = re.compile(rb"HTTP/1\.1 ([2-9][0-9][0-9])(?: ([^\r\n]*))?\r?\n")
+"""The status line a plain answer starts with; any other goes to ``http.client``."""
+
+
+class _Read(NamedTuple):
+    status: int
+    headers: Headers
+    body: bytes
+    will_close: bool
+
+
+def _read_answer(sock: socket.socket, method: str, answered: list[bool]) -> _Read:
+    """One answer off ``sock``. A plain one (HTTP/1.1, a final status, a Content-Length or
+    no body, its head within 64 KiB) is read here: the head split, the body taken by its
+    length, in one receive or two, where ``http.client`` takes three and builds a reader
+    and a response for it. Any other (chunks, up to the close, a 1xx, HTTP/1.0, a broken
+    status line) is read by ``http.client``'s response over the same bytes, with its own
+    rules and errors. ``answered`` gets True once the head is read."""
+    data = sock.recv(_FIRST_READ)
+    end = _HEAD_END.search(data)
+    while end is None and data and len(data) <= _MAX_LINE:
+        more = sock.recv(_FIRST_READ)
+        if not more:
+            break
+        data += more
+        end = _HEAD_END.search(data)
+    first = _FINAL_STATUS.match(data) if end is not None else None
+    if end is None or first is None or end.start() - first.end() >= _MAX_LINE:
+        return _read_by_http_client(data, sock, method, answered)
+    block = data[first.end() : end.start()]
+    if block.count(b"\n") >= _MAX_HEADERS:
+        return _read_by_http_client(data, sock, method, answered)
+    headers = _parse_block(block.decode("iso-8859-1") + "\n") if block else Headers()
+    status = int(first.group(1))
+    length_text = headers.get("content-length")
+    if "transfer-encoding" in headers:
+        return _read_by_http_client(data, sock, method, answered)
+    if method == "HEAD" or status in (http.client.NO_CONTENT, http.client.NOT_MODIFIED):
+        length = 0
+    elif length_text is not None and length_text.isascii() and length_text.isdigit():
+        length = int(length_text)
+    else:
+        return _read_by_http_client(data, sock, method, answered)  # no length: to the close
+    reason = (first.group(2) or b"").decode("iso-8859-1").strip()
+    headers.reason_phrase = reason
+    answered[0] = True
+    connection = headers.get("connection")
+    will_close = bool(connection and "close" in connection.lower())
+    start = end.end()
+    if len(data) - start >= length:
+        # Bytes past the answer belong to no request: the connection is not used again.
+        return _Read(status, headers, data[start : start + length],
+                     will_close or len(data) - start > length)
+    # The rest straight into the body's bytes (a buffered read of more than its buffer
+    # receives into the result itself): one copy, as ``http.client``'s read makes.
+    body = io.BufferedReader(_Received(memoryview(data)[start:], sock)).read(length)
+    if len(body) < length:
+        raise http.client.IncompleteRead(body, length - len(body))
+    return _Read(status, headers, body, will_close)
+
+
+def _read_by_http_client(data: bytes, sock: socket.socket, method: str,
+                         answered: list[bool]) -> _Read:
+    resp = SplitHeadersResponse(_Received(data, sock), method=method)  # type: ignore[arg-type]
+    try:
+        resp.begin()
+        answered[0] = True
+        content = resp.read()
+    finally:
+        resp.close()  # the reader over the socket, not the socket
+    return _Read(resp.status, resp.headers, content, resp.will_close)  # type: ignore[arg-type]
 
 
 Host = tuple[str, str]
@@ -328,7 +436,7 @@ class Connections:
         head = request_head(method, target, host[1], headers,
                             None if body is None else memoryview(body).nbytes)
         sock, fresh = None, True
-        answered = False
+        answered = [False]
         try:
             sock, fresh = self._connection(host)
             if body is not None and memoryview(body).nbytes <= _JOINED_BODY:
@@ -337,26 +445,20 @@ class Connections:
                 sock.sendall(head)
                 if body is not None:
                     sock.sendall(body)
-            resp = SplitHeadersResponse(sock, method=method)
-            try:
-                resp.begin()
-                answered = True
-                content = resp.read()
-            finally:
-                resp.close()  # the reader over the socket, not the socket
+            read = _read_answer(sock, method, answered)
         except TRANSPORT_ERRORS as e:
             if sock is not None:
                 sock.close()
-            raise Broken(e, fresh, answered) from e
+            raise Broken(e, fresh, answered[0]) from e
         except BaseException:
             if sock is not None:
                 sock.close()  # interrupted mid-exchange: what is left on it is unknown
             raise
-        if resp.will_close:
+        if read.will_close:
             sock.close()
         else:
             self._give_back(host, sock)
-        return Answer(resp.status, resp.headers, content)  # type: ignore[arg-type]
+        return Answer(read.status, read.headers, read.body)
 
     def _connection(self, host: Host) -> tuple[socket.socket, bool]:
         """An idle kept connection to ``host`` the server has not closed, or a new one
