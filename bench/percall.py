@@ -503,6 +503,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="time --op and this op in turn, call by call: medians and ratio")
     ap.add_argument("--mib", type=float, default=0,
                     help="the file is this many MiB (the 80 KB file and filler lines)")
+    ap.add_argument("--numpy", action="store_true",
+                    help="load numpy first, as a process doing data work has it loaded "
+                         "(fsseam then counts a large read's newlines with it)")
     ap.add_argument("-n", type=int, default=200, help="timed calls (0: setup only)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="cProfile the timed calls")
@@ -513,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instructions", action="store_true",
                     help="instructions per call under callgrind (two runs: -n 0 and -n N)")
     args = ap.parse_args(argv)
+    if args.numpy:
+        import numpy  # noqa: F401  (loaded: fsseam.text uses it, never imports it)
     if args.cpu:
         names = [x.strip() for x in args.cpu.split(",") if x.strip()]
         for x in names:

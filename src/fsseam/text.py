@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import functools
-from collections.abc import Callable
+import numbers
+import sys
 from dataclasses import dataclass, field
 
 from .errors import ErrorCode, FsError
@@ -98,14 +98,22 @@ _COUNT_PIECE = 1 << 20
 
 
 def newlines(data: bytes) -> int:
-    """``data.count(b"\n")``. With numpy installed (the ``speed`` extra), a large chunk is
-    counted by its vectorised compare, eight times faster. Otherwise by the cheaper of two
-    loops in C: ``count`` tests every byte, while deleting the newlines finds each with
-    ``memchr`` (a call per newline, the bytes between skipped many at a time), which wins
-    for lines longer than some 60 bytes and loses several times over for very short ones.
-    The first bytes tell which."""
-    if len(data) >= _VECTOR_BYTES and (vector := _vector_newlines()) is not None:
-        return vector(data)
+    """``data.count(b"\n")``. Where the process has numpy loaded already (pandas, polars,
+    any data work), a large chunk is counted by its vectorised compare, eight times
+    faster; fsseam never imports it. Otherwise by the cheaper of two loops in C: ``count``
+    tests every byte, while deleting the newlines finds each with ``memchr`` (a call per
+    newline, the bytes between skipped many at a time), which wins for lines longer than
+    some 60 bytes and loses several times over for very short ones. The first bytes tell
+    which."""
+    if len(data) >= _VECTOR_BYTES and (numpy := sys.modules.get("numpy")) is not None:
+        try:
+            # CPython's count of one byte (3.11, 3.12) is a loop with a branch per byte,
+            # 0.5-0.9 ms on 1 MiB of source lines; numpy's compare and count, 0.1.
+            count = numpy.count_nonzero(numpy.frombuffer(data, numpy.uint8) == _NEWLINE)
+        except AttributeError:
+            count = None  # numpy half imported by another thread
+        if isinstance(count, numbers.Integral):  # not a stand-in (a test's mock of numpy)
+            return int(count)
     if len(data) < 4 * _SAMPLE_BYTES:
         return data.count(b"\n")
     if data.count(b"\n", 0, _SAMPLE_BYTES) * _MEMCHR_LINE_BYTES > _SAMPLE_BYTES:
@@ -113,26 +121,9 @@ def newlines(data: bytes) -> int:
     return len(data) - len(data.replace(b"\n", b""))
 
 
-@functools.cache
-def _vector_newlines() -> Callable[[bytes], int] | None:
-    """numpy's newline count, or None without numpy. Imported at the first large chunk
-    (some 75 ms, once), not with fsseam: most reads never need it."""
-    try:
-        import numpy
-    except ImportError:
-        return None
-
-    def count(data: bytes) -> int:
-        # CPython's count of one byte (3.11, 3.12) is a loop with a branch per byte,
-        # 0.5-0.9 ms on 1 MiB of source lines; numpy's compare and count, 0.1.
-        return int(numpy.count_nonzero(numpy.frombuffer(data, numpy.uint8) == _NEWLINE))
-
-    return count
-
-
 _NEWLINE = ord("\n")
 _VECTOR_BYTES = 16 << 10
-"""From this size a chunk is counted by numpy, where installed: 3 µs against ``count``'s 10
+"""From this size a chunk is counted by numpy, where loaded: 3 µs against ``count``'s 10
 (at 4 KB the two are even, at 256 KB numpy is ten times faster)."""
 _SAMPLE_BYTES = 4096
 _MEMCHR_LINE_BYTES = 64
